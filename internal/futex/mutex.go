@@ -1,0 +1,97 @@
+package futex
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// spinTries is how many times Mutex.Lock retries before it sleeps in the
+// kernel. Critical sections in this project are a few hundred nanoseconds
+// (a ledger update, a queue push), shorter than a futex round trip (5–7 µs
+// here), so a short spin avoids most sleeps on a 2-core machine.
+const spinTries = 64
+
+// Mutex is a mutual-exclusion lock whose waiters sleep on a futex word, so a
+// locked OS thread that blocks on it stays in the kernel instead of handing
+// its goroutine to the Go scheduler. It follows Drepper's three-state design
+// ("Futexes Are Tricky", mutex 2): 0 unlocked, 1 locked, 2 locked with
+// possible sleepers. The zero value is unlocked.
+type Mutex struct {
+	_ noCopy
+	s atomic.Uint32
+}
+
+// Lock acquires m, sleeping in the kernel if it is held.
+func (m *Mutex) Lock() {
+	if m.s.CompareAndSwap(0, 1) {
+		return
+	}
+	for i := 0; i < spinTries; i++ {
+		runtime.Gosched()
+		if m.s.Load() == 0 && m.s.CompareAndSwap(0, 1) {
+			return
+		}
+	}
+	// Mark contended; whoever sees the lock free after the swap owns it.
+	for m.s.Swap(2) != 0 {
+		wait(&m.s, 2, -1)
+	}
+}
+
+// TryLock acquires m if it is free and reports whether it did.
+func (m *Mutex) TryLock() bool { return m.s.CompareAndSwap(0, 1) }
+
+// Unlock releases m and wakes one sleeper if there may be one. Unlocking an
+// unlocked Mutex panics.
+func (m *Mutex) Unlock() {
+	switch m.s.Swap(0) {
+	case 0:
+		panic("futex: unlock of unlocked Mutex")
+	case 2:
+		wake(&m.s, 1)
+	}
+}
+
+// Cond is a condition variable for a Mutex, with the usual monitor-object
+// protocol: hold the mutex, test the condition, Wait while it is false.
+// Waiters sleep on a sequence word; Signal and Broadcast bump it.
+type Cond struct {
+	_   noCopy
+	L   *Mutex
+	seq atomic.Uint32
+}
+
+// Wait atomically releases c.L and sleeps until Signal or Broadcast, then
+// re-acquires c.L. It may return spuriously: call it in a loop.
+func (c *Cond) Wait() {
+	seq := c.seq.Load()
+	c.L.Unlock()
+	wait(&c.seq, seq, -1)
+	c.L.Lock()
+}
+
+// WaitTimeout is Wait bounded by d: it returns (with c.L held) after a
+// Signal or Broadcast, after d, or spuriously. Callers re-check both their
+// condition and their deadline in a loop.
+func (c *Cond) WaitTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	seq := c.seq.Load()
+	c.L.Unlock()
+	wait(&c.seq, seq, d)
+	c.L.Lock()
+}
+
+// Signal wakes one waiter, if any.
+func (c *Cond) Signal() {
+	c.seq.Add(1)
+	wake(&c.seq, 1)
+}
+
+// Broadcast wakes every waiter.
+func (c *Cond) Broadcast() {
+	c.seq.Add(1)
+	wake(&c.seq, 1<<30)
+}
