@@ -1,0 +1,487 @@
+package handleset
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func newSet(t *testing.T) *Set {
+	t.Helper()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newWakeup(t *testing.T) *Wakeup {
+	t.Helper()
+	w, err := NewWakeup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+type nopHandler struct{ name string }
+
+func (nopHandler) HandleEvent(int, Events) {}
+
+// inSyscall reports whether thread tid of this process is blocked in system
+// call nr, from /proc/self/task/<tid>/syscall (first field: the number).
+func inSyscall(tid int, nr uintptr) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/syscall", tid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return false
+	}
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	return err == nil && uintptr(n) == nr
+}
+
+// awaitBlocked waits (yielding, never sleeping) until every thread in tids is
+// blocked in epoll_pwait, so a test knows its waiters are really waiting.
+func awaitBlocked(t *testing.T, tids []int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, tid := range tids {
+		for !inSyscall(tid, unix.SYS_EPOLL_PWAIT) {
+			if time.Now().After(deadline) {
+				t.Fatalf("thread %d never blocked in epoll_pwait", tid)
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+type outcome struct {
+	events int
+	err    error
+}
+
+// startWaiters starts n locked OS threads, each making one Wait(-1) on s, and
+// returns their thread ids (once all are known) and the channel of outcomes.
+func startWaiters(t *testing.T, s *Set, n int) ([]int, <-chan outcome) {
+	t.Helper()
+	tids := make(chan int, n)
+	out := make(chan outcome, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			w := s.NewWaiter(1)
+			tids <- unix.Gettid()
+			evs, err := w.Wait(-1)
+			out <- outcome{events: len(evs), err: err}
+		}()
+	}
+	ids := make([]int, 0, n)
+	for range n {
+		ids = append(ids, <-tids)
+	}
+	return ids, out
+}
+
+func TestOneEventWakesExactlyOneWaiter(t *testing.T) {
+	const n = 8
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := newWakeup(t)
+	if err := s.Register(wk.Fd(), Readable|OneShot, nopHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	tids, out := startWaiters(t, s, n)
+	awaitBlocked(t, tids)
+	if err := wk.Signal(); err != nil {
+		t.Fatal(err)
+	}
+	first := <-out
+	if first.err != nil || first.events != 1 {
+		t.Fatalf("first waiter to return: %d events, err %v; want the one event", first.events, first.err)
+	}
+	// The handle is deactivated: the other n-1 stay blocked until Close.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range n - 1 {
+		o := <-out
+		if !errors.Is(o.err, ErrClosed) || o.events != 0 {
+			t.Errorf("another waiter returned %d events, err %v; want ErrClosed and none", o.events, o.err)
+		}
+	}
+}
+
+func TestCloseWakesEveryWaiter(t *testing.T) {
+	const n = 6
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tids, out := startWaiters(t, s, n)
+	awaitBlocked(t, tids)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if o := <-out; !errors.Is(o.err, ErrClosed) {
+			t.Errorf("waiter returned err %v, want ErrClosed", o.err)
+		}
+	}
+	// Every later call fails the same way.
+	if _, err := s.NewWaiter(1).Wait(0); !errors.Is(err, ErrClosed) {
+		t.Errorf("Wait after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Register(0, Readable, nopHandler{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Register after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// poll returns the events ready now (timeout 0).
+func poll(t *testing.T, w *Waiter) []Event {
+	t.Helper()
+	evs, err := w.Wait(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestDeactivation(t *testing.T) {
+	tests := []struct {
+		name     string
+		interest Events
+		// deactivate is how the handle is silenced after the first event.
+		deactivate func(s *Set, fd int) error
+	}{
+		{name: "oneshot", interest: Readable | OneShot, deactivate: func(*Set, int) error { return nil }},
+		{name: "explicit", interest: Readable, deactivate: func(s *Set, fd int) error { return s.Deactivate(fd) }},
+		{name: "explicit-oneshot", interest: Readable | OneShot, deactivate: func(s *Set, fd int) error { return s.Deactivate(fd) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSet(t)
+			wk := newWakeup(t)
+			h := nopHandler{name: tc.name}
+			if err := s.Register(wk.Fd(), tc.interest, h); err != nil {
+				t.Fatal(err)
+			}
+			w := s.NewWaiter(4)
+			if evs := poll(t, w); len(evs) != 0 {
+				t.Fatalf("idle handle reported %v", evs)
+			}
+			wk.Signal()
+			evs := poll(t, w)
+			if len(evs) != 1 || evs[0].Fd != wk.Fd() || evs[0].Ready&Readable == 0 || evs[0].Handler != h {
+				t.Fatalf("got %+v, want one readable event with its handler", evs)
+			}
+			if err := tc.deactivate(s, wk.Fd()); err != nil {
+				t.Fatal(err)
+			}
+			// Still readable (never drained), but deactivated: no event.
+			for range 3 {
+				if evs := poll(t, w); len(evs) != 0 {
+					t.Fatalf("deactivated handle reported %+v", evs)
+				}
+			}
+			if err := s.Reactivate(wk.Fd(), tc.interest); err != nil {
+				t.Fatal(err)
+			}
+			if evs := poll(t, w); len(evs) != 1 {
+				t.Fatalf("reactivated handle: got %d events, want 1", len(evs))
+			}
+		})
+	}
+}
+
+func TestUnregisteredEventsAreDropped(t *testing.T) {
+	s := newSet(t)
+	a, b := newWakeup(t), newWakeup(t)
+	if err := s.Register(a.Fd(), Readable, nopHandler{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(b.Fd(), Readable, nopHandler{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal()
+	b.Signal()
+	if err := s.Unregister(a.Fd()); err != nil {
+		t.Fatal(err)
+	}
+	evs := poll(t, s.NewWaiter(4))
+	if len(evs) != 1 || evs[0].Fd != b.Fd() {
+		t.Fatalf("got %+v, want only b's event", evs)
+	}
+	if err := s.Unregister(a.Fd()); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("second Unregister: %v, want ErrNotRegistered", err)
+	}
+	if err := s.Reactivate(a.Fd(), Readable); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("Reactivate of unregistered: %v, want ErrNotRegistered", err)
+	}
+	// Registering again under the same number delivers to the new handler.
+	h2 := nopHandler{"a2"}
+	if err := s.Register(a.Fd(), Readable, h2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(a.Fd(), Readable, h2); err == nil {
+		t.Error("double Register succeeded")
+	}
+	found := false
+	for _, e := range poll(t, s.NewWaiter(4)) {
+		if e.Fd == a.Fd() {
+			found = e.Handler == h2
+		}
+	}
+	if !found {
+		t.Error("re-registered handle's event did not reach its new handler")
+	}
+}
+
+func TestTableGrowsPastInitialSize(t *testing.T) {
+	s := newSet(t)
+	var ws []*Wakeup
+	for range 100 {
+		ws = append(ws, newWakeup(t))
+	}
+	for _, w := range ws {
+		if err := s.Register(w.Fd(), Readable|OneShot, nopHandler{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := ws[len(ws)-1]
+	last.Signal()
+	evs := poll(t, s.NewWaiter(8))
+	if len(evs) != 1 || evs[0].Fd != last.Fd() {
+		t.Fatalf("got %+v, want the event of fd %d", evs, last.Fd())
+	}
+}
+
+// TestConcurrentDispatchNeverOverlaps runs many locked threads as waiters on
+// OneShot handles that are signalled continually, and checks that no handle
+// is ever held by two threads at once (the invariant the protocol exists for).
+func TestConcurrentDispatchNeverOverlaps(t *testing.T) {
+	const threads, handles, rounds = 4, 16, 2000
+	s := newSet(t)
+	held := make([]atomic.Int32, handles)
+	byFd := map[int]int{}
+	var ws []*Wakeup
+	for i := range handles {
+		w := newWakeup(t)
+		ws = append(ws, w)
+		byFd[w.Fd()] = i
+		if err := s.Register(w.Fd(), Readable|OneShot, nopHandler{}); err != nil {
+			t.Fatal(err)
+		}
+		w.Signal()
+	}
+	var dispatched atomic.Int64
+	var overlaps atomic.Int64
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			w := s.NewWaiter(1)
+			for {
+				evs, err := w.Wait(-1)
+				if err != nil {
+					return
+				}
+				for _, e := range evs {
+					i := byFd[e.Fd]
+					if held[i].Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					ws[i].Drain()
+					ws[i].Signal() // ready again at once: only deactivation protects it
+					held[i].Add(-1)
+					if dispatched.Add(1) >= rounds {
+						s.Close()
+						return
+					}
+					if err := s.Reactivate(e.Fd, Readable|OneShot); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := overlaps.Load(); n != 0 {
+		t.Fatalf("%d dispatches overlapped on one handle", n)
+	}
+}
+
+func TestListenAcceptReadWrite(t *testing.T) {
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+			l, err := Listen("127.0.0.1:0", ListenOptions{Blocking: blocking})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			if l.Addr().Port() == 0 || !l.Addr().Addr().Is4() {
+				t.Fatalf("bound address %v", l.Addr())
+			}
+			if !blocking {
+				if _, _, err := l.Accept(); !IsWouldBlock(err) {
+					t.Fatalf("Accept with nothing pending: %v, want would-block", err)
+				}
+			}
+			c, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var fd int
+			if blocking {
+				fd, _, err = l.Accept()
+			} else {
+				s := newSet(t)
+				if err := s.Register(l.Fd(), Readable|OneShot, nopHandler{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.NewWaiter(1).Wait(-1); err != nil {
+					t.Fatal(err)
+				}
+				fd, _, err = l.Accept()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Close(fd)
+			nodelay, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+			if err != nil || nodelay == 0 {
+				t.Errorf("TCP_NODELAY = %d, %v; want set", nodelay, err)
+			}
+			if !blocking {
+				if _, err := Read(fd, make([]byte, 8)); !IsWouldBlock(err) {
+					t.Errorf("Read with nothing sent: %v, want would-block", err)
+				}
+			}
+			c.Write([]byte("ping"))
+			buf := make([]byte, 8)
+			n := 0
+			for n < 4 {
+				m, err := Read(fd, buf[n:])
+				if IsWouldBlock(err) {
+					runtime.Gosched()
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += m
+			}
+			if string(buf[:n]) != "ping" {
+				t.Fatalf("read %q", buf[:n])
+			}
+			if _, err := Write(fd, []byte("pong")); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 4)
+			if _, err := c.Read(got); err != nil || string(got) != "pong" {
+				t.Fatalf("client read %q, %v", got, err)
+			}
+			c.Close()
+			for {
+				m, err := Read(fd, buf)
+				if IsWouldBlock(err) {
+					runtime.Gosched()
+					continue
+				}
+				if m != 0 || err != nil {
+					t.Fatalf("after peer close: %d, %v; want end of stream", m, err)
+				}
+				break
+			}
+		})
+	}
+}
+
+func TestShutdownWakesBlockedAccept(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", ListenOptions{Blocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tid := make(chan int)
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		_, _, err := l.Accept()
+		done <- err
+	}()
+	id := <-tid
+	deadline := time.Now().Add(30 * time.Second)
+	for !inSyscall(id, unix.SYS_ACCEPT4) {
+		if time.Now().After(deadline) {
+			t.Fatal("acceptor never blocked in accept4")
+		}
+		runtime.Gosched()
+	}
+	if err := l.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("Accept returned a connection after Shutdown")
+	}
+}
+
+func TestListenErrors(t *testing.T) {
+	tests := []struct {
+		name, addr string
+		opts       ListenOptions
+		want       string
+	}{
+		{name: "negative backlog", addr: "127.0.0.1:0", opts: ListenOptions{Backlog: -1}, want: "backlog -1 out of range"},
+		{name: "huge backlog", addr: "127.0.0.1:0", opts: ListenOptions{Backlog: MaxBacklog + 1}, want: "out of range"},
+		{name: "bad address", addr: "not an address", want: `"not an address"`},
+		{name: "bad port", addr: "127.0.0.1:99999", want: "99999"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Listen(tc.addr, tc.opts)
+			if err == nil {
+				l.Close()
+				t.Fatal("Listen succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEventsString(t *testing.T) {
+	if got := (Readable | HangUp).String(); got != "readable|hangup" {
+		t.Errorf("got %q", got)
+	}
+	if got := Events(0).String(); got != "none" {
+		t.Errorf("got %q", got)
+	}
+}
