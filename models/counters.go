@@ -1,0 +1,175 @@
+package models
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"concbench/wire"
+)
+
+// errKinds are the error kinds a Shard counts, indexed by errIndex.
+var errKinds = [...]string{
+	wire.KindMalformed.String(), wire.KindTooLarge.String(), wire.KindHeaderTooLarge.String(),
+	wire.KindUnsupported.String(), ErrTruncated, ErrPeerReset, ErrIO, ErrAcceptBackoff, ErrAccept,
+}
+
+func errIndex(kind string) int {
+	for i, k := range errKinds {
+		if k == kind {
+			return i
+		}
+	}
+	panic("models: unknown error kind " + kind)
+}
+
+// counter is a uint64 with one writer: the owner increments it with a plain
+// load and store (no locked instruction on the hot path), readers load it
+// atomically, so a snapshot never tears a value.
+type counter struct{ v atomic.Uint64 }
+
+func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
+func (c *counter) load() uint64 { return c.v.Load() }
+
+// Shard is one owner's counters. Only its owner (one thread, or one
+// connection's goroutine) may call its Add methods; Counters.Stats reads it
+// concurrently. It is padded to keep owners off each other's cache lines.
+type Shard struct {
+	_ [64]byte
+
+	tid        atomic.Int64
+	role       string
+	events     counter
+	requests   counter
+	promotions counter
+	bytesRead  counter
+	bytesWrite counter
+	accepted   counter
+	closed     counter
+	errs       [len(errKinds)]counter
+
+	_ [64]byte
+}
+
+// SetTID records the OS thread id of the shard's owner.
+func (s *Shard) SetTID(tid int) { s.tid.Store(int64(tid)) }
+
+// AddEvent counts a dispatched handle-set event.
+func (s *Shard) AddEvent() { s.events.add(1) }
+
+// AddRequests counts n processed requests.
+func (s *Shard) AddRequests(n int) { s.requests.add(uint64(n)) }
+
+// AddPromotion counts a promotion of the owner to leader.
+func (s *Shard) AddPromotion() { s.promotions.add(1) }
+
+// AddRead counts n bytes read from a client.
+func (s *Shard) AddRead(n int) { s.bytesRead.add(uint64(n)) }
+
+// AddWritten counts n bytes written to a client.
+func (s *Shard) AddWritten(n int) { s.bytesWrite.add(uint64(n)) }
+
+// AddAccepted counts an accepted connection.
+func (s *Shard) AddAccepted() { s.accepted.add(1) }
+
+// AddClosed counts a closed connection.
+func (s *Shard) AddClosed() { s.closed.add(1) }
+
+// AddError counts a failure of the given kind (a models.Err constant or a
+// wire.ErrorKind name). An unknown kind is a programming mistake and panics.
+func (s *Shard) AddError(kind string) { s.errs[errIndex(kind)].add(1) }
+
+// Counters is the set of shards of one server. Thread shards are reported
+// individually in Stats.PerThread; connection shards are only summed.
+// Retired connection shards are folded into a total so their counts survive.
+type Counters struct {
+	mu      sync.Mutex
+	threads []*Shard
+	conns   map[*Shard]struct{}
+	retired Shard
+}
+
+// NewThreadShard returns a shard for one thread of a pool, reported in
+// Stats.PerThread under role, in creation order.
+func (c *Counters) NewThreadShard(role string) *Shard {
+	s := &Shard{role: role}
+	c.mu.Lock()
+	c.threads = append(c.threads, s)
+	c.mu.Unlock()
+	return s
+}
+
+// NewConnShard returns a shard for one connection; Retire it when the
+// connection ends.
+func (c *Counters) NewConnShard() *Shard {
+	s := &Shard{}
+	c.mu.Lock()
+	if c.conns == nil {
+		c.conns = make(map[*Shard]struct{})
+	}
+	c.conns[s] = struct{}{}
+	c.mu.Unlock()
+	return s
+}
+
+// Retire folds a connection shard's counts into the retired total. The
+// shard's owner must be done with it.
+func (c *Counters) Retire(s *Shard) {
+	c.mu.Lock()
+	delete(c.conns, s)
+	sumInto(&c.retired, s)
+	c.mu.Unlock()
+}
+
+// sumInto adds src's counts to dst. dst must not be concurrently written.
+func sumInto(dst, src *Shard) {
+	dst.events.add(src.events.load())
+	dst.requests.add(src.requests.load())
+	dst.promotions.add(src.promotions.load())
+	dst.bytesRead.add(src.bytesRead.load())
+	dst.bytesWrite.add(src.bytesWrite.load())
+	dst.accepted.add(src.accepted.load())
+	dst.closed.add(src.closed.load())
+	for i := range dst.errs {
+		dst.errs[i].add(src.errs[i].load())
+	}
+}
+
+// Stats sums every shard into st's common fields and fills st.PerThread.
+// The caller sets Model, Variant, Threads and Counters.
+func (c *Counters) Stats(st *Stats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var total Shard
+	sumInto(&total, &c.retired)
+	for s := range c.conns {
+		sumInto(&total, s)
+	}
+	st.PerThread = st.PerThread[:0]
+	for _, s := range c.threads {
+		sumInto(&total, s)
+		st.PerThread = append(st.PerThread, ThreadStats{
+			TID:        int(s.tid.Load()),
+			Role:       s.role,
+			Events:     s.events.load(),
+			Requests:   s.requests.load(),
+			Promotions: s.promotions.load(),
+		})
+	}
+	if len(st.PerThread) == 0 {
+		st.PerThread = nil
+	}
+	st.Requests = total.requests.load()
+	st.BytesRead = total.bytesRead.load()
+	st.BytesWritten = total.bytesWrite.load()
+	st.ConnsAccepted = total.accepted.load()
+	st.ConnsClosed = total.closed.load()
+	st.Errors = nil
+	for i, k := range errKinds {
+		if n := total.errs[i].load(); n > 0 {
+			if st.Errors == nil {
+				st.Errors = make(map[string]uint64)
+			}
+			st.Errors[k] = n
+		}
+	}
+}

@@ -1,0 +1,28 @@
+// Package connio is the per-connection request loop that the models share,
+// so that protocol handling — decoding, the service call, encoding,
+// pipelining, partial writes, back-pressure, error handling — is the same
+// code in every model and only the threading differs.
+//
+// A Session holds one connection's state: an input buffer (In) that
+// requests are decoded from, an output buffer (Out) of encoded responses not
+// yet written, and the scratch space the service fills. Process serves every
+// complete request buffered, in order. Two drivers move bytes:
+//
+//   - ServeStream, for models that block a thread (or goroutine) in read and
+//     write: thread-per-connection and Go's netpoller;
+//   - Session.OnReady, for models that learn of readiness from the handle
+//     set and must never block in I/O: it reads what is there, serves it,
+//     writes what the socket takes, and says what to wait for next.
+//
+// Models that hand requests to other threads (Half-Sync/Half-Reactive,
+// Active Object) use In and Out directly.
+//
+// Memory per connection is bounded: the input buffer grows only to hold one
+// maximal request (the codec's limits), and a connection stops being read
+// once MaxPendingOutput bytes of responses wait for its client (the slow
+// reader). Buffers larger than RetainLimit are released when they empty,
+// so ten thousand idle connections do not pin megabytes each.
+//
+// A Session is owned by one thread at a time; the handle set's deactivation
+// protocol (or the thread-per-connection structure) guarantees it.
+package connio

@@ -1,0 +1,232 @@
+package connio
+
+import (
+	"errors"
+	"io"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/service"
+	"concbench/wire"
+)
+
+// maxReadsPerEvent bounds the reads one OnReady makes, so that a client that
+// keeps its socket full cannot hold a thread forever (fairness between
+// connections sharing a thread).
+const maxReadsPerEvent = 8
+
+// Session is one connection's protocol state. See the package documentation.
+type Session struct {
+	In  In
+	Out Out
+
+	codec   wire.Codec
+	svc     *service.Service
+	maxOut  int
+	req     wire.Request
+	resp    wire.Response
+	scratch []byte
+
+	// closing is set once no further request will be served: the client
+	// asked to close, a request failed to decode, or the peer is gone. The
+	// pending output is still written, then the connection is closed.
+	closing bool
+	// stalled is set when Process stopped at the output bound with complete
+	// requests possibly still buffered: they must be served once output
+	// drains, before any further read (the client may be waiting for them).
+	stalled bool
+}
+
+// NewSession returns the session of a new connection served under cfg.
+// cfg must have had its defaults applied.
+func NewSession(cfg *models.Config) *Session {
+	return &Session{
+		In:     NewIn(MaxRequest(cfg.Codec.Limits())),
+		codec:  cfg.Codec,
+		svc:    cfg.Service,
+		maxOut: cfg.MaxPendingOutput,
+	}
+}
+
+// Closing reports whether the session will serve no more requests.
+func (s *Session) Closing() bool { return s.closing }
+
+// OutputFull reports whether the pending output has reached the bound past
+// which the connection's input is not read.
+func (s *Session) OutputFull() bool { return s.Out.Pending() >= s.maxOut }
+
+// Process serves the complete requests buffered in In, in order, appending
+// their responses to Out. It stops early when the output bound is reached
+// or the session starts closing, and returns the number of requests served.
+// A decode error appends the protocol's error response, counts the error
+// kind in sh and starts closing.
+func (s *Session) Process(sh *models.Shard) int {
+	served := 0
+	s.stalled = false
+	for !s.closing {
+		if s.OutputFull() {
+			s.stalled = true
+			break
+		}
+		ok, err := s.In.Next(s.codec, &s.req)
+		if err != nil {
+			s.Out.AppendError(s.codec, err)
+			sh.AddError(wire.KindOf(err).String())
+			s.closing = true
+			break
+		}
+		if !ok {
+			break
+		}
+		s.scratch = s.svc.Do(&s.req, &s.resp, s.scratch[:0])
+		s.Out.AppendResponse(s.codec, &s.resp)
+		served++
+		if s.resp.Close {
+			s.closing = true
+		}
+	}
+	if cap(s.scratch) > RetainLimit {
+		s.scratch = nil
+	}
+	sh.AddRequests(served)
+	return served
+}
+
+// endOfInput handles the peer's end of stream: a partial request left in the
+// buffer is counted as truncated.
+func (s *Session) endOfInput(sh *models.Shard) {
+	if !s.closing && s.In.Buffered() > 0 {
+		sh.AddError(models.ErrTruncated)
+	}
+	s.closing = true
+}
+
+// ioError counts a failed read or write and starts closing.
+func (s *Session) ioError(sh *models.Shard, err error) {
+	if handleset.IsPeerGone(err) {
+		sh.AddError(models.ErrPeerReset)
+	} else {
+		sh.AddError(models.ErrIO)
+	}
+	s.closing = true
+}
+
+// ServeStream serves a connection over a blocking stream until the
+// connection ends: it reads, serves every complete request, and writes all
+// their responses before reading again, so pipelined requests are answered
+// in one write. It returns when the client closes, a request fails to
+// decode (after the error response is written), a response asks to close,
+// or I/O fails; the caller closes the connection.
+func ServeStream(rw io.ReadWriter, s *Session, sh *models.Shard) {
+	for {
+		s.Process(sh)
+		for s.Out.Pending() > 0 {
+			n, err := rw.Write(s.Out.Bytes())
+			sh.AddWritten(n)
+			s.Out.Advance(n)
+			if err != nil {
+				s.ioError(sh, err)
+				return
+			}
+		}
+		if s.closing {
+			return
+		}
+		if s.stalled {
+			continue // the output is written now: serve what Process left
+		}
+		sp := s.In.Space()
+		n, err := rw.Read(sp)
+		s.In.Commit(n)
+		sh.AddRead(n)
+		if n > 0 && err == nil {
+			continue
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			if n == 0 {
+				s.endOfInput(sh)
+				s.Process(sh)
+				return
+			}
+			continue
+		}
+		s.ioError(sh, err)
+		return
+	}
+}
+
+// flush writes pending output until it is all written or the socket would
+// block. It reports false if the connection failed.
+func (s *Session) flush(fd int, sh *models.Shard) bool {
+	for s.Out.Pending() > 0 {
+		n, err := handleset.Write(fd, s.Out.Bytes())
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				return true
+			}
+			s.ioError(sh, err)
+			return false
+		}
+		sh.AddWritten(n)
+		s.Out.Advance(n)
+	}
+	return true
+}
+
+// OnReady is the processing step of a readiness-driven model for one event
+// on a non-blocking connection descriptor fd: it writes pending output,
+// reads and serves what has arrived, writes the responses, and returns the
+// interest to re-arm the handle with, or done when the connection must be
+// closed now (everything writable has been written). It never blocks.
+//
+// Back-pressure: while the output bound is reached the returned interest is
+// Writable only, so the slow reader's requests stay in the kernel's buffers.
+func (s *Session) OnReady(fd int, ready handleset.Events, sh *models.Shard) (interest handleset.Events, done bool) {
+	if !s.flush(fd, sh) {
+		return 0, true
+	}
+	for reads := 0; !s.closing && !s.OutputFull() && reads < maxReadsPerEvent; reads++ {
+		sp := s.In.Space()
+		n, err := handleset.Read(fd, sp)
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				break
+			}
+			s.ioError(sh, err)
+			return 0, true
+		}
+		if n == 0 {
+			s.endOfInput(sh)
+			break
+		}
+		s.In.Commit(n)
+		sh.AddRead(n)
+		s.Process(sh)
+		if !s.flush(fd, sh) {
+			return 0, true
+		}
+		if n < len(sp) {
+			// The socket had less than we could take: it is very likely
+			// drained. Re-arming reports any data that arrives meanwhile,
+			// so skipping the read that would return EAGAIN is safe.
+			break
+		}
+	}
+	// Requests left buffered when output was full are served once output
+	// drains, even if no new bytes arrive.
+	for s.stalled && !s.OutputFull() {
+		s.Process(sh)
+		if !s.flush(fd, sh) {
+			return 0, true
+		}
+	}
+	switch {
+	case s.closing && s.Out.Pending() == 0:
+		return 0, true
+	case s.closing || s.OutputFull():
+		return handleset.Writable | handleset.OneShot, false
+	case s.Out.Pending() > 0:
+		return handleset.Readable | handleset.Writable | handleset.OneShot, false
+	}
+	return handleset.Readable | handleset.OneShot, false
+}

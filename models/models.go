@@ -1,0 +1,122 @@
+package models
+
+import (
+	"fmt"
+	"net/netip"
+
+	"concbench/service"
+	"concbench/wire"
+)
+
+// Server is a running concurrency model.
+type Server interface {
+	// Addr returns the address the server listens on.
+	Addr() netip.AddrPort
+	// Stats returns a snapshot of the server's counters. It is safe to call
+	// at any time, from any goroutine, including after Close.
+	Stats() Stats
+	// Close stops accepting, closes every connection, waits for every thread
+	// the server started to exit, and closes every descriptor it opened.
+	// Requests in progress are abandoned (their connections are closed).
+	// Close is idempotent.
+	Close() error
+}
+
+// Config is what every model is started with. Model-specific settings are
+// the model package's own Options.
+type Config struct {
+	// Addr is the listen address, e.g. "127.0.0.1:0".
+	Addr string
+	// Threads is the number of OS threads the model runs its pattern with
+	// (its meaning per model is in the model's doc.go); 0 means the model's
+	// default.
+	Threads int
+	// Backlog is the listen backlog; 0 means the default.
+	Backlog int
+	// Codec is the wire protocol, shared by all connections.
+	Codec wire.Codec
+	// Service is the application work, shared by all threads.
+	Service *service.Service
+	// MaxPendingOutput bounds the response bytes a connection may have
+	// waiting for its client to read; past it the server stops reading that
+	// connection's requests until the client catches up (back-pressure
+	// against a slow reader). 0 means DefaultMaxPendingOutput.
+	MaxPendingOutput int
+}
+
+// DefaultMaxPendingOutput is Config.MaxPendingOutput's default.
+const DefaultMaxPendingOutput = 256 << 10
+
+// MaxThreads is the largest Threads value any model accepts.
+const MaxThreads = 4096
+
+// WithDefaults returns c with zero-valued settings replaced by their
+// defaults; defThreads is the model's default thread count.
+func (c Config) WithDefaults(defThreads int) Config {
+	if c.Threads == 0 {
+		c.Threads = defThreads
+	}
+	if c.MaxPendingOutput == 0 {
+		c.MaxPendingOutput = DefaultMaxPendingOutput
+	}
+	return c
+}
+
+// Validate reports the first setting of c outside its accepted range.
+func (c Config) Validate() error {
+	switch {
+	case c.Codec == nil:
+		return fmt.Errorf("models: config has no codec")
+	case c.Service == nil:
+		return fmt.Errorf("models: config has no service")
+	case c.Threads < 0 || c.Threads > MaxThreads:
+		return fmt.Errorf("threads %d out of range (accepted: 0 for the model's default, or 1..%d)", c.Threads, MaxThreads)
+	case c.MaxPendingOutput < 0 || c.MaxPendingOutput > 1<<30:
+		return fmt.Errorf("max pending output %d out of range (accepted: 0 for the default %d, or 1..%d bytes)",
+			c.MaxPendingOutput, DefaultMaxPendingOutput, 1<<30)
+	}
+	return nil
+}
+
+// Stats is a snapshot of a server's counters. Field names carry their units
+// in JSON.
+type Stats struct {
+	Model   string `json:"model"`
+	Variant string `json:"variant,omitempty"` // e.g. "promotion=lifo"
+	Threads int    `json:"threads"`           // configured threads
+
+	Requests      uint64 `json:"requests"`       // responses produced
+	BytesRead     uint64 `json:"bytes_read"`     // from clients
+	BytesWritten  uint64 `json:"bytes_written"`  // to clients
+	ConnsAccepted uint64 `json:"conns_accepted"` // connections accepted
+	ConnsClosed   uint64 `json:"conns_closed"`   // connections closed (by either side)
+
+	// Errors counts failures by kind (see the Err constants); kinds that
+	// never happened are absent.
+	Errors map[string]uint64 `json:"errors,omitempty"`
+	// PerThread has one entry per thread of the model's pool, in a stable
+	// order; models without a thread pool leave it empty.
+	PerThread []ThreadStats `json:"per_thread,omitempty"`
+	// Counters holds model-specific counters (queue high-water marks,
+	// hand-offs, …), documented in each model's doc.go.
+	Counters map[string]uint64 `json:"counters,omitempty"`
+}
+
+// ThreadStats counts what one thread of a pool did.
+type ThreadStats struct {
+	TID        int    `json:"tid"`        // the OS thread id (0 if not yet started)
+	Role       string `json:"role"`       // e.g. "pool", "reactor", "worker", "scheduler"
+	Events     uint64 `json:"events"`     // handle-set events dispatched by this thread
+	Requests   uint64 `json:"requests"`   // requests processed by this thread
+	Promotions uint64 `json:"promotions"` // times this thread was promoted to leader
+}
+
+// Error kinds counted in Stats.Errors. The decode-error kinds are
+// wire.ErrorKind names (malformed, too_large, header_too_large, unsupported).
+const (
+	ErrTruncated     = "truncated"      // the peer closed with part of a request unread
+	ErrPeerReset     = "peer_reset"     // the connection was reset or broke mid-stream
+	ErrIO            = "io"             // another read or write failure
+	ErrAcceptBackoff = "accept_backoff" // accept hit a descriptor or memory limit; the acceptor backed off
+	ErrAccept        = "accept"         // accept failed for another reason
+)
