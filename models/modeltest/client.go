@@ -1,0 +1,128 @@
+package modeltest
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"concbench/wire"
+)
+
+// client is a minimal synchronous client over one connection.
+type client struct {
+	c     *net.TCPConn
+	codec wire.Codec
+	out   []byte
+	in    []byte
+	off   int
+}
+
+func dial(addr string, codec wire.Codec) (*client, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &client{c: c.(*net.TCPConn), codec: codec, in: make([]byte, 0, 64<<10)}, nil
+}
+
+// send encodes reqs back to back and writes them in one write.
+func (c *client) send(reqs ...*wire.Request) error {
+	c.out = c.out[:0]
+	for _, r := range reqs {
+		c.out = c.codec.AppendRequest(c.out, r)
+	}
+	_, err := c.c.Write(c.out)
+	return err
+}
+
+// sendRaw writes raw bytes.
+func (c *client) sendRaw(b []byte) error {
+	_, err := c.c.Write(b)
+	return err
+}
+
+// recv reads until one response is decoded into resp. resp.Payload aliases
+// the client's buffer until the next recv.
+func (c *client) recv(resp *wire.Response) error {
+	for {
+		if c.off < len(c.in) {
+			n, err := c.codec.DecodeResponse(c.in[c.off:], resp)
+			if err != nil {
+				return fmt.Errorf("decode response: %w", err)
+			}
+			if n > 0 {
+				c.off += n
+				return nil
+			}
+		}
+		if c.off > 0 {
+			n := copy(c.in[:cap(c.in)], c.in[c.off:])
+			c.in = c.in[:n]
+			c.off = 0
+		}
+		if len(c.in) == cap(c.in) {
+			nb := make([]byte, len(c.in), 2*cap(c.in))
+			copy(nb, c.in)
+			c.in = nb
+		}
+		n, err := c.c.Read(c.in[len(c.in):cap(c.in)])
+		c.in = c.in[:len(c.in)+n]
+		if n == 0 && err != nil {
+			if err == io.EOF && len(c.in) > c.off {
+				return fmt.Errorf("connection closed with %d bytes of an incomplete response", len(c.in)-c.off)
+			}
+			return err
+		}
+	}
+}
+
+// roundTrip sends reqs pipelined and verifies every response, in order.
+func (c *client) roundTrip(reqs []*wire.Request) error {
+	if err := c.send(reqs...); err != nil {
+		return err
+	}
+	var resp wire.Response
+	for _, r := range reqs {
+		if err := c.recv(&resp); err != nil {
+			return fmt.Errorf("request %d: %w", r.ID, err)
+		}
+		if err := checkResponse(r, &resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkResponse is wire.Verify plus the expectation of a success status and
+// of a checksum (both of this suite's servers' protocols carry one).
+func checkResponse(req *wire.Request, resp *wire.Response) error {
+	if !resp.HasChecksum {
+		return fmt.Errorf("request %d: response carries no checksum", req.ID)
+	}
+	if req.Op == wire.OpWork && resp.Status != wire.StatusOK {
+		return fmt.Errorf("request %d: status %v", req.ID, resp.Status)
+	}
+	return wire.Verify(req, resp)
+}
+
+// expectEOF reads until the server closes the connection; anything other
+// than a clean end of stream or a reset within the deadline is an error.
+func (c *client) expectEOF() error {
+	c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.c.Read(buf)
+		if err != nil {
+			if err == io.EOF || isReset(err) {
+				return nil
+			}
+			return fmt.Errorf("waiting for the server to close: %w", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("unexpected %d bytes after the last response: %q", n, buf[:min(n, 64)])
+		}
+	}
+}
+
+func (c *client) close() { c.c.Close() }

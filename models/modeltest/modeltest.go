@@ -1,0 +1,685 @@
+package modeltest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"concbench/models"
+	"concbench/service"
+	"concbench/wire"
+)
+
+// StartFunc starts the model under test with cfg.
+type StartFunc func(cfg models.Config) (models.Server, error)
+
+// Ledger configuration of the suite's service.
+const (
+	ledgerAccounts = 64
+	ledgerInitial  = 1000
+)
+
+// env is one protocol's test environment.
+type env struct {
+	start StartFunc
+	codec wire.Codec
+	svc   *service.Service
+}
+
+// Run runs the conformance suite against the model started by start, for
+// both protocols. See the package documentation for what it checks.
+func Run(t *testing.T, start StartFunc) {
+	svc, err := service.New(service.Config{Accounts: ledgerAccounts, InitialBalance: ledgerInitial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range wire.Protocols {
+		t.Run("protocol="+proto, func(t *testing.T) {
+			codec, err := wire.New(proto, wire.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &env{start: start, codec: codec, svc: svc}
+			tests := []struct {
+				name string
+				fn   func(*testing.T, *env)
+				only string // run only for this protocol, if set
+			}{
+				{name: "Pipelined", fn: testPipelined},
+				{name: "ByteAtATime", fn: testByteAtATime},
+				{name: "PartialWrites", fn: testPartialWrites},
+				{name: "SlowReader", fn: testSlowReader},
+				{name: "AbruptDisconnect", fn: testAbruptDisconnect},
+				{name: "Malformed", fn: testMalformed},
+				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
+				{name: "Ledger", fn: testLedger},
+				{name: "Close", fn: testClose},
+			}
+			for _, tc := range tests {
+				if tc.only != "" && tc.only != proto {
+					continue
+				}
+				t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })
+			}
+		})
+	}
+	if err := svc.Ledger().Audit(); err != nil {
+		t.Errorf("service ledger after the suite: %v", err)
+	}
+}
+
+// resources are what a server must give back when it closes.
+type resources struct {
+	fds, goroutines, threads int
+}
+
+func count(dir string) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+func takeResources() resources {
+	return resources{fds: count("/proc/self/fd"), goroutines: runtime.NumGoroutine(), threads: count("/proc/self/task")}
+}
+
+// threadSlack is how many more OS threads the process may have after a
+// server closed than before it started. Go never destroys an idle thread
+// that was not locked: the client side of a test (goroutines in blocking
+// system calls, the race detector) can leave a few idle threads the runtime
+// keeps. A model that leaked its own threads leaks at least its pool (or one
+// per connection) and is caught by the per-TID check below regardless.
+const threadSlack = 8
+
+// settle polls cond, yielding the processor between polls, until it holds or
+// 30 s pass. It never sleeps: the server's threads run while it yields.
+func settle(cond func() bool) bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
+// startServer starts the model with the suite's configuration (adjusted by
+// mod) and registers a cleanup that closes it and checks that it leaked
+// nothing.
+func (e *env) startServer(t *testing.T, mod func(*models.Config)) models.Server {
+	t.Helper()
+	before := takeResources()
+	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := e.start(cfg)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		var tids []int
+		for _, th := range srv.Stats().PerThread {
+			if th.TID != 0 {
+				tids = append(tids, th.TID)
+			}
+		}
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		checkReleased(t, before, tids)
+	})
+	return srv
+}
+
+// checkReleased verifies that descriptors, goroutines and model threads are
+// back to what they were.
+func checkReleased(t *testing.T, before resources, tids []int) {
+	t.Helper()
+	alive := func() []int {
+		var live []int
+		for _, tid := range tids {
+			if tid == os.Getpid() {
+				// The main thread (m0): a locked goroutine that exits on it
+				// cannot take it along; the runtime parks ("wedges") it.
+				continue
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); err == nil {
+				live = append(live, tid)
+			}
+		}
+		return live
+	}
+	ok := settle(func() bool {
+		now := takeResources()
+		return now.fds <= before.fds && now.goroutines <= before.goroutines && len(alive()) == 0
+	})
+	now := takeResources()
+	if !ok {
+		if now.fds > before.fds {
+			t.Errorf("descriptors: %d open after Close, %d before start:\n%s", now.fds, before.fds, listFDs())
+		}
+		if now.goroutines > before.goroutines {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("goroutines: %d after Close, %d before start:\n%s", now.goroutines, before.goroutines, buf)
+		}
+		if live := alive(); len(live) > 0 {
+			t.Errorf("model threads still alive after Close: %v", live)
+		}
+	}
+	if now.threads > before.threads+threadSlack {
+		t.Errorf("threads: %d after Close, %d before start (slack %d)", now.threads, before.threads, threadSlack)
+	}
+}
+
+func listFDs() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var b strings.Builder
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		fmt.Fprintf(&b, "  %s -> %s\n", e.Name(), target)
+	}
+	return b.String()
+}
+
+// parallel runs fn(i) for i in [0, n) concurrently and returns the first
+// errors (at most 5, joined).
+func parallel(n int, fn func(i int) error) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				if len(errs) < 5 {
+					errs = append(errs, fmt.Errorf("worker %d: %w", i, err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// workRequest returns an OpWork request with a varied size and work.
+func workRequest(id uint64, size int) *wire.Request {
+	r := &wire.Request{ID: id, Op: wire.OpWork, Size: size, Priority: uint8(id % 3)}
+	switch id % 16 {
+	case 0:
+		r.CPU = 2 * time.Microsecond
+	case 5:
+		r.Block = 50 * time.Microsecond
+	}
+	return r
+}
+
+// serveWell runs conns connections of rounds × depth pipelined requests and
+// verifies every response. base distinguishes the ids of separate calls.
+func serveWell(addr string, codec wire.Codec, base uint64, conns, rounds, depth int) error {
+	return parallel(conns, func(i int) error {
+		c, err := dial(addr, codec)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		reqs := make([]*wire.Request, depth)
+		for r := range rounds {
+			for k := range reqs {
+				id := base + uint64(i)<<20 + uint64(r*depth+k)
+				reqs[k] = workRequest(id, int(id*7919%1500))
+			}
+			if err := c.roundTrip(reqs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testPipelined(t *testing.T, e *env) {
+	const conns, rounds, depth = 256, 4, 8
+	srv := e.startServer(t, nil)
+	if err := serveWell(srv.Addr().String(), e.codec, 1<<40, conns, rounds, depth); err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Stats()
+	if want := uint64(conns * rounds * depth); st.Requests != want {
+		t.Errorf("server counted %d requests, clients sent %d", st.Requests, want)
+	}
+	if len(st.Errors) != 0 {
+		t.Errorf("errors counted in a clean run: %v", st.Errors)
+	}
+	if st.ConnsAccepted != conns {
+		t.Errorf("server accepted %d connections, clients opened %d", st.ConnsAccepted, conns)
+	}
+}
+
+func testByteAtATime(t *testing.T, e *env) {
+	srv := e.startServer(t, nil)
+	err := parallel(8, func(i int) error {
+		c, err := dial(srv.Addr().String(), e.codec)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		payload := []byte(strings.Repeat("payload-", 40))
+		reqs := []*wire.Request{
+			workRequest(uint64(i)*10+1, 100),
+			{ID: uint64(i)*10 + 2, Op: wire.OpWork, Size: 3000, Payload: payload},
+			{ID: uint64(i)*10 + 3, Op: wire.OpBalance, Account: uint32(i)},
+		}
+		var raw []byte
+		for _, r := range reqs {
+			raw = e.codec.AppendRequest(raw, r)
+		}
+		for j := range raw {
+			if err := c.sendRaw(raw[j : j+1]); err != nil {
+				return err
+			}
+		}
+		var resp wire.Response
+		for _, r := range reqs {
+			if err := c.recv(&resp); err != nil {
+				return err
+			}
+			if err := checkResponse(r, &resp); err != nil {
+				return err
+			}
+		}
+		if resp.Status != wire.StatusOK || len(resp.Payload) == 0 {
+			return fmt.Errorf("balance: status %v, payload %q", resp.Status, resp.Payload)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPartialWrites(t *testing.T, e *env) {
+	const conns, n = 3, 6
+	size := min(1<<20, e.codec.Limits().MaxPayload)
+	srv := e.startServer(t, nil)
+	err := parallel(conns, func(i int) error {
+		c, err := dial(srv.Addr().String(), e.codec)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		reqs := make([]*wire.Request, n)
+		for k := range reqs {
+			reqs[k] = &wire.Request{ID: uint64(i*n + k), Op: wire.OpWork, Size: size - k}
+		}
+		return c.roundTrip(reqs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client may read the last bytes before the server's write returns
+	// and is counted: wait for the count.
+	want := uint64(conns * n * (size - n))
+	if !settle(func() bool { return srv.Stats().BytesWritten >= want }) {
+		t.Errorf("server counted %d bytes written, responses total at least %d", srv.Stats().BytesWritten, want)
+	}
+}
+
+// liveHeap returns the live heap after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func testSlowReader(t *testing.T, e *env) {
+	const slowN = 32
+	size := min(1<<20, e.codec.Limits().MaxPayload)
+	srv := e.startServer(t, nil)
+	base := liveHeap()
+	slow, err := dial(srv.Addr().String(), e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.close()
+	reqs := make([]*wire.Request, slowN)
+	for k := range reqs {
+		reqs[k] = &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: size}
+	}
+	if err := slow.send(reqs...); err != nil {
+		t.Fatal(err)
+	}
+	// While the slow client reads nothing, everyone else is served.
+	if err := serveWell(srv.Addr().String(), e.codec, 1<<40, 32, 4, 4); err != nil {
+		t.Fatalf("other connections while a client does not read: %v", err)
+	}
+	// An unbounded server would by now hold most of slowN × size bytes.
+	const bound = 24 << 20
+	if grown := int64(liveHeap()) - int64(base); grown > bound {
+		t.Errorf("live heap grew %d MiB while a client requested %d MiB and read none (bound %d MiB)",
+			grown>>20, slowN*size>>20, bound>>20)
+	}
+	// Nothing was lost: the slow reader gets every response once it reads.
+	var resp wire.Response
+	for _, r := range reqs {
+		if err := slow.recv(&resp); err != nil {
+			t.Fatalf("slow reader, request %d: %v", r.ID, err)
+		}
+		if err := checkResponse(r, &resp); err != nil {
+			t.Fatalf("slow reader: %v", err)
+		}
+	}
+}
+
+// isReset reports whether err is a connection reset.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func testAbruptDisconnect(t *testing.T, e *env) {
+	const n = 8
+	srv := e.startServer(t, nil)
+	addr := srv.Addr().String()
+	var raw []byte
+	raw = e.codec.AppendRequest(raw, workRequest(1, 10))
+	half := raw[:len(raw)/2]
+	for i := range n {
+		c, err := dial(addr, e.codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.sendRaw(half); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			c.c.SetLinger(0) // close with RST instead of FIN
+		}
+		c.close()
+	}
+	// Clients that request large responses and vanish before reading them.
+	for i := range n {
+		c, err := dial(addr, e.codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := make([]*wire.Request, 4)
+		for k := range reqs {
+			reqs[k] = &wire.Request{ID: uint64(i*4 + k), Op: wire.OpWork, Size: 256 << 10}
+		}
+		if err := c.send(reqs...); err != nil {
+			t.Fatal(err)
+		}
+		c.c.SetLinger(0)
+		c.close()
+	}
+	if err := serveWell(addr, e.codec, 1<<40, 4, 2, 4); err != nil {
+		t.Fatalf("service after abrupt disconnects: %v", err)
+	}
+	if !settle(func() bool { st := srv.Stats(); return st.ConnsClosed == st.ConnsAccepted }) {
+		st := srv.Stats()
+		t.Fatalf("server closed %d of %d connections", st.ConnsClosed, st.ConnsAccepted)
+	}
+	st := srv.Stats()
+	if st.ConnsAccepted != 2*n+4 {
+		t.Errorf("accepted %d connections, clients opened %d", st.ConnsAccepted, 2*n+4)
+	}
+	if got := st.Errors[models.ErrTruncated]; got < n/2 {
+		t.Errorf("counted %d truncated requests, %d clients closed (FIN) mid-request; errors: %v", got, n/2, st.Errors)
+	}
+}
+
+// malformedCase is one bad input and what the server must answer.
+type malformedCase struct {
+	name  string
+	input []byte
+	kind  wire.ErrorKind
+	// valid is how many valid requests precede the bad input.
+	valid int
+}
+
+func malformedCases(codec wire.Codec) []malformedCase {
+	lim := codec.Limits()
+	good := codec.AppendRequest(nil, workRequest(7, 10))
+	patch := func(off int, b ...byte) []byte {
+		p := slices.Clone(good)
+		copy(p[off:], b)
+		return p
+	}
+	if codec.Protocol() == "binary" {
+		big := uint32(lim.MaxPayload + 1)
+		return []malformedCase{
+			{name: "garbage", input: []byte(strings.Repeat("X", 64)), kind: wire.KindMalformed},
+			{name: "bad-version", input: patch(2, 99), kind: wire.KindUnsupported},
+			{name: "unknown-op", input: patch(3, 200), kind: wire.KindMalformed},
+			{name: "oversized-payload", input: patch(36, byte(big), byte(big>>8), byte(big>>16), byte(big>>24)), kind: wire.KindTooLarge},
+			{name: "valid-then-garbage", input: append(slices.Clone(good), strings.Repeat("Z", 48)...), kind: wire.KindMalformed, valid: 1},
+		}
+	}
+	return []malformedCase{
+		{name: "garbage", input: []byte("HELLO THERE\r\n\r\n"), kind: wire.KindMalformed},
+		{name: "bad-method", input: []byte("POST /work HTTP/1.1\r\nHost: x\r\n\r\n"), kind: wire.KindUnsupported},
+		{name: "bad-param", input: []byte("GET /work?cpu=banana HTTP/1.1\r\nHost: x\r\n\r\n"), kind: wire.KindMalformed},
+		{name: "header-too-large", input: []byte("GET /work HTTP/1.1\r\nX-Pad: " + strings.Repeat("a", lim.MaxHeader+10)), kind: wire.KindHeaderTooLarge},
+		{name: "body-too-large", input: fmt.Appendf(nil, "GET /work HTTP/1.1\r\nContent-Length: %d\r\n\r\n", lim.MaxPayload+1), kind: wire.KindTooLarge},
+		{name: "valid-then-garbage", input: append(slices.Clone(good), "NONSENSE\r\n\r\n"...), kind: wire.KindMalformed, valid: 1},
+	}
+}
+
+func testMalformed(t *testing.T, e *env) {
+	srv := e.startServer(t, nil)
+	addr := srv.Addr().String()
+	cases := malformedCases(e.codec)
+	var wg sync.WaitGroup
+	var goodErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		goodErr = serveWell(addr, e.codec, 1<<40, 16, 4, 4)
+	}()
+	want := map[string]uint64{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := dial(addr, e.codec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			if err := c.sendRaw(tc.input); err != nil {
+				t.Fatal(err)
+			}
+			var resp wire.Response
+			for range tc.valid {
+				if err := c.recv(&resp); err != nil {
+					t.Fatal(err)
+				}
+				if resp.Status != wire.StatusOK {
+					t.Fatalf("valid request before the bad input: status %v", resp.Status)
+				}
+			}
+			if err := c.recv(&resp); err != nil {
+				t.Fatalf("no error response: %v", err)
+			}
+			if resp.Status == wire.StatusOK {
+				t.Fatalf("bad input answered with status ok")
+			}
+			if !resp.Close && e.codec.Protocol() == "http" {
+				t.Errorf("error response does not announce Connection: close")
+			}
+			if err := c.expectEOF(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		want[tc.kind.String()]++
+	}
+	wg.Wait()
+	if goodErr != nil {
+		t.Fatalf("well-behaved connections during malformed input: %v", goodErr)
+	}
+	st := srv.Stats()
+	for kind, n := range want {
+		if st.Errors[kind] != n {
+			t.Errorf("errors[%s] = %d, want %d (all: %v)", kind, st.Errors[kind], n, st.Errors)
+		}
+	}
+}
+
+func testConnectionClose(t *testing.T, e *env) {
+	srv := e.startServer(t, nil)
+	tests := []struct {
+		name string
+		raw  []byte
+	}{
+		{name: "connection-close", raw: e.codec.AppendRequest(nil, &wire.Request{ID: 9, Op: wire.OpWork, Size: 5, Close: true})},
+		{name: "http/1.0", raw: []byte("GET /work?size=5 HTTP/1.0\r\n\r\n")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := dial(srv.Addr().String(), e.codec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			if err := c.sendRaw(tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			var resp wire.Response
+			if err := c.recv(&resp); err != nil {
+				t.Fatal(err)
+			}
+			if resp.Status != wire.StatusOK || len(resp.Payload) != 5 || !resp.Close {
+				t.Fatalf("response: status %v, %d bytes, close %v", resp.Status, len(resp.Payload), resp.Close)
+			}
+			if err := c.expectEOF(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func testLedger(t *testing.T, e *env) {
+	const conns, batches, depth = 16, 10, 4
+	srv := e.startServer(t, nil)
+	addr := srv.Addr().String()
+	err := parallel(conns, func(i int) error {
+		c, err := dial(addr, e.codec)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		x := uint64(i)*0x9e3779b97f4a7c15 + 1
+		next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+		reqs := make([]*wire.Request, depth)
+		for b := range batches {
+			for k := range reqs {
+				from := uint32(next() % ledgerAccounts)
+				to := (from + 1 + uint32(next()%(ledgerAccounts-1))) % ledgerAccounts
+				reqs[k] = &wire.Request{ID: uint64(b*depth + k), Op: wire.OpTransfer,
+					Account: from, To: to, Amount: int64(1 + next()%200)}
+			}
+			if err := c.send(reqs...); err != nil {
+				return err
+			}
+			var resp wire.Response
+			for _, r := range reqs {
+				if err := c.recv(&resp); err != nil {
+					return err
+				}
+				if err := checkResponse(r, &resp); err != nil {
+					return err
+				}
+				if resp.Status != wire.StatusOK && resp.Status != wire.StatusInsufficientFunds {
+					return fmt.Errorf("transfer %d→%d of %d: status %v", r.Account, r.To, r.Amount, resp.Status)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dial(addr, e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	total := &wire.Request{ID: 1, Op: wire.OpTotal}
+	if err := c.send(total); err != nil {
+		t.Fatal(err)
+	}
+	var resp wire.Response
+	if err := c.recv(&resp); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint(ledgerAccounts * ledgerInitial); resp.Status != wire.StatusOK || string(resp.Payload) != want {
+		t.Fatalf("total after concurrent transfers: status %v, %q; want %s (money not conserved)", resp.Status, resp.Payload, want)
+	}
+}
+
+func testClose(t *testing.T, e *env) {
+	srv := e.startServer(t, nil)
+	addr := srv.Addr().String()
+	var clients []*client
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	open := func(raw []byte) {
+		c, err := dial(addr, e.codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+		if raw != nil {
+			if err := c.sendRaw(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full := e.codec.AppendRequest(nil, workRequest(3, 10))
+	busy := e.codec.AppendRequest(nil, &wire.Request{ID: 4, Op: wire.OpWork, Block: 100 * time.Millisecond})
+	for range 8 {
+		open(nil) // idle
+	}
+	for range 8 {
+		open(full[:len(full)/2]) // half a request
+	}
+	for range 2 {
+		open(busy) // a thread is in the blocking work when Close comes
+	}
+	if !settle(func() bool { return srv.Stats().ConnsAccepted == uint64(len(clients)) }) {
+		t.Fatalf("server accepted %d of %d connections", srv.Stats().ConnsAccepted, len(clients))
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Every client sees its connection end.
+	for i, c := range clients {
+		c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, 4096)
+		for {
+			_, err := c.c.Read(buf)
+			if err != nil {
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					break
+				}
+				t.Fatalf("client %d: connection still open after Close", i)
+			}
+		}
+	}
+	// The cleanup registered by startServer checks for leaks (Close again is a no-op).
+}
