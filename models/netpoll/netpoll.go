@@ -1,0 +1,147 @@
+package netpoll
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/models/internal/connio"
+)
+
+// Options are the model's own settings; it has none.
+type Options struct{}
+
+// Server is a running goroutine-per-connection server.
+type Server struct {
+	cfg      models.Config
+	ln       *net.TCPListener
+	addr     netip.AddrPort
+	counters models.Counters
+	acceptSh *models.Shard
+
+	mu      sync.Mutex
+	conns   map[*net.TCPConn]struct{}
+	closing bool
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ models.Server = (*Server)(nil)
+
+// Start listens on cfg.Addr and starts the accept loop.
+func Start(cfg models.Config, _ Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults(0)
+	// Note: net.Listen takes its backlog from net.core.somaxconn; Go offers
+	// no per-listener backlog, so Config.Backlog is ignored by this model.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	tl := ln.(*net.TCPListener)
+	s := &Server{
+		cfg:   cfg,
+		ln:    tl,
+		addr:  tl.Addr().(*net.TCPAddr).AddrPort(),
+		conns: make(map[*net.TCPConn]struct{}),
+		stop:  make(chan struct{}),
+	}
+	s.acceptSh = s.counters.NewConnShard()
+	s.wg.Add(1)
+	go s.acceptLoop()
+	return s, nil
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() models.Stats {
+	st := models.Stats{Model: "netpoll", Threads: s.cfg.Threads}
+	s.counters.Stats(&st)
+	s.mu.Lock()
+	st.Counters = map[string]uint64{"conn_goroutines": uint64(len(s.conns))}
+	s.mu.Unlock()
+	return st
+}
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	backoff := time.Millisecond
+	for {
+		c, err := s.ln.AcceptTCP()
+		if err != nil {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if !handleset.IsTemporary(err) {
+				s.acceptSh.AddError(models.ErrAccept)
+				continue
+			}
+			s.acceptSh.AddError(models.ErrAcceptBackoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.stop:
+				t.Stop()
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = time.Millisecond
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.acceptSh.AddAccepted()
+		go s.serveConn(c)
+	}
+}
+
+func (s *Server) serveConn(c *net.TCPConn) {
+	defer s.wg.Done()
+	sh := s.counters.NewConnShard()
+	connio.ServeStream(c, connio.NewSession(&s.cfg), sh)
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.Close()
+	sh.AddClosed()
+	s.counters.Retire(sh)
+}
+
+// Close stops the server; see models.Server.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		close(s.stop)
+		for c := range s.conns {
+			c.Close() // wakes the goroutine; closing twice is harmless for net.Conn
+		}
+		s.mu.Unlock()
+		s.closeErr = s.ln.Close()
+		s.wg.Wait()
+	})
+	return s.closeErr
+}

@@ -1,0 +1,169 @@
+package threadperconn
+
+import (
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/models/internal/connio"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultThreads is the default bound on connection threads.
+const DefaultThreads = 1024
+
+// Options are the model's own settings; it has none.
+type Options struct{}
+
+// Server is a running thread-per-connection server.
+type Server struct {
+	cfg      models.Config
+	ln       *handleset.Listener
+	counters models.Counters
+	acceptSh *models.Shard
+
+	mu      sync.Mutex
+	conns   map[int]struct{} // open connection descriptors
+	closing bool
+	slots   chan struct{} // one token per connection thread allowed
+
+	stop      chan struct{}
+	wg        sync.WaitGroup // acceptor and connection threads
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ models.Server = (*Server)(nil)
+
+// Start listens on cfg.Addr and starts the acceptor thread.
+func Start(cfg models.Config, _ Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults(DefaultThreads)
+	ln, err := handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog, Blocking: true})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:   cfg,
+		ln:    ln,
+		conns: make(map[int]struct{}),
+		slots: make(chan struct{}, cfg.Threads),
+		stop:  make(chan struct{}),
+	}
+	s.acceptSh = s.counters.NewThreadShard("acceptor")
+	s.wg.Add(1)
+	go s.acceptor()
+	return s, nil
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() models.Stats {
+	st := models.Stats{Model: "threadperconn", Threads: s.cfg.Threads}
+	s.counters.Stats(&st)
+	s.mu.Lock()
+	st.Counters = map[string]uint64{"conn_threads": uint64(len(s.conns))}
+	s.mu.Unlock()
+	return st
+}
+
+// acceptor is the accepting thread. Like every model thread it exits still
+// locked, so the runtime destroys the thread instead of reusing it.
+func (s *Server) acceptor() {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	s.acceptSh.SetTID(unix.Gettid())
+	backoff := time.Millisecond
+	for {
+		select {
+		case s.slots <- struct{}{}:
+		case <-s.stop:
+			return
+		}
+		fd, _, err := s.ln.Accept()
+		if err != nil {
+			<-s.slots
+			select {
+			case <-s.stop:
+				return // the listener was shut down
+			default:
+			}
+			if !handleset.IsTemporary(err) {
+				s.acceptSh.AddError(models.ErrAccept)
+				backoff = time.Millisecond
+				continue
+			}
+			s.acceptSh.AddError(models.ErrAcceptBackoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.stop:
+				t.Stop()
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = time.Millisecond
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			handleset.Close(fd)
+			<-s.slots
+			return
+		}
+		s.conns[fd] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.acceptSh.AddAccepted()
+		go s.serveConn(fd)
+	}
+}
+
+// fdStream adapts a blocking socket to io.ReadWriter.
+type fdStream int
+
+func (f fdStream) Read(p []byte) (int, error)  { return handleset.Read(int(f), p) }
+func (f fdStream) Write(p []byte) (int, error) { return handleset.Write(int(f), p) }
+
+// serveConn is a connection thread. It exits locked: see the package doc.
+func (s *Server) serveConn(fd int) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	sh := s.counters.NewConnShard()
+	connio.ServeStream(fdStream(fd), connio.NewSession(&s.cfg), sh)
+	s.mu.Lock()
+	delete(s.conns, fd)
+	s.mu.Unlock()
+	handleset.Close(fd)
+	sh.AddClosed()
+	s.counters.Retire(sh)
+	<-s.slots
+}
+
+// Close stops the server; see models.Server.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		close(s.stop)
+		for fd := range s.conns {
+			handleset.Shutdown(fd) // wakes the connection's thread; it closes fd
+		}
+		s.mu.Unlock()
+		s.closeErr = s.ln.Shutdown()
+		s.wg.Wait()
+		if err := s.ln.Close(); s.closeErr == nil {
+			s.closeErr = err
+		}
+	})
+	return s.closeErr
+}
