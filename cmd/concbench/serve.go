@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"concbench/internal/cpuset"
+	"concbench/models"
+	"concbench/service"
+	"concbench/wire"
+)
+
+const serveUsage = `usage: concbench serve --model M [flags]
+
+Runs one concurrency model as a TCP server until SIGINT, SIGTERM, or "quit"
+on standard input.
+
+The first line on standard output is the bound address (host:port). After
+it, standard input is a control channel: each line is a command, answered
+by one line of JSON on standard output:
+
+  snapshot        counters now: rusage over all threads, Go heap allocations,
+                  RSS, the model's stats (models.Snapshot)
+  snapshot tasks  the same plus per-thread sums from /proc/self/task
+                  (context switches, run-queue wait); costs ~50 µs a thread
+  info            what runs, with which settings (models.Info)
+  quit            close the server and exit
+
+SIGUSR1 also prints a snapshot. End of input stops the control channel but
+not the server.
+
+Models (--model):
+`
+
+// serveFlags are the serve command's settings.
+type serveFlags struct {
+	model, protocol, addr, cpus string
+	threads, backlog, gomaxprocs  int
+	maxPending, maxPayload        int
+	maxHeader                     int
+	maxWork                       time.Duration
+	accounts                      int
+	initialBalance                int64
+	nsPerIter                     float64
+}
+
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	fs.StringVar(&f.model, "model", "", "the model to run (required; see below)")
+	fs.StringVar(&f.protocol, "protocol", "http", "wire protocol: "+strings.Join(wire.Protocols, " or "))
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address; port 0 picks a free port")
+	fs.IntVar(&f.threads, "threads", 0, fmt.Sprintf("OS threads of the model (meaning per model); 0 for the model's default, max %d", models.MaxThreads))
+	fs.IntVar(&f.backlog, "backlog", 0, "listen backlog; 0 for the default (4096, capped by net.core.somaxconn)")
+	fs.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS; 0 leaves the runtime's default (the CPUs in the affinity mask)")
+	fs.StringVar(&f.cpus, "cpus", "", "pin the server to these CPUs (cpulist, e.g. 0 or 0-1); empty: no pinning")
+	fs.IntVar(&f.maxPending, "max-pending-output", 0, fmt.Sprintf("response bytes a connection may have unread before the server stops reading it; 0 for %d", models.DefaultMaxPendingOutput))
+	fs.IntVar(&f.maxPayload, "max-payload", 0, fmt.Sprintf("largest request payload and response size in bytes; 0 for %d", wire.DefaultMaxPayload))
+	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header section in bytes; 0 for %d", wire.DefaultMaxHeader))
+	fs.DurationVar(&f.maxWork, "max-work", 0, fmt.Sprintf("largest CPU, blocking or timeout value a request may ask for; 0 for %v", wire.DefaultMaxWork))
+	fs.IntVar(&f.accounts, "accounts", 0, fmt.Sprintf("ledger accounts; 0 for %d", service.DefaultAccounts))
+	fs.Int64Var(&f.initialBalance, "initial-balance", 0, fmt.Sprintf("initial balance of each account; 0 for %d", service.DefaultInitialBalance))
+	fs.Float64Var(&f.nsPerIter, "ns-per-iter", 0, "CPU-work calibration to use instead of measuring one (ns per iteration); 0 measures")
+
+	starts := map[string]startFunc{}
+	owner := map[string]string{} // model-specific flag → its model
+	for _, m := range modelTable {
+		own := flag.NewFlagSet(m.name, flag.ContinueOnError)
+		starts[m.name] = m.flags(own)
+		own.VisitAll(func(fl *flag.Flag) {
+			if fs.Lookup(fl.Name) != nil {
+				panic("concbench: model " + m.name + " redefines flag --" + fl.Name)
+			}
+			owner[fl.Name] = m.name
+			fs.Var(fl.Value, fl.Name, fl.Usage+" (model "+m.name+")")
+		})
+	}
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		for _, m := range modelTable {
+			fmt.Fprintf(fs.Output(), "  %-22s %s\n", m.name, m.summary)
+		}
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	start, ok := starts[f.model]
+	if !ok {
+		if f.model == "" {
+			return fmt.Errorf("serve: --model is required (accepted: %s)", strings.Join(modelNames(), ", "))
+		}
+		return fmt.Errorf("serve: unknown model %q (accepted: %s)", f.model, strings.Join(modelNames(), ", "))
+	}
+	var misplaced error
+	fs.Visit(func(fl *flag.Flag) {
+		if m, ok := owner[fl.Name]; ok && m != f.model && misplaced == nil {
+			misplaced = fmt.Errorf("serve: flag --%s applies to model %s, not %s", fl.Name, m, f.model)
+		}
+	})
+	if misplaced != nil {
+		return misplaced
+	}
+	if f.gomaxprocs < 0 || f.gomaxprocs > 4096 {
+		return fmt.Errorf("serve: --gomaxprocs %d out of range (accepted: 0 for the default, or 1..4096)", f.gomaxprocs)
+	}
+
+	// Pin first: calibration and GOMAXPROCS must see the final CPUs.
+	if f.cpus != "" {
+		set, err := cpuset.Parse(f.cpus)
+		if err != nil {
+			return fmt.Errorf("serve: --cpus: %w", err)
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return fmt.Errorf("serve: --cpus %s: %w", f.cpus, err)
+		}
+		if f.gomaxprocs == 0 {
+			runtime.GOMAXPROCS(len(set))
+		}
+	}
+	if f.gomaxprocs > 0 {
+		runtime.GOMAXPROCS(f.gomaxprocs)
+	}
+	codec, err := wire.New(f.protocol, wire.Limits{MaxPayload: f.maxPayload, MaxHeader: f.maxHeader, MaxWork: f.maxWork})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	svc, err := service.New(service.Config{Accounts: f.accounts, InitialBalance: f.initialBalance, NsPerIter: f.nsPerIter})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	cfg := models.Config{Addr: f.addr, Threads: f.threads, Backlog: f.backlog, Codec: codec, Service: svc, MaxPendingOutput: f.maxPending}
+	srv, err := start(cfg)
+	if err != nil {
+		return fmt.Errorf("serve: model %s: %w", f.model, err)
+	}
+	defer srv.Close()
+
+	out := &lineWriter{w: stdout}
+	out.line(srv.Addr().String())
+	info := serveInfo(&f, srv, codec, svc, cfg)
+	fmt.Fprintf(stderr, "concbench serve: model %s%s, %s on %s, threads %d, GOMAXPROCS %d, CPUs %s, calibration %.3f ns/iter\n",
+		info.Model, variantSuffix(info.Variant), info.Protocol, info.Addr, info.Threads, info.GOMAXPROCS, info.CPUs, info.NsPerIter)
+
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	quit := make(chan struct{})
+	go control(stdin, out, srv, info, quit)
+	for {
+		select {
+		case <-ctx.Done():
+			return closeServer(srv)
+		case <-quit:
+			return closeServer(srv)
+		case <-usr1:
+			out.json(models.TakeSnapshot(srv, false))
+		}
+	}
+}
+
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (" + v + ")"
+}
+
+func closeServer(srv models.Server) error {
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("serve: close: %w", err)
+	}
+	return nil
+}
+
+// serveInfo describes the running server.
+func serveInfo(f *serveFlags, srv models.Server, codec wire.Codec, svc *service.Service, cfg models.Config) models.Info {
+	st := srv.Stats()
+	cal := svc.Calibration()
+	cpus := "unknown"
+	if set, err := cpuset.Current(); err == nil {
+		cpus = set.String()
+	}
+	scfg := svc.Config()
+	return models.Info{
+		Model:            f.model,
+		Variant:          st.Variant,
+		Protocol:         codec.Protocol(),
+		Addr:             srv.Addr().String(),
+		Threads:          st.Threads,
+		GOMAXPROCS:       runtime.GOMAXPROCS(0),
+		NumCPU:           runtime.NumCPU(),
+		CPUs:             cpus,
+		PID:              os.Getpid(),
+		GoVersion:        models.GoVersion(),
+		NsPerIter:        cal.NsPerIter,
+		CalibrationMin:   cal.Min,
+		CalibrationMax:   cal.Max,
+		MaxPendingOutput: cfg.WithDefaults(0).MaxPendingOutput,
+		MaxPayload:       codec.Limits().MaxPayload,
+		Accounts:         scfg.Accounts,
+		InitialBalance:   scfg.InitialBalance,
+	}
+}
+
+// control answers the control channel until end of input or "quit".
+func control(in io.Reader, out *lineWriter, srv models.Server, info models.Info, quit chan<- struct{}) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) == 0:
+			continue
+		case fields[0] == "snapshot" && len(fields) == 1:
+			out.json(models.TakeSnapshot(srv, false))
+		case fields[0] == "snapshot" && slices.Equal(fields[1:], []string{"tasks"}):
+			out.json(models.TakeSnapshot(srv, true))
+		case fields[0] == "info" && len(fields) == 1:
+			out.json(info)
+		case fields[0] == "quit" && len(fields) == 1:
+			close(quit)
+			return
+		default:
+			out.json(map[string]string{"error": fmt.Sprintf("unknown command %q (accepted: snapshot, snapshot tasks, info, quit)", sc.Text())})
+		}
+	}
+}
+
+// lineWriter writes whole lines to w, one writer at a time.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) line(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, s+"\n")
+}
+
+func (l *lineWriter) json(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	l.line(string(b))
+}
