@@ -27,7 +27,9 @@ var modelTable = []modelSpec{
 		name:    "threadperconn",
 		summary: "one locked OS thread per connection, blocking I/O on raw sockets (--threads caps connection threads; default 1024)",
 		flags: func(*flag.FlagSet) startFunc {
-			return func(cfg models.Config) (models.Server, error) { return threadperconn.Start(cfg, threadperconn.Options{}) }
+			return func(cfg models.Config) (models.Server, error) {
+				return threadperconn.Start(cfg, threadperconn.Options{})
+			}
 		},
 	},
 	{

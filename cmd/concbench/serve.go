@@ -46,14 +46,14 @@ Models (--model):
 
 // serveFlags are the serve command's settings.
 type serveFlags struct {
-	model, protocol, addr, cpus string
-	threads, backlog, gomaxprocs  int
-	maxPending, maxPayload        int
-	maxHeader                     int
-	maxWork                       time.Duration
-	accounts                      int
-	initialBalance                int64
-	nsPerIter                     float64
+	model, protocol, addr, cpus  string
+	threads, backlog, gomaxprocs int
+	maxPending, maxPayload       int
+	maxHeader                    int
+	maxWork                      time.Duration
+	accounts                     int
+	initialBalance               int64
+	nsPerIter                    float64
 }
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
