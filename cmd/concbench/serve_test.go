@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"concbench/models"
+	"concbench/wire"
+)
+
+// serveProc is a `concbench serve` run in-process with piped stdin/stdout.
+type serveProc struct {
+	addr   string
+	ctl    io.WriteCloser
+	lines  *bufio.Scanner
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func startServe(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &serveProc{ctl: inW, lines: bufio.NewScanner(outR), done: make(chan error, 1), cancel: cancel}
+	go func() {
+		err := run(ctx, append([]string{"serve", "--ns-per-iter", "2"}, args...), inR, outW, io.Discard)
+		outW.Close()
+		p.done <- err
+	}()
+	if !p.lines.Scan() {
+		cancel()
+		t.Fatalf("serve printed no address; it returned %v", <-p.done)
+	}
+	p.addr = p.lines.Text()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		for p.lines.Scan() {
+		}
+		<-p.done
+	})
+	return p
+}
+
+// command sends one control command and decodes the one-line answer into v.
+func (p *serveProc) command(t *testing.T, cmd string, v any) {
+	t.Helper()
+	if _, err := io.WriteString(p.ctl, cmd+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !p.lines.Scan() {
+		t.Fatalf("no answer to %q", cmd)
+	}
+	if err := json.Unmarshal(p.lines.Bytes(), v); err != nil {
+		t.Fatalf("answer to %q: %v: %s", cmd, err, p.lines.Bytes())
+	}
+}
+
+func TestServeControlChannel(t *testing.T) {
+	for _, model := range modelNames() {
+		for _, proto := range wire.Protocols {
+			t.Run(model+"/"+proto, func(t *testing.T) {
+				p := startServe(t, "--model", model, "--protocol", proto)
+				codec, err := wire.New(proto, wire.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := net.Dial("tcp", p.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				const n = 10
+				var out []byte
+				reqs := make([]wire.Request, n)
+				for i := range reqs {
+					reqs[i] = wire.Request{ID: uint64(i + 1), Op: wire.OpWork, Size: 32}
+					out = codec.AppendRequest(out, &reqs[i])
+				}
+				if _, err := c.Write(out); err != nil {
+					t.Fatal(err)
+				}
+				var in []byte
+				buf := make([]byte, 4096)
+				var resp wire.Response
+				for i := 0; i < n; {
+					k, err := codec.DecodeResponse(in, &resp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k > 0 {
+						if err := wire.Verify(&reqs[i], &resp); err != nil {
+							t.Fatal(err)
+						}
+						in = in[k:]
+						i++
+						continue
+					}
+					m, err := c.Read(buf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					in = append(in, buf[:m]...)
+				}
+
+				var snap models.Snapshot
+				p.command(t, "snapshot", &snap)
+				if snap.Stats.Model != model || snap.Stats.Requests != n {
+					t.Errorf("snapshot stats: model %q, %d requests; want %q, %d", snap.Stats.Model, snap.Stats.Requests, model, n)
+				}
+				if snap.Rusage.UserNs+snap.Rusage.SystemNs <= 0 || snap.Alloc.Objects == 0 || snap.RSSBytes <= 0 {
+					t.Errorf("process counters missing: %+v", snap)
+				}
+				if snap.Tasks != nil {
+					t.Error("plain snapshot carries per-task sums")
+				}
+				p.command(t, "snapshot tasks", &snap)
+				if snap.Tasks == nil || snap.Tasks.Threads < 1 {
+					t.Errorf("snapshot tasks: %+v", snap.Tasks)
+				}
+				var info models.Info
+				p.command(t, "info", &info)
+				if info.Model != model || info.Protocol != proto || info.Addr != p.addr || info.NsPerIter != 2 || info.GOMAXPROCS < 1 {
+					t.Errorf("info: %+v", info)
+				}
+				var bad map[string]string
+				p.command(t, "frobnicate", &bad)
+				if !strings.Contains(bad["error"], "accepted: snapshot") {
+					t.Errorf("unknown command answered %v", bad)
+				}
+				io.WriteString(p.ctl, "quit\n")
+				if err := <-p.done; err != nil {
+					t.Fatalf("serve after quit: %v", err)
+				}
+				p.done <- nil // for the cleanup
+			})
+		}
+	}
+}
+
+func TestServeStopsOnContextCancel(t *testing.T) {
+	p := startServe(t, "--model", "netpoll")
+	p.cancel()
+	if err := <-p.done; err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+	p.done <- nil
+}
+
+func TestServeFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "no model", args: nil, want: "--model is required (accepted: threadperconn, netpoll"},
+		{name: "unknown model", args: []string{"--model", "fastest"}, want: `unknown model "fastest" (accepted:`},
+		{name: "bad protocol", args: []string{"--model", "netpoll", "--protocol", "ftp"}, want: `unknown protocol "ftp" (accepted: binary, http)`},
+		{name: "threads out of range", args: []string{"--model", "netpoll", "--threads", "99999"}, want: "threads 99999 out of range"},
+		{name: "gomaxprocs", args: []string{"--model", "netpoll", "--gomaxprocs", "-1"}, want: "--gomaxprocs -1 out of range"},
+		{name: "cpus", args: []string{"--model", "netpoll", "--cpus", "x"}, want: `"x" is not a CPU number`},
+		{name: "max payload", args: []string{"--model", "netpoll", "--max-payload", "-5"}, want: "max payload -5 out of range"},
+		{name: "accounts", args: []string{"--model", "netpoll", "--accounts", "-1"}, want: "accounts -1 out of range"},
+		{name: "bad address", args: []string{"--model", "threadperconn", "--addr", "256.0.0.1:0"}, want: "256.0.0.1"},
+		{name: "stray argument", args: []string{"--model", "netpoll", "extra"}, want: `unexpected argument "extra"`},
+		{name: "unknown flag", args: []string{"--modle", "netpoll"}, want: "flag provided but not defined: -modle"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"serve"}, tc.args...), strings.NewReader(""), io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
+				t.Fatalf("error %v (stderr %q), want one containing %q", err, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "serve") {
+		t.Errorf("help: %q", out.String())
+	}
+	out.Reset()
+	err := run(context.Background(), []string{"help", "serve"}, nil, io.Discard, &out)
+	if exitCode(err) != 0 || !strings.Contains(out.String(), "snapshot tasks") || !strings.Contains(out.String(), "threadperconn") {
+		t.Errorf("help serve: %v, %q", err, out.String())
+	}
+	if err := run(context.Background(), []string{"frob"}, nil, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
+		t.Errorf("unknown command: %v", err)
+	}
+}

@@ -1,0 +1,193 @@
+package connio
+
+import (
+	"bytes"
+	"testing"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/service"
+	"concbench/wire"
+
+	"golang.org/x/sys/unix"
+)
+
+func testConfig(t *testing.T, maxOut int) *models.Config {
+	t.Helper()
+	codec, err := wire.New("binary", wire.Limits{MaxPayload: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{NsPerIter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := models.Config{Codec: codec, Service: svc, MaxPendingOutput: maxOut}
+	cfg = cfg.WithDefaults(1)
+	return &cfg
+}
+
+func TestInGrowsToBoundAndCompacts(t *testing.T) {
+	in := NewIn(10000)
+	sp := in.Space()
+	if len(sp) != InitialIn {
+		t.Fatalf("first space %d, want %d", len(sp), InitialIn)
+	}
+	total := 0
+	for {
+		sp := in.Space()
+		if len(sp) == 0 {
+			break
+		}
+		in.Commit(len(sp))
+		total += len(sp)
+	}
+	if total != 10000 || in.Buffered() != 10000 {
+		t.Fatalf("filled %d (buffered %d), want exactly the bound 10000", total, in.Buffered())
+	}
+	in.off = 9000 // as if 9000 bytes had been decoded
+	if sp := in.Space(); len(sp) != 9000 || in.Buffered() != 1000 {
+		t.Fatalf("after compaction: space %d, buffered %d", len(sp), in.Buffered())
+	}
+	if n := in.Append(make([]byte, 20000)); n != 9000 {
+		t.Fatalf("Append took %d bytes, want the 9000 that fit", n)
+	}
+}
+
+func TestOutReleasesLargeBuffers(t *testing.T) {
+	var o Out
+	o.buf = make([]byte, RetainLimit+1)
+	o.Advance(10)
+	if o.Pending() != RetainLimit+1-10 {
+		t.Fatalf("pending %d", o.Pending())
+	}
+	o.Advance(o.Pending())
+	if o.buf != nil || o.Pending() != 0 {
+		t.Fatal("an emptied large buffer was retained")
+	}
+}
+
+// requests encodes n OpWork requests asking for size bytes each.
+func requests(c wire.Codec, n, size int) []byte {
+	var b []byte
+	for i := range n {
+		b = c.AppendRequest(b, &wire.Request{ID: uint64(i + 1), Op: wire.OpWork, Size: size})
+	}
+	return b
+}
+
+func TestProcessStopsAtOutputBoundAndResumes(t *testing.T) {
+	cfg := testConfig(t, 4096)
+	s := NewSession(cfg)
+	var sh models.Shard
+	s.In.Append(requests(cfg.Codec, 10, 3000))
+	if n := s.Process(&sh); n != 2 || !s.stalled {
+		t.Fatalf("first Process served %d (stalled %v); want 2 (3000+3000 bytes pass the 4096 bound)", n, s.stalled)
+	}
+	s.Out.Advance(s.Out.Pending())
+	if n := s.Process(&sh); n != 2 {
+		t.Fatalf("after draining, Process served %d, want 2 more", n)
+	}
+}
+
+func TestProcessDecodeErrorClosesAfterErrorResponse(t *testing.T) {
+	cfg := testConfig(t, 0)
+	s := NewSession(cfg)
+	var sh models.Shard
+	s.In.Append(requests(cfg.Codec, 1, 5))
+	s.In.Append(bytes.Repeat([]byte("X"), 64))
+	if n := s.Process(&sh); n != 1 || !s.Closing() {
+		t.Fatalf("served %d, closing %v; want 1 and closing", n, s.Closing())
+	}
+	var resp wire.Response
+	k, err := cfg.Codec.DecodeResponse(s.Out.Bytes(), &resp)
+	if err != nil || k == 0 || resp.Status != wire.StatusOK {
+		t.Fatalf("first response: %v %v", resp.Status, err)
+	}
+	if _, err := cfg.Codec.DecodeResponse(s.Out.Bytes()[k:], &resp); err != nil || resp.Status != wire.StatusBadRequest {
+		t.Fatalf("error response: %v %v", resp.Status, err)
+	}
+}
+
+// served returns the requests counted by c's shards.
+func served(c *models.Counters) uint64 {
+	var st models.Stats
+	c.Stats(&st)
+	return st.Requests
+}
+
+// socketpair returns a non-blocking server end and a blocking client end
+// with small buffers, so that back-pressure shows quickly.
+func socketpair(t *testing.T) (srv, cli int) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 8192)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8192)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return fds[0], fds[1]
+}
+
+func TestOnReadyBackPressure(t *testing.T) {
+	cfg := testConfig(t, 64<<10)
+	s := NewSession(cfg)
+	var counters models.Counters
+	sh := counters.NewThreadShard("test")
+	srv, cli := socketpair(t)
+	// 40 requests for 32 KiB each: far more than the bound plus the socket
+	// buffers. The client does not read.
+	if _, err := unix.Write(cli, requests(cfg.Codec, 40, 32<<10)); err != nil {
+		t.Fatal(err)
+	}
+	interest, done := s.OnReady(srv, handleset.Readable, sh)
+	if done || interest&handleset.Readable != 0 || interest&handleset.Writable == 0 {
+		t.Fatalf("with the client not reading: interest %v, done %v; want writable only", interest, done)
+	}
+	if n := served(&counters); n == 0 || n >= 40 {
+		t.Fatalf("served %d requests before stalling, want some but not all", n)
+	}
+	if p := s.Out.Pending(); p > 64<<10+(32<<10)+512 {
+		t.Fatalf("pending output %d exceeds the bound plus one response", p)
+	}
+	// The client reads everything; each writable event makes progress until
+	// all 40 responses have been produced and written.
+	var got []byte
+	buf := make([]byte, 64<<10)
+	for want := 40 * (32<<10 + 24); len(got) < want; {
+		n, err := unix.Read(cli, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+		interest, done = s.OnReady(srv, handleset.Writable, sh)
+		if done {
+			t.Fatal("session ended while the client was reading")
+		}
+	}
+	if served(&counters) != 40 || interest != handleset.Readable|handleset.OneShot {
+		t.Fatalf("served %d, interest %v; want 40 and readable", served(&counters), interest)
+	}
+	var resp wire.Response
+	for i := range 40 {
+		k, err := cfg.Codec.DecodeResponse(got, &resp)
+		if err != nil || k == 0 {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		if err := wire.Verify(&wire.Request{ID: uint64(i + 1), Op: wire.OpWork, Size: 32 << 10}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		got = got[k:]
+	}
+	// End of stream: the session is done.
+	unix.Shutdown(cli, unix.SHUT_WR)
+	if _, done := s.OnReady(srv, handleset.Readable|handleset.HangUp, sh); !done {
+		t.Fatal("session not done after the peer closed")
+	}
+}
