@@ -118,6 +118,10 @@ type Codec interface {
 	// Protocol returns the protocol's name: "binary" or "http".
 	Protocol() string
 
+	// Limits returns the limits the codec enforces (defaults applied). A
+	// server sizes its per-connection input buffer from them.
+	Limits() Limits
+
 	// DecodeRequest decodes the request at the front of buf into req and
 	// returns the number of bytes it occupies. It returns (0, nil) when buf
 	// holds only part of a request; the caller reads more and calls again.
@@ -277,13 +281,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Checksum is the checksum a response carries: CRC-32C (Castagnoli) over the
 // request ID as 8 little-endian bytes followed by the payload. Clients
 // recompute it to detect corrupted or misattributed responses.
+//
+// It does not allocate. Note: the ID's bytes go through the table by hand
+// because passing a stack array to crc32.Update makes it escape (one
+// allocation per response).
 func Checksum(id uint64, payload []byte) uint32 {
-	var b [8]byte
-	for i := range b {
-		b[i] = byte(id >> (8 * i))
+	c := ^uint32(0)
+	for i := 0; i < 8; i++ {
+		c = castagnoli[byte(c)^byte(id>>(8*i))] ^ c>>8
 	}
-	c := crc32.Update(0, castagnoli, b[:])
-	return crc32.Update(c, castagnoli, payload)
+	return crc32.Update(^c, castagnoli, payload)
 }
 
 // bodyAlphabet is the period of the body pattern.
