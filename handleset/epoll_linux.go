@@ -82,11 +82,16 @@ func (s *Set) leave() {
 	}
 }
 
-// epollEvents translates an interest into epoll flags.
+// epollEvents translates an interest into epoll flags. EPOLLRDHUP (the peer
+// shut down its writing side) is asked for only with Readable: it stays true
+// forever once it happens, so a handle armed Writable-only for a client that
+// half-closed and stopped reading would otherwise fire at once, every time,
+// and its dispatcher would spin. EPOLLHUP and EPOLLERR are reported whatever
+// the interest, so a reset peer still wakes a Writable-only waiter.
 func epollEvents(ev Events) uint32 {
-	var e uint32 = unix.EPOLLRDHUP
+	var e uint32
 	if ev&Readable != 0 {
-		e |= unix.EPOLLIN
+		e |= unix.EPOLLIN | unix.EPOLLRDHUP
 	}
 	if ev&Writable != 0 {
 		e |= unix.EPOLLOUT

@@ -68,6 +68,10 @@ type ListenOptions struct {
 	// Blocking makes the listening socket, and the sockets it accepts,
 	// blocking (for thread-per-connection); by default both are non-blocking.
 	Blocking bool
+	// ReusePort sets SO_REUSEPORT, so that several listening sockets (one
+	// per thread, e.g. one per io_uring) can bind the same address and the
+	// kernel spreads connections among them.
+	ReusePort bool
 }
 
 // DefaultBacklog is the listen backlog when ListenOptions.Backlog is 0.

@@ -485,3 +485,74 @@ func TestEventsString(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestWritableOnlyIgnoresHalfClose arms a connection Writable-only after its
+// peer half-closed and filled nothing: with the send buffer full, the handle
+// must stay quiet (no spin on the peer's FIN), and report once writable.
+func TestWritableOnlyIgnoresHalfClose(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	srv, peer := fds[0], fds[1]
+	// Fill srv's send path until it would block.
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := unix.Write(srv, chunk); err != nil {
+			break
+		}
+	}
+	unix.Shutdown(peer, unix.SHUT_WR) // the peer half-closes and does not read
+	s := newSet(t)
+	if err := s.Register(srv, Writable|OneShot, nopHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	w := s.NewWaiter(1)
+	if evs := poll(t, w); len(evs) != 0 {
+		t.Fatalf("writable-only handle with a full buffer and a half-closed peer reported %v", evs[0].Ready)
+	}
+	// Read interest does see the half-close.
+	if err := s.Reactivate(srv, Readable|OneShot); err != nil {
+		t.Fatal(err)
+	}
+	if evs := poll(t, w); len(evs) != 1 || evs[0].Ready&HangUp == 0 {
+		t.Fatalf("readable handle after the peer's half-close: %+v, want hangup", evs)
+	}
+}
+
+func TestReusePort(t *testing.T) {
+	a, err := Listen("127.0.0.1:0", ListenOptions{ReusePort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Listen(a.Addr().String(), ListenOptions{ReusePort: true})
+	if err != nil {
+		t.Fatalf("second listener on %v with SO_REUSEPORT: %v", a.Addr(), err)
+	}
+	b.Close()
+	if c, err := Listen(a.Addr().String(), ListenOptions{}); err == nil {
+		c.Close()
+		t.Fatal("a listener without SO_REUSEPORT bound an address in use")
+	}
+}
+
+func TestWouldBlockDoesNotAllocate(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	buf := make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := Read(fds[0], buf); !IsWouldBlock(err) {
+			t.Fatalf("Read on an empty socket: %v", err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a would-block Read allocates %v times", allocs)
+	}
+}

@@ -61,6 +61,11 @@ func Listen(addr string, opts ListenOptions) (*Listener, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		return fail("setsockopt", err)
 	}
+	if opts.ReusePort {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return fail("setsockopt", err)
+		}
+	}
 	if err := unix.Bind(fd, sa); err != nil {
 		return fail("bind", err)
 	}
@@ -136,6 +141,13 @@ func sockaddrToAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
+// Preallocated would-block errors: a non-blocking descriptor returns EAGAIN
+// all the time, and wrapping it anew would allocate on every such call.
+var (
+	errReadAgain  = os.NewSyscallError("read", unix.EAGAIN)
+	errWriteAgain = os.NewSyscallError("write", unix.EAGAIN)
+)
+
 // Read reads from a raw descriptor, retrying EINTR. It returns (0, nil) at
 // end of stream, and an error satisfying IsWouldBlock when a non-blocking
 // descriptor has nothing to read.
@@ -144,6 +156,9 @@ func Read(fd int, p []byte) (int, error) {
 		n, err := unix.Read(fd, p)
 		if err == unix.EINTR {
 			continue
+		}
+		if err == unix.EAGAIN {
+			return 0, errReadAgain
 		}
 		if err != nil {
 			return 0, os.NewSyscallError("read", err)
@@ -161,6 +176,9 @@ func Write(fd int, p []byte) (int, error) {
 		n, err := unix.Write(fd, p)
 		if err == unix.EINTR {
 			continue
+		}
+		if err == unix.EAGAIN {
+			return 0, errWriteAgain
 		}
 		if err != nil {
 			return 0, os.NewSyscallError("write", err)
