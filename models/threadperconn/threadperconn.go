@@ -9,8 +9,6 @@ import (
 	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
-
-	"golang.org/x/sys/unix"
 )
 
 // DefaultThreads is the default bound on connection threads.
@@ -80,7 +78,7 @@ func (s *Server) Stats() models.Stats {
 func (s *Server) acceptor() {
 	defer s.wg.Done()
 	runtime.LockOSThread()
-	s.acceptSh.SetTID(unix.Gettid())
+	s.acceptSh.SetTID(models.CurrentThreadID())
 	backoff := time.Millisecond
 	for {
 		select {
