@@ -1,0 +1,196 @@
+// Package leaderfollowers is the Leader/Followers model (Schmidt, Kircher,
+// Buschmann, Pyarali, O'Ryan): a pool of locked OS threads that take turns
+// waiting on one shared handle set, with an unbound association between
+// threads and handles. The thread that detects an event processes it
+// itself, so no request is ever handed from one thread to another: no
+// queue, no allocation and no context switch between reading a request and
+// replying to it.
+//
+// # Participants
+//
+// The pattern's participants, as this code names them:
+//
+//   - Handles: file descriptors — the listening socket, each connection,
+//     and a timerfd that ends an accept backoff. Each is registered with
+//     handleset.Readable|handleset.OneShot.
+//   - Handle Set: one handleset.Set (epoll) shared by the whole pool. The
+//     listening socket is a handle in it like every connection; there is no
+//     acceptor thread.
+//   - Event Handler: handleset.EventHandler, whose HandleEvent is the hook
+//     method; this package's handler interface adds bind, by which the
+//     processing thread tells the handler whose counters to charge.
+//   - Concrete Event Handlers: conn (a connection: its connio.Session reads,
+//     decodes every complete request, runs the service and writes the
+//     responses), acceptor (the listener: accepts a batch of connections and
+//     registers each with its own conn), retryTimer (the backoff timer:
+//     reactivates the listener).
+//   - Thread Pool: Server's threads (one thread each) around pool, the
+//     monitor object that records the leader and holds the followers.
+//     join is pool.join, promote_new_leader is pool.promote (called by
+//     thread.promote), deactivate_handle is done by the kernel (see below)
+//     and reactivate_handle is handleset.Set.Reactivate, called by each
+//     concrete handler at the end of its hook method.
+//
+// # Thread states
+//
+// Each of the Config.Threads threads (default DefaultThreads) is in one of
+// three states:
+//
+//   - Leader (thread.lead): at most one thread, blocked in
+//     handleset.Waiter.Wait with a waiter of one event, so that each
+//     leadership turn takes exactly one event. On an event it promotes a
+//     follower and becomes a processing thread.
+//   - Processing (thread.run, the hook method): any number of threads,
+//     each running the concrete event handler of the one event it
+//     detected, concurrently with the leader and each other. When done it
+//     rejoins (pool.join): it becomes the leader at once if there is none,
+//     and a follower otherwise.
+//   - Follower (inside pool.join): parked on a futex word until a leader
+//     promotes it, whereupon it is the leader.
+//
+// Transitions: leader → processing (event detected, successor promoted);
+// processing → leader (rejoin with no leader) or → follower (rejoin with a
+// leader); follower → leader (promoted). A thread starts by joining, and
+// leaves the cycle only when the server closes.
+//
+// # The (de)activation protocol
+//
+// A TCP socket is an iterative handle: two threads must never read or
+// write it at once. The paper's leader calls deactivate_handle before
+// promote_new_leader so that the next leader cannot detect the same handle
+// again. Here every handle is registered with EPOLLONESHOT, so the kernel
+// disarms it in the same step in which epoll_wait reports its event, before
+// epoll_wait returns and before any other thread can wait on the set: the
+// deactivation is atomic with the dispatch. An explicit epoll_ctl
+// (EPOLL_CTL_MOD with no events, handleset.Set.Deactivate) before promoting
+// would achieve the same only by the ordering of the leader's steps, at the
+// price of a system call per event on the leader's critical path — the
+// successor waits for it to be promoted — and with no protection if two
+// threads ever waited at once; with EPOLLONESHOT even a broken promotion
+// (see the tests) cannot dispatch one handle twice. The handle stays
+// disarmed while its thread processes it; the handler then reactivates it
+// (EPOLL_CTL_MOD) with the interest its state needs — readable, or writable
+// while responses wait for a slow client (back-pressure) — or unregisters
+// and closes it. After reactivating, the handler touches nothing of the
+// connection: the next event may already be with another thread.
+//
+// # Promotion orders
+//
+// Options.Promotion chooses whom the leader promotes (implementation
+// activity 5.2):
+//
+//   - LIFO: the most recently parked follower (a stack). The thread that
+//     slept least has the warmest cache and is often not yet asleep, so its
+//     wake-up is cheapest ("fresh work before stale"). Work concentrates on
+//     few threads.
+//   - FIFO: the longest-waiting follower (a ring). Work spreads evenly
+//     across threads; each promotion usually wakes a thread from deep sleep.
+//   - Priority: the follower with the lowest nice value in
+//     Options.Priorities (a heap; the longest-waiting first among equals).
+//     Each thread applies its own nice value with setpriority(PRIO_PROCESS,
+//     tid, nice) from the locked thread before it joins; if that is not
+//     permitted (a value below the process's without root or
+//     CAP_SYS_NICE), Start fails with an error wrapping
+//     ErrPriorityNotPermitted that says how to run it. The order decides
+//     which thread leads; the kernel's scheduler then gives the processing
+//     threads CPU time by their nice values.
+//   - OS: all followers sleep on one shared futex word and a promotion
+//     wakes one of them, whichever the kernel chooses
+//     (implementation-defined order, as with the paper's condition
+//     variable). The woken follower takes the leader role under the pool's
+//     lock; one woken without a role to take (another follower, not yet
+//     asleep, took it first) goes back to sleep.
+//
+// For LIFO, FIFO and Priority each follower parks on its own
+// futex.Parker and the promoter unparks the one it picked; the follower
+// set is guarded by a futex.Mutex held for a few loads and stores. Neither
+// Go channels nor sync.Cond are used: on locked threads they cost several
+// context switches per hand-off. Leadership is handed over under the lock
+// (promote names the successor, or in OS order reserves the role for
+// whichever follower takes the grant), so a rejoining thread cannot slip in
+// between. A promotion that finds no follower leaves the pool without a
+// leader, and the next thread to rejoin becomes leader without parking. No
+// wake-up is lost: a follower joins the set under the lock and parks after
+// releasing it; if it is promoted in between, the Parker keeps the permit
+// and Park returns at once (in OS order, the word's value has changed and
+// FUTEX_WAIT returns at once).
+//
+// # Accepting
+//
+// A listener event accepts up to 64 connections, until accept would block,
+// registers each with its Session, and reactivates the listener. When
+// accept fails for lack of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
+// ENOMEM) the listener stays deactivated, the error is counted as
+// models.ErrAcceptBackoff, and the timerfd handle is armed to reactivate it
+// after a delay that doubles from 1 ms to 1 s while the shortage lasts
+// (reset by a successful accept). No thread sleeps during a backoff; the
+// pool serves the open connections meanwhile.
+//
+// # Guarantees to the service
+//
+//   - A handle is never dispatched to two threads at once (EPOLLONESHOT and
+//     reactivation only at the end of the hook method).
+//   - At most one thread is the leader at any time. The package's tests
+//     check this with an independent counter (leaderCheck, compiled in but
+//     active only when the tests set checkLeaders).
+//   - A connection's requests are read, served and answered by one thread
+//     at a time, in order; no request changes thread between read and
+//     reply. Pipelined requests read together are served back to back by
+//     that thread.
+//   - Memory per connection is bounded (connio): the input buffer holds at
+//     most one maximal request, and a connection whose client does not read
+//     is not read either once Config.MaxPendingOutput bytes wait for it.
+//
+// What it does not guarantee:
+//
+//   - Fairness across connections beyond connio's bound of reads per
+//     event: a connection that keeps its socket full is re-armed and may be
+//     reported again before a quieter one, as epoll orders them.
+//   - Which thread serves a connection: consecutive events of one
+//     connection may go to different threads (the association is unbound),
+//     so the service must not keep per-connection state in thread-local
+//     storage, and shared service state needs its own synchronization.
+//   - Latency bounds under overload: when every thread is processing,
+//     events wait in the kernel until a thread rejoins; a long request
+//     holds its thread, and with it the connection, for its whole duration.
+//   - Strict priority: Priority order and nice values bias, not preempt.
+//
+// # Counters
+//
+// Stats.PerThread has one entry per pool thread (role "pool", in thread
+// order) with Events (events the thread detected as leader and processed),
+// Requests (requests it served) and Promotions (times it was promoted from
+// follower to leader; becoming leader on rejoin without parking is not a
+// promotion). Every event follows exactly one promote, so once the last
+// promoted thread has woken, the sum of Promotions plus
+// no_follower_promotions equals the sum of Events.
+// Stats.Counters:
+//
+//   - no_follower_promotions: promotions that found no follower and left
+//     the pool without a leader until the next rejoin;
+//   - accept_batches: listener events processed;
+//   - accept_retries: backoff timer expiries (listener reactivations after
+//     a shortage);
+//   - open_conns: connections open now;
+//   - followers: threads parked as followers now;
+//   - stale_events: events dropped because their handle was unregistered
+//     after the kernel queued them (handleset.Set.Stale).
+//
+// # Closing
+//
+// Close closes the pool (every parked follower wakes and exits, and a
+// thread that rejoins exits instead), then the handle set (the leader's
+// Wait returns handleset.ErrClosed), waits for every thread to exit — a
+// processing thread finishes its event first; its reactivation then fails
+// with ErrClosed — and finally closes every remaining connection, the
+// listener and the timer. Threads exit while still locked, so the Go
+// runtime destroys them, and their nice values with them.
+//
+// # Running it
+//
+// Each thread runs Go code between its system calls, and a thread returning
+// from a system call needs a P: with GOMAXPROCS below the number of
+// threads, a promoted follower can wait for the Go scheduler before it can
+// lead. Measurements should set GOMAXPROCS to at least Threads + 1, or
+// report the setting.
+package leaderfollowers

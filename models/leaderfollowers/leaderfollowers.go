@@ -1,0 +1,351 @@
+package leaderfollowers
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"concbench/handleset"
+	"concbench/internal/futex"
+	"concbench/models"
+)
+
+// DefaultThreads is the pool size when Config.Threads is 0.
+const DefaultThreads = 4
+
+// Promotion is the order in which a leader chooses the follower it promotes.
+// The zero value is LIFO.
+type Promotion int
+
+// The promotion orders of implementation activity 5.2 of the pattern.
+const (
+	// LIFO promotes the most recently parked follower (a stack): its cache
+	// is the warmest ("fresh work before stale").
+	LIFO Promotion = iota
+	// FIFO promotes the longest-waiting follower (a queue).
+	FIFO
+	// Priority promotes the follower with the highest priority, i.e. the
+	// lowest nice value from Options.Priorities (a heap; longest-waiting
+	// first among equals).
+	Priority
+	// OS parks every follower on one shared futex word and lets the kernel
+	// choose which one a promotion wakes (implementation-defined order).
+	OS
+)
+
+// promotionNames must match the constants above.
+var promotionNames = [...]string{LIFO: "lifo", FIFO: "fifo", Priority: "priority", OS: "os"}
+
+// String returns the order's name: lifo, fifo, priority or os.
+func (p Promotion) String() string {
+	if p < 0 || int(p) >= len(promotionNames) {
+		return "Promotion(" + strconv.Itoa(int(p)) + ")"
+	}
+	return promotionNames[p]
+}
+
+// ParsePromotion returns the order named s (lifo, fifo, priority or os).
+func ParsePromotion(s string) (Promotion, error) {
+	for i, n := range promotionNames {
+		if s == n {
+			return Promotion(i), nil
+		}
+	}
+	return 0, fmt.Errorf("leaderfollowers: unknown promotion order %q (accepted: %s)", s, strings.Join(promotionNames[:], ", "))
+}
+
+// MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
+func (p Promotion) MarshalText() ([]byte, error) {
+	if p < 0 || int(p) >= len(promotionNames) {
+		return nil, fmt.Errorf("leaderfollowers: invalid promotion order %d", int(p))
+	}
+	return []byte(promotionNames[p]), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParsePromotion.
+func (p *Promotion) UnmarshalText(b []byte) error {
+	v, err := ParsePromotion(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// The range of nice values (setpriority(2)).
+const (
+	// MinNice is the lowest nice value: the highest priority.
+	MinNice = -20
+	// MaxNice is the highest nice value: the lowest priority.
+	MaxNice = 19
+)
+
+// ParsePriorities parses a comma-separated list of nice values, e.g.
+// "-5,0,5,10", as Options.Priorities. An empty string gives nil.
+func ParsePriorities(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("leaderfollowers: priority %q is not an integer nice value (%d..%d)", f, MinNice, MaxNice)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Options are the model's own settings.
+type Options struct {
+	// Promotion is the order in which leaders promote followers.
+	Promotion Promotion
+	// Priorities are the pool threads' nice values, one per thread
+	// (Config.Threads of them), each in MinNice..MaxNice; a lower value is a
+	// higher priority. They are required by, and only accepted with,
+	// Priority promotion. Each thread applies its own value with
+	// setpriority(PRIO_PROCESS, tid, nice); values below the process's
+	// current nice need root or CAP_SYS_NICE.
+	Priorities []int
+}
+
+// validate checks o for a pool of n threads.
+func (o Options) validate(n int) error {
+	if o.Promotion < 0 || int(o.Promotion) >= len(promotionNames) {
+		return fmt.Errorf("leaderfollowers: invalid promotion order %d (accepted: %s)", int(o.Promotion), strings.Join(promotionNames[:], ", "))
+	}
+	if o.Promotion != Priority {
+		if len(o.Priorities) > 0 {
+			return fmt.Errorf("leaderfollowers: thread priorities are used only by promotion=priority, not promotion=%s", o.Promotion)
+		}
+		return nil
+	}
+	if len(o.Priorities) != n {
+		return fmt.Errorf("leaderfollowers: promotion=priority needs one nice value per thread: got %d for %d threads (e.g. --nice %s)",
+			len(o.Priorities), n, examplePriorities(n))
+	}
+	for i, v := range o.Priorities {
+		if v < MinNice || v > MaxNice {
+			return fmt.Errorf("leaderfollowers: priority of thread %d is nice %d, out of range (accepted: %d..%d; lower is more urgent)",
+				i, v, MinNice, MaxNice)
+		}
+	}
+	return nil
+}
+
+// examplePriorities returns a valid, non-negative priority list for n
+// threads, for error messages.
+func examplePriorities(n int) string {
+	parts := make([]string, min(n, 8))
+	for i := range parts {
+		parts[i] = strconv.Itoa(min(2*i, MaxNice))
+	}
+	if n > len(parts) {
+		parts = append(parts, "…")
+	}
+	return strings.Join(parts, ",")
+}
+
+// ErrPriorityNotPermitted is wrapped by Start's error when the process may
+// not give a pool thread the nice value asked for.
+var ErrPriorityNotPermitted = errors.New("leaderfollowers: not permitted to set the thread priorities asked for")
+
+// hooks alter the model for tests; Start uses the zero value.
+type hooks struct {
+	// promoteEarly breaks the pattern on purpose: a leader promotes its
+	// successor as soon as it becomes leader, before it has an event, so
+	// two threads wait on the handle set at once. It exists to show that
+	// the leader check (checkLeaders) detects a broken promotion.
+	promoteEarly bool
+}
+
+// Server is a running Leader/Followers server.
+type Server struct {
+	cfg   models.Config
+	opts  Options
+	hooks hooks
+
+	set   *handleset.Set
+	ln    *handleset.Listener
+	acc   *acceptor
+	timer *retryTimer
+	pool  *pool
+
+	threads  []*thread
+	counters models.Counters
+	closeSh  *models.Shard // connections closed by Close, after every thread exited
+	inv      leaderCheck   // used only when checkLeaders is set
+
+	connMu futex.Mutex
+	conns  map[int]*conn // open connections by descriptor; guarded by connMu
+
+	failMu  sync.Mutex
+	failErr error // the first fatal error of a pool thread
+
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ models.Server = (*Server)(nil)
+
+// Start listens on cfg.Addr, registers the listening socket in a new handle
+// set and starts the pool of cfg.Threads locked OS threads (default
+// DefaultThreads). With Priority promotion each thread sets its nice value
+// first; if the process may not, Start fails with an error wrapping
+// ErrPriorityNotPermitted that says how to run it.
+func Start(cfg models.Config, opts Options) (*Server, error) {
+	return start(cfg, opts, hooks{})
+}
+
+func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults(DefaultThreads)
+	if err := opts.validate(cfg.Threads); err != nil {
+		return nil, err
+	}
+	opts.Priorities = append([]int(nil), opts.Priorities...)
+	set, err := handleset.New()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog})
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	tfd, err := newTimerFd()
+	if err != nil {
+		ln.Close()
+		set.Close()
+		return nil, err
+	}
+	s := &Server{
+		cfg:   cfg,
+		opts:  opts,
+		hooks: hk,
+		set:   set,
+		ln:    ln,
+		pool:  newPool(opts.Promotion, cfg.Threads),
+		conns: make(map[int]*conn),
+	}
+	s.acc = &acceptor{s: s, ln: ln, backoff: minBackoff}
+	s.timer = &retryTimer{s: s, fd: tfd}
+	s.closeSh = s.counters.NewConnShard()
+	fail := func(err error) (*Server, error) {
+		handleset.Close(tfd)
+		ln.Close()
+		set.Close()
+		return nil, err
+	}
+	// The retry timer is registered armed-for-reading but its clock is not
+	// running, so it reports nothing until the acceptor backs off.
+	if err := set.Register(tfd, handleset.Readable|handleset.OneShot, s.timer); err != nil {
+		return fail(err)
+	}
+	if err := set.Register(ln.Fd(), handleset.Readable|handleset.OneShot, s.acc); err != nil {
+		return fail(err)
+	}
+	for i := range cfg.Threads {
+		th := &thread{s: s, m: &member{id: i}, sh: s.counters.NewThreadShard("pool")}
+		if opts.Priorities != nil {
+			th.m.nice = opts.Priorities[i]
+		}
+		s.threads = append(s.threads, th)
+	}
+	started := make(chan error, cfg.Threads)
+	for _, th := range s.threads {
+		s.wg.Add(1)
+		go th.run(started)
+	}
+	var errs []error
+	for range s.threads {
+		if err := <-started; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		s.Close()
+		return nil, errs[0]
+	}
+	return s, nil
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
+
+// Stats returns a snapshot of the counters. PerThread has one entry per pool
+// thread (role "pool") in thread order; Counters holds the model-specific
+// counters listed in the package documentation.
+func (s *Server) Stats() models.Stats {
+	st := models.Stats{
+		Model:   "leaderfollowers",
+		Variant: "promotion=" + s.opts.Promotion.String(),
+		Threads: s.cfg.Threads,
+	}
+	s.counters.Stats(&st)
+	var noFollower, batches, retries uint64
+	for _, th := range s.threads {
+		noFollower += th.noFollower.load()
+		batches += th.acceptBatches.load()
+		retries += th.acceptRetries.load()
+	}
+	s.connMu.Lock()
+	open := len(s.conns)
+	s.connMu.Unlock()
+	st.Counters = map[string]uint64{
+		"no_follower_promotions": noFollower,
+		"accept_batches":         batches,
+		"accept_retries":         retries,
+		"open_conns":             uint64(open),
+		"followers":              uint64(s.pool.followers()),
+		"stale_events":           s.set.Stale(),
+	}
+	return st
+}
+
+// fail records the first fatal error of a pool thread (the handle set or the
+// listener failed in a way that leaves the pool unable to serve) and stops
+// the pool; Close returns the error.
+func (s *Server) fail(err error) {
+	s.failMu.Lock()
+	if s.failErr == nil {
+		s.failErr = fmt.Errorf("leaderfollowers: pool stopped: %w", err)
+	}
+	s.failMu.Unlock()
+	s.pool.close()
+	s.set.Close()
+}
+
+// Close stops the server; see models.Server. It closes the pool (waking
+// every follower) and the handle set (waking the leader), waits for every
+// pool thread to exit — a thread processing an event finishes it first —
+// and then closes every connection, the listener and the retry timer.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.pool.close()
+		errs := []error{s.set.Close()}
+		s.wg.Wait()
+		// Every pool thread has exited: this goroutine is the only owner of
+		// what is left (the lock is for Stats).
+		s.connMu.Lock()
+		for fd := range s.conns {
+			errs = append(errs, handleset.Close(fd))
+			s.closeSh.AddClosed()
+		}
+		clear(s.conns)
+		s.connMu.Unlock()
+		errs = append(errs, s.ln.Close(), handleset.Close(s.timer.fd))
+		s.failMu.Lock()
+		errs = append(errs, s.failErr)
+		s.failMu.Unlock()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

@@ -1,0 +1,68 @@
+package leaderfollowers
+
+import (
+	"errors"
+	"testing"
+
+	"concbench/models"
+	"concbench/models/modeltest"
+)
+
+// rootPriorities returns nice values for n threads that only a privileged
+// process may set (some are negative), spread so that priority order differs
+// from both lifo and fifo.
+func rootPriorities(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = []int{-5, 5, 0, -10, 10, -1}[i%6]
+	}
+	return p
+}
+
+func TestConformance(t *testing.T) {
+	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
+		t.Run("promotion="+order.String(), func(t *testing.T) {
+			if order == Priority {
+				skipUnlessPrioritiesPermitted(t)
+			}
+			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
+				opts := Options{Promotion: order}
+				if order == Priority {
+					opts.Priorities = rootPriorities(cfg.WithDefaults(DefaultThreads).Threads)
+				}
+				srv, err := Start(cfg, opts)
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { checkOneLeader(t, srv) })
+				return srv, nil
+			})
+		})
+	}
+}
+
+// skipUnlessPrioritiesPermitted skips t if this process may not lower thread
+// nice values (not root, no CAP_SYS_NICE).
+func skipUnlessPrioritiesPermitted(t *testing.T) {
+	t.Helper()
+	srv, err := Start(testConfig(t, 2), Options{Promotion: Priority, Priorities: []int{-5, 5}})
+	if errors.Is(err, ErrPriorityNotPermitted) {
+		t.Skipf("promotion=priority with negative nice values needs root or CAP_SYS_NICE: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkOneLeader fails t if srv ever had more than one thread acting as
+// leader.
+func checkOneLeader(t *testing.T, srv *Server) {
+	t.Helper()
+	if v := srv.inv.violations.Load(); v != 0 {
+		t.Errorf("%d leadership turns began while another thread was leader (at most %d leaders at once)",
+			v, srv.inv.maxActing.Load())
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package leaderfollowers
+
+import (
+	"time"
+
+	"concbench/handleset"
+)
+
+// The model is Linux-only (epoll, futex, timerfd); elsewhere handleset.New
+// fails first and these are never reached.
+
+func gettid() int { return 0 }
+
+func setNice(tid, nice int) error { return handleset.ErrUnsupported }
+
+func newTimerFd() (int, error) { return -1, handleset.ErrUnsupported }
+
+func setTimer(fd int, d time.Duration) error { return handleset.ErrUnsupported }
+
+func drainTimer(fd int) error { return handleset.ErrUnsupported }

@@ -1,0 +1,317 @@
+package leaderfollowers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/models/internal/connio"
+)
+
+// Accept bounds.
+const (
+	// acceptBatch bounds the connections one listener event accepts, so a
+	// connection storm cannot keep a thread from rejoining the pool.
+	acceptBatch = 64
+	// minBackoff and maxBackoff bound the delay for which the listener
+	// stays deactivated after accept ran out of descriptors or memory.
+	minBackoff = time.Millisecond
+	maxBackoff = time.Second
+)
+
+// counter is a uint64 with one writer (its thread): a plain load and store
+// to increment, an atomic load to read, as in models.Shard.
+type counter struct{ v atomic.Uint64 }
+
+func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
+func (c *counter) load() uint64 { return c.v.Load() }
+
+// thread is one OS thread of the pool. Its counters are written only by
+// itself.
+type thread struct {
+	_ [64]byte // keep threads' counters off each other's cache lines
+
+	s  *Server
+	m  *member
+	sh *models.Shard
+
+	noFollower    counter // promotions this thread made that found no follower
+	acceptBatches counter // listener events this thread processed
+	acceptRetries counter // backoff timer expiries this thread processed
+
+	_ [64]byte
+}
+
+// run is a pool thread: it locks itself to its OS thread, applies its
+// priority, reports to Start, then alternates between the three states
+// until the pool closes. It exits still locked, so the Go runtime destroys
+// the OS thread (with its nice value) instead of reusing it.
+func (th *thread) run(started chan<- error) {
+	s := th.s
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	tid := gettid()
+	th.sh.SetTID(tid)
+	if s.opts.Promotion == Priority {
+		if err := setNice(tid, th.m.nice); err != nil {
+			started <- niceError(th.m.id, tid, th.m.nice, err)
+			return
+		}
+	}
+	started <- nil
+
+	w := s.set.NewWaiter(1) // one event per leadership turn
+	for res := s.pool.join(th.m); res != joinClosed; res = s.pool.join(th.m) {
+		if res == joinPromoted {
+			th.sh.AddPromotion()
+		}
+		ev, ok := th.lead(w)
+		if !ok {
+			return
+		}
+		// Processing state.
+		th.sh.AddEvent()
+		h := ev.Handler.(handler)
+		h.bind(th)
+		h.HandleEvent(ev.Fd, ev.Ready)
+	}
+}
+
+// niceError explains why pool thread id (tid) could not take nice value
+// nice.
+func niceError(id, tid, nice int, err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		// EACCES: a nice value below the process's without CAP_SYS_NICE
+		// (or a sufficient RLIMIT_NICE); EPERM: another user's thread.
+		return fmt.Errorf("%w: pool thread %d (tid %d) at nice %d: %w; "+
+			"lowering a thread's nice value below the process's needs root or CAP_SYS_NICE: "+
+			"run as root, grant the binary the capability (setcap cap_sys_nice+ep), "+
+			"raise RLIMIT_NICE, or use non-negative nice values",
+			ErrPriorityNotPermitted, id, tid, nice, err)
+	}
+	return fmt.Errorf("leaderfollowers: pool thread %d (tid %d) at nice %d: %w", id, tid, nice, err)
+}
+
+// lead is the leader state: the thread waits on the handle set for one
+// event, then promotes a follower and returns the event to process. The
+// event's handle is already deactivated: every handle is registered with
+// OneShot, so the kernel disarmed it in the same step in which it reported
+// the event, before any other thread can wait on the set. lead reports
+// false when the thread must exit (the handle set is closed or failed).
+func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
+	s := th.s
+	if checkLeaders {
+		s.inv.begin()
+	}
+	if s.hooks.promoteEarly {
+		th.promote()
+	}
+	for {
+		evs, err := w.Wait(-1)
+		if err != nil {
+			if checkLeaders {
+				s.inv.end()
+			}
+			if !errors.Is(err, handleset.ErrClosed) {
+				s.fail(err)
+			}
+			return handleset.Event{}, false
+		}
+		if len(evs) == 0 {
+			continue // not reported with an unbounded wait; still the leader
+		}
+		ev := evs[0]
+		if checkLeaders {
+			s.inv.end()
+		}
+		if !s.hooks.promoteEarly {
+			th.promote()
+		}
+		return ev, true
+	}
+}
+
+// promote hands the leader role to a follower (promote_new_leader).
+func (th *thread) promote() {
+	if !th.s.pool.promote(th.m) {
+		th.noFollower.add(1)
+	}
+}
+
+// handler is a concrete event handler of this pool. The handle set calls
+// its hook HandleEvent with the descriptor and readiness; bind first tells
+// it which processing thread dispatches it (whose counters it charges).
+// Between bind and the end of HandleEvent the handle is deactivated, so no
+// other thread touches the handler.
+type handler interface {
+	handleset.EventHandler
+	bind(th *thread)
+}
+
+// dispatched implements bind for the concrete handlers.
+type dispatched struct{ th *thread }
+
+func (d *dispatched) bind(th *thread) { d.th = th }
+
+// conn is the concrete event handler of a connection: its Session is the
+// whole protocol state, processed by one thread per event.
+type conn struct {
+	dispatched
+	s    *Server
+	fd   int
+	sess *connio.Session
+}
+
+var _ handler = (*conn)(nil)
+
+// HandleEvent reads, serves every complete request and writes the
+// responses (connio.Session.OnReady), then reactivates the handle with the
+// interest the session returns, or unregisters and closes the connection.
+// After a successful Reactivate it touches nothing: the handle may already
+// be dispatched to another thread.
+func (c *conn) HandleEvent(fd int, ready handleset.Events) {
+	sh := c.th.sh
+	interest, done := c.sess.OnReady(fd, ready, sh)
+	if !done {
+		err := c.s.set.Reactivate(fd, interest)
+		if err == nil || errors.Is(err, handleset.ErrClosed) {
+			return // closed: Close closes the descriptor
+		}
+		sh.AddError(models.ErrIO)
+	}
+	c.s.dropConn(c.fd, sh)
+}
+
+// addConn registers a newly accepted connection. It reports false if the
+// handle set is closed (the server is stopping).
+func (s *Server) addConn(fd int, sh *models.Shard) bool {
+	c := &conn{s: s, fd: fd, sess: connio.NewSession(&s.cfg)}
+	s.connMu.Lock()
+	s.conns[fd] = c
+	s.connMu.Unlock()
+	err := s.set.Register(fd, handleset.Readable|handleset.OneShot, c)
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, handleset.ErrClosed) {
+		sh.AddError(models.ErrIO)
+	}
+	s.connMu.Lock()
+	delete(s.conns, fd)
+	s.connMu.Unlock()
+	handleset.Close(fd)
+	sh.AddClosed()
+	return !errors.Is(err, handleset.ErrClosed)
+}
+
+// dropConn unregisters and closes a connection that is done. It is
+// forgotten before its descriptor is closed, since the number may be reused
+// by the next accept at once.
+func (s *Server) dropConn(fd int, sh *models.Shard) {
+	s.set.Unregister(fd) // fails only if the set is closed, which closes nothing
+	s.connMu.Lock()
+	delete(s.conns, fd)
+	s.connMu.Unlock()
+	handleset.Close(fd)
+	sh.AddClosed()
+}
+
+// acceptor is the concrete event handler of the listening socket.
+type acceptor struct {
+	dispatched
+	s  *Server
+	ln *handleset.Listener
+	// backoff is the delay of the next backoff. Only the thread processing
+	// the (deactivated) listener touches it.
+	backoff time.Duration
+}
+
+var _ handler = (*acceptor)(nil)
+
+// HandleEvent accepts up to acceptBatch connections, until accept would
+// block, registers each with its own Session, and reactivates the listener.
+// When accept fails for lack of descriptors or memory (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM) the connection stays in the backlog and the listener
+// stays deactivated: the retry timer reactivates it after a delay that
+// doubles from minBackoff to maxBackoff while the shortage lasts, so the
+// pool keeps serving the open connections instead of spinning on a
+// listener that is always readable.
+func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
+	s, th := a.s, a.th
+	th.acceptBatches.add(1)
+	for range acceptBatch {
+		nfd, _, err := a.ln.Accept()
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				break
+			}
+			if handleset.IsTemporary(err) {
+				th.sh.AddError(models.ErrAcceptBackoff)
+				d := a.backoff
+				a.backoff = min(2*d, maxBackoff)
+				// Not a single access to a after this: once the timer is
+				// armed another thread may own the listener.
+				s.timer.arm(d)
+				return
+			}
+			// Another failure concerns the one connection it consumed
+			// (e.g. EPERM from a firewall rule): count it, go on.
+			th.sh.AddError(models.ErrAccept)
+			continue
+		}
+		a.backoff = minBackoff
+		th.sh.AddAccepted()
+		if !s.addConn(nfd, th.sh) {
+			return
+		}
+	}
+	if err := s.set.Reactivate(fd, handleset.Readable|handleset.OneShot); err != nil && !errors.Is(err, handleset.ErrClosed) {
+		s.fail(err)
+	}
+}
+
+// retryTimer is the concrete event handler of the accept backoff: a timerfd
+// in the handle set whose expiry reactivates the listener. The backoff thus
+// costs no thread: nobody sleeps, and the pool serves other handles
+// meanwhile.
+//
+// Note: a Go timer (time.AfterFunc) reactivating the listener would work
+// too, but would run the reactivation on a runtime goroutine outside the
+// pool; the timerfd keeps every event source a handle of the one set.
+type retryTimer struct {
+	dispatched
+	s  *Server
+	fd int
+}
+
+var _ handler = (*retryTimer)(nil)
+
+// arm starts the timer for d and reactivates its handle. Failures leave the
+// listener deactivated for good, so they stop the pool.
+func (t *retryTimer) arm(d time.Duration) {
+	if err := setTimer(t.fd, d); err != nil {
+		t.s.fail(err)
+		return
+	}
+	if err := t.s.set.Reactivate(t.fd, handleset.Readable|handleset.OneShot); err != nil && !errors.Is(err, handleset.ErrClosed) {
+		t.s.fail(err)
+	}
+}
+
+// HandleEvent consumes the expiry and reactivates the listener; the timer's
+// own handle stays deactivated until the next arm.
+func (t *retryTimer) HandleEvent(fd int, _ handleset.Events) {
+	t.th.acceptRetries.add(1)
+	if err := drainTimer(fd); err != nil {
+		t.s.fail(err)
+		return
+	}
+	if err := t.s.set.Reactivate(t.s.ln.Fd(), handleset.Readable|handleset.OneShot); err != nil && !errors.Is(err, handleset.ErrClosed) {
+		t.s.fail(err)
+	}
+}
