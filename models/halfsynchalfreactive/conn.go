@@ -1,0 +1,203 @@
+package halfsynchalfreactive
+
+import (
+	"sync/atomic"
+
+	"concbench/handleset"
+	"concbench/internal/futex"
+	"concbench/models"
+	"concbench/models/internal/connio"
+	"concbench/wire"
+)
+
+// thread is what a model thread (the reactor or a worker) brings to the
+// operations it performs on connections: its counters, and the request
+// objects it has released and will hand back to the pool.
+type thread struct {
+	sh     *models.Shard
+	done   []*request    // released request objects (pooled variant)
+	parked atomic.Uint64 // responses this thread parked in a reorder ring (one writer)
+}
+
+// maxDone bounds thread.done; further released objects go to the garbage
+// collector.
+const maxDone = 2 * MaxInFlight
+
+// conn is one connection: the reactor's input side and the output side that
+// workers and the reactor share. See the package documentation for the
+// ordering and back-pressure protocol.
+type conn struct {
+	fd int
+
+	// The input side, owned by the reactor thread alone.
+	in      connio.In
+	nextSeq uint64 // sequence number of the next request decoded
+	stalled bool   // dispatch stopped at a bound with input still buffered
+
+	// Bounds on what the connection has outstanding. Incremented only by
+	// the reactor (when it dispatches); decremented only with mu held.
+	inflight   atomic.Int64 // requests dispatched whose responses are not yet in out (or dropped)
+	reserved   atomic.Int64 // the est of those requests: output bytes committed to but not yet in out
+	outPending atomic.Int64 // out.Pending(), stored with mu held by every flush and break (emit is always followed by a flush)
+	broken     atomic.Bool  // set with mu held: I/O failed, responses are dropped
+
+	// The output side, guarded by mu.
+	mu        futex.Mutex
+	out       connio.Out
+	nextWrite uint64                // sequence number of the next response to append to out
+	ring      [MaxInFlight]*request // completed responses waiting for their turn, at seq % MaxInFlight
+	inputDone bool                  // no request will be dispatched any more (written by the reactor)
+	closed    bool                  // the reactor closed the descriptor
+	armed     handleset.Events      // the interest the reactor last set (written by the reactor)
+	notified  bool                  // queued on the reactor's notification list
+
+	maxOut int64   // Config.MaxPendingOutput
+	srv    *Server // for the codec and the pool
+}
+
+// admits reports whether the connection may have one more request
+// dispatched: fewer than MaxInFlight in flight, and the output committed to
+// (reserved plus pending) under the bound. Like connio.Session's OutputFull
+// test it lets one response overshoot the bound. The reactor calls it
+// without mu (a worker may only lower the counts meanwhile); desired calls
+// it with mu held.
+func (c *conn) admits() bool {
+	return c.inflight.Load() < MaxInFlight && c.reserved.Load()+c.outPending.Load() < c.maxOut
+}
+
+// desired returns the interest the connection's handle should be armed
+// with, or closeNow when the connection is finished and no thread holds a
+// reference to it any more (nothing in flight). mu must be held.
+//
+// Readable (level-triggered) is wanted while requests may be dispatched;
+// Writable while output waits for the socket, one-shot: a worker may drain
+// the output before the reactor sees the event, and a one-shot handle then
+// reports at most one needless event.
+func (c *conn) desired() (ev handleset.Events, closeNow bool) {
+	if c.broken.Load() {
+		return 0, c.inflight.Load() == 0
+	}
+	pending := c.out.Pending() > 0
+	if c.inputDone {
+		if !pending && c.inflight.Load() == 0 {
+			return 0, true
+		}
+	} else if c.admits() {
+		ev = handleset.Readable
+	}
+	if pending {
+		ev |= handleset.Writable | handleset.OneShot
+	}
+	return ev, false
+}
+
+// flushLocked writes pending output until it is all written or the socket
+// would block; a failed write breaks the connection. mu must be held: it is
+// what serializes writers (workers and the reactor) on the socket, and what
+// keeps the descriptor open (the reactor closes it only with mu held and
+// nothing in flight).
+func (c *conn) flushLocked(t *thread) {
+	for c.out.Pending() > 0 {
+		n, err := handleset.Write(c.fd, c.out.Bytes())
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				break
+			}
+			c.breakLocked(t, err)
+			return
+		}
+		t.sh.AddWritten(n)
+		c.out.Advance(n)
+	}
+	c.outPending.Store(int64(c.out.Pending()))
+}
+
+// breakLocked records a failed read or write: the error is counted, pending
+// output and parked responses are dropped, and so will be every response
+// still to come. mu must be held.
+func (c *conn) breakLocked(t *thread, err error) {
+	if handleset.IsPeerGone(err) {
+		t.sh.AddError(models.ErrPeerReset)
+	} else {
+		t.sh.AddError(models.ErrIO)
+	}
+	c.broken.Store(true)
+	c.out = connio.Out{}
+	c.outPending.Store(0)
+	for i, r := range c.ring {
+		if r != nil {
+			c.ring[i] = nil
+			c.retire(t, r)
+		}
+	}
+}
+
+// retire accounts for r's response leaving the connection (written to out,
+// or dropped) and releases r. mu must be held.
+func (c *conn) retire(t *thread, r *request) {
+	c.inflight.Add(-1)
+	c.reserved.Add(-r.est)
+	c.srv.release(t, r)
+}
+
+// complete delivers the response to r (resp, computed by a worker; nil for
+// an error response the reactor built) in request order: if it is the next
+// response due, it and every consecutive response already parked are
+// encoded into out and written; otherwise it is parked in the reorder ring.
+// It reports whether the reactor must be woken to act on the connection
+// (arm Writable, resume reading, or close it); only a worker asks for that
+// (notify), the reactor reconciles on its own.
+func (c *conn) complete(t *thread, r *request, resp *wire.Response, notify bool) (wake bool) {
+	c.mu.Lock()
+	switch {
+	case c.broken.Load():
+		c.retire(t, r)
+	case r.seq != c.nextWrite:
+		if resp != nil {
+			r.park(resp)
+		}
+		slot := &c.ring[r.seq%MaxInFlight]
+		if *slot != nil {
+			panic("halfsynchalfreactive: reorder slot in use; in-flight bound violated")
+		}
+		*slot = r
+		t.parked.Store(t.parked.Load() + 1)
+	default:
+		c.emit(t, r, resp)
+		for {
+			slot := &c.ring[c.nextWrite%MaxInFlight]
+			next := *slot
+			if next == nil {
+				break
+			}
+			*slot = nil
+			c.emit(t, next, &next.resp)
+		}
+		c.flushLocked(t)
+	}
+	if notify && !c.notified {
+		want, closeNow := c.desired()
+		// Only what the reactor must add matters: a Readable or Writable
+		// it has not armed, or the close. An interest no longer needed is
+		// dropped by the reactor the next time it handles the connection.
+		if closeNow || want&^c.armed&(handleset.Readable|handleset.Writable) != 0 {
+			c.notified = true
+			wake = true
+		}
+	}
+	c.mu.Unlock()
+	return wake
+}
+
+// emit encodes r's response (resp; for an error response r.err) into out
+// and retires r. r must be the next response due. mu must be held.
+func (c *conn) emit(t *thread, r *request, resp *wire.Response) {
+	codec := c.srv.cfg.Codec
+	if r.err != nil {
+		c.out.AppendError(codec, r.err)
+	} else {
+		c.out.AppendResponse(codec, resp)
+	}
+	c.nextWrite++
+	c.retire(t, r)
+}
