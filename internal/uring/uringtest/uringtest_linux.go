@@ -1,0 +1,137 @@
+package uringtest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"concbench/internal/uring"
+
+	"golang.org/x/sys/unix"
+)
+
+// ringLink is what /proc/self/fd/N links to for an io_uring descriptor.
+const ringLink = "anon_inode:[io_uring]"
+
+// RingFDs returns the number of open io_uring descriptors of the process.
+func RingFDs() (int, error) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == ringLink {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// StillMapped returns the regions that overlap a mapping listed in
+// /proc/self/maps.
+func StillMapped(regions []uring.Region) ([]uring.Region, error) {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type span struct{ lo, hi uint64 }
+	var maps []span
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rng, _, _ := strings.Cut(sc.Text(), " ")
+		los, his, ok := strings.Cut(rng, "-")
+		if !ok {
+			continue
+		}
+		lo, err1 := strconv.ParseUint(los, 16, 64)
+		hi, err2 := strconv.ParseUint(his, 16, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("uringtest: bad line in /proc/self/maps: %q", sc.Text())
+		}
+		maps = append(maps, span{lo, hi})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var live []uring.Region
+	for _, r := range regions {
+		lo, hi := uint64(r.Addr), uint64(r.Addr)+uint64(r.Len)
+		for _, m := range maps {
+			if lo < m.hi && m.lo < hi {
+				live = append(live, r)
+				break
+			}
+		}
+	}
+	return live, nil
+}
+
+// childEnv names the errno a child process must make io_uring_setup fail
+// with.
+const childEnv = "URINGTEST_DENY_SETUP_ERRNO"
+
+// Denied reports whether this process is a child started by RunDenied. If
+// it is, it has installed a seccomp filter that makes every io_uring_setup
+// call of every thread fail with the requested errno; the test then does
+// what it wants to observe, prints it, and exits.
+func Denied() (bool, error) {
+	v := os.Getenv(childEnv)
+	if v == "" {
+		return false, nil
+	}
+	errno, err := strconv.Atoi(v)
+	if err != nil {
+		return true, fmt.Errorf("uringtest: %s=%q: %w", childEnv, v, err)
+	}
+	return true, denySetup(syscall.Errno(errno))
+}
+
+// RunDenied runs the test matching run (a -test.run pattern) of the current
+// test binary in a child process in which io_uring_setup fails with errno,
+// and returns what the child printed.
+func RunDenied(t *testing.T, run string, errno syscall.Errno) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", childEnv, int(errno)))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child process (io_uring_setup denied with %v): %v\n%s", errno, err, out)
+	}
+	return string(out)
+}
+
+// denySetup installs a seccomp filter on every thread of the process that
+// makes io_uring_setup fail with errno and allows everything else.
+func denySetup(errno syscall.Errno) error {
+	// The system call number is the same (425) on every 64-bit Linux
+	// architecture, so the filter need not check the architecture.
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_IO_URING_SETUP},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(errno)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl", err)
+	}
+	// TSYNC applies the filter to every thread of the process.
+	const seccompSetModeFilter = 1
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return os.NewSyscallError("seccomp", e)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}
