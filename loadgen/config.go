@@ -1,0 +1,414 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"concbench/service"
+	"concbench/wire"
+)
+
+// Arrival names an open-loop arrival process.
+type Arrival string
+
+// The arrival processes.
+const (
+	// Poisson arrivals: exponential inter-arrival gaps with mean 1/Rate.
+	Poisson Arrival = "poisson"
+	// Constant arrivals: exactly 1/Rate apart.
+	Constant Arrival = "constant"
+	// OnOff alternates On of Poisson arrivals at Rate with Off of none,
+	// starting with an on period; the mean rate is Rate·On/(On+Off).
+	OnOff Arrival = "onoff"
+)
+
+// VerifyMode says how much of each response is checked.
+type VerifyMode string
+
+// The verification modes. Against the project's own servers use VerifyFull
+// (the default); against foreign HTTP servers (nginx), which neither echo
+// X-Request-Id nor send X-Checksum, and whose body need not have the
+// requested size, use VerifyAuto, VerifyStatus or VerifyNone.
+const (
+	// VerifyFull checks the status, the id (and, for HTTP, that responses
+	// come back in request order), the checksum, which must be present, and
+	// an OpWork body against wire.AppendBody.
+	VerifyFull VerifyMode = "full"
+	// VerifyAuto checks the status, and checks what the response carries:
+	// the id if it is not 0 (absent), the checksum if present, the body if
+	// both are present (a concbench server).
+	VerifyAuto VerifyMode = "auto"
+	// VerifyStatus checks only that the status is ok (HTTP 2xx).
+	VerifyStatus VerifyMode = "status"
+	// VerifyNone checks nothing: every decodable response is a success.
+	VerifyNone VerifyMode = "none"
+)
+
+// OpMix is the relative weight of each operation in the request mix; the
+// zero OpMix is all OpWork. Ledger requests pick accounts uniformly from
+// 0..Accounts-1 (a transfer's two accounts differ) and move Amount.
+type OpMix struct {
+	Work     float64 `json:"work"`
+	Balance  float64 `json:"balance"`
+	Deposit  float64 `json:"deposit"`
+	Withdraw float64 `json:"withdraw"`
+	Transfer float64 `json:"transfer"`
+	Total    float64 `json:"total"`
+}
+
+// weights returns the mix indexed by wire.Op; the zero mix is all work.
+func (m OpMix) weights() [6]float64 {
+	w := [6]float64{m.Work, m.Balance, m.Deposit, m.Withdraw, m.Transfer, m.Total}
+	if w == [6]float64{} {
+		w[wire.OpWork] = 1
+	}
+	return w
+}
+
+// String formats the mix as ParseOpMix reads it, listing non-zero weights.
+func (m OpMix) String() string {
+	var parts []string
+	for op, w := range m.weights() {
+		if w != 0 {
+			parts = append(parts, wire.Op(op).String()+"="+strconv.FormatFloat(w, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseOpMix parses "op=weight,…" with op one of work, balance, deposit,
+// withdraw, transfer, total; unnamed ops get weight 0.
+func ParseOpMix(s string) (OpMix, error) {
+	var w [6]float64
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return OpMix{}, fmt.Errorf("op mix %q: %q is not op=weight", s, part)
+		}
+		op, err := wire.ParseOp(name)
+		if err != nil {
+			return OpMix{}, fmt.Errorf("op mix %q: %w", s, err)
+		}
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return OpMix{}, fmt.Errorf("op mix %q: weight %q is not a number", s, val)
+		}
+		w[op] = f
+	}
+	return OpMix{Work: w[0], Balance: w[1], Deposit: w[2], Withdraw: w[3], Transfer: w[4], Total: w[5]}, nil
+}
+
+// Config describes one load-generation run. The zero value of a field with
+// a documented default means that default. JSON field names carry units.
+type Config struct {
+	// Addr is the server's host:port.
+	Addr string `json:"addr"`
+	// Protocol is "http" (default) or "binary" (see package wire).
+	Protocol string `json:"protocol"`
+	// Conns is the number of connections; default 16. For open loop, pick
+	// enough that the requests in flight at the target rate (rate ×
+	// latency, Little's law) spread without deep pipelining per connection.
+	Conns int `json:"conns"`
+	// Workers is the number of event-loop threads the connections are
+	// spread over; default 1 (the generator gets one CPU on a 2-CPU
+	// machine). Each worker is one locked OS thread.
+	Workers int `json:"workers"`
+	// Depth is the pipelining depth: the requests written together in one
+	// batch; default 1 (no pipelining). Open loop: each scheduled arrival is
+	// a batch of Depth requests with the same intended time. Closed loop: a
+	// connection writes a batch of Depth whenever Depth of its Outstanding
+	// requests have completed.
+	Depth int `json:"depth"`
+
+	// Rate is the global offered load in requests per second (open loop;
+	// for OnOff, the rate during on periods). Required unless Closed.
+	Rate float64 `json:"rate_per_s"`
+	// Arrival is the arrival process; default Poisson.
+	Arrival Arrival `json:"arrival"`
+	// On and Off are the OnOff periods.
+	On  time.Duration `json:"on_ns,omitempty"`
+	Off time.Duration `json:"off_ns,omitempty"`
+	// MaxInFlight bounds the requests in flight per connection in open
+	// loop; default 256. An arrival that finds every connection at the
+	// bound waits (counted as held) and is sent as soon as a response frees
+	// a slot; its corrected latency still runs from its intended time.
+	MaxInFlight int `json:"max_in_flight"`
+
+	// Closed selects the closed loop: each connection keeps Outstanding
+	// requests in flight and sends the next when one completes.
+	Closed bool `json:"closed"`
+	// Outstanding is the closed loop's requests in flight per connection;
+	// default Depth.
+	Outstanding int `json:"outstanding"`
+
+	// Duration is the measured time (after Warmup); exactly one of
+	// Duration and Requests must be set.
+	Duration time.Duration `json:"duration_ns"`
+	// Requests is the number of measured requests (after Warmup).
+	Requests int64 `json:"requests"`
+	// Warmup runs the load unmeasured before the measurement starts; no
+	// statistic includes it. 0 means none (and the verdict says so).
+	Warmup time.Duration `json:"warmup_ns"`
+	// Timeout is how long a request may wait for its response after it was
+	// sent; default 5s. A request that times out is an error, and so are
+	// the requests behind it on its connection, which is reconnected.
+	Timeout time.Duration `json:"timeout_ns"`
+
+	// CPU, Block, Size and Priority are the distributions each request's
+	// CPU work (ns), blocking work (ns), response size (bytes) and priority
+	// (0..255) are drawn from; the zero Dist is fixed 0.
+	CPU      Dist `json:"cpu_ns"`
+	Block    Dist `json:"block_ns"`
+	Size     Dist `json:"size_bytes"`
+	Priority Dist `json:"priority"`
+	// Ops is the operation mix; the zero value is all work.
+	Ops OpMix `json:"ops"`
+	// Accounts is the number of ledger accounts the server has (its
+	// --accounts); default service.DefaultAccounts.
+	Accounts int `json:"accounts"`
+	// Amount is what deposits, withdrawals and transfers move; default 1.
+	Amount int64 `json:"amount"`
+
+	// Verify is how responses are checked; default VerifyFull.
+	Verify VerifyMode `json:"verify"`
+	// Seed seeds the arrival process and the request mix: equal seeds give
+	// equal schedules and mixes.
+	Seed uint64 `json:"seed"`
+
+	// HistLowest, HistHighest and HistDigits are the latency histograms'
+	// range and precision; defaults 1µs, 60s and 3 significant digits.
+	// Values above HistHighest are recorded as HistHighest and counted.
+	HistLowest  time.Duration `json:"hist_lowest_ns"`
+	HistHighest time.Duration `json:"hist_highest_ns"`
+	HistDigits  int           `json:"hist_significant_digits"`
+
+	// HlogPath, if set, is where the per-interval histograms are written as
+	// an HdrHistogram log (.hlog): corrected latency untagged, uncorrected
+	// latency tagged "uncorrected", one pair per HlogInterval (default 1s).
+	HlogPath     string        `json:"hlog_path,omitempty"`
+	HlogInterval time.Duration `json:"hlog_interval_ns"`
+
+	// MaxSendLag is the verdict's bound on the send lag's 99th percentile
+	// (how late requests left against their schedule, the in-flight
+	// bound's waits excluded); default DefaultMaxSendLag.
+	MaxSendLag time.Duration `json:"max_send_lag_ns"`
+	// Spin is how long before a scheduled send a worker stops sleeping in
+	// epoll and polls instead, because a sleeping thread wakes tens of µs
+	// late on a VM; default DefaultSpin; negative: never spin.
+	Spin time.Duration `json:"spin_ns"`
+}
+
+// Defaults and limits of Config.
+const (
+	DefaultConns        = 16
+	DefaultMaxInFlight  = 256
+	DefaultTimeout      = 5 * time.Second
+	DefaultHistLowest   = time.Microsecond
+	DefaultHistHighest  = 60 * time.Second
+	DefaultHistDigits   = 3
+	DefaultHlogInterval = time.Second
+	// DefaultMaxSendLag is the send-lag p99 above which a run is invalid.
+	// Corrected latency includes the send lag, and on this class of machine
+	// a model's latency at moderate load is tens of µs above the ~16 µs
+	// loopback floor (see ../shared/notes/anchors-and-limits.md, section 4),
+	// so a generator 100 µs late at p99 would already shift the p99s being
+	// compared. Tighter than 100 µs is not reliably met by a Go thread on a
+	// noisy 2-vCPU VM; looser would hide the generator in the figures.
+	DefaultMaxSendLag = 100 * time.Microsecond
+	// DefaultSpin covers the wake-up latency of an epoll timeout on a VM
+	// whose idle vCPU halts (17–37 µs measured here), with margin.
+	DefaultSpin = 50 * time.Microsecond
+	// MinWarmup is the shortest warm-up the verdict accepts.
+	MinWarmup = 100 * time.Millisecond
+
+	MaxConns    = 1 << 16
+	MaxWorkers  = 256
+	MaxDepth    = 1024
+	MaxInFlight = 1 << 16
+	MaxRate     = 1e8
+)
+
+// WithDefaults returns c with zero fields that have a default replaced by it.
+func (c Config) WithDefaults() Config {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	if c.Protocol == "" {
+		c.Protocol = "http"
+	}
+	def(&c.Conns, DefaultConns)
+	def(&c.Workers, 1)
+	def(&c.Depth, 1)
+	if c.Arrival == "" {
+		c.Arrival = Poisson
+	}
+	def(&c.MaxInFlight, DefaultMaxInFlight)
+	def(&c.Outstanding, c.Depth)
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	def(&c.Accounts, service.DefaultAccounts)
+	if c.Amount == 0 {
+		c.Amount = 1
+	}
+	if c.Verify == "" {
+		c.Verify = VerifyFull
+	}
+	if c.HistLowest == 0 {
+		c.HistLowest = DefaultHistLowest
+	}
+	if c.HistHighest == 0 {
+		c.HistHighest = DefaultHistHighest
+	}
+	def(&c.HistDigits, DefaultHistDigits)
+	if c.HlogInterval == 0 {
+		c.HlogInterval = DefaultHlogInterval
+	}
+	if c.MaxSendLag == 0 {
+		c.MaxSendLag = DefaultMaxSendLag
+	}
+	if c.Spin == 0 {
+		c.Spin = DefaultSpin
+	}
+	return c
+}
+
+// Validate reports the first setting of c (after defaults) outside its
+// accepted range; the message names the value and the range.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	errf := func(format string, args ...any) error { return fmt.Errorf("loadgen: "+format, args...) }
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	switch {
+	case c.Addr == "":
+		return errf("no address (accepted: host:port of the server)")
+	case !slices.Contains(wire.Protocols, c.Protocol):
+		return errf("protocol %q unknown (accepted: %s)", c.Protocol, strings.Join(wire.Protocols, ", "))
+	case c.Conns < 1 || c.Conns > MaxConns:
+		return errf("conns %d out of range (accepted: 1..%d)", c.Conns, MaxConns)
+	case c.Workers < 1 || c.Workers > min(MaxWorkers, c.Conns):
+		return errf("workers %d out of range (accepted: 1..%d, at most one per connection)", c.Workers, min(MaxWorkers, c.Conns))
+	case c.Depth < 1 || c.Depth > MaxDepth:
+		return errf("depth %d out of range (accepted: 1..%d)", c.Depth, MaxDepth)
+	case (c.Duration > 0) == (c.Requests > 0):
+		return errf("duration %v and requests %d: set exactly one of them", c.Duration, c.Requests)
+	case c.Duration < 0 || c.Duration > 24*time.Hour:
+		return errf("duration %v out of range (accepted: up to 24h)", c.Duration)
+	case c.Requests < 0:
+		return errf("requests %d out of range (accepted: > 0)", c.Requests)
+	case c.Warmup < 0 || c.Warmup > time.Hour:
+		return errf("warmup %v out of range (accepted: 0..1h)", c.Warmup)
+	case c.Timeout < time.Millisecond || c.Timeout > time.Hour:
+		return errf("timeout %v out of range (accepted: 1ms..1h)", c.Timeout)
+	}
+	if c.Closed {
+		switch {
+		case c.Rate != 0:
+			return errf("rate %g given with closed loop (accepted: 0; a closed loop has no rate, only Outstanding)", c.Rate)
+		case c.Outstanding < c.Depth || c.Outstanding > MaxInFlight:
+			return errf("outstanding %d out of range (accepted: depth %d..%d)", c.Outstanding, c.Depth, MaxInFlight)
+		}
+	} else {
+		switch {
+		case !finite(c.Rate) || c.Rate <= 0 || c.Rate > MaxRate:
+			return errf("rate %g req/s out of range (accepted: > 0 and ≤ %g in open loop; set Closed for a closed loop)", c.Rate, MaxRate)
+		case c.Arrival != Poisson && c.Arrival != Constant && c.Arrival != OnOff:
+			return errf("arrival %q unknown (accepted: poisson, constant, onoff)", c.Arrival)
+		case c.Arrival == OnOff && (c.On <= 0 || c.On > time.Hour || c.Off <= 0 || c.Off > time.Hour):
+			return errf("on/off periods %v/%v out of range (accepted: each > 0 and ≤ 1h)", c.On, c.Off)
+		case c.Arrival != OnOff && (c.On != 0 || c.Off != 0):
+			return errf("on/off periods %v/%v given with arrival %q (accepted: only with onoff)", c.On, c.Off, c.Arrival)
+		case c.MaxInFlight < c.Depth || c.MaxInFlight > MaxInFlight:
+			return errf("max in flight %d out of range (accepted: depth %d..%d)", c.MaxInFlight, c.Depth, MaxInFlight)
+		}
+	}
+	if err := c.CPU.validate("cpu", float64(wire.DefaultMaxWork), formatNs); err != nil {
+		return err
+	}
+	if err := c.Block.validate("block", float64(wire.DefaultMaxWork), formatNs); err != nil {
+		return err
+	}
+	if err := c.Size.validate("size", wire.DefaultMaxPayload, formatCount); err != nil {
+		return err
+	}
+	if err := c.Priority.validate("priority", 255, formatCount); err != nil {
+		return err
+	}
+	w := c.Ops.weights()
+	sum := 0.0
+	for op, x := range w {
+		if !finite(x) || x < 0 {
+			return errf("op mix: weight %g of %s out of range (accepted: ≥ 0)", x, wire.Op(op))
+		}
+		sum += x
+	}
+	switch {
+	case !finite(sum) || sum <= 0:
+		return errf("op mix %q: weights sum to %g (accepted: a positive, finite sum)", c.Ops, sum)
+	case c.Accounts < 1 || c.Accounts > service.MaxAccounts:
+		return errf("accounts %d out of range (accepted: 1..%d)", c.Accounts, service.MaxAccounts)
+	case w[wire.OpTransfer] > 0 && c.Accounts < 2:
+		return errf("accounts %d too few for transfers (accepted: ≥ 2)", c.Accounts)
+	case c.Amount < 1:
+		return errf("amount %d out of range (accepted: ≥ 1)", c.Amount)
+	case c.Verify != VerifyFull && c.Verify != VerifyAuto && c.Verify != VerifyStatus && c.Verify != VerifyNone:
+		return errf("verify %q unknown (accepted: full, auto, status, none)", c.Verify)
+	case c.HistLowest < 1 || c.HistHighest < 2*c.HistLowest || c.HistHighest > 24*time.Hour:
+		return errf("histogram range %v..%v out of range (accepted: lowest ≥ 1ns, highest ≥ 2×lowest and ≤ 24h)", c.HistLowest, c.HistHighest)
+	case c.HistDigits < 1 || c.HistDigits > 5:
+		return errf("histogram significant digits %d out of range (accepted: 1..5)", c.HistDigits)
+	case c.HlogInterval < 10*time.Millisecond || c.HlogInterval > time.Hour:
+		return errf("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
+	case c.MaxSendLag < 0:
+		return errf("max send lag %v out of range (accepted: > 0)", c.MaxSendLag)
+	case c.Spin > 10*time.Millisecond:
+		return errf("spin %v out of range (accepted: ≤ 10ms; negative: never spin)", c.Spin)
+	}
+	return nil
+}
+
+// Mode returns the run's mode label: "open-loop poisson", "open-loop
+// constant", "open-loop on/off poisson (on 100ms, off 900ms)" or
+// "closed-loop (N outstanding per connection)", with ", pipelined depth D"
+// appended when Depth > 1. Every output carries it.
+func (c Config) Mode() string {
+	c = c.WithDefaults()
+	var s string
+	switch {
+	case c.Closed:
+		s = fmt.Sprintf("closed-loop (%d outstanding per connection)", c.Outstanding)
+	case c.Arrival == OnOff:
+		s = fmt.Sprintf("open-loop on/off poisson (on %v, off %v)", c.On, c.Off)
+	default:
+		s = "open-loop " + string(c.Arrival)
+	}
+	if c.Depth > 1 {
+		s += fmt.Sprintf(", pipelined depth %d", c.Depth)
+	}
+	return s
+}
+
+// TargetRate returns the mean offered rate the configuration asks for in
+// requests per second: Rate, or Rate·On/(On+Off) for OnOff; 0 in closed
+// loop.
+func (c Config) TargetRate() float64 {
+	c = c.WithDefaults()
+	switch {
+	case c.Closed:
+		return 0
+	case c.Arrival == OnOff && c.On+c.Off > 0:
+		return c.Rate * float64(c.On) / float64(c.On+c.Off)
+	}
+	return c.Rate
+}
+
+// ErrUnsupported is returned by Run where the generator cannot run (it uses
+// epoll, so it runs on Linux only).
+var ErrUnsupported = errors.New("loadgen: not supported on this operating system (epoll is Linux-only)")

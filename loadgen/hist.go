@@ -1,0 +1,193 @@
+package loadgen
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// recorder is an HDR histogram of nanosecond values with a hard range:
+// values above the configured highest are recorded as the highest and
+// counted in over, negative ones (a clock that went backwards) as 0 and
+// counted in under. Nothing is dropped silently. One goroutine records.
+type recorder struct {
+	h       *hdr.Histogram
+	highest int64
+	over    int64
+	under   int64
+}
+
+func newRecorder(cfg *Config) *recorder {
+	return &recorder{
+		h:       newHistogram(cfg),
+		highest: int64(cfg.HistHighest),
+	}
+}
+
+// newHistogram returns an empty histogram with cfg's range and precision.
+func newHistogram(cfg *Config) *hdr.Histogram {
+	return hdr.New(int64(cfg.HistLowest), int64(cfg.HistHighest), cfg.HistDigits)
+}
+
+// record records v. It does not allocate: the clamp keeps RecordValue off
+// its error path.
+func (r *recorder) record(v int64) {
+	switch {
+	case v > r.highest:
+		v = r.highest
+		r.over++
+	case v < 0:
+		v = 0
+		r.under++
+	}
+	_ = r.h.RecordValue(v) // in range by the clamp above
+}
+
+// merge adds o into r; values the merge could not take (it cannot happen
+// between histograms of one geometry) are counted as over.
+func (r *recorder) merge(o *recorder) {
+	r.over += o.over + r.h.Merge(o.h)
+	r.under += o.under
+}
+
+// Summary is a latency (or send-lag) distribution: a percentile table in
+// nanoseconds and the histogram it came from, encoded so that runs can be
+// merged later (percentiles are never averaged).
+type Summary struct {
+	Count   int64   `json:"count"`
+	MinNs   int64   `json:"min_ns"`
+	MeanNs  float64 `json:"mean_ns"`
+	P50Ns   int64   `json:"p50_ns"`
+	P90Ns   int64   `json:"p90_ns"`
+	P99Ns   int64   `json:"p99_ns"`
+	P999Ns  int64   `json:"p99_9_ns"`
+	P9999Ns int64   `json:"p99_99_ns"`
+	MaxNs   int64   `json:"max_ns"`
+	// OutOfRange counts values outside the histogram's range, recorded at
+	// its nearest end (so they are in Count and in the percentiles, at
+	// that value).
+	OutOfRange int64 `json:"out_of_range"`
+	// Histogram is the HdrHistogram V2 compressed encoding, base64
+	// ("HISTF…"), readable by every HdrHistogram implementation; merge
+	// repetitions by decoding (DecodeHistogram) and Merge.
+	Histogram string `json:"histogram"`
+}
+
+// Summarize returns the summary of h, with outOfRange values counted as
+// clamped. It never returns NaN or Inf: an empty histogram gives zeros.
+func Summarize(h *hdr.Histogram, outOfRange int64) Summary {
+	s := Summary{Count: h.TotalCount(), OutOfRange: outOfRange}
+	if s.Count > 0 {
+		v := h.ValueAtPercentilesSlice([]float64{50, 90, 99, 99.9, 99.99})
+		s.P50Ns, s.P90Ns, s.P99Ns, s.P999Ns, s.P9999Ns = v[0], v[1], v[2], v[3], v[4]
+		s.MinNs, s.MaxNs = h.Min(), h.Max()
+		s.MeanNs = finite(h.Mean())
+	}
+	if enc, err := h.EncodeV2(); err == nil {
+		s.Histogram = string(enc)
+	}
+	return s
+}
+
+// DecodeHistogram decodes a Summary's Histogram.
+func DecodeHistogram(s string) (*hdr.Histogram, error) {
+	return hdr.Decode([]byte(s))
+}
+
+// finite returns f, or 0 if f is NaN or infinite: JSON has no NaN.
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}
+
+// hlog writes the per-interval histograms as an HdrHistogram log, format
+// version 1.3, which HdrHistogram's own tools (HistogramLogProcessor,
+// HistogramLogAnalyzer) and hdrhistogram-go's HistogramLogReader read:
+//
+//	#[Histogram log format version 1.3]
+//	#[StartTime: 1700000000.123 (seconds since epoch), 2023-11-14T22:13:20Z]
+//	#[BaseTime: 1700000000.123 (seconds since epoch)]
+//	"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
+//	0.000000,1.000000,0.052000,HISTF…
+//	Tag=uncorrected,0.000000,1.000000,0.031000,HISTF…
+//
+// Interval start times are seconds relative to BaseTime, lengths seconds,
+// and the max is in milliseconds (the values are nanoseconds; the log's
+// conventional ratio is 1e6). The untagged histograms are the corrected
+// latency, which tools process by default; "Tag=uncorrected" lines hold the
+// uncorrected latency.
+//
+// Note: the StartTime and BaseTime lines are written here, not with the
+// library's OutputStartTime/OutputBaseTime, because those truncate to whole
+// seconds while interval times are relative to the exact base in
+// milliseconds: a reader would place every interval up to 999 ms early.
+type hlog struct {
+	f      *os.File
+	bw     *bufio.Writer
+	lw     *hdr.HistogramLogWriter
+	baseMs int64
+}
+
+// createHlog creates the log at path with its header; start is the
+// measurement's start (BaseTime and StartTime).
+func createHlog(path string, start time.Time, comment string) (*hlog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: hlog: %w", err)
+	}
+	l := &hlog{f: f, bw: bufio.NewWriter(f), baseMs: start.UnixMilli()}
+	l.lw = hdr.NewHistogramLogWriter(l.bw)
+	l.lw.SetBaseTime(l.baseMs)
+	secs := float64(l.baseMs) / 1000
+	for _, step := range []func() error{
+		l.lw.OutputLogFormatVersion,
+		func() error { return l.lw.OutputComment("[" + comment + "]") },
+		func() error {
+			return l.lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]",
+				secs, time.UnixMilli(l.baseMs).UTC().Format(time.RFC3339Nano)))
+		},
+		func() error { return l.lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
+		l.lw.OutputLegend,
+	} {
+		if err := step(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("loadgen: hlog: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// interval writes one interval [startMs, endMs) (ms since the epoch): the
+// corrected histogram untagged, then the uncorrected one tagged.
+func (l *hlog) interval(startMs, endMs int64, corrected, uncorrected *hdr.Histogram) error {
+	for _, x := range []struct {
+		h   *hdr.Histogram
+		tag string
+	}{{corrected, ""}, {uncorrected, "uncorrected"}} {
+		x.h.SetStartTimeMs(startMs)
+		x.h.SetEndTimeMs(endMs)
+		x.h.SetTag(x.tag)
+		if err := l.lw.OutputIntervalHistogram(x.h); err != nil {
+			return fmt.Errorf("loadgen: hlog: %w", err)
+		}
+	}
+	return nil
+}
+
+// close flushes and closes the file.
+func (l *hlog) close() error {
+	err := l.bw.Flush()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("loadgen: hlog: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes the human summary of r: the mode label, target against
+// achieved rate, the percentile table (corrected and uncorrected side by
+// side in open loop), requests and errors, send lag, the generator's own
+// cost, and the verdict — an invalid run loudly, with its reasons.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	c := &r.Config
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	p("concbench load: %s, %s, %s\n", r.Mode, c.Protocol, c.Addr)
+	p("  %d connections, %d worker(s), depth %d", c.Conns, c.Workers, c.Depth)
+	if !c.Closed {
+		p(", at most %d in flight per connection", c.MaxInFlight)
+	}
+	p("\n  warm-up %s, window %s, verify %s, seed %d\n", fmtNs(r.WarmupNs), fmtNs(r.WindowNs), c.Verify, c.Seed)
+	if c.Closed {
+		p("rate: achieved %.0f req/s (closed loop: the server sets the rate)\n", r.AchievedRatePerS)
+	} else {
+		p("rate: target %.0f req/s, scheduled %.0f, sent %.0f, achieved %.0f\n",
+			r.TargetRatePerS, r.ScheduledRatePerS, r.SentRatePerS, r.AchievedRatePerS)
+	}
+
+	rows := []struct {
+		name string
+		get  func(*Summary) string
+	}{
+		{"p50", func(s *Summary) string { return fmtNs(s.P50Ns) }},
+		{"p90", func(s *Summary) string { return fmtNs(s.P90Ns) }},
+		{"p99", func(s *Summary) string { return fmtNs(s.P99Ns) }},
+		{"p99.9", func(s *Summary) string { return fmtNs(s.P999Ns) }},
+		{"p99.99", func(s *Summary) string { return fmtNs(s.P9999Ns) }},
+		{"max", func(s *Summary) string { return fmtNs(s.MaxNs) }},
+		{"mean", func(s *Summary) string { return fmtNs(int64(s.MeanNs)) }},
+		{"count", func(s *Summary) string { return fmt.Sprint(s.Count) }},
+	}
+	p("\n")
+	if c.Closed {
+		p("latency (closed loop: from the actual send; coordinated omission cannot be corrected)\n")
+		for _, row := range rows {
+			p("  %-8s %12s\n", row.name, row.get(&r.Latency))
+		}
+	} else {
+		p("latency   %12s %12s\n", "corrected", "uncorrected")
+		for _, row := range rows {
+			p("  %-8s %12s %12s\n", row.name, row.get(&r.Latency), row.get(&r.Uncorrected))
+		}
+		p("  (corrected: from the intended send time; uncorrected: from the actual send)\n")
+	}
+
+	q := &r.Requests
+	if c.Closed {
+		p("\nrequests: %d sent, %d completed, %d ok, %d failed, %d resent\n",
+			q.Sent, q.Completed, q.OK, q.Failed, q.Resent)
+	} else {
+		p("\nrequests: %d scheduled, %d sent, %d completed, %d ok, %d failed, %d held, %d unsent, %d resent\n",
+			q.Scheduled, q.Sent, q.Completed, q.OK, q.Failed, q.Held, q.Unsent, q.Resent)
+	}
+	p("  warm-up: %d responses, %d failures; connections: %d reconnects, %d server closes\n",
+		q.Warmup, q.WarmupErrors, q.Reconnects, q.ServerCloses)
+	if len(r.Errors) == 0 {
+		p("errors: none\n")
+	} else {
+		var parts []string
+		for _, k := range sortedKeys(r.Errors) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Errors[k]))
+		}
+		p("errors: %s\n", strings.Join(parts, ", "))
+	}
+	if !c.Closed {
+		s := &r.SendLag
+		p("send lag: p50 %s, p99 %s, p99.9 %s, max %s over %d requests (p99 bound %s); held lag p99 %s over %d\n",
+			fmtNs(s.P50Ns), fmtNs(s.P99Ns), fmtNs(s.P999Ns), fmtNs(s.MaxNs), s.Count,
+			fmtNs(int64(c.MaxSendLag)), fmtNs(r.HeldLag.P99Ns), r.HeldLag.Count)
+	}
+	g := &r.Generator
+	p("generator: worker CPU %s (user %s, system %s), %s per request, busy %.0f%%; process CPU %s\n",
+		fmtNs(g.WorkerUserNs+g.WorkerSystemNs), fmtNs(g.WorkerUserNs), fmtNs(g.WorkerSystemNs),
+		fmtNs(int64(g.CPUNsPerRequest)), 100*g.BusyFraction, fmtNs(g.ProcessCPUNs))
+	p("  waited for a CPU %s; context switches %d voluntary, %d involuntary\n",
+		fmtNs(g.WorkerRunQueueNs), g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw)
+	p("  GC: %d cycles, %s paused; %.3f allocs per request; GOMAXPROCS %d, CPUs %s\n",
+		g.GCCycles, fmtNs(g.GCPauseNs), g.AllocsPerRequest, g.GOMAXPROCS, g.CPUs)
+	if r.Hlog != "" {
+		p("interval histograms: %s\n", r.Hlog)
+	}
+
+	p("\n")
+	if r.Valid {
+		p("VERDICT: valid\n")
+	} else {
+		bar := strings.Repeat("*", 72)
+		p("%s\n*** VERDICT: INVALID RUN - these numbers cannot be trusted:\n", bar)
+		for _, reason := range r.Reasons {
+			p("***   - %s\n", reason)
+		}
+		p("%s\n", bar)
+	}
+	if len(r.Warnings) > 0 {
+		p("warnings:\n")
+		for _, s := range r.Warnings {
+			p("  - %s\n", s)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String returns a one-line summary: mode, achieved rate, p99 and verdict.
+func (r *Result) String() string {
+	v := "valid"
+	if !r.Valid {
+		v = "INVALID"
+	}
+	return fmt.Sprintf("%s: %.0f req/s, p99 %s, %s", r.Mode, r.AchievedRatePerS, fmtNs(r.Latency.P99Ns), v)
+}
+
+var _ fmt.Stringer = (*Result)(nil)
