@@ -3,6 +3,7 @@
 // Usage:
 //
 //	concbench serve --model M [flags]   run one model as a server, with a control channel
+//	concbench load --addr A [flags]     drive a server with open- or closed-loop load
 //	concbench help [command]            describe a command
 //
 // Run "concbench help serve" for the server's flags.
@@ -16,7 +17,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+
+	"concbench/internal/cpuset"
 )
 
 func main() {
@@ -61,6 +65,47 @@ type command struct {
 // commands lists the subcommands; help and its aliases are handled by run.
 var commands = []command{
 	{name: "serve", summary: "run one concurrency model as a server, with a control channel on stdin/stdout", run: runServe},
+	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
+}
+
+// parseFlags parses a subcommand's flags. -h/-help prints the full usage to
+// stdout and returns flag.ErrHelp; a bad flag returns an error naming it and
+// pointing at the help (printed once, by main), never the whole usage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, usage func(io.Writer)) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (run 'concbench help %s' for the flags)", fs.Name(), err, fs.Name())
+	}
+	return nil
+}
+
+// pinCPUs pins every thread of this process to the CPU list cpus (if not
+// empty) and sets GOMAXPROCS: to gomaxprocs if positive, else to the number
+// of CPUs pinned to. The runtime sized GOMAXPROCS from the affinity it saw
+// at start, before the pinning, so it must be set again.
+func pinCPUs(cmd, cpus string, gomaxprocs int) error {
+	if cpus != "" {
+		set, err := cpuset.Parse(cpus)
+		if err != nil {
+			return fmt.Errorf("%s: --cpus: %w", cmd, err)
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return fmt.Errorf("%s: --cpus %s: %w", cmd, cpus, err)
+		}
+		if gomaxprocs == 0 {
+			gomaxprocs = len(set)
+		}
+	}
+	if gomaxprocs > 0 {
+		runtime.GOMAXPROCS(gomaxprocs)
+	}
+	return nil
 }
 
 func usage(w io.Writer) {

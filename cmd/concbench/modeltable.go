@@ -2,9 +2,13 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"concbench/models"
+	"concbench/models/halfsynchalfreactive"
+	"concbench/models/leaderfollowers"
 	"concbench/models/netpoll"
+	"concbench/models/proactor"
 	"concbench/models/threadperconn"
 )
 
@@ -23,6 +27,47 @@ type modelSpec struct {
 // modelTable is every model the command can run, in the order reports list
 // them. A model's name is its package name.
 var modelTable = []modelSpec{
+	{
+		name:    "leaderfollowers",
+		summary: "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os, --nice for priority",
+		flags: func(fs *flag.FlagSet) startFunc {
+			promotion := leaderfollowers.LIFO
+			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority or os")
+			nice := fs.String("nice", "", "with --promotion priority: one nice value per thread, comma-separated, e.g. 0,-5,5,10 (lower is more urgent; negative values need root or CAP_SYS_NICE)")
+			return func(cfg models.Config) (models.Server, error) {
+				prios, err := leaderfollowers.ParsePriorities(*nice)
+				if err != nil {
+					return nil, err
+				}
+				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios})
+			}
+		},
+	},
+	{
+		name:    "halfsynchalfreactive",
+		summary: "Half-Sync/Half-Reactive: one reactor thread on the handle set, a bounded monitor-object queue, --threads worker threads (default 4)",
+		flags: func(fs *flag.FlagSet) startFunc {
+			queue := fs.Int("hshr-queue-size", 0, fmt.Sprintf("capacity of the request queue between the reactor and the workers; 0 for %d, max %d",
+				halfsynchalfreactive.DefaultQueueSize, halfsynchalfreactive.MaxQueueSize))
+			pooled := fs.Bool("hshr-pooled", false, `recycle request objects through a free list (variant "pooled") instead of allocating one per request`)
+			return func(cfg models.Config) (models.Server, error) {
+				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled})
+			}
+		},
+	},
+	{
+		name:    "proactor",
+		summary: "Proactor on io_uring: a ring per dispatcher thread (SO_REUSEPORT listener, multishot accept, provided-buffer receives); --threads dispatchers (default: CPUs in the affinity mask)",
+		flags: func(fs *flag.FlagSet) startFunc {
+			recv := fs.String("proactor-recv", "", "receive mode: multishot, single, or empty for multishot where the kernel supports it")
+			buffers := fs.Int("proactor-buffers", 0, "provided receive buffers per ring, a power of two (0: 1024)")
+			bufSize := fs.Int("proactor-buffer-size", 0, "bytes per provided buffer (0: 4096)")
+			entries := fs.Int("proactor-entries", 0, "submission queue entries per ring, a power of two (0: 512; the completion queue is 8x)")
+			return func(cfg models.Config) (models.Server, error) {
+				return proactor.Start(cfg, proactor.Options{Recv: *recv, Buffers: *buffers, BufferSize: *bufSize, Entries: *entries})
+			}
+		},
+	},
 	{
 		name:    "threadperconn",
 		summary: "one locked OS thread per connection, blocking I/O on raw sockets (--threads caps connection threads; default 1024)",

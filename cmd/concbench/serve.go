@@ -58,7 +58,6 @@ type serveFlags struct {
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f serveFlags
 	fs.StringVar(&f.model, "model", "", "the model to run (required; see below)")
 	fs.StringVar(&f.protocol, "protocol", "http", "wire protocol: "+strings.Join(wire.Protocols, " or "))
@@ -88,15 +87,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			fs.Var(fl.Value, fl.Name, fl.Usage+" (model "+m.name+")")
 		})
 	}
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), serveUsage)
+	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
+		fmt.Fprint(w, serveUsage)
 		for _, m := range modelTable {
-			fmt.Fprintf(fs.Output(), "  %-22s %s\n", m.name, m.summary)
+			fmt.Fprintf(w, "  %-22s %s\n", m.name, m.summary)
 		}
-		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	}); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -123,20 +122,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	// Pin first: calibration and GOMAXPROCS must see the final CPUs.
-	if f.cpus != "" {
-		set, err := cpuset.Parse(f.cpus)
-		if err != nil {
-			return fmt.Errorf("serve: --cpus: %w", err)
-		}
-		if err := cpuset.Pin(0, set); err != nil {
-			return fmt.Errorf("serve: --cpus %s: %w", f.cpus, err)
-		}
-		if f.gomaxprocs == 0 {
-			runtime.GOMAXPROCS(len(set))
-		}
-	}
-	if f.gomaxprocs > 0 {
-		runtime.GOMAXPROCS(f.gomaxprocs)
+	if err := pinCPUs("serve", f.cpus, f.gomaxprocs); err != nil {
+		return err
 	}
 	codec, err := wire.New(f.protocol, wire.Limits{MaxPayload: f.maxPayload, MaxHeader: f.maxHeader, MaxWork: f.maxWork})
 	if err != nil {

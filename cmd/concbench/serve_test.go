@@ -160,7 +160,11 @@ func TestServeFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "no model", args: nil, want: "--model is required (accepted: threadperconn, netpoll"},
+		{name: "no model", args: nil, want: "--model is required (accepted: leaderfollowers, halfsynchalfreactive, proactor, threadperconn, netpoll"},
+		{name: "other model's flag", args: []string{"--model", "netpoll", "--promotion", "fifo"}, want: "flag --promotion applies to model leaderfollowers, not netpoll"},
+		{name: "bad promotion", args: []string{"--model", "leaderfollowers", "--promotion", "up"}, want: `unknown promotion order "up" (accepted: lifo, fifo, priority, os)`},
+		{name: "nice count", args: []string{"--model", "leaderfollowers", "--promotion", "priority", "--nice", "1,2"}, want: "one nice value per thread: got 2 for 4 threads"},
+		{name: "queue size", args: []string{"--model", "halfsynchalfreactive", "--hshr-queue-size", "-1"}, want: "queue size -1 out of range"},
 		{name: "unknown model", args: []string{"--model", "fastest"}, want: `unknown model "fastest" (accepted:`},
 		{name: "bad protocol", args: []string{"--model", "netpoll", "--protocol", "ftp"}, want: `unknown protocol "ftp" (accepted: binary, http)`},
 		{name: "threads out of range", args: []string{"--model", "netpoll", "--threads", "99999"}, want: "threads 99999 out of range"},
@@ -170,7 +174,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{name: "accounts", args: []string{"--model", "netpoll", "--accounts", "-1"}, want: "accounts -1 out of range"},
 		{name: "bad address", args: []string{"--model", "threadperconn", "--addr", "256.0.0.1:0"}, want: "256.0.0.1"},
 		{name: "stray argument", args: []string{"--model", "netpoll", "extra"}, want: `unexpected argument "extra"`},
-		{name: "unknown flag", args: []string{"--modle", "netpoll"}, want: "flag provided but not defined: -modle"},
+		{name: "unknown flag", args: []string{"--modle", "netpoll"}, want: "flag provided but not defined: -modle (run 'concbench help serve'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,7 +196,7 @@ func TestHelp(t *testing.T) {
 		t.Errorf("help: %q", out.String())
 	}
 	out.Reset()
-	err := run(context.Background(), []string{"help", "serve"}, nil, io.Discard, &out)
+	err := run(context.Background(), []string{"help", "serve"}, nil, &out, io.Discard)
 	if exitCode(err) != 0 || !strings.Contains(out.String(), "snapshot tasks") || !strings.Contains(out.String(), "threadperconn") {
 		t.Errorf("help serve: %v, %q", err, out.String())
 	}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"concbench/loadgen"
+)
+
+const loadUsage = `usage: concbench load --addr HOST:PORT (--rate R | --closed) [flags]
+
+Drives a server with load and measures it: open loop by default (requests
+on a Poisson schedule at --rate, latency corrected for coordinated
+omission: measured from each request's intended send time, with the
+uncorrected latency beside it), or closed loop with --closed (each
+connection keeps --outstanding requests in flight; labelled closed-loop
+everywhere). Every response is verified; failures are counted by kind and
+kept out of the latency.
+
+Prints a summary (percentile table, target and achieved rate, errors,
+send lag, the generator's own CPU and GC, and a verdict) on standard
+output; --json writes the full result, --hlog the per-interval histograms.
+A run that cannot be trusted (achieved rate below 99% of the schedule,
+send lag p99 over --max-send-lag, any verification failure, warm-up under
+100ms, histogram overflow) is marked INVALID; with --strict it then exits
+with status 3. A run that cannot be made (no connection, a failed priming
+request) exits with status 1.
+
+Distributions (--cpu, --block, --size, --prio): V or fixed:V, exp:MEAN,
+bimodal:P:A:B (A with probability P, else B). Durations for --cpu and
+--block (10us, 1.5ms), numbers for --size (bytes) and --prio (0..255).
+
+Examples:
+  concbench load --addr 127.0.0.1:8080 --rate 20000 --conns 64 --duration 10s --json out.json
+  concbench load --addr 127.0.0.1:8080 --closed --conns 64 --duration 10s
+  concbench load --addr 127.0.0.1:80 --rate 5000 --verify auto     (nginx)
+
+Flags:
+`
+
+// loadFlags holds the load command's settings that are not Config fields.
+type loadFlags struct {
+	cpu, block, size, prio, ops, arrival, cpus, jsonPath string
+	strict                                               bool
+}
+
+func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	var cfg loadgen.Config
+	var f loadFlags
+	var verify string
+	fs.StringVar(&cfg.Addr, "addr", "", "server address host:port (required)")
+	fs.StringVar(&cfg.Protocol, "protocol", "http", "wire protocol: http or binary")
+	fs.IntVar(&cfg.Conns, "conns", loadgen.DefaultConns, "connections")
+	fs.IntVar(&cfg.Workers, "workers", 1, "event-loop threads the connections are spread over")
+	fs.IntVar(&cfg.Depth, "depth", 1, "pipelining depth: requests written together per batch (1: no pipelining)")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: global offered load in requests/s, split exactly over the connections (required unless --closed; for onoff, the rate while on)")
+	fs.StringVar(&f.arrival, "arrival", string(loadgen.Poisson), "open loop: arrival process: poisson, constant, or onoff (Poisson bursts; see --on, --off)")
+	fs.DurationVar(&cfg.On, "on", 0, "onoff: length of each burst (required with --arrival onoff)")
+	fs.DurationVar(&cfg.Off, "off", 0, "onoff: idle time between bursts (required with --arrival onoff)")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", loadgen.DefaultMaxInFlight, "open loop: bound on requests in flight per connection; arrivals beyond it wait (counted as held), never skipped")
+	fs.BoolVar(&cfg.Closed, "closed", false, "closed loop: each connection keeps --outstanding requests in flight (default: open loop)")
+	fs.IntVar(&cfg.Outstanding, "outstanding", 0, "closed loop: requests in flight per connection (default: --depth)")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time after the warm-up (ignored when --requests is given)")
+	fs.Int64Var(&cfg.Requests, "requests", 0, "measure this many requests instead of a duration (default 0: use --duration)")
+	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured warm-up before the measurement")
+	fs.DurationVar(&cfg.Timeout, "timeout", loadgen.DefaultTimeout, "a request unanswered this long after its send fails (with the requests behind it)")
+	fs.StringVar(&f.cpu, "cpu", "0", "CPU work per request (distribution of durations)")
+	fs.StringVar(&f.block, "block", "0", "blocking work per request (distribution of durations)")
+	fs.StringVar(&f.size, "size", "0", "response payload bytes (distribution)")
+	fs.StringVar(&f.prio, "prio", "0", "request priority 0..255 (distribution)")
+	fs.StringVar(&f.ops, "ops", "work=1", "operation mix: op=weight,… over work, balance, deposit, withdraw, transfer, total")
+	fs.IntVar(&cfg.Accounts, "accounts", 0, "ledger accounts the server has (its --accounts; default 0: the service's default, 1024)")
+	fs.Int64Var(&cfg.Amount, "amount", 1, "amount each deposit, withdrawal or transfer moves")
+	fs.StringVar(&verify, "verify", string(loadgen.VerifyFull), "response checks: full (id, order, checksum, body), auto (what the response carries), status, or none; use auto, status or none for servers that are not concbench's (nginx)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the schedule and the request mix")
+	fs.DurationVar(&cfg.HistLowest, "hist-lowest", loadgen.DefaultHistLowest, "latency histograms: lowest discernible value")
+	fs.DurationVar(&cfg.HistHighest, "hist-highest", loadgen.DefaultHistHighest, "latency histograms: highest value (larger ones are clamped and counted)")
+	fs.IntVar(&cfg.HistDigits, "hist-digits", loadgen.DefaultHistDigits, "latency histograms: significant decimal digits, 1..5")
+	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to this file (- for standard output; default: none)")
+	fs.StringVar(&cfg.HlogPath, "hlog", "", "write per-interval latency histograms to this HdrHistogram log (.hlog; default: none)")
+	fs.DurationVar(&cfg.HlogInterval, "hlog-interval", loadgen.DefaultHlogInterval, "interval of the --hlog histograms")
+	fs.DurationVar(&cfg.MaxSendLag, "max-send-lag", loadgen.DefaultMaxSendLag, "the verdict's bound on the send lag p99")
+	fs.DurationVar(&cfg.Spin, "spin", loadgen.DefaultSpin, "poll instead of sleeping this long before each scheduled send (negative: never)")
+	fs.StringVar(&f.cpus, "cpus", "", "pin the generator to these CPUs (cpulist, e.g. 1 or 2-3; default: no pinning)")
+	fs.BoolVar(&f.strict, "strict", false, "exit with status 3 if the verdict is invalid")
+	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
+		fmt.Fprint(w, loadUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("load: unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if cfg.Requests > 0 && !set["duration"] {
+		cfg.Duration = 0
+	}
+	cfg.Arrival = loadgen.Arrival(f.arrival)
+	cfg.Verify = loadgen.VerifyMode(verify)
+	var err error
+	for _, d := range []struct {
+		name  string
+		val   string
+		dst   *loadgen.Dist
+		parse func(string) (loadgen.Dist, error)
+	}{
+		{"cpu", f.cpu, &cfg.CPU, loadgen.ParseDurationDist},
+		{"block", f.block, &cfg.Block, loadgen.ParseDurationDist},
+		{"size", f.size, &cfg.Size, loadgen.ParseIntDist},
+		{"prio", f.prio, &cfg.Priority, loadgen.ParseIntDist},
+	} {
+		if *d.dst, err = d.parse(d.val); err != nil {
+			return fmt.Errorf("load: --%s: %w", d.name, err)
+		}
+	}
+	if cfg.Ops, err = loadgen.ParseOpMix(f.ops); err != nil {
+		return fmt.Errorf("load: --ops: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if err := pinCPUs("load", f.cpus, 0); err != nil {
+		return err
+	}
+
+	summary := stdout
+	if f.jsonPath == "-" {
+		summary = stderr
+	}
+	res, runErr := loadgen.Run(ctx, cfg)
+	if res == nil {
+		return fmt.Errorf("load: %w", runErr)
+	}
+	if err := res.WriteText(summary); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if f.jsonPath != "" {
+		if err := writeJSON(f.jsonPath, stdout, res); err != nil {
+			return fmt.Errorf("load: --json: %w", err)
+		}
+	}
+	switch {
+	case runErr != nil:
+		return fmt.Errorf("load: %w", runErr)
+	case f.strict && !res.Valid:
+		return &exitStatus{code: 3, err: fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; "))}
+	}
+	return nil
+}
+
+// writeJSON writes res as indented JSON to path ("-": stdout), atomically:
+// a reader never sees a partial file.
+func writeJSON(path string, stdout io.Writer, res *loadgen.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

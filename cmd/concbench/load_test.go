@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/models/netpoll"
+	"concbench/service"
+	"concbench/wire"
+)
+
+// startNetpoll starts the netpoll model in-process as the load's target.
+func startNetpoll(t *testing.T, protocol string) string {
+	t.Helper()
+	codec, err := wire.New(protocol, wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{NsPerIter: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := netpoll.Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, netpoll.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.Addr().String()
+}
+
+func load(args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	err = runLoad(context.Background(), args, nil, &o, &e)
+	return o.String(), e.String(), err
+}
+
+// TestLoadHelp checks that --help documents every flag the issue asks for,
+// with defaults.
+func TestLoadHelp(t *testing.T) {
+	help, _, err := load("-h")
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("load -h: %v", err)
+	}
+	for _, name := range []string{"addr", "protocol", "rate", "conns", "duration", "requests", "closed",
+		"outstanding", "depth", "arrival", "on", "off", "warmup", "cpu", "block", "size", "prio", "ops",
+		"json", "hlog", "seed", "cpus", "verify", "workers", "max-in-flight", "timeout", "strict"} {
+		if !strings.Contains(help, "\n  -"+name+" ") && !strings.Contains(help, "\n  -"+name+"\n") {
+			t.Errorf("help does not document --%s", name)
+		}
+	}
+	for _, want := range []string{"(default 16)", "(default 10s)", "(default 1s)", `(default "poisson")`, `(default "full")`, "default: no pinning"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// TestLoadRun runs the command against the netpoll model: a summary on
+// stdout, the JSON result and the hlog in files.
+func TestLoadRun(t *testing.T) {
+	for _, proto := range []string{"http", "binary"} {
+		t.Run("protocol="+proto, func(t *testing.T) {
+			addr := startNetpoll(t, proto)
+			dir := t.TempDir()
+			jsonPath, hlogPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.hlog")
+			out, _, err := load("--addr", addr, "--protocol", proto, "--rate", "500", "--conns", "4",
+				"--duration", "300ms", "--warmup", "100ms", "--cpu", "exp:2us", "--size", "bimodal:0.9:16:256",
+				"--ops", "work=3,transfer=1,balance=1", "--json", jsonPath, "--hlog", hlogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"open-loop poisson", "corrected", "uncorrected", "p99.9", "send lag", "VERDICT"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("summary lacks %q:\n%s", want, out)
+				}
+			}
+			b, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r loadgen.Result
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Mode != "open-loop poisson" || r.Requests.OK == 0 || r.Latency.Histogram == "" || r.Hlog != hlogPath {
+				t.Errorf("result: mode %q, %d ok, hlog %q", r.Mode, r.Requests.OK, r.Hlog)
+			}
+			if n := len(r.Errors) - len(filterExpected(r.Errors)); n != 0 {
+				t.Errorf("errors %v", r.Errors)
+			}
+			if _, err := os.Stat(hlogPath); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// filterExpected returns the ledger's normal outcomes among errs.
+func filterExpected(errs map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range errs {
+		if k == "status_insufficient_funds" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestLoadClosedJSONStdout checks the closed-loop label and --json -: the
+// JSON on stdout, the summary on stderr.
+func TestLoadClosedJSONStdout(t *testing.T) {
+	addr := startNetpoll(t, "http")
+	out, summary, err := load("--addr", addr, "--closed", "--conns", "2", "--requests", "200", "--warmup", "100ms", "--json", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r loadgen.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("stdout is not the JSON result: %v\n%s", err, out)
+	}
+	if r.Mode != "closed-loop (1 outstanding per connection)" || r.Requests.Sent != 200 || !r.Config.Closed {
+		t.Errorf("mode %q, %d sent", r.Mode, r.Requests.Sent)
+	}
+	if !strings.Contains(summary, "closed-loop") || !strings.Contains(summary, "coordinated omission cannot be corrected") {
+		t.Errorf("summary does not say closed loop:\n%s", summary)
+	}
+}
+
+// TestLoadStrict checks that an invalid verdict is loud, and with --strict
+// exits with status 3.
+func TestLoadStrict(t *testing.T) {
+	addr := startNetpoll(t, "http")
+	args := []string{"--addr", addr, "--closed", "--conns", "1", "--requests", "50", "--warmup", "0"}
+	out, _, err := load(args...)
+	if err != nil || !strings.Contains(out, "INVALID RUN") || !strings.Contains(out, "warm-up 0s is shorter than 100ms") {
+		t.Errorf("without --strict: err %v, summary:\n%s", err, out)
+	}
+	_, _, err = load(append(args, "--strict")...)
+	if exitCode(err) != 3 || !strings.Contains(err.Error(), "invalid run") {
+		t.Errorf("with --strict: %v (exit %d), want exit 3", err, exitCode(err))
+	}
+}
+
+// TestLoadErrors checks that bad flags and an unreachable server are
+// errors that name the problem (exit status 1).
+func TestLoadErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"--addr", "x:1", "--rate", "10", "--cpu", "exp:10"}, want: `--cpu: distribution "exp:10"`},
+		{args: []string{"--addr", "x:1", "--rate", "10", "--ops", "steal=1"}, want: `--ops: op mix "steal=1": unknown op "steal"`},
+		{args: []string{"--addr", "x:1"}, want: "rate 0 req/s out of range"},
+		{args: []string{"--addr", "x:1", "--closed", "--rate", "5"}, want: "rate 5 given with closed loop"},
+		{args: []string{"--addr", "x:1", "--rate", "10", "--arrival", "onoff"}, want: "on/off periods"},
+		{args: []string{"--addr", "x:1", "--rate", "10", "--cpus", "a"}, want: "--cpus"},
+		{args: []string{"--addr", "x:1", "--rate", "10", "extra"}, want: `unexpected argument "extra"`},
+		{args: []string{"--addr", closedAddr, "--rate", "10", "--duration", "1s"}, want: "connect to " + closedAddr},
+	} {
+		_, _, err := load(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
+			t.Errorf("load %q: %v, want exit 1 and an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
