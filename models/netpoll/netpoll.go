@@ -5,9 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"time"
 
-	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
 )
@@ -76,7 +74,7 @@ func (s *Server) Stats() models.Stats {
 
 func (s *Server) acceptLoop() {
 	defer s.wg.Done()
-	backoff := time.Millisecond
+	var backoff connio.AcceptBackoff
 	for {
 		c, err := s.ln.AcceptTCP()
 		if err != nil {
@@ -85,25 +83,12 @@ func (s *Server) acceptLoop() {
 				return
 			default:
 			}
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || !backoff.AcceptFailed(err, s.acceptSh, s.stop) {
 				return
 			}
-			if !handleset.IsTemporary(err) {
-				s.acceptSh.AddError(models.ErrAccept)
-				continue
-			}
-			s.acceptSh.AddError(models.ErrAcceptBackoff)
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-s.stop:
-				t.Stop()
-				return
-			}
-			backoff = min(2*backoff, time.Second)
 			continue
 		}
-		backoff = time.Millisecond
+		backoff.Reset()
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()

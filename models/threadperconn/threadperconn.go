@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
-	"time"
 
 	"concbench/handleset"
 	"concbench/models"
@@ -79,7 +78,7 @@ func (s *Server) acceptor() {
 	defer s.wg.Done()
 	runtime.LockOSThread()
 	s.acceptSh.SetTID(models.CurrentThreadID())
-	backoff := time.Millisecond
+	var backoff connio.AcceptBackoff
 	for {
 		select {
 		case s.slots <- struct{}{}:
@@ -94,23 +93,12 @@ func (s *Server) acceptor() {
 				return // the listener was shut down
 			default:
 			}
-			if !handleset.IsTemporary(err) {
-				s.acceptSh.AddError(models.ErrAccept)
-				backoff = time.Millisecond
-				continue
-			}
-			s.acceptSh.AddError(models.ErrAcceptBackoff)
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-s.stop:
-				t.Stop()
+			if !backoff.AcceptFailed(err, s.acceptSh, s.stop) {
 				return
 			}
-			backoff = min(2*backoff, time.Second)
 			continue
 		}
-		backoff = time.Millisecond
+		backoff.Reset()
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
