@@ -23,6 +23,10 @@ func dial(addr string, codec wire.Codec) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A liveness bound, not a timing assertion: a server that stops
+	// answering fails the test with the request it was waiting for, instead
+	// of hanging the suite until go test's timeout with no useful output.
+	c.SetDeadline(time.Now().Add(2 * time.Minute))
 	return &client{c: c.(*net.TCPConn), codec: codec, in: make([]byte, 0, 64<<10)}, nil
 }
 

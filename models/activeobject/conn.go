@@ -1,0 +1,560 @@
+package activeobject
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"concbench/handleset"
+	"concbench/internal/futex"
+	"concbench/models"
+	"concbench/models/internal/connio"
+	"concbench/service"
+	"concbench/wire"
+)
+
+const (
+	// ioEvents is how many events the I/O threads take from the handle set
+	// per Wait, divided among them: one thread takes many (fewer system
+	// calls), several take fewer each so that no thread sits on events
+	// another could serve.
+	ioEvents = 64
+	// acceptBatch bounds the connections accepted per listener event.
+	acceptBatch = 64
+	// maxRounds bounds the decode/dispatch/collect rounds of one
+	// connection step, and maxReads the reads of one pump, so that one
+	// busy connection cannot hold an I/O thread (fairness; the same bound
+	// as connio's per-event reads).
+	maxRounds = 8
+	maxReads  = 8
+	// respOverhead is what a connection reserves of its output bound per
+	// request in flight beyond the body it asked for: an HTTP response's
+	// status line and headers, or a ledger result, fit in it.
+	respOverhead = 160
+)
+
+var (
+	// errBadOp answers a request whose operation is not defined, with
+	// StatusBadRequest, as service.Do does.
+	errBadOp = errors.New("activeobject: undefined operation")
+	// errUnhandledOp answers a defined operation this model has no method
+	// for, with StatusInternal (a bug), as service.Do does.
+	errUnhandledOp = errors.New("activeobject: unhandled operation")
+)
+
+// ioThread is one I/O thread: it waits on the handle set and dispatches the
+// events of the listener, of the connections and of the completion ports.
+// Several I/O threads share the set; every handle is registered OneShot, so
+// an event goes to one thread, which owns the handle until it re-arms it
+// (the handle set's deactivation protocol). A connection's state is also
+// guarded by its own mutex, because a completion may reach it while a
+// readiness event does. It exits still locked.
+func (s *Server) ioThread(sh *models.Shard) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	sh.SetTID(gettid())
+	w := s.set.NewWaiter(max(1, ioEvents/s.cfg.Threads))
+	for {
+		evs, err := w.Wait(s.lh.waitTimeout())
+		if err != nil {
+			if !errClosing(err) {
+				sh.AddError(models.ErrIO) // epoll_wait failed: nothing to retry
+			}
+			return
+		}
+		for _, ev := range evs {
+			sh.AddEvent()
+			ev.Handler.HandleEvent(ev.Fd, ev.Ready)
+		}
+		s.lh.resume()
+	}
+}
+
+// listenHandler accepts connections. The thread that receives the
+// listener's event owns it until it re-arms it; its counts go to a
+// connection-style shard that those threads take turns writing.
+type listenHandler struct {
+	srv *Server
+	sh  *models.Shard
+
+	backoff  atomic.Int64 // the current accept back-off, ns (0: none)
+	resumeAt atomic.Int64 // when to re-arm after a back-off, UnixNano (0: armed)
+}
+
+// HandleEvent accepts up to acceptBatch connections and re-arms the
+// listener. When accept fails for lack of descriptors or memory (EMFILE,
+// ENFILE, ENOBUFS, ENOMEM) it leaves the listener disarmed and sets a time,
+// doubling from 1 ms to 1 s, at which an I/O thread re-arms it: the
+// listener backs off instead of spinning, and the I/O threads keep serving
+// their connections meanwhile.
+func (l *listenHandler) HandleEvent(int, handleset.Events) {
+	for range acceptBatch {
+		fd, _, err := l.srv.ln.Accept()
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				break
+			}
+			if handleset.IsTemporary(err) {
+				l.sh.AddError(models.ErrAcceptBackoff)
+				b := min(max(2*l.backoff.Load(), int64(time.Millisecond)), int64(time.Second))
+				l.backoff.Store(b)
+				l.resumeAt.Store(time.Now().UnixNano() + b)
+				return
+			}
+			l.sh.AddError(models.ErrAccept)
+			break
+		}
+		l.backoff.Store(0)
+		l.sh.AddAccepted()
+		l.srv.addConn(fd)
+	}
+	l.rearm()
+}
+
+func (l *listenHandler) rearm() {
+	// The only failure is ErrClosed (shutting down).
+	_ = l.srv.set.Reactivate(l.srv.ln.Fd(), handleset.Readable|handleset.OneShot)
+}
+
+// waitTimeout is how long an I/O thread may wait: until the listener must be
+// re-armed after a back-off, or without bound.
+func (l *listenHandler) waitTimeout() time.Duration {
+	at := l.resumeAt.Load()
+	if at == 0 {
+		return -1
+	}
+	return max(time.Duration(at-time.Now().UnixNano()), 0)
+}
+
+// resume re-arms the listener once its back-off has passed (one thread
+// wins).
+func (l *listenHandler) resume() {
+	at := l.resumeAt.Load()
+	if at != 0 && time.Now().UnixNano() >= at && l.resumeAt.CompareAndSwap(at, 0) {
+		l.rearm()
+	}
+}
+
+// completionPort carries completed futures from one scheduler to the I/O
+// threads: the scheduler appends the future's connection to a list and, if
+// the list was empty, signals an eventfd registered in the handle set; the
+// I/O thread that receives its event drains the list and, for each
+// connection, encodes the ready responses in order and writes them.
+//
+// Note: the scheduler does not write responses itself. It is the
+// serialization point of its shard of the ledger: every microsecond it spent
+// encoding, checksumming and in write(2) would be a microsecond no other
+// request of the shard could run, and a slow reader's full socket would
+// leave it holding output it cannot block on. It would also have to take
+// part in the handle set's (de)activation protocol for a socket an I/O
+// thread may hold. Handing the completion back costs one eventfd write per
+// batch of completions (signals coalesce while the list is non-empty), and
+// keeps every socket owned by the I/O side.
+type completionPort struct {
+	srv   *Server
+	index int
+	wake  *handleset.Wakeup
+
+	mu    futex.Mutex
+	list  []*conn // connections with completed futures; guarded by mu
+	spare []*conn // the other buffer; guarded by mu
+
+	signals atomic.Uint64 // eventfd signals sent
+}
+
+func newCompletionPort(s *Server, index int) (*completionPort, error) {
+	w, err := handleset.NewWakeup()
+	if err != nil {
+		return nil, err
+	}
+	return &completionPort{srv: s, index: index, wake: w}, nil
+}
+
+// post queues c for an I/O thread, unless it is queued already. It runs on
+// the scheduler thread that completed one of c's futures (after marking it
+// ready; the I/O side clears the mark before it looks at the futures, so a
+// completion is never missed).
+func (p *completionPort) post(c *conn) {
+	if c.posted[p.index].Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	first := len(p.list) == 0
+	p.list = append(p.list, c)
+	p.mu.Unlock()
+	if first {
+		p.signals.Add(1)
+		// Signal fails only on a closed descriptor; the port's eventfd is
+		// closed after every scheduler has exited.
+		_ = p.wake.Signal()
+	}
+}
+
+// HandleEvent serves the connections posted to the port. The port's
+// eventfd is re-armed only after the batch, so one thread at a time drains
+// a port (ports of different objects are drained in parallel).
+func (p *completionPort) HandleEvent(int, handleset.Events) {
+	// A valid non-blocking eventfd cannot fail to read but with EAGAIN.
+	_, _ = p.wake.Drain()
+	p.mu.Lock()
+	conns := p.list
+	p.list, p.spare = p.spare, nil
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.posted[p.index].Store(false)
+	}
+	for _, c := range conns {
+		c.mu.Lock()
+		c.step(0)
+		c.mu.Unlock()
+	}
+	clear(conns)
+	p.mu.Lock()
+	p.spare = conns[:0]
+	p.mu.Unlock()
+	// The only failure is ErrClosed (shutting down).
+	_ = p.srv.set.Reactivate(p.wake.Fd(), handleset.Readable|handleset.OneShot)
+}
+
+// slot is one request in flight on a connection: its future and what the
+// response needs besides the result.
+type slot struct {
+	fut   Future
+	id    uint64
+	close bool // the request asked to close the connection
+	body  bool // OpWork: the payload is the future's body
+	est   int  // output bytes reserved for the response
+}
+
+// conn is one connection: its protocol buffers and its requests in flight,
+// in a ring of slots ordered by sequence number. Responses leave in request
+// order whatever order the futures complete in (HTTP pipelining).
+type conn struct {
+	srv    *Server
+	fd     int
+	home   int           // the active object that runs the connection's Work requests
+	posted []atomic.Bool // per object: queued on its completion port
+
+	mu futex.Mutex // guards everything below
+	sh *models.Shard
+
+	closed   bool
+	closing  bool // no further request will be decoded
+	readable bool // the socket may have unread bytes
+	in       connio.In
+	out      connio.Out
+	req      wire.Request
+	resp     wire.Response
+	scratch  []byte
+	slots    []*slot // ring of Options.MaxInFlight, allocated on first use
+	head     uint64  // sequence number of the oldest request in flight
+	tail     uint64  // sequence number of the next request
+	reserved int     // output reserved by the requests in flight
+
+	decodeErr error // a request failed to decode: answer it after the others
+	errSent   bool
+	reads     int // reads in the current step
+}
+
+// addConn registers an accepted connection with the handle set.
+func (s *Server) addConn(fd int) {
+	c := &conn{
+		srv:      s,
+		fd:       fd,
+		posted:   make([]atomic.Bool, len(s.objs)),
+		sh:       s.counters.NewConnShard(),
+		in:       connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
+		slots:    make([]*slot, s.opts.MaxInFlight),
+		readable: true,
+	}
+	s.connsMu.Lock()
+	c.home = int(s.nextID % uint64(len(s.objs)))
+	s.nextID++
+	s.conns[c] = struct{}{}
+	s.connsMu.Unlock()
+	if err := s.set.Register(fd, handleset.Readable|handleset.OneShot, c); err != nil {
+		c.mu.Lock()
+		if !errClosing(err) {
+			c.sh.AddError(models.ErrIO)
+		}
+		c.close()
+		c.mu.Unlock()
+	}
+}
+
+// HandleEvent serves a readiness event of the connection's socket.
+func (c *conn) HandleEvent(_ int, ready handleset.Events) {
+	c.mu.Lock()
+	c.step(ready)
+	c.mu.Unlock()
+}
+
+// step is the connection's whole non-blocking processing, run with c.mu
+// held by an I/O thread on a readiness event or a completion: it encodes the
+// responses whose futures are ready (in order), writes what the socket
+// takes, reads and decodes requests and invokes the proxy for each while
+// admission allows, and finally re-arms the socket with the interest that
+// fits, closes the connection, or leaves it disarmed while it waits only for
+// completions (which run step again).
+func (c *conn) step(ready handleset.Events) {
+	if c.closed {
+		return // a stale event or completion
+	}
+	if ready&(handleset.Readable|handleset.HangUp|handleset.Error) != 0 {
+		c.readable = true
+	}
+	c.reads = 0
+	for range maxRounds {
+		c.collect()
+		if !c.flush() {
+			c.close()
+			return
+		}
+		n, ok := c.pump()
+		if !ok {
+			c.close()
+			return
+		}
+		if n == 0 && !c.headReady() {
+			break
+		}
+	}
+	c.collect()
+	if !c.flush() {
+		c.close()
+		return
+	}
+	pending := c.out.Pending()
+	if c.closing && c.head == c.tail && pending == 0 {
+		c.close()
+		return
+	}
+	var ev handleset.Events
+	if pending > 0 {
+		ev |= handleset.Writable
+	}
+	if !c.closing && c.canAdmit() {
+		ev |= handleset.Readable
+	}
+	if ev == 0 {
+		// Only completions can move this connection on (requests are in
+		// flight: see canAdmit); the socket stays disarmed until then.
+		return
+	}
+	if err := c.srv.set.Reactivate(c.fd, ev|handleset.OneShot); err != nil && !errClosing(err) {
+		c.sh.AddError(models.ErrIO)
+		c.close()
+	}
+}
+
+// canAdmit reports whether another request may be decoded and put in
+// flight: fewer than MaxInFlight are, and the output pending plus the output
+// reserved by the requests in flight is below MaxPendingOutput. With nothing
+// in flight the second condition is connio's "output not full", so an idle
+// connection always admits one request unless its client is not reading;
+// memory per connection stays within MaxPendingOutput plus one response.
+func (c *conn) canAdmit() bool {
+	return c.tail-c.head < uint64(len(c.slots)) && c.out.Pending()+c.reserved < c.srv.cfg.MaxPendingOutput
+}
+
+// headReady reports whether the oldest request in flight has its result.
+func (c *conn) headReady() bool {
+	return c.head < c.tail && c.slots[c.head%uint64(len(c.slots))].fut.Ready()
+}
+
+// pump decodes buffered requests and dispatches each to the proxy while
+// admission allows, reading the socket when no complete request is
+// buffered. It returns how many it dispatched, and false if the connection
+// failed.
+func (c *conn) pump() (dispatched int, ok bool) {
+	for !c.closing && c.canAdmit() {
+		got, err := c.in.Next(c.srv.cfg.Codec, &c.req)
+		if err != nil {
+			c.sh.AddError(wire.KindOf(err).String())
+			c.decodeErr = err
+			c.closing = true
+			break
+		}
+		if got {
+			c.dispatch()
+			dispatched++
+			continue
+		}
+		if !c.readable || c.reads == maxReads {
+			break
+		}
+		sp := c.in.Space()
+		n, err := handleset.Read(c.fd, sp)
+		c.reads++
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				c.readable = false
+				break
+			}
+			c.ioError(err)
+			return dispatched, false
+		}
+		if n == 0 {
+			// End of stream: a partial request left is truncated. The
+			// requests in flight are still answered (the client may have
+			// only shut down its sending side).
+			if c.in.Buffered() > 0 {
+				c.sh.AddError(models.ErrTruncated)
+			}
+			c.closing = true
+			c.readable = false
+			break
+		}
+		c.in.Commit(n)
+		c.sh.AddRead(n)
+		if n < len(sp) {
+			// The socket had less than we could take: very likely drained.
+			// The armed interest reports whatever arrives meanwhile.
+			c.readable = false
+		}
+	}
+	return dispatched, true
+}
+
+// dispatch puts the decoded request in flight: it takes the next slot and
+// invokes the proxy method for the request's operation with the slot's
+// future.
+func (c *conn) dispatch() {
+	r := &c.req
+	i := c.tail % uint64(len(c.slots))
+	sl := c.slots[i]
+	if sl == nil {
+		sl = &slot{}
+		sl.fut.conn = c
+		c.slots[i] = sl
+	}
+	sl.id, sl.close, sl.body = r.ID, r.Close, r.Op == wire.OpWork
+	sl.est = respOverhead
+	if sl.body {
+		sl.est += r.Size
+	}
+	c.tail++
+	c.reserved += sl.est
+	if r.Close {
+		c.closing = true
+	}
+	f, p := &sl.fut, c.srv.proxy
+	w := workSpec{cpu: r.CPU, block: r.Block}
+	switch r.Op {
+	case wire.OpWork:
+		p.work(f, c.home, w, r.ID, r.Size)
+	case wire.OpBalance:
+		p.balance(f, r.Account, w)
+	case wire.OpDeposit:
+		p.deposit(f, r.Account, r.Amount, w)
+	case wire.OpWithdraw:
+		p.withdraw(f, r.Account, r.Amount, r.Timeout, w)
+	case wire.OpTransfer:
+		p.transfer(f, r.Account, r.To, r.Amount, w)
+	case wire.OpTotal:
+		p.total(f, w, false)
+	default:
+		if !r.Op.Valid() {
+			f.complete(nil, 0, errBadOp)
+		} else {
+			f.complete(nil, 0, errUnhandledOp)
+		}
+	}
+}
+
+// collect encodes, in request order, the responses of the requests in
+// flight whose futures are ready, and then the error response of a request
+// that failed to decode once everything before it has been answered.
+func (c *conn) collect() {
+	n := uint64(len(c.slots))
+	for c.head < c.tail {
+		sl := c.slots[c.head%n]
+		if !sl.fut.Ready() {
+			break
+		}
+		c.encode(sl)
+		c.reserved -= sl.est
+		sl.fut.reset()
+		c.head++
+		c.sh.AddRequests(1)
+	}
+	if c.head == c.tail && c.decodeErr != nil && !c.errSent {
+		c.out.AppendError(c.srv.cfg.Codec, c.decodeErr)
+		c.errSent = true
+	}
+	if cap(c.scratch) > connio.RetainLimit {
+		c.scratch = nil
+	}
+}
+
+// encode appends the response of a ready slot, byte for byte what
+// service.Do would have produced.
+func (c *conn) encode(sl *slot) {
+	f := &sl.fut
+	c.resp = wire.Response{ID: sl.id, Close: sl.close, Status: f.status}
+	switch {
+	case f.status != wire.StatusOK:
+		c.resp.Payload = c.scratch[:0]
+	case sl.body:
+		c.resp.Payload = f.payload
+	default:
+		c.scratch = service.AppendResult(&c.resp, c.scratch[:0], f.value, nil)
+	}
+	c.out.AppendResponse(c.srv.cfg.Codec, &c.resp)
+}
+
+// flush writes pending output until it is all written or the socket would
+// block. It reports false if the connection failed.
+func (c *conn) flush() bool {
+	for c.out.Pending() > 0 {
+		n, err := handleset.Write(c.fd, c.out.Bytes())
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				return true
+			}
+			c.ioError(err)
+			return false
+		}
+		c.sh.AddWritten(n)
+		c.out.Advance(n)
+	}
+	return true
+}
+
+// ioError counts a failed read or write.
+func (c *conn) ioError(err error) {
+	if handleset.IsPeerGone(err) {
+		c.sh.AddError(models.ErrPeerReset)
+	} else {
+		c.sh.AddError(models.ErrIO)
+	}
+}
+
+// close removes the connection from the handle set and the server and
+// releases it. Requests still in flight are dropped with it: their futures
+// complete into slots nobody reads. c.mu is held.
+func (c *conn) close() {
+	if c.closed {
+		return
+	}
+	// ErrClosed (shutting down) is the only expected failure; Close
+	// releases the descriptor either way.
+	_ = c.srv.set.Unregister(c.fd)
+	c.srv.connsMu.Lock()
+	delete(c.srv.conns, c)
+	c.srv.connsMu.Unlock()
+	c.release()
+}
+
+// release closes the descriptor and retires the connection's counters.
+// c.mu is held, or no other thread runs (Server.Close).
+func (c *conn) release() {
+	c.closed = true
+	if err := handleset.Close(c.fd); err != nil {
+		c.sh.AddError(models.ErrIO)
+	}
+	c.sh.AddClosed()
+	c.srv.counters.Retire(c.sh)
+	c.in, c.out, c.scratch = connio.In{}, connio.Out{}, nil
+}
