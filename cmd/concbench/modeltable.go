@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"concbench/models"
+	"concbench/models/activeobject"
 	"concbench/models/halfsynchalfreactive"
 	"concbench/models/leaderfollowers"
 	"concbench/models/netpoll"
@@ -52,6 +53,18 @@ var modelTable = []modelSpec{
 			pooled := fs.Bool("hshr-pooled", false, `recycle request objects through a free list (variant "pooled") instead of allocating one per request`)
 			return func(cfg models.Config) (models.Server, error) {
 				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled})
+			}
+		},
+	},
+	{
+		name:    "activeobject",
+		summary: "Active Object: I/O threads (--threads, default 1) decode requests and invoke a proxy; --ao-objects active objects (a scheduler thread, an activation queue and a ledger shard each; default 2) execute them; futures complete back to the I/O threads",
+		flags: func(fs *flag.FlagSet) startFunc {
+			objects := fs.Int("ao-objects", 0, fmt.Sprintf("active objects: scheduler threads, each with an activation queue and a shard of the ledger; 0 for %d", activeobject.DefaultObjects))
+			queue := fs.Int("ao-queue-capacity", 0, fmt.Sprintf("method requests each activation queue holds before enqueuing blocks; 0 for %d", activeobject.DefaultQueueCapacity))
+			inFlight := fs.Int("ao-max-in-flight", 0, fmt.Sprintf("requests one connection may have in flight; 0 for %d", activeobject.DefaultMaxInFlight))
+			return func(cfg models.Config) (models.Server, error) {
+				return activeobject.Start(cfg, activeobject.Options{Objects: *objects, QueueCapacity: *queue, MaxInFlight: *inFlight})
 			}
 		},
 	},

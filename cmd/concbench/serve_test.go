@@ -160,7 +160,7 @@ func TestServeFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "no model", args: nil, want: "--model is required (accepted: leaderfollowers, halfsynchalfreactive, proactor, threadperconn, netpoll"},
+		{name: "no model", args: nil, want: "--model is required (accepted: leaderfollowers, halfsynchalfreactive, activeobject, proactor, threadperconn, netpoll"},
 		{name: "other model's flag", args: []string{"--model", "netpoll", "--promotion", "fifo"}, want: "flag --promotion applies to model leaderfollowers, not netpoll"},
 		{name: "bad promotion", args: []string{"--model", "leaderfollowers", "--promotion", "up"}, want: `unknown promotion order "up" (accepted: lifo, fifo, priority, os)`},
 		{name: "nice count", args: []string{"--model", "leaderfollowers", "--promotion", "priority", "--nice", "1,2"}, want: "one nice value per thread: got 2 for 4 threads"},
