@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"concbench/plots"
+	"concbench/results"
+	"concbench/results/resultstest"
+)
+
+func TestFigures(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := resultstest.WriteRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg, PNG,svg", "--spectrum-load", "0.9"}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"complete", filepath.Join(dir, plots.ReportHTML), filepath.Join(dir, plots.ReportMD),
+		filepath.Join(dir, plots.PointsCSV), filepath.Join(dir, plots.BenchFile), "latency, spectrum, capacity, ctxsw, cpu, allocs, threads", "svg, png"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, f := range []string{"figures/latency.svg", "figures/latency.png", "figures/latency.csv", "report.md", "report.html", "points.csv", "bench.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "figures/latency.pdf")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("latency.pdf written without being asked for: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, plots.ReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "Costs per request at 0.90 of capacity") {
+		t.Errorf("--spectrum-load 0.9 did not choose 0.90")
+	}
+}
+
+func TestFiguresPartial(t *testing.T) {
+	dir := t.TempDir()
+	r := resultstest.Run()
+	r.Interrupted, r.Finished = true, time.Time{}
+	if err := results.WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := resultstest.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WritePoint(dir, &pts[0]); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "PARTIAL (interrupted") || !strings.Contains(out.String(), "1 points") {
+		t.Errorf("output does not say the run is partial:\n%s", out.String())
+	}
+}
+
+func TestFiguresFlags(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := resultstest.WriteRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // substring; "" for flag.ErrHelp
+		help    bool
+	}{
+		{name: "help", args: []string{"--help"}, help: true},
+		{name: "no run", args: nil, wantErr: "--run is required"},
+		{name: "positional argument", args: []string{dir}, wantErr: "unexpected argument"},
+		{name: "unknown format", args: []string{"--run", dir, "--formats", "svg,gif"}, wantErr: `"gif"`},
+		{name: "empty formats", args: []string{"--run", dir, "--formats", ","}, wantErr: "--formats is empty"},
+		{name: "load out of range", args: []string{"--run", dir, "--spectrum-load", "0"}, wantErr: "--spectrum-load"},
+		{name: "no run folder", args: []string{"--run", filepath.Join(dir, "missing")}, wantErr: "run.json"},
+		{name: "unknown flag", args: []string{"--run", dir, "--color"}, wantErr: "concbench help figures"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := runFigures(context.Background(), tc.args, nil, &out, &out)
+			if tc.help {
+				if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "usage: concbench figures") || !strings.Contains(out.String(), "-spectrum-load") {
+					t.Errorf("--help: err %v, output:\n%s", err, out.String())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

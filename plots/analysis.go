@@ -1,0 +1,128 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"concbench/results"
+)
+
+// Model names whose claims the cost figures test; they must match the
+// model table of cmd/concbench.
+const (
+	modelLF   = "leaderfollowers"
+	modelHSHR = "halfsynchalfreactive"
+)
+
+// analysis is what every figure and the report are computed from: the
+// run, its points grouped, the styles, and the chosen load.
+type analysis struct {
+	run    *results.Run
+	points []results.Point
+	groups []*results.Group
+	style  map[string]seriesStyle
+	// configs are the configurations with at least one measured point, in
+	// report order.
+	configs []results.ModelConfig
+	// load is the open-loop fraction of the spectrum, per-request cost and
+	// per-thread figures; hasLoad is false if the run has no measured
+	// open-loop point.
+	load    float64
+	hasLoad bool
+}
+
+func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
+	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts)}
+	a.style = styles(r, a.groups)
+	seen := map[string]bool{}
+	for _, g := range a.groups {
+		if !seen[g.Config.Name] && len(g.Measured()) > 0 {
+			seen[g.Config.Name] = true
+			a.configs = append(a.configs, g.Config)
+		}
+	}
+	target := opts.Load
+	if target <= 0 {
+		target = DefaultLoad
+	}
+	a.load, a.hasLoad = results.NearestFraction(a.groups, target)
+	return a
+}
+
+// openGroups returns the configuration's measured open-loop groups in
+// ascending fraction.
+func (a *analysis) openGroups(name string) []*results.Group {
+	var out []*results.Group
+	for _, g := range a.groups {
+		if g.Config.Name == name && g.Kind == results.KindOpen && len(g.Measured()) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// atLoad returns the configuration's open-loop group at the chosen load,
+// or nil.
+func (a *analysis) atLoad(name string) *results.Group {
+	if !a.hasLoad {
+		return nil
+	}
+	return results.Find(a.groups, name, results.KindOpen, a.load)
+}
+
+// capacity returns the configuration's capacity group, or nil.
+func (a *analysis) capacity(name string) *results.Group {
+	return results.Find(a.groups, name, results.KindCapacity, 1)
+}
+
+// loadText describes the chosen load: "0.50 of capacity".
+func (a *analysis) loadText() string {
+	return fmt.Sprintf("%.2f of capacity", a.load)
+}
+
+// fmtValue formats a metric value for captions and tables with three
+// significant digits and its unit.
+func fmtValue(v float64, unit string) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	if unit == "ns" {
+		return formatNs(v)
+	}
+	return trimFloat(v) + " " + unit
+}
+
+// fmtStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
+// or with the reason there is none: "45.1µs (n=5, no CI)".
+func fmtStat(s results.Stats, unit string) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	m := fmtValue(s.Median, unit)
+	if unit != "ns" {
+		m = trimFloat(s.Median)
+	}
+	if s.HasCI() {
+		lo, hi := fmtValue(s.Lo, unit), fmtValue(s.Hi, unit)
+		if unit != "ns" {
+			lo, hi = trimFloat(s.Lo), trimFloat(s.Hi)
+		}
+		return fmt.Sprintf("%s [%s, %s]", m, lo, hi)
+	}
+	return fmt.Sprintf("%s (n=%d, no CI)", m, s.N)
+}
+
+// bandText says what the figure's intervals are.
+const bandText = "95% confidence interval of the median across repetitions; where fewer than 6 repetitions were measured (too few for that interval) the min–max range instead, marked \"range\" in the CSV"
+
+// joinAnd joins items as "a, b and c".
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

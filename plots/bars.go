@@ -1,0 +1,323 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"concbench/results"
+)
+
+// barPanel is one panel of a bar figure: a metric per configuration.
+type barPanel struct {
+	metric results.Metric
+	title  string
+	axis   string
+}
+
+// barValue is one configuration's bar in one panel.
+type barValue struct {
+	cfg results.ModelConfig
+	agg results.Aggregate
+	ok  bool // drawn: the configuration has a value
+}
+
+// barFigure draws horizontal bars (median, with the band as error bars)
+// per configuration for each panel, at the groups pick chooses
+// (capacity points, or the chosen load), and tabulates them.
+func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (*Figure, [][]barValue) {
+	f := &Figure{
+		Name:   name,
+		Title:  title,
+		Width:  vg.Length(3.2*float64(len(panels))+2.2) * vg.Inch,
+		Height: vg.Length(1.2+0.35*float64(len(a.configs))) * vg.Inch,
+		Header: []string{"config", "metric", "unit", "load", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "skipped_reps", "plotted", "note"},
+	}
+	vals := make([][]barValue, len(panels))
+	haveAny, anyRange := false, false
+	for pi, bp := range panels {
+		for _, cfg := range a.configs {
+			bv := barValue{cfg: cfg}
+			g := pick(cfg.Name)
+			note := ""
+			if g == nil {
+				note = "no point at this load"
+				f.note("%s: no %s point", cfg.Name, where)
+			} else {
+				bv.agg = g.Aggregate(bp.metric)
+				bv.ok = bv.agg.Stats.N > 0
+				if !bv.ok {
+					note = "no measured value"
+					f.note("%s: no %s at %s (%s)", cfg.Name, bp.metric.Label, where, strings.Join(bv.agg.SkipReasons, "; "))
+				}
+			}
+			st := bv.agg.Stats
+			lo, hi, band := math.NaN(), math.NaN(), results.BandNone
+			if bv.ok {
+				lo, hi, band = st.Band()
+				haveAny = true
+				anyRange = anyRange || band == results.BandRange
+			}
+			if bv.agg.Invalid > 0 {
+				note = joinNote(note, fmt.Sprintf("includes %d invalid repetition(s)", bv.agg.Invalid))
+				f.note("%s: the %s at %s includes %d repetition(s) with an invalid verdict", cfg.Name, bp.metric.Label, where, bv.agg.Invalid)
+			}
+			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, where, strconv.Itoa(st.N), results.FormatFloat(st.Median),
+				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Invalid), strconv.Itoa(bv.agg.Skipped),
+				strconv.FormatBool(bv.ok), note)
+			vals[pi] = append(vals[pi], bv)
+		}
+	}
+	if !haveAny {
+		return nil, nil
+	}
+	f.note("Error bars: %s.", bandText)
+	if anyRange {
+		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
+	}
+	n := len(a.configs)
+	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		row := make([]*plot.Plot, len(panels))
+		for pi, bp := range panels {
+			title := bp.title
+			if len(panels) == 1 {
+				title = "" // the figure's title says it
+			}
+			p := newPlot(tx(title), tx(bp.axis), "")
+			p.X.Min = 0
+			p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+			names := make([]string, n)
+			for i, bv := range vals[pi] {
+				// The first configuration on top.
+				pos := float64(n - 1 - i)
+				if pi == 0 {
+					names[n-1-i] = tx(bv.cfg.Name)
+				}
+				if !bv.ok {
+					continue
+				}
+				st := a.style[bv.cfg.Name]
+				b := &bars{Cats: []float64{pos}, Values: []float64{bv.agg.Stats.Median}, Width: 0.7, Horizontal: true,
+					Color: st.fill(0xB0), Line: draw.LineStyle{Color: st.Color, Width: vg.Points(0.8)}}
+				p.Add(b)
+				lo, hi, _ := bv.agg.Stats.Band()
+				eb := errBar{x: bv.agg.Stats.Median, y: pos, lo: lo, hi: hi}
+				if e, err := plotter.NewXErrorBars(eb); err == nil {
+					e.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+					e.CapWidth = vg.Points(5)
+					p.Add(e)
+				}
+				// The median as text beside the whisker, so that bars too
+				// short to see (LF's allocations) still read as a number.
+				if lb, err := plotter.NewLabels(plotter.XYLabels{
+					XYs:    plotter.XYs{{X: math.Max(hi, bv.agg.Stats.Median), Y: pos}},
+					Labels: []string{tx(trimFloat(bv.agg.Stats.Median))},
+				}); err == nil {
+					sty := textStyle(fontSmall)
+					sty.YAlign = draw.YCenter
+					lb.TextStyle = []text.Style{sty}
+					lb.Offset = vg.Point{X: vg.Points(6)}
+					p.Add(lb)
+				}
+				if bv.agg.Invalid > 0 {
+					if sc, err := plotter.NewScatter(plotter.XYs{{X: bv.agg.Stats.Median, Y: pos}}); err == nil {
+						sc.GlyphStyle = invalidGlyph()
+						p.Add(sc)
+					}
+				}
+			}
+			p.X.Max *= 1.08 // room for the whiskers' caps
+			p.NominalY(names...)
+			p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+			p.Y.Tick.Width = 0
+			row[pi] = p
+		}
+		l := newLegend()
+		l.Add(tx("bar: median"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
+		l.Add(tx("whisker: 95% CI (or range)"), lineThumb{draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}})
+		for _, vs := range vals {
+			if invalidIn(vs) {
+				l.Add(tx("includes invalid reps"), glyphThumb{invalidGlyph()})
+				break
+			}
+		}
+		return [][]*plot.Plot{row}, &l
+	}
+	return f, vals
+}
+
+func invalidIn(vs []barValue) bool {
+	for _, v := range vs {
+		if v.agg.Invalid > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// capacityFigure is figure 3: capacity (closed-loop saturation rate) per
+// configuration.
+func capacityFigure(a *analysis) *Figure {
+	f, vals := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
+		[]barPanel{{metric: results.Capacity, title: "capacity", axis: "req/s"}})
+	if f == nil {
+		return nil
+	}
+	best, worst := -1, -1
+	for i, v := range vals[0] {
+		if !v.ok {
+			continue
+		}
+		if best < 0 || v.agg.Stats.Median > vals[0][best].agg.Stats.Median {
+			best = i
+		}
+		if worst < 0 || v.agg.Stats.Median < vals[0][worst].agg.Stats.Median {
+			worst = i
+		}
+	}
+	b, w := vals[0][best], vals[0][worst]
+	f.Caption = fmt.Sprintf("Capacity per configuration (median of the closed-loop saturation runs): %s is highest at %s req/s",
+		b.cfg.Name, trimFloat(b.agg.Stats.Median))
+	if best != worst {
+		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
+			w.agg.Stats.Median/b.agg.Stats.Median)
+	}
+	f.Caption += "."
+	return f
+}
+
+// claim is one of the seed's claims about Leader/Followers (LF) and
+// Half-Sync/Half-Reactive (HS/HR) that a cost figure tests.
+type claim struct {
+	text   string // the claim, e.g. "LF needs no context switch per request; HS/HR pays one"
+	metric results.Metric
+	unit   string // per-request unit for the caption
+	verb   string // "switches", "spends", "allocates": LF … less than HS/HR
+}
+
+// costFigure draws per-request costs at the chosen load and states
+// whether the data shows the claim.
+func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Figure {
+	if !a.hasLoad {
+		return nil
+	}
+	f, _ := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
+	if f == nil {
+		return nil
+	}
+	verdict, warnings := testClaim(a, c)
+	f.Caption = fmt.Sprintf("%s per configuration at %s. %s", title, a.loadText(), verdict)
+	for _, w := range warnings {
+		f.note("Claim test: %s", w)
+	}
+	return f
+}
+
+// testClaim tests "LF's metric is lower than HS/HR's" on every pair of an
+// LF and an HS/HR configuration at the chosen load, with benchstat's
+// Mann–Whitney U test, and says whether the data shows it, refutes it, or
+// cannot decide; warnings are the test's own (e.g. too few repetitions to
+// ever reach significance).
+func testClaim(a *analysis, c claim) (verdict string, warnings []string) {
+	type side struct {
+		name string
+		agg  results.Aggregate
+	}
+	var lf, hs []side
+	for _, cfg := range a.configs {
+		g := a.atLoad(cfg.Name)
+		if g == nil {
+			continue
+		}
+		agg := g.Aggregate(c.metric)
+		if agg.Stats.N == 0 {
+			continue
+		}
+		switch cfg.Model {
+		case modelLF:
+			lf = append(lf, side{cfg.Name, agg})
+		case modelHSHR:
+			hs = append(hs, side{cfg.Name, agg})
+		}
+	}
+	head := fmt.Sprintf("Claim (%s): ", c.text)
+	if len(lf) == 0 || len(hs) == 0 {
+		missing := "Leader/Followers"
+		if len(lf) > 0 {
+			missing = "Half-Sync/Half-Reactive"
+		}
+		return head + fmt.Sprintf("cannot be tested — the run has no %s measurement at this load.", missing), nil
+	}
+	var higher, unsure []string
+	maxP := 0.0
+	for _, l := range lf {
+		for _, h := range hs {
+			cmp := results.Compare(l.agg.Stats.Values, h.agg.Stats.Values)
+			pair := fmt.Sprintf("%s vs %s (p=%.3g)", l.name, h.name, cmp.P)
+			for _, w := range cmp.Warnings {
+				if w = pair + ": " + w; !slices.Contains(warnings, w) {
+					warnings = append(warnings, w)
+				}
+			}
+			switch {
+			case !cmp.Significant():
+				unsure = append(unsure, pair)
+			case l.agg.Stats.Median < h.agg.Stats.Median:
+				maxP = math.Max(maxP, cmp.P)
+			default:
+				higher = append(higher, pair)
+			}
+		}
+	}
+	values := func(ss []side) string {
+		var parts []string
+		for _, s := range ss {
+			parts = append(parts, fmt.Sprintf("%s %s", s.name, trimFloat(s.agg.Stats.Median)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	nums := fmt.Sprintf("medians %s: LF %s; HS/HR %s", c.unit, values(lf), values(hs))
+	switch {
+	case len(higher) > 0:
+		return head + fmt.Sprintf("refuted — LF %s significantly more than HS/HR for %s (%s).", c.verb, joinAnd(higher), nums), warnings
+	case len(unsure) > 0:
+		return head + fmt.Sprintf("not shown — no significant difference for %s (Mann–Whitney U, α=0.05; %s).", joinAnd(unsure), nums), warnings
+	}
+	return head + fmt.Sprintf("shown — every LF configuration %s significantly less than every HS/HR one (Mann–Whitney U, p ≤ %.3g; %s).", c.verb, maxP, nums), warnings
+}
+
+// ctxswFigure is figure 4: context switches per request.
+func ctxswFigure(a *analysis) *Figure {
+	return costFigure(a, "ctxsw", "Server context switches per request", []barPanel{
+		{metric: results.CtxswPerReq, title: "all", axis: "context switches / request"},
+		{metric: results.VoluntaryCtxswPerReq, title: "voluntary", axis: "context switches / request"},
+		{metric: results.InvoluntaryCtxswPerReq, title: "involuntary", axis: "context switches / request"},
+	}, claim{text: "LF needs no context switch per request; HS/HR pays one for the hand-off", metric: results.CtxswPerReq,
+		unit: "ctxsw/req", verb: "switches"})
+}
+
+// cpuFigure is figure 5: server CPU per request.
+func cpuFigure(a *analysis) *Figure {
+	return costFigure(a, "cpu", "Server CPU time per request", []barPanel{
+		{metric: results.CPUPerReq, title: "user + system", axis: "µs / request"},
+	}, claim{text: "LF avoids the hand-off's synchronization and copying, so it spends less CPU per request than HS/HR", metric: results.CPUPerReq,
+		unit: "µs/req", verb: "spends CPU"})
+}
+
+// allocsFigure is figure 6: allocations per request.
+func allocsFigure(a *analysis) *Figure {
+	return costFigure(a, "allocs", "Server heap allocations per request", []barPanel{
+		{metric: results.AllocsPerReq, title: "objects", axis: "allocations / request"},
+		{metric: results.BytesPerReq, title: "bytes", axis: "bytes / request"},
+	}, claim{text: "LF needs no allocation per request; HS/HR allocates one to hand each request over", metric: results.AllocsPerReq,
+		unit: "allocs/req", verb: "allocates"})
+}

@@ -1,0 +1,298 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"concbench/results"
+)
+
+// latencyPanel is one percentile of the latency figure.
+type latencyPanel struct {
+	metric results.Metric
+	label  string
+	theory func(*results.Theory) float64
+}
+
+var latencyPanels = []latencyPanel{
+	{results.LatencyP50, "p50", func(t *results.Theory) float64 { return t.P50Ns }},
+	{results.LatencyP99, "p99", func(t *results.Theory) float64 { return t.P99Ns }},
+	{results.LatencyP999, "p99.9", func(t *results.Theory) float64 { return t.P999Ns }},
+}
+
+// latencyPoint is one plotted load of one configuration in one panel.
+type latencyPoint struct {
+	x, median, lo, hi float64
+	band              string
+	theory            float64 // NaN if none
+	invalid           int
+}
+
+// theoryAt returns the median of the group's stable M/M/c ideal values
+// (the ideal is computed per repetition, at that repetition's rate), or
+// NaN.
+func theoryAt(g *results.Group, pick func(*results.Theory) float64) float64 {
+	var xs []float64
+	for _, p := range g.Measured() {
+		if t := p.Theory; t != nil && t.Stable {
+			if v := pick(t); v > 0 && !math.IsInf(v, 0) {
+				xs = append(xs, v)
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return results.Summarize(xs).Median
+}
+
+// latencyFigure is figure 1: corrected latency (p50, p99, p99.9) against
+// offered load, per configuration, on log y axes, with the median's
+// confidence band across repetitions and the M/M/c ideal dashed beside.
+func latencyFigure(a *analysis) *Figure {
+	f := &Figure{
+		Name:   "latency",
+		Title:  "Latency (corrected for coordinated omission) vs offered load",
+		Width:  11 * vg.Inch,
+		Height: 4 * vg.Inch,
+		Header: []string{"config", "percentile", "fraction", "offered_rate_per_s", "n", "median_ns", "band_lo_ns", "band_hi_ns",
+			"band", "theory_ns", "invalid_reps", "skipped_reps", "plotted", "note"},
+	}
+	type series struct {
+		cfg results.ModelConfig
+		pts []latencyPoint
+	}
+	panels := make([][]series, len(latencyPanels))
+	var all []float64
+	anyInvalid, anyTheory, anyRange := false, false, false
+	var worst struct {
+		name  string
+		ratio float64
+		frac  float64
+	}
+	for pi, lp := range latencyPanels {
+		for _, cfg := range a.configs {
+			s := series{cfg: cfg}
+			for _, g := range a.openGroups(cfg.Name) {
+				agg := g.Aggregate(lp.metric)
+				x := g.OfferedRate()
+				st := agg.Stats
+				lo, hi, band := st.Band()
+				th := theoryAt(g, lp.theory)
+				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, theory: th, invalid: agg.Invalid}
+				note, plotted := "", st.N > 0 && !math.IsNaN(x)
+				switch {
+				case st.N == 0:
+					note = "no measured value"
+				case math.IsNaN(x):
+					note = "no offered rate"
+				case st.Median <= 0:
+					note = "median ≤ 0 cannot be shown on the log axis; left out"
+					plotted = false
+					f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lp.label, g.Fraction, formatNs(st.Median))
+				case lo <= 0:
+					note = "band's lower edge ≤ 0 clamped to the axis"
+					f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lp.label, g.Fraction, formatNs(lo))
+				}
+				if plotted {
+					s.pts = append(s.pts, lpnt)
+					all = append(all, st.Median, hi)
+					if lo > 0 {
+						all = append(all, lo)
+					}
+					if !math.IsNaN(th) {
+						all = append(all, th)
+						anyTheory = true
+						if pi == 1 && th > 0 && st.Median/th > worst.ratio {
+							worst.name, worst.ratio, worst.frac = cfg.Name, st.Median/th, g.Fraction
+						}
+					}
+					anyInvalid = anyInvalid || agg.Invalid > 0
+					anyRange = anyRange || band == results.BandRange
+				}
+				if math.IsNaN(th) && hasUnstableTheory(g) {
+					f.note("%s at %.2f: the M/M/c ideal is unstable (utilization ≥ 1), so no ideal is drawn there", cfg.Name, g.Fraction)
+				}
+				if agg.Invalid > 0 {
+					note = joinNote(note, fmt.Sprintf("includes %d invalid repetition(s)", agg.Invalid))
+					f.note("%s at %.2f includes %d repetition(s) with an invalid verdict (red ring)", cfg.Name, g.Fraction, agg.Invalid)
+				}
+				f.addRow(cfg.Name, lp.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.Itoa(st.N),
+					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
+					results.FormatFloat(th), strconv.Itoa(agg.Invalid), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+			}
+			panels[pi] = append(panels[pi], s)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	ymin, ymax, _ := logRange(all)
+	xmax := 0.0
+	for _, ps := range panels {
+		for _, s := range ps {
+			for _, p := range s.pts {
+				xmax = math.Max(xmax, p.x)
+			}
+		}
+	}
+
+	f.Caption = fmt.Sprintf("Corrected p50, p99 and p99.9 latency against offered load for %d configuration(s): medians across repetitions, shaded bands their 95%% CI (or min–max range)", len(a.configs))
+	if anyTheory && worst.name != "" {
+		f.Caption += fmt.Sprintf("; dashed: the M/M/c ideal, from which %s departs most (p99 %.1f× the ideal at %.2f of capacity)", worst.name, worst.ratio, worst.frac)
+	}
+	f.Caption += "."
+	f.note("Bands: %s.", bandText)
+	if anyRange {
+		f.note("Some bands are min–max ranges, not confidence intervals (see the CSV's band column).")
+	}
+
+	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		row := make([]*plot.Plot, len(latencyPanels))
+		for pi, lp := range latencyPanels {
+			p := newPlot(tx(lp.label+" latency"), tx("offered load (req/s)"), tx("latency"))
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			p.X.Min, p.X.Max = 0, xmax*1.05
+			p.X.Tick.Marker = linearTicks{Format: formatNumber}
+			for _, s := range panels[pi] {
+				addLatencySeries(p, s.pts, a.style[s.cfg.Name], ymin)
+			}
+			row[pi] = p
+		}
+		l := newLegend()
+		for _, cfg := range a.configs {
+			st := a.style[cfg.Name]
+			ln, gl := st.line(), st.glyph()
+			l.Add(tx(cfg.Name), lineThumb{ln}, glyphThumb{gl})
+		}
+		if anyTheory {
+			l.Add(tx("M/M/c ideal"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1), Dashes: theoryDash}})
+		}
+		l.Add(tx("band: 95% CI of median (or range)"), bandThumb{color.NRGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}})
+		if anyInvalid {
+			l.Add(tx("includes invalid reps"), glyphThumb{invalidGlyph()})
+		}
+		return [][]*plot.Plot{row}, &l
+	}
+	return f
+}
+
+// hasUnstableTheory reports whether some measured point of g has an
+// M/M/c ideal that is unstable.
+func hasUnstableTheory(g *results.Group) bool {
+	for _, p := range g.Measured() {
+		if p.Theory != nil && !p.Theory.Stable {
+			return true
+		}
+	}
+	return false
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// invalidGlyph marks a median that includes invalid repetitions.
+func invalidGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.RGBA{R: 0xCC, A: 0xFF}, Radius: vg.Points(5), Shape: draw.RingGlyph{}}
+}
+
+// addLatencySeries draws one configuration's band, median line and
+// markers, and its M/M/c ideal, clamping band edges to ymin.
+func addLatencySeries(p *plot.Plot, pts []latencyPoint, st seriesStyle, ymin float64) {
+	if len(pts) == 0 {
+		return
+	}
+	med := make(plotter.XYs, len(pts))
+	for i, q := range pts {
+		med[i] = plotter.XY{X: q.x, Y: q.median}
+	}
+	if len(pts) >= 2 {
+		poly := make(plotter.XYs, 0, 2*len(pts))
+		for _, q := range pts {
+			poly = append(poly, plotter.XY{X: q.x, Y: q.hi})
+		}
+		for i := len(pts) - 1; i >= 0; i-- {
+			poly = append(poly, plotter.XY{X: pts[i].x, Y: math.Max(pts[i].lo, ymin)})
+		}
+		if band, err := plotter.NewPolygon(poly); err == nil {
+			band.Color = st.fill(0x40)
+			band.LineStyle.Width = 0
+			p.Add(band)
+		}
+	} else {
+		q := pts[0]
+		eb := errBar{x: q.x, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
+		if bars, err := plotter.NewYErrorBars(eb); err == nil {
+			bars.LineStyle = st.line()
+			p.Add(bars)
+		}
+	}
+	var th plotter.XYs
+	for _, q := range pts {
+		if !math.IsNaN(q.theory) {
+			th = append(th, plotter.XY{X: q.x, Y: q.theory})
+		}
+	}
+	if len(th) > 0 {
+		if ln, err := plotter.NewLine(th); err == nil {
+			ln.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(1), Dashes: theoryDash}
+			p.Add(ln)
+		}
+	}
+	if ln, sc, err := plotter.NewLinePoints(med); err == nil {
+		ln.LineStyle = st.line()
+		sc.GlyphStyle = st.glyph()
+		p.Add(ln, sc)
+	}
+	var inv plotter.XYs
+	for _, q := range pts {
+		if q.invalid > 0 {
+			inv = append(inv, plotter.XY{X: q.x, Y: q.median})
+		}
+	}
+	if len(inv) > 0 {
+		if sc, err := plotter.NewScatter(inv); err == nil {
+			sc.GlyphStyle = invalidGlyph()
+			p.Add(sc)
+		}
+	}
+}
+
+// errBar is one point with an asymmetric error, in the shape gonum's
+// error bars read.
+type errBar struct{ x, y, lo, hi float64 }
+
+func (e errBar) Len() int                      { return 1 }
+func (e errBar) XY(int) (float64, float64)     { return e.x, e.y }
+func (e errBar) YError(int) (float64, float64) { return e.y - e.lo, e.hi - e.y }
+func (e errBar) XError(int) (float64, float64) { return e.x - e.lo, e.hi - e.x }
+
+// Legend thumbnails.
+type (
+	lineThumb  struct{ s draw.LineStyle }
+	glyphThumb struct{ s draw.GlyphStyle }
+	bandThumb  struct{ c color.Color }
+)
+
+func (t lineThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(t.s, c.Min.X, y, c.Max.X, y)
+}
+
+func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.s, c.Center()) }
+
+func (t bandThumb) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(t.c, pts)
+}

@@ -1,0 +1,174 @@
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"concbench/results"
+)
+
+// DefaultLoad is the open-loop fraction of capacity the spectrum, the
+// per-request cost figures and the per-thread figure are drawn at when
+// Options.Load is 0: the run's measured fraction closest to it.
+const DefaultLoad = 0.5
+
+// Output names inside a run folder.
+const (
+	FiguresDir = "figures"
+	PointsCSV  = "points.csv"
+	BenchFile  = "bench.txt"
+	ReportMD   = "report.md"
+	ReportHTML = "report.html"
+)
+
+// Options control what RenderRun writes.
+type Options struct {
+	// Formats are the figure formats to write (svg, pdf, png, tex); nil
+	// means all of Formats. The HTML report embeds SVG whatever this says.
+	Formats []string
+	// Load is the open-loop fraction of capacity for the spectrum,
+	// per-request cost and per-thread figures; the run's measured fraction
+	// closest to it is used. 0 means DefaultLoad.
+	Load float64
+}
+
+// figureSpec is one figure of the report, in order, and what it needs
+// (said in the report when the run has no data for it).
+type figureSpec struct {
+	name, title, needs string
+	make               func(*analysis) *Figure
+}
+
+var figureSpecs = []figureSpec{
+	{"latency", "Latency vs offered load", "measured open-loop points", latencyFigure},
+	{"spectrum", "Percentile spectrum", "latency histograms at the chosen load", spectrumFigure},
+	{"capacity", "Capacity", "measured capacity points", capacityFigure},
+	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure},
+	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure},
+	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure},
+	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure},
+}
+
+// Figures returns every figure the run has data for, in report order,
+// and for each figure it cannot draw a sentence saying why.
+func Figures(r *results.Run, pts []results.Point, opts Options) (figs []*Figure, omitted []string) {
+	a := analyze(r, pts, opts)
+	return a.figures()
+}
+
+func (a *analysis) figures() (figs []*Figure, omitted []string) {
+	for _, s := range figureSpecs {
+		if f := s.make(a); f != nil {
+			figs = append(figs, f)
+		} else {
+			omitted = append(omitted, fmt.Sprintf("%s: not drawn — the run has no %s.", s.title, s.needs))
+		}
+	}
+	return figs, omitted
+}
+
+// checkFormats returns the formats to write, or an error naming an
+// unknown one.
+func checkFormats(formats []string) ([]string, error) {
+	if len(formats) == 0 {
+		return Formats, nil
+	}
+	for _, f := range formats {
+		if !slices.Contains(Formats, f) {
+			return nil, fmt.Errorf("plots: unknown format %q (want some of %v)", f, Formats)
+		}
+	}
+	return formats, nil
+}
+
+// RenderRun reads the run folder dir (results.ReadRun) and writes, from
+// the stored results only: every figure in opts.Formats with a CSV of its
+// data under dir/figures/, the exports dir/points.csv (every point) and
+// dir/bench.txt (Go benchmark format), and the report dir/report.md and
+// the self-contained dir/report.html. It works on a partial run (an
+// interrupted or running sweep): it renders what exists and the report
+// says the run is partial. It returns the files written. Every file is
+// written atomically.
+func RenderRun(dir string, opts Options) (files []string, err error) {
+	r, pts, err := results.ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Render(dir, r, pts, opts)
+}
+
+// Render is RenderRun on a run already read.
+func Render(dir string, r *results.Run, pts []results.Point, opts Options) (files []string, err error) {
+	formats, err := checkFormats(opts.Formats)
+	if err != nil {
+		return nil, err
+	}
+	write := func(rel string, data []byte) error {
+		path := filepath.Join(dir, rel)
+		if err := results.WriteFile(path, data); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+
+	var buf bytes.Buffer
+	if err := results.WriteCSV(&buf, r, pts); err != nil {
+		return files, err
+	}
+	if err := write(PointsCSV, buf.Bytes()); err != nil {
+		return files, err
+	}
+	buf.Reset()
+	if err := results.WriteBench(&buf, r, pts); err != nil {
+		return files, err
+	}
+	if err := write(BenchFile, buf.Bytes()); err != nil {
+		return files, err
+	}
+
+	a := analyze(r, pts, opts)
+	figs, omitted := a.figures()
+	rep := newReport(a, figs, omitted, formats)
+	for i, f := range figs {
+		for _, format := range formats {
+			buf.Reset()
+			if err := f.Render(&buf, format); err != nil {
+				return files, err
+			}
+			if err := write(filepath.Join(FiguresDir, f.Name+"."+format), buf.Bytes()); err != nil {
+				return files, err
+			}
+		}
+		buf.Reset()
+		if err := f.WriteCSV(&buf); err != nil {
+			return files, fmt.Errorf("plots: %s.csv: %w", f.Name, err)
+		}
+		if err := write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes()); err != nil {
+			return files, err
+		}
+		buf.Reset()
+		if err := f.Render(&buf, "svg"); err != nil {
+			return files, err
+		}
+		rep.Figures[i].SVG = slices.Clone(buf.Bytes())
+	}
+
+	buf.Reset()
+	if err := rep.writeMarkdown(&buf); err != nil {
+		return files, err
+	}
+	if err := write(ReportMD, buf.Bytes()); err != nil {
+		return files, err
+	}
+	buf.Reset()
+	if err := rep.writeHTML(&buf); err != nil {
+		return files, err
+	}
+	if err := write(ReportHTML, buf.Bytes()); err != nil {
+		return files, err
+	}
+	return files, nil
+}

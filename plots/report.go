@@ -1,0 +1,468 @@
+package plots
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	htmltemplate "html/template"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"concbench/results"
+)
+
+// report is everything report.md and report.html show, computed once so
+// that the two say the same.
+type report struct {
+	Run        *results.Run
+	Partial    string // why the run is partial; empty if it finished
+	Counts     string // "96 points: 94 measured (1 invalid), 1 failed, 1 unavailable"
+	Experiment string // the experiment configuration as indented JSON
+	Configs    [][]string
+	Workload   [][]string
+	Provenance [][]string
+
+	Unavailable []item
+	Failed      []item
+	Invalid     []item
+	Warnings    []string // the run's own warnings
+	PointWarns  []string // the harness's warnings on points, each once with the number of points
+	LoadWarns   string   // how many points carry load-generator warnings
+	StatNotes   []string // statistics warnings behind the summary table
+
+	Load         string // the chosen load, "0.50 of capacity"
+	SummaryHead  []string
+	SummaryRows  [][]string
+	SummaryNotes []string
+
+	Figures []reportFigure
+	Omitted []string
+}
+
+// item is a point (or configuration) and why it is listed.
+type item struct {
+	Label   string
+	Reasons []string
+}
+
+// reportFigure is a figure as the report shows it.
+type reportFigure struct {
+	Name, Title, Caption string
+	Notes                []string
+	Files                []string // figures/<name>.<format>, in Options.Formats order
+	Image                string   // the file report.md shows: the SVG, else the PNG, else none
+	CSV                  string
+	SVG                  []byte // for report.html
+}
+
+func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) *report {
+	r := a.run
+	rep := &report{Run: r, Omitted: omitted}
+	switch {
+	case r.Interrupted:
+		rep.Partial = "the run was interrupted; this report covers the points it finished"
+	case r.Finished.IsZero():
+		rep.Partial = "the run has not finished (it is running, or it stopped without recording why); this report covers the points written so far"
+	}
+	if b, err := json.MarshalIndent(r.Experiment, "", "  "); err == nil && r.Experiment != nil {
+		rep.Experiment = string(b)
+	}
+
+	for _, c := range r.Configs {
+		threads := "model default"
+		if c.Threads > 0 {
+			threads = strconv.Itoa(c.Threads)
+		}
+		rep.Configs = append(rep.Configs, []string{c.Name, c.Model, strings.Join(c.Args, " "), threads})
+	}
+	for i := range a.points {
+		w := a.points[i].Workload
+		rep.Workload = [][]string{
+			{"protocol", w.Protocol}, {"connections", strconv.Itoa(w.Conns)}, {"pipelining depth", strconv.Itoa(w.Depth)},
+			{"arrivals (open loop)", w.Arrival}, {"CPU work", w.CPU}, {"blocking work", w.Block}, {"response size", w.Size}, {"operations", w.Ops},
+		}
+		break
+	}
+	p := r.Provenance
+	commit := p.Commit
+	if p.Dirty {
+		commit += " (uncommitted changes)"
+	}
+	rep.Provenance = [][]string{
+		{"run", r.ID}, {"profile", r.Profile}, {"commit", commit}, {"Go", p.GoVersion},
+		{"OS/arch", p.OS + "/" + p.Arch}, {"kernel", p.Kernel}, {"CPU", fmt.Sprintf("%s × %d", p.CPUModel, p.NumCPU)},
+		{"host", p.Hostname}, {"server CPUs", p.ServerCPUs}, {"load generator CPUs", p.LoadCPUs},
+		{"server GOMAXPROCS", strconv.Itoa(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
+		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
+	}
+	commits := map[string]bool{}
+	for i := range a.points {
+		if c := a.points[i].Provenance.Commit; c != "" && c != p.Commit {
+			commits[c] = true
+		}
+	}
+	if len(commits) > 0 {
+		rep.Provenance = append(rep.Provenance, []string{"other commits in points (resumed run)", strings.Join(slices.Sorted(maps.Keys(commits)), ", ")})
+	}
+
+	measured, failed, unavailable, invalid := 0, 0, 0, 0
+	for _, u := range r.Unavailable {
+		rep.Unavailable = append(rep.Unavailable, item{Label: u.Config.Name, Reasons: []string{u.Reason}})
+	}
+	listed := map[string]bool{}
+	for _, u := range r.Unavailable {
+		listed[u.Config.Name] = true
+	}
+	for _, g := range a.groups {
+		for _, pt := range g.Points {
+			switch {
+			case pt.Status == results.StatusUnavailable:
+				unavailable++
+				if !listed[pt.Config.Name] {
+					listed[pt.Config.Name] = true
+					rep.Unavailable = append(rep.Unavailable, item{Label: pt.Config.Name, Reasons: []string{pt.Failure}})
+				}
+			case pt.Status == results.StatusFailed:
+				failed++
+				rep.Failed = append(rep.Failed, item{Label: pt.Label(), Reasons: []string{orNone(pt.Failure)}})
+			case pt.Status == results.StatusOK:
+				measured++
+				if pt.Invalid() {
+					invalid++
+					rep.Invalid = append(rep.Invalid, item{Label: pt.Label(), Reasons: pt.Load.Reasons})
+				}
+			default:
+				failed++
+				rep.Failed = append(rep.Failed, item{Label: pt.Label(), Reasons: []string{fmt.Sprintf("unknown status %q: %s", pt.Status, orNone(pt.Failure))}})
+			}
+		}
+	}
+	warnCount := map[string]int{}
+	loadWarned := 0
+	for i := range a.points {
+		for _, w := range a.points[i].Warnings {
+			warnCount[w]++
+		}
+		if l := a.points[i].Load; l != nil && len(l.Warnings) > 0 {
+			loadWarned++
+		}
+	}
+	for _, w := range slices.Sorted(maps.Keys(warnCount)) {
+		rep.PointWarns = append(rep.PointWarns, fmt.Sprintf("%s (%d point(s))", w, warnCount[w]))
+	}
+	if loadWarned > 0 {
+		rep.LoadWarns = fmt.Sprintf("%d point(s) carry load-generator warnings (not invalidating; see the warnings column of %s).", loadWarned, PointsCSV)
+	}
+	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict), %d failed, %d unavailable",
+		len(a.points), measured, invalid, failed, unavailable)
+	rep.Warnings = r.Warnings
+
+	rep.summary(a)
+	for _, f := range figs {
+		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
+		for _, format := range formats {
+			rf.Files = append(rf.Files, FiguresDir+"/"+f.Name+"."+format)
+		}
+		for _, format := range []string{"png", "svg"} {
+			if slices.Contains(formats, format) {
+				rf.Image = FiguresDir + "/" + f.Name + "." + format
+			}
+		}
+		rep.Figures = append(rep.Figures, rf)
+	}
+	return rep
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no reason recorded)"
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// summary fills the summary table: per configuration, capacity, p99 at
+// the fractions closest to 0.5 and 0.9, and the per-request costs at the
+// chosen load, medians with their confidence intervals.
+func (rep *report) summary(a *analysis) {
+	f50, ok50 := results.NearestFraction(a.groups, 0.5)
+	f90, ok90 := results.NearestFraction(a.groups, 0.9)
+	if a.hasLoad {
+		rep.Load = a.loadText()
+	}
+	rep.SummaryHead = []string{"configuration", "capacity (req/s)"}
+	if ok50 {
+		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f50))
+	}
+	if ok90 {
+		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f90))
+	}
+	costs := []struct {
+		m    results.Metric
+		head string
+	}{{results.CtxswPerReq, "ctxsw/req"}, {results.CPUPerReq, "CPU µs/req"}, {results.AllocsPerReq, "allocs/req"}}
+	if a.hasLoad {
+		for _, c := range costs {
+			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %.2f", c.head, a.load))
+		}
+	}
+	warned := map[string][]string{}
+	invalidSeen := false
+	cell := func(g *results.Group, m results.Metric, what string) string {
+		if g == nil {
+			return "no point"
+		}
+		agg := g.Aggregate(m)
+		s := fmtStat(agg.Stats, m.Unit)
+		for _, w := range agg.Stats.Warnings {
+			warned[w] = append(warned[w], what)
+		}
+		if agg.Invalid > 0 {
+			s += " *"
+			invalidSeen = true
+		}
+		if agg.Skipped > 0 && agg.Stats.N > 0 {
+			s += fmt.Sprintf(" (%d skipped)", agg.Skipped)
+		}
+		return s
+	}
+	for _, cfg := range a.configs {
+		row := []string{cfg.Name, cell(a.capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
+		if ok50 {
+			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
+		}
+		if ok90 {
+			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
+		}
+		if a.hasLoad {
+			for _, c := range costs {
+				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %.2f", cfg.Name, c.head, a.load)))
+			}
+		}
+		rep.SummaryRows = append(rep.SummaryRows, row)
+	}
+	rep.SummaryNotes = append(rep.SummaryNotes,
+		"Each cell is the median across repetitions with its 95% confidence interval in brackets (x/perf benchmath, order statistics); \"no CI\" when there were too few repetitions for one.")
+	if invalidSeen {
+		rep.SummaryNotes = append(rep.SummaryNotes, "* includes repetitions whose load-generator verdict is invalid (listed under Validity).")
+	}
+	for _, w := range slices.Sorted(maps.Keys(warned)) {
+		rep.StatNotes = append(rep.StatNotes, fmt.Sprintf("%s: %s", w, strings.Join(warned[w], "; ")))
+	}
+}
+
+// mdCell escapes a table cell for Markdown.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "").Replace(s)
+}
+
+// mdIndent indents every line after the first, for a list item.
+func mdIndent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+var funcs = map[string]any{
+	"cell":   mdCell,
+	"indent": mdIndent,
+	"join":   strings.Join,
+	"multiline": func(s string) bool {
+		return strings.Contains(s, "\n")
+	},
+	"sep":  func(n int) string { return strings.Repeat("|---", n) + "|" },
+	"base": func(p string) string { return p[strings.LastIndex(p, "/")+1:] },
+}
+
+var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# concbench run {{.Run.ID}}
+{{if .Partial}}
+> **Partial run:** {{.Partial}}.
+{{end}}
+{{.Counts}}.
+
+## Experiment
+
+| configuration | model | arguments | threads |
+|---|---|---|---|
+{{range .Configs}}| {{cell (index . 0)}} | {{cell (index . 1)}} | {{cell (index . 2)}} | {{cell (index . 3)}} |
+{{end}}{{if .Workload}}
+| workload | |
+|---|---|
+{{range .Workload}}| {{cell (index . 0)}} | {{cell (index . 1)}} |
+{{end}}{{end}}{{if .Experiment}}
+<details><summary>Full experiment configuration</summary>
+
+` + "```json" + `
+{{.Experiment}}
+` + "```" + `
+
+</details>
+{{end}}
+## Provenance
+
+| | |
+|---|---|
+{{range .Provenance}}| {{cell (index . 0)}} | {{cell (index . 1)}} |
+{{end}}
+## Validity
+{{if .Unavailable}}
+Unavailable on this machine:
+{{range .Unavailable}}
+- **{{.Label}}**: {{join .Reasons "; "}}{{end}}
+{{end}}{{if .Failed}}
+Failed points (not in any statistic):
+{{range .Failed}}
+- **{{.Label}}**:{{range .Reasons}}{{if multiline .}}
+
+    ` + "```" + `
+    {{indent .}}
+    ` + "```" + `{{else}} {{.}}{{end}}{{end}}{{end}}
+{{end}}{{if .Invalid}}
+Points with an invalid load-generator verdict (kept in the statistics, marked *):
+{{range .Invalid}}
+- **{{.Label}}**: {{join .Reasons "; "}}{{end}}
+{{end}}{{if not (or .Unavailable .Failed .Invalid)}}
+Every point was measured and every verdict is valid.
+{{end}}{{if .Warnings}}
+Run warnings:
+{{range .Warnings}}
+- {{.}}{{end}}
+{{end}}{{if .PointWarns}}
+Warnings on points:
+{{range .PointWarns}}
+- {{.}}{{end}}
+{{end}}{{if .LoadWarns}}
+{{.LoadWarns}}
+{{end}}
+## Summary
+{{if .Load}}
+Costs per request at {{.Load}}.
+{{end}}
+|{{range .SummaryHead}} {{cell .}} |{{end}}
+{{sep (len .SummaryHead)}}
+{{range .SummaryRows}}|{{range .}} {{cell .}} |{{end}}
+{{end}}{{range .SummaryNotes}}
+{{.}}
+{{end}}{{if .StatNotes}}
+Statistics warnings:
+{{range .StatNotes}}
+- {{.}}{{end}}
+{{end}}
+## Figures
+{{range .Figures}}
+### {{.Title}}
+
+{{if .Image}}![{{.Title}}]({{.Image}})
+
+{{end}}{{.Caption}}
+{{range .Notes}}
+- {{.}}{{end}}
+
+Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}[{{base $f}}]({{$f}}){{end}}; data: [{{base .CSV}}]({{.CSV}}).
+{{end}}{{range .Omitted}}
+- {{.}}{{end}}
+`))
+
+// writeMarkdown writes report.md.
+func (rep *report) writeMarkdown(w io.Writer) error {
+	if err := mdTemplate.Execute(w, rep); err != nil {
+		return fmt.Errorf("plots: report.md: %w", err)
+	}
+	return nil
+}
+
+var htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(htmltemplate.FuncMap{
+	"svg": func(b []byte) htmltemplate.URL {
+		return htmltemplate.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b))
+	},
+	"join": strings.Join,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>concbench run {{.Run.ID}}</title>
+<style>
+body { font-family: sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+.partial { background: #fff3cd; border: 1px solid #e0c060; padding: 0.5rem 1rem; }
+figure { margin: 2rem 0; }
+figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { margin-top: 0.5rem; }
+pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
+.notes { font-size: 0.9rem; color: #555; }
+</style>
+</head>
+<body>
+<h1>concbench run {{.Run.ID}}</h1>
+{{if .Partial}}<p class="partial"><strong>Partial run:</strong> {{.Partial}}.</p>{{end}}
+<p>{{.Counts}}.</p>
+
+<h2>Experiment</h2>
+<table>
+<tr><th>configuration</th><th>model</th><th>arguments</th><th>threads</th></tr>
+{{range .Configs}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{if .Workload}}<table>
+<tr><th>workload</th><th></th></tr>
+{{range .Workload}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{if .Experiment}}<details><summary>Full experiment configuration</summary><pre>{{.Experiment}}</pre></details>{{end}}
+
+<h2>Provenance</h2>
+<table>
+{{range .Provenance}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
+{{end}}</table>
+
+<h2>Validity</h2>
+{{if .Unavailable}}<p>Unavailable on this machine:</p>
+<ul>{{range .Unavailable}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
+{{if .Failed}}<p>Failed points (not in any statistic):</p>
+<ul>{{range .Failed}}<li><strong>{{.Label}}</strong>:{{range .Reasons}}<pre>{{.}}</pre>{{end}}</li>{{end}}</ul>{{end}}
+{{if .Invalid}}<p>Points with an invalid load-generator verdict (kept in the statistics, marked *):</p>
+<ul>{{range .Invalid}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
+{{if not (or .Unavailable .Failed .Invalid)}}<p>Every point was measured and every verdict is valid.</p>{{end}}
+{{if .Warnings}}<p>Run warnings:</p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .PointWarns}}<p>Warnings on points:</p><ul>{{range .PointWarns}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .LoadWarns}}<p>{{.LoadWarns}}</p>{{end}}
+
+<h2>Summary</h2>
+{{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}
+<table>
+<tr>{{range .SummaryHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .SummaryRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .SummaryNotes}}<p class="notes">{{.}}</p>{{end}}
+{{if .StatNotes}}<p class="notes">Statistics warnings:</p><ul class="notes">{{range .StatNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+
+<h2>Figures</h2>
+{{range .Figures}}<figure id="{{.Name}}">
+<h3>{{.Title}}</h3>
+<img alt="{{.Title}}" src="{{svg .SVG}}">
+<figcaption>{{.Caption}}
+{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</figcaption>
+</figure>
+{{end}}{{if .Omitted}}<ul>{{range .Omitted}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</body>
+</html>
+`))
+
+// writeHTML writes report.html: the same content as report.md, every
+// figure embedded as a base64 SVG data URI, no external assets.
+func (rep *report) writeHTML(w io.Writer) error {
+	if err := htmlTemplate.Execute(w, rep); err != nil {
+		return fmt.Errorf("plots: report.html: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"concbench/results"
+)
+
+// spectrumSteps is the number of quantiles per decade of 1/(1-p).
+const spectrumSteps = 20
+
+// spectrumMaxX caps 1/(1-p) at the 99.9999th percentile.
+const spectrumMaxX = 1e6
+
+// spectrumFigure is figure 2: the corrected latency percentile spectrum
+// (x = 1/(1-p), log) at the chosen load, every configuration, from the
+// histograms merged across repetitions.
+func spectrumFigure(a *analysis) *Figure {
+	if !a.hasLoad {
+		return nil
+	}
+	f := &Figure{
+		Name:   "spectrum",
+		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, all repetitions merged)", a.loadText()),
+		Width:  8 * vg.Inch,
+		Height: 4.5 * vg.Inch,
+		Header: []string{"config", "fraction", "percentile", "inverse_tail", "latency_ns", "reps_merged", "requests", "dropped", "out_of_range", "plotted", "note"},
+	}
+	type series struct {
+		name string
+		xys  plotter.XYs
+	}
+	var ss []series
+	var ys []float64
+	xmax := 10.0
+	type tail struct {
+		name string
+		p999 float64
+	}
+	var tails []tail
+	for _, cfg := range a.configs {
+		g := a.atLoad(cfg.Name)
+		if g == nil {
+			f.note("%s has no measured point at %.2f of capacity", cfg.Name, a.load)
+			continue
+		}
+		m := g.MergeLatency(false)
+		if inv := g.Invalid(); len(inv) > 0 {
+			f.note("%s at %.2f: the merged histogram includes %d repetition(s) with an invalid verdict", cfg.Name, a.load, len(inv))
+		}
+		for _, pr := range m.Problems {
+			f.note("%s: %s", cfg.Name, pr)
+		}
+		if m.Hist == nil || m.Hist.TotalCount() == 0 {
+			f.note("%s at %.2f: no latency histogram to merge", cfg.Name, a.load)
+			continue
+		}
+		if m.Dropped > 0 {
+			f.note("%s at %.2f: %d values fell outside the merged histogram and were dropped", cfg.Name, a.load, m.Dropped)
+		}
+		if m.OutOfRange > 0 {
+			f.note("%s at %.2f: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.load, m.OutOfRange)
+		}
+		n := m.Hist.TotalCount()
+		top := math.Min(float64(n), spectrumMaxX)
+		xmax = math.Max(xmax, top)
+		s := series{name: cfg.Name}
+		dropped := 0
+		steps := int(math.Floor(math.Log10(top) * spectrumSteps))
+		for k := 0; k <= steps; k++ {
+			x := math.Pow(10, float64(k)/spectrumSteps)
+			q := 1 - 1/x
+			v := float64(m.Hist.ValueAtQuantile(100 * q))
+			plotted, note := v > 0, ""
+			if plotted {
+				s.xys = append(s.xys, plotter.XY{X: x, Y: v})
+				ys = append(ys, v)
+			} else {
+				dropped++
+				note = "latency ≤ 0 cannot be shown on the log axis; left out"
+			}
+			f.addRow(cfg.Name, results.FormatFloat(a.load), percentileLabel(q), results.FormatFloat(x), results.FormatFloat(v),
+				strconv.Itoa(m.Points), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
+				strconv.FormatBool(plotted), note)
+		}
+		if dropped > 0 {
+			f.note("%s: %d low percentile(s) are 0 and left out (a log axis cannot show 0)", cfg.Name, dropped)
+		}
+		if n < 1000 {
+			f.note("%s: only %d requests merged, so the spectrum ends at the %s percentile", cfg.Name, n, percentileLabel(1-1/top))
+		}
+		ss = append(ss, s)
+		tails = append(tails, tail{cfg.Name, float64(m.Hist.ValueAtQuantile(99.9))})
+	}
+	if len(ys) == 0 {
+		return nil
+	}
+	ymin, ymax, _ := logRange(ys)
+	f.Caption = fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of all repetitions merged", a.loadText())
+	if len(tails) > 0 {
+		lo, hi := tails[0], tails[0]
+		for _, t := range tails[1:] {
+			if t.p999 < lo.p999 {
+				lo = t
+			}
+			if t.p999 > hi.p999 {
+				hi = t
+			}
+		}
+		if len(tails) > 1 {
+			f.Caption += fmt.Sprintf(": the lowest p99.9 is %s's (%s), the highest %s's (%s)", lo.name, formatNs(lo.p999), hi.name, formatNs(hi.p999))
+		} else {
+			f.Caption += fmt.Sprintf(": p99.9 of %s is %s", lo.name, formatNs(lo.p999))
+		}
+	}
+	f.Caption += "."
+
+	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		p := newPlot("", tx("percentile"), tx("latency"))
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
+		p.X.Min, p.X.Max = 1, xmax
+		setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+		l := newLegend()
+		for _, s := range ss {
+			st := a.style[s.name]
+			if len(s.xys) > 0 {
+				if ln, err := plotter.NewLine(s.xys); err == nil {
+					ln.LineStyle = st.line()
+					p.Add(ln)
+				}
+			}
+			l.Add(tx(s.name), lineThumb{st.line()})
+		}
+		return [][]*plot.Plot{{p}}, &l
+	}
+	return f
+}
+
+// texTicks passes another ticker's labels through tx.
+type texTicks struct {
+	plot.Ticker
+	tx func(string) string
+}
+
+// Ticks returns the ticker's ticks with escaped labels.
+func (t texTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := t.Ticker.Ticks(min, max)
+	for i := range ticks {
+		ticks[i].Label = t.tx(ticks[i].Label)
+	}
+	return ticks
+}

@@ -1,0 +1,251 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+)
+
+// WriteFile writes data to path atomically (a temporary file in the same
+// folder, synced, then renamed), creating the folder if needed. The file
+// is made readable by all (0644): reports and figures are meant to be
+// opened by whoever looks at the run.
+func WriteFile(path string, data []byte) error {
+	if err := writeFileAtomic(path, data); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// FormatFloat formats v for CSV and tables: the shortest decimal that
+// reads back as v, without an exponent; "" for NaN and ±Inf (JSON and
+// CSV readers disagree on how to spell them, so they are left empty).
+func FormatFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// csvFixed are the CSV columns before the metrics; csvTheory after them.
+var (
+	csvFixed = []string{"run", "config", "model", "threads", "args", "kind", "fraction", "offered_rate_per_s",
+		"repetition", "status", "valid", "invalid_reasons", "failure", "warnings",
+		"requests_ok", "requests_failed", "errors", "start_time"}
+	csvTheory = []string{"theory_model", "theory_c", "theory_service_ns", "theory_utilization", "theory_stable",
+		"theory_mean_ns", "theory_p50_ns", "theory_p99_ns", "theory_p99_9_ns"}
+)
+
+// CSVHeader returns the header row of WriteCSV: every column, with its
+// unit in its name.
+func CSVHeader() []string {
+	h := slices.Clone(csvFixed)
+	for _, m := range Metrics() {
+		h = append(h, m.Name)
+	}
+	return append(h, csvTheory...)
+}
+
+// WriteCSV writes pts as CSV, one row per point (every status), under the
+// full header of CSVHeader. A value a point does not carry (a failed
+// point's latency, a counter the kernel did not expose) is an empty cell,
+// never 0. valid is empty for points without a load-generator verdict.
+// Lists (reasons, warnings) are joined with " | ", errors as kind=count
+// separated by spaces.
+func WriteCSV(w io.Writer, r *Run, pts []Point) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader()); err != nil {
+		return fmt.Errorf("results: csv: %w", err)
+	}
+	for i := range pts {
+		if err := cw.Write(csvRow(r, &pts[i])); err != nil {
+			return fmt.Errorf("results: csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("results: csv: %w", err)
+	}
+	return nil
+}
+
+func csvRow(r *Run, p *Point) []string {
+	valid, reasons, okReq, failedReq, errs := "", "", "", "", ""
+	if p.Load != nil {
+		valid = strconv.FormatBool(p.Load.Valid)
+		reasons = strings.Join(p.Load.Reasons, " | ")
+		okReq = strconv.FormatInt(p.Load.Requests.OK, 10)
+		failedReq = strconv.FormatInt(p.Load.Requests.Failed, 10)
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(p.Load.Errors)) {
+			kv = append(kv, fmt.Sprintf("%s=%d", k, p.Load.Errors[k]))
+		}
+		errs = strings.Join(kv, " ")
+	}
+	warnings := slices.Clone(p.Warnings)
+	if p.Load != nil {
+		warnings = append(warnings, p.Load.Warnings...)
+	}
+	start := ""
+	if !p.StartTime.IsZero() {
+		start = p.StartTime.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	row := []string{r.ID, p.Config.Name, p.Config.Model, strconv.Itoa(effectiveThreads(p)), strings.Join(p.Config.Args, " "),
+		string(p.Kind), FormatFloat(p.Fraction), FormatFloat(p.OfferedRatePerS),
+		strconv.Itoa(p.Repetition), string(p.Status), valid, reasons, p.Failure, strings.Join(warnings, " | "),
+		okReq, failedReq, errs, start}
+	for _, m := range Metrics() {
+		cell := ""
+		if v, ok := m.Value(p); ok {
+			cell = FormatFloat(v)
+		}
+		row = append(row, cell)
+	}
+	if t := p.Theory; t != nil {
+		row = append(row, t.Model, strconv.Itoa(t.C), FormatFloat(t.ServiceNs), FormatFloat(t.Utilization),
+			strconv.FormatBool(t.Stable), FormatFloat(t.MeanNs), FormatFloat(t.P50Ns), FormatFloat(t.P99Ns), FormatFloat(t.P999Ns))
+	} else {
+		row = append(row, make([]string, len(csvTheory))...)
+	}
+	return row
+}
+
+// effectiveThreads is the server's thread count: what it reported, else
+// what was asked for (0: the model's default, unknown).
+func effectiveThreads(p *Point) int {
+	if p.ServerInfo.Threads > 0 {
+		return p.ServerInfo.Threads
+	}
+	return p.Config.Threads
+}
+
+// BenchName returns p's benchmark name, without the "Benchmark" prefix,
+// in key=value sub-names: "Serve/model=leaderfollowers/variant=lifo/kind=open/load=0.50"
+// (load=max for capacity points). The variant is the configuration name
+// without the model's prefix ("default" if nothing remains); characters
+// the format reserves ('/', '=', blanks) are replaced by '-'.
+func BenchName(p *Point) string {
+	variant := p.Config.Name
+	if variant == p.Config.Model {
+		variant = ""
+	} else if rest, ok := strings.CutPrefix(variant, p.Config.Model+"/"); ok {
+		variant = rest
+	}
+	if variant == "" {
+		variant = "default"
+	}
+	load := "max"
+	if p.Kind != KindCapacity {
+		load = strconv.FormatFloat(p.Fraction, 'f', 2, 64)
+	}
+	return fmt.Sprintf("Serve/model=%s/variant=%s/kind=%s/load=%s",
+		benchSafe(p.Config.Model), benchSafe(variant), benchSafe(string(p.Kind)), load)
+}
+
+func benchSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '=' || r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+// WriteBench writes pts in the Go benchmark format (x/perf benchfmt),
+// which benchstat reads: one result line per measured repetition, named
+// by BenchName, with every metric that has a BenchUnit and a value for
+// the point; iterations are the point's successful requests. File
+// configuration lines give goos, goarch, cpu, commit, go and kernel from
+// the run's provenance, and valid (the load generator's verdict), so that
+// benchstat puts invalid repetitions in a table of their own (select with
+// -filter valid:true). Unit lines declare which direction is better.
+// Failed and unavailable points have no result line (WriteCSV lists
+// them).
+func WriteBench(w io.Writer, r *Run, pts []Point) error {
+	var buf bytes.Buffer
+	bw := benchfmt.NewWriter(&buf)
+	declared := map[string]bool{}
+	for _, m := range Metrics() {
+		if m.BenchUnit == "" || declared[m.BenchUnit] {
+			continue
+		}
+		declared[m.BenchUnit] = true
+		better := "lower"
+		if m.HigherIsBetter {
+			better = "higher"
+		}
+		_, tidy := benchunit.Tidy(1, m.BenchUnit)
+		if err := bw.Write(&benchfmt.UnitMetadata{
+			UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: tidy, Key: "better"},
+			OrigUnit:        m.BenchUnit, Value: better,
+		}); err != nil {
+			return fmt.Errorf("results: bench: %w", err)
+		}
+	}
+	prov := r.Provenance
+	commit := prov.Commit
+	if prov.Dirty {
+		commit += "-dirty"
+	}
+	for i := range pts {
+		p := &pts[i]
+		if !p.Measured() || p.Load == nil {
+			continue
+		}
+		if p.Provenance.Commit != "" { // a resumed run may span commits
+			prov, commit = p.Provenance, p.Provenance.Commit
+			if prov.Dirty {
+				commit += "-dirty"
+			}
+		}
+		res := &benchfmt.Result{
+			Name:  benchfmt.Name(BenchName(p)),
+			Iters: int(max(p.Load.Requests.OK, 1)),
+		}
+		for _, kv := range [][2]string{
+			{"goos", prov.OS}, {"goarch", prov.Arch}, {"cpu", prov.CPUModel}, {"commit", commit},
+			{"go", prov.GoVersion}, {"kernel", prov.Kernel}, {"valid", strconv.FormatBool(p.Load.Valid)},
+		} {
+			if kv[1] != "" {
+				res.Config = append(res.Config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
+			}
+		}
+		for _, m := range Metrics() {
+			if m.BenchUnit == "" {
+				continue
+			}
+			v, ok := m.Value(p)
+			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			if m.BenchScale != 0 {
+				v *= m.BenchScale
+			}
+			tv, tu := benchunit.Tidy(v, m.BenchUnit)
+			res.Values = append(res.Values, benchfmt.Value{Value: tv, Unit: tu, OrigValue: v, OrigUnit: m.BenchUnit})
+		}
+		if len(res.Values) == 0 {
+			continue
+		}
+		if err := bw.Write(res); err != nil {
+			return fmt.Errorf("results: bench: %w", err)
+		}
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("results: bench: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"concbench/results"
+	"concbench/results/resultstest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	resultstest.Golden(t, filepath.Join("testdata", name), got, *update)
+}
+
+func TestWriteCSV(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	var buf bytes.Buffer
+	if err := results.WriteCSV(&buf, r, pts); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "points.csv", buf.Bytes())
+
+	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(pts)+1 {
+		t.Fatalf("%d rows, want a header and %d points", len(rows), len(pts))
+	}
+	header := rows[0]
+	if !slices.Equal(header, results.CSVHeader()) {
+		t.Errorf("header %q, want %q", header, results.CSVHeader())
+	}
+	for _, m := range results.Metrics() {
+		if !slices.Contains(header, m.Name) {
+			t.Errorf("header lacks metric %s", m.Name)
+		}
+	}
+	col := func(name string) int { return slices.Index(header, name) }
+	for i, row := range rows[1:] {
+		if len(row) != len(header) {
+			t.Errorf("row %d has %d cells for %d columns", i+1, len(row), len(header))
+		}
+		switch row[col("status")] {
+		case "failed", "unavailable":
+			// A point without a measurement has empty cells, not zeros.
+			for _, m := range results.Metrics() {
+				if v := row[col(m.Name)]; v != "" {
+					t.Errorf("row %d (%s): %s = %q, want empty", i+1, row[col("status")], m.Name, v)
+				}
+			}
+			if row[col("failure")] == "" {
+				t.Errorf("row %d: a %s point without its reason", i+1, row[col("status")])
+			}
+		}
+		if row[col("config")] == "netpoll" && row[col("status")] == "ok" && row[col("runqueue_ns_per_req")] != "" {
+			t.Errorf("row %d: netpoll has no schedstat, but runqueue_ns_per_req = %q", i+1, row[col("runqueue_ns_per_req")])
+		}
+	}
+}
+
+func TestBenchName(t *testing.T) {
+	tests := []struct {
+		name string
+		p    results.Point
+		want string
+	}{
+		{name: "variant after the model", p: results.Point{Config: results.ModelConfig{Name: "leaderfollowers/lifo", Model: "leaderfollowers"}, Kind: results.KindOpen, Fraction: 0.5},
+			want: "Serve/model=leaderfollowers/variant=lifo/kind=open/load=0.50"},
+		{name: "no variant", p: results.Point{Config: results.ModelConfig{Name: "netpoll", Model: "netpoll"}, Kind: results.KindCapacity, Fraction: 1},
+			want: "Serve/model=netpoll/variant=default/kind=capacity/load=max"},
+		{name: "reserved characters", p: results.Point{Config: results.ModelConfig{Name: "hshr pooled/q=64", Model: "halfsynchalfreactive"}, Kind: results.KindOpen, Fraction: 0.125},
+			want: "Serve/model=halfsynchalfreactive/variant=hshr-pooled-q-64/kind=open/load=0.12"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := results.BenchName(&tc.p); got != tc.want {
+				t.Errorf("BenchName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWriteBench reads the export back with benchfmt.Reader: one result
+// per measured repetition, key=value names, the configuration lines, the
+// units, and the values of the points.
+func TestWriteBench(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	var buf bytes.Buffer
+	if err := results.WriteBench(&buf, r, pts); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bench.txt", buf.Bytes())
+
+	byName := map[string][]*results.Point{}
+	measured := 0
+	for i := range pts {
+		if pts[i].Measured() {
+			measured++
+			n := results.BenchName(&pts[i])
+			byName[n] = append(byName[n], &pts[i])
+		}
+	}
+	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "bench.txt")
+	results_, seen := 0, map[string]int{}
+	invalid := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		case *benchfmt.Result:
+			results_++
+			name := rec.Name.String()
+			want := byName[name]
+			if len(want) == 0 {
+				t.Errorf("result %q names no measured point", name)
+				continue
+			}
+			p := want[seen[name]]
+			seen[name]++
+			base, parts := rec.Name.Parts()
+			if string(base) != "Serve" || len(parts) != 4 || !bytes.HasPrefix(parts[0], []byte("/model=")) {
+				t.Errorf("name %q: base %q parts %q, want Serve with 4 key=value parts", name, base, parts)
+			}
+			for key, want := range map[string]string{"goos": "linux", "goarch": "amd64", "cpu": "Synthetic CPU @ 2.00GHz",
+				"commit": "0123456789abcdef0123456789abcdef01234567", "valid": strconv.FormatBool(p.Load.Valid)} {
+				if got := rec.GetConfig(key); got != want {
+					t.Errorf("%s: config %s = %q, want %q", name, key, got, want)
+				}
+			}
+			if !p.Load.Valid {
+				invalid++
+			}
+			if rec.Iters != int(p.Load.Requests.OK) {
+				t.Errorf("%s: iters %d, want %d", name, rec.Iters, p.Load.Requests.OK)
+			}
+			for _, c := range []struct {
+				unit  string // tidied, as the reader reports it
+				value float64
+				ok    bool
+			}{
+				{"p99-sec", float64(p.Load.Latency.P99Ns) / 1e9, true},
+				{"ctxsw/op", p.Server.CtxswPerRequest, true},
+				{"allocs/op", p.Server.AllocsPerRequest, true},
+				{"B/op", p.Server.BytesPerRequest, true},
+				{"cpu-sec/op", p.Server.CPUNsPerRequest / 1e9, true},
+				{"req/s", p.Load.AchievedRatePerS, p.Kind == results.KindCapacity},
+				{"runq-sec/op", p.Server.RunQueueNsPerRequest / 1e9, p.Server.SchedStat},
+			} {
+				got, ok := rec.Value(c.unit)
+				if ok != c.ok || (ok && !near(got, c.value)) {
+					t.Errorf("%s: %s = %v (present %v), want %v (present %v)", name, c.unit, got, ok, c.value, c.ok)
+				}
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if results_ != measured {
+		t.Errorf("%d results, want one per measured repetition: %d", results_, measured)
+	}
+	if invalid != 1 {
+		t.Errorf("%d results marked valid: false, want 1", invalid)
+	}
+	units := rd.Units()
+	for unit, want := range map[string]string{"p99-sec": "lower", "ctxsw/op": "lower", "req/s": "higher"} {
+		if got := units.Get(unit, "better"); got == nil || got.Value != want {
+			t.Errorf("unit %s: better=%v, want %q", unit, got, want)
+		}
+	}
+}
+
+// TestBenchstatReads runs benchstat (a tool of this module) on the
+// export: it must read it without complaint and show the metrics.
+func TestBenchstatReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchstat")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	_, r, pts := readSynthetic(t)
+	var buf bytes.Buffer
+	if err := results.WriteBench(&buf, r, pts); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bench.txt")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gobin, "tool", "benchstat", "-filter", "valid:true", "-col", "/model", path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	for _, want := range []string{"leaderfollowers", "halfsynchalfreactive", "p99-sec", "ctxsw/op", "allocs/op", "cpu-sec/op"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("benchstat output lacks %q:\n%s", want, out)
+		}
+	}
+	if bytes.Contains(out, []byte("parse")) || bytes.Contains(out, []byte("syntax")) {
+		t.Errorf("benchstat complained:\n%s", out)
+	}
+}

@@ -1,0 +1,197 @@
+package results_test
+
+import (
+	"flag"
+	"os"
+	"testing"
+
+	"concbench/loadgen"
+	"concbench/results"
+	"concbench/results/resultstest"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// syntheticDir is the synthetic run, written once for the package's
+// tests (TestMain); tests only read it.
+var syntheticDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(resultstest.Main(m, &syntheticDir))
+}
+
+// readSynthetic reads the synthetic run, as every reader of runs does.
+func readSynthetic(t *testing.T) (string, *results.Run, []results.Point) {
+	t.Helper()
+	r, pts, err := results.ReadRun(syntheticDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syntheticDir, r, pts
+}
+
+func TestGroupPoints(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	groups := results.GroupPoints(r, pts)
+	var got []string
+	for _, g := range groups {
+		got = append(got, g.Label())
+	}
+	var want []string
+	for _, c := range r.Configs {
+		want = append(want, c.Name+" capacity")
+		for _, f := range resultstest.Fractions {
+			want = append(want, c.Name+" "+results.LoadLabel(results.KindOpen, f))
+		}
+	}
+	want = append(want, "proactor capacity") // not in Configs: last
+	if len(got) != len(want) {
+		t.Fatalf("groups %q, want %q", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("group %d is %q, want %q", i, got[i], want[i])
+		}
+	}
+	total := 0
+	for _, g := range groups {
+		total += len(g.Points)
+		for i, p := range g.Points {
+			if i > 0 && g.Points[i-1].Repetition >= p.Repetition {
+				t.Errorf("%s: repetitions out of order", g.Label())
+			}
+		}
+	}
+	if total != len(pts) {
+		t.Errorf("groups hold %d points, the run %d", total, len(pts))
+	}
+
+	hs := results.Find(groups, "halfsynchalfreactive", results.KindOpen, 0.9)
+	if n := len(hs.Measured()); n != resultstest.Repetitions-1 {
+		t.Errorf("halfsynchalfreactive open 0.90: %d measured, want %d (one failed)", n, resultstest.Repetitions-1)
+	}
+	fifo := results.Find(groups, "leaderfollowers/fifo", results.KindOpen, 0.9)
+	if inv := fifo.Invalid(); len(inv) != 1 || inv[0].Repetition != 2 {
+		t.Errorf("leaderfollowers/fifo open 0.90: invalid %v, want rep 2", inv)
+	}
+	if results.Find(groups, "netpoll", results.KindOpen, 0.3) != nil {
+		t.Errorf("Find found a fraction the run does not have")
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	groups := results.GroupPoints(r, pts)
+	tests := []struct {
+		name     string
+		config   string
+		kind     results.Kind
+		fraction float64
+		metric   results.Metric
+		n        int
+		skipped  int
+		invalid  int
+	}{
+		{name: "all measured", config: "leaderfollowers/lifo", kind: results.KindOpen, fraction: 0.5, metric: results.LatencyP99, n: 6},
+		{name: "a failed point is skipped", config: "halfsynchalfreactive", kind: results.KindOpen, fraction: 0.9, metric: results.LatencyP99, n: 5, skipped: 1},
+		{name: "an invalid point is kept and counted", config: "leaderfollowers/fifo", kind: results.KindOpen, fraction: 0.9, metric: results.CtxswPerReq, n: 6, invalid: 1},
+		{name: "a metric the kernel did not expose is skipped", config: "netpoll", kind: results.KindOpen, fraction: 0.5, metric: results.RunQueuePerReq, n: 0, skipped: 6},
+		{name: "capacity only from capacity points", config: "netpoll", kind: results.KindOpen, fraction: 0.5, metric: results.Capacity, n: 0, skipped: 6},
+		{name: "send lag only in open loop", config: "netpoll", kind: results.KindCapacity, fraction: 1, metric: results.SendLagP99, n: 0, skipped: 6},
+		{name: "an unavailable point is skipped", config: "proactor", kind: results.KindCapacity, fraction: 1, metric: results.Capacity, n: 0, skipped: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := results.Find(groups, tc.config, tc.kind, tc.fraction)
+			if g == nil {
+				t.Fatalf("no group %s %s %v", tc.config, tc.kind, tc.fraction)
+			}
+			a := g.Aggregate(tc.metric)
+			if a.Stats.N != tc.n || a.Skipped != tc.skipped || a.Invalid != tc.invalid || len(a.SkipReasons) != a.Skipped {
+				t.Errorf("N=%d skipped=%d (%q) invalid=%d; want %d, %d, %d", a.Stats.N, a.Skipped, a.SkipReasons, a.Invalid, tc.n, tc.skipped, tc.invalid)
+			}
+		})
+	}
+
+	// The zero p50 of netpoll open 0.10 rep 3 is a value, not a gap.
+	g := results.Find(groups, "netpoll", results.KindOpen, 0.1)
+	a := g.Aggregate(results.LatencyP50)
+	if a.Stats.N != 6 || a.Stats.Min != 0 {
+		t.Errorf("netpoll p50 at 0.10: N=%d min=%v, want 6 values with a 0", a.Stats.N, a.Stats.Min)
+	}
+}
+
+func TestNearestFraction(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	groups := results.GroupPoints(r, pts)
+	tests := []struct {
+		target, want float64
+	}{
+		{target: 0.5, want: 0.5},
+		{target: 0.29, want: 0.1},
+		{target: 0.31, want: 0.5},
+		{target: 0.95, want: 0.9},
+		{target: 0, want: 0.1},
+	}
+	for _, tc := range tests {
+		if got, ok := results.NearestFraction(groups, tc.target); !ok || got != tc.want {
+			t.Errorf("NearestFraction(%v) = %v, %v; want %v", tc.target, got, ok, tc.want)
+		}
+	}
+	if _, ok := results.NearestFraction(nil, 0.5); ok {
+		t.Errorf("NearestFraction found a fraction in no groups")
+	}
+}
+
+func TestMergeLatency(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	groups := results.GroupPoints(r, pts)
+	g := results.Find(groups, "halfsynchalfreactive", results.KindOpen, 0.9)
+	m := g.MergeLatency(false)
+	var count int64
+	for _, p := range g.Measured() {
+		count += p.Load.Latency.Count
+	}
+	if m.Hist == nil || m.Hist.TotalCount() != count || m.Points != 5 || m.Skipped != 1 || m.Dropped != 0 {
+		t.Fatalf("merged %d points (%d skipped, %d dropped), count %v; want 5, 1, 0, %d", m.Points, m.Skipped, m.Dropped, m.Hist, count)
+	}
+	// The merged median lies between the repetitions' medians.
+	lo, hi := int64(1<<62), int64(0)
+	for _, p := range g.Measured() {
+		lo, hi = min(lo, p.Load.Latency.P50Ns), max(hi, p.Load.Latency.P50Ns)
+	}
+	if v := m.Hist.ValueAtQuantile(50); v < lo || v > hi {
+		t.Errorf("merged p50 %d outside the repetitions' [%d, %d]", v, lo, hi)
+	}
+}
+
+// TestMergeLatencyRanges merges histograms of different ranges: the merged
+// histogram spans them all, so nothing is dropped, and a histogram that
+// does not decode is skipped and reported.
+func TestMergeLatencyRanges(t *testing.T) {
+	enc := func(lowest, highest int64, values ...int64) loadgen.Summary {
+		h := hdr.New(lowest, highest, 3)
+		for _, v := range values {
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return loadgen.Summarize(h, 0)
+	}
+	pts := []*results.Point{
+		{Status: results.StatusOK, Repetition: 0, Load: &loadgen.Result{Latency: enc(1000, 1e6, 5000, 900000)}},
+		{Status: results.StatusOK, Repetition: 1, Load: &loadgen.Result{Latency: enc(1000, 1e9, 5e8)}},
+		{Status: results.StatusOK, Repetition: 2, Load: &loadgen.Result{Latency: loadgen.Summary{Count: 3, Histogram: "not a histogram"}}},
+		{Status: results.StatusFailed, Repetition: 3},
+	}
+	g := &results.Group{Points: pts}
+	m := g.MergeLatency(false)
+	if m.Points != 2 || m.Skipped != 2 || m.Dropped != 0 || len(m.Problems) != 1 || m.Hist.TotalCount() != 3 {
+		t.Fatalf("points=%d skipped=%d dropped=%d problems=%q count=%d; want 2, 2, 0, one problem, 3",
+			m.Points, m.Skipped, m.Dropped, m.Problems, m.Hist.TotalCount())
+	}
+	if max := m.Hist.Max(); !m.Hist.ValuesAreEquivalent(max, 5e8) {
+		t.Errorf("merged max %d, want ≈5e8", max)
+	}
+}

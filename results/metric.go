@@ -1,0 +1,144 @@
+package results
+
+import "concbench/loadgen"
+
+// Metric extracts one quantity from a point. Value reports false when the
+// point does not carry the quantity (a failed point, a point of another
+// kind, a counter the kernel did not expose): such points are skipped and
+// counted, never read as zero.
+type Metric struct {
+	// Name is the metric's CSV column: lower case, with its unit, e.g.
+	// "latency_p99_ns".
+	Name string
+	// Label is a human name, e.g. "p99 latency (corrected)".
+	Label string
+	// Unit is the unit of Value, as printed, e.g. "ns", "ctxsw/req".
+	Unit string
+	// BenchUnit is the unit in the Go benchmark format, one benchstat
+	// understands (e.g. "p99-ns", "ctxsw/op"); empty if the metric is not
+	// exported there.
+	BenchUnit string
+	// BenchScale converts Value to BenchUnit (0 means 1), e.g. 1e3 for
+	// µs/req written as cpu-ns/op.
+	BenchScale float64
+	// HigherIsBetter is true for throughput-like metrics.
+	HigherIsBetter bool
+	// Value returns the point's value of the metric.
+	Value func(p *Point) (float64, bool)
+}
+
+// load returns p's load-generator result if p was measured.
+func load(p *Point) (*loadgen.Result, bool) {
+	if p.Status != StatusOK || p.Load == nil {
+		return nil, false
+	}
+	return p.Load, true
+}
+
+// latency returns a percentile of p's corrected (or uncorrected) latency,
+// if any successful response was measured.
+func latency(uncorrected bool, pick func(*loadgen.Summary) int64) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		l, ok := load(p)
+		if !ok {
+			return 0, false
+		}
+		s := &l.Latency
+		if uncorrected {
+			s = &l.Uncorrected
+		}
+		if s.Count == 0 {
+			return 0, false
+		}
+		return float64(pick(s)), true
+	}
+}
+
+// server returns a per-request server cost of p, if the server completed
+// requests in the window (the harness measured it).
+func server(pick func(*ServerCost) float64) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		if p.Status != StatusOK || p.Server.Requests == 0 {
+			return 0, false
+		}
+		return pick(&p.Server), true
+	}
+}
+
+// The metrics. Latencies are in nanoseconds, as recorded.
+var (
+	// Capacity is the achieved rate of a capacity (closed-loop
+	// saturation) point.
+	Capacity = Metric{Name: "capacity_req_per_s", Label: "capacity", Unit: "req/s", BenchUnit: "req/s", HigherIsBetter: true,
+		Value: func(p *Point) (float64, bool) {
+			l, ok := load(p)
+			if !ok || p.Kind != KindCapacity {
+				return 0, false
+			}
+			return l.AchievedRatePerS, true
+		}}
+	// AchievedRate is the rate of responses (any outcome) of any point.
+	AchievedRate = Metric{Name: "achieved_req_per_s", Label: "achieved rate", Unit: "req/s", BenchUnit: "achieved-req/s", HigherIsBetter: true,
+		Value: func(p *Point) (float64, bool) {
+			l, ok := load(p)
+			if !ok {
+				return 0, false
+			}
+			return l.AchievedRatePerS, true
+		}}
+
+	LatencyP50  = Metric{Name: "latency_p50_ns", Label: "p50 latency", Unit: "ns", BenchUnit: "p50-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P50Ns })}
+	LatencyP90  = Metric{Name: "latency_p90_ns", Label: "p90 latency", Unit: "ns", BenchUnit: "p90-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P90Ns })}
+	LatencyP99  = Metric{Name: "latency_p99_ns", Label: "p99 latency", Unit: "ns", BenchUnit: "p99-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P99Ns })}
+	LatencyP999 = Metric{Name: "latency_p99_9_ns", Label: "p99.9 latency", Unit: "ns", BenchUnit: "p99.9-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P999Ns })}
+
+	UncorrectedP50  = Metric{Name: "uncorrected_latency_p50_ns", Label: "p50 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p50-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P50Ns })}
+	UncorrectedP90  = Metric{Name: "uncorrected_latency_p90_ns", Label: "p90 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p90-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P90Ns })}
+	UncorrectedP99  = Metric{Name: "uncorrected_latency_p99_ns", Label: "p99 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p99-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P99Ns })}
+	UncorrectedP999 = Metric{Name: "uncorrected_latency_p99_9_ns", Label: "p99.9 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p99.9-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P999Ns })}
+
+	// SendLagP99 is the load generator's send lag p99 (open loop only).
+	SendLagP99 = Metric{Name: "send_lag_p99_ns", Label: "send lag p99", Unit: "ns", BenchUnit: "send-lag-p99-ns",
+		Value: func(p *Point) (float64, bool) {
+			l, ok := load(p)
+			if !ok || l.SendLag.Count == 0 {
+				return 0, false
+			}
+			return float64(l.SendLag.P99Ns), true
+		}}
+
+	CtxswPerReq            = Metric{Name: "ctxsw_per_req", Label: "context switches per request", Unit: "ctxsw/req", BenchUnit: "ctxsw/op", Value: server(func(s *ServerCost) float64 { return s.CtxswPerRequest })}
+	VoluntaryCtxswPerReq   = Metric{Name: "voluntary_ctxsw_per_req", Label: "voluntary context switches per request", Unit: "ctxsw/req", BenchUnit: "vctxsw/op", Value: server(func(s *ServerCost) float64 { return s.VoluntaryCtxswPerRequest })}
+	InvoluntaryCtxswPerReq = Metric{Name: "involuntary_ctxsw_per_req", Label: "involuntary context switches per request", Unit: "ctxsw/req", BenchUnit: "ivctxsw/op", Value: server(func(s *ServerCost) float64 { return s.InvoluntaryCtxswPerRequest })}
+	// CPUPerReq is the server's user+system CPU per request, in µs
+	// (cpu-ns/op in the benchmark format).
+	CPUPerReq      = Metric{Name: "cpu_us_per_req", Label: "server CPU per request", Unit: "µs/req", BenchUnit: "cpu-ns/op", BenchScale: 1e3, Value: server(func(s *ServerCost) float64 { return s.CPUNsPerRequest / 1e3 })}
+	AllocsPerReq   = Metric{Name: "allocs_per_req", Label: "allocations per request", Unit: "allocs/req", BenchUnit: "allocs/op", Value: server(func(s *ServerCost) float64 { return s.AllocsPerRequest })}
+	BytesPerReq    = Metric{Name: "alloc_bytes_per_req", Label: "allocated bytes per request", Unit: "B/req", BenchUnit: "B/op", Value: server(func(s *ServerCost) float64 { return s.BytesPerRequest })}
+	RunQueuePerReq = Metric{Name: "runqueue_ns_per_req", Label: "run-queue wait per request", Unit: "ns/req", BenchUnit: "runq-ns/op",
+		Value: func(p *Point) (float64, bool) {
+			if p.Status != StatusOK || p.Server.Requests == 0 || !p.Server.SchedStat {
+				return 0, false
+			}
+			return p.Server.RunQueueNsPerRequest, true
+		}}
+	RSS = Metric{Name: "rss_bytes", Label: "server RSS", Unit: "B", BenchUnit: "rss-B",
+		Value: func(p *Point) (float64, bool) {
+			if p.Status != StatusOK || p.Server.RSSBytes <= 0 {
+				return 0, false
+			}
+			return float64(p.Server.RSSBytes), true
+		}}
+)
+
+// Metrics returns every metric, in the order of the CSV columns.
+func Metrics() []Metric {
+	return []Metric{
+		Capacity, AchievedRate,
+		LatencyP50, LatencyP90, LatencyP99, LatencyP999,
+		UncorrectedP50, UncorrectedP90, UncorrectedP99, UncorrectedP999,
+		SendLagP99,
+		CtxswPerReq, VoluntaryCtxswPerReq, InvoluntaryCtxswPerReq,
+		CPUPerReq, AllocsPerReq, BytesPerReq, RunQueuePerReq, RSS,
+	}
+}

@@ -1,0 +1,167 @@
+package results
+
+import (
+	"time"
+
+	"concbench/loadgen"
+	"concbench/models"
+)
+
+// SchemaVersion is the version of the record format written by this code.
+// Readers refuse records of another version rather than misread them.
+const SchemaVersion = 1
+
+// Kind is what a point measures.
+type Kind string
+
+// The kinds of point.
+const (
+	// KindCapacity is a closed-loop saturation run: its achieved rate is the
+	// configuration's capacity, which sets the open-loop points' rates.
+	KindCapacity Kind = "capacity"
+	// KindOpen is an open-loop run at a fixed offered rate.
+	KindOpen Kind = "open"
+)
+
+// Status is a point's outcome.
+type Status string
+
+// The outcomes.
+const (
+	StatusOK          Status = "ok"          // measured (the load generator's verdict is separate: Load.Valid)
+	StatusFailed      Status = "failed"      // the server died, or the point could not be run; Failure says why
+	StatusUnavailable Status = "unavailable" // the model cannot run on this machine (e.g. no io_uring); Failure says why
+)
+
+// ModelConfig identifies one server configuration of an experiment: a model
+// and its settings. Name is unique within a run and labels it in figures.
+type ModelConfig struct {
+	Name    string   `json:"name"`    // e.g. "leaderfollowers/lifo"
+	Model   string   `json:"model"`   // concbench serve --model
+	Args    []string `json:"args"`    // further serve flags, e.g. ["--promotion", "lifo"]
+	Threads int      `json:"threads"` // --threads (0: the model's default; Info has the effective value)
+}
+
+// Workload is what the load generator sends, in its flag syntax.
+type Workload struct {
+	Protocol string `json:"protocol"`
+	Conns    int    `json:"conns"`
+	Depth    int    `json:"depth"`
+	Arrival  string `json:"arrival"` // open loop: poisson, constant, onoff
+	CPU      string `json:"cpu"`     // distribution, e.g. "10us", "exp:10us"
+	Block    string `json:"block"`
+	Size     string `json:"size"`
+	Ops      string `json:"ops"`
+}
+
+// Point is one measured point: one configuration, one kind, one offered
+// load, one repetition. It is written as one JSON file, atomically.
+type Point struct {
+	Schema          int         `json:"schema"`
+	Run             string      `json:"run"` // the run's id
+	Config          ModelConfig `json:"config"`
+	Workload        Workload    `json:"workload"`
+	Kind            Kind        `json:"kind"`
+	Fraction        float64     `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1
+	OfferedRatePerS float64     `json:"offered_rate_per_s"` // open: the target rate; capacity: 0 (closed loop)
+	Repetition      int         `json:"repetition"`         // 0-based
+	Status          Status      `json:"status"`
+	Failure         string      `json:"failure,omitempty"` // why the point failed, with the tail of the server's stderr
+	StartTime       time.Time   `json:"start_time"`
+
+	// Load is the load generator's result (latency histograms, achieved
+	// rate, validity verdict). Nil when the point failed before measuring.
+	Load *loadgen.Result `json:"load,omitempty"`
+	// Server is what the server process spent over the measured window.
+	Server ServerCost `json:"server"`
+	// ServerInfo describes the server process (effective threads,
+	// GOMAXPROCS, CPUs, calibration).
+	ServerInfo models.Info `json:"server_info"`
+	// Theory is the ideal latency of this configuration at this load.
+	Theory *Theory `json:"theory,omitempty"`
+
+	Provenance Provenance `json:"provenance"`
+	Warnings   []string   `json:"warnings,omitempty"`
+}
+
+// ServerCost is the server process's cost over a point's measured window,
+// from control-channel snapshots taken at the window's edges (all threads,
+// exited ones included, for rusage). Per-request values divide by Requests.
+type ServerCost struct {
+	Requests uint64 `json:"requests"` // requests the server completed in the window
+	WindowNs int64  `json:"window_ns"`
+
+	VoluntaryCtxswPerRequest   float64 `json:"voluntary_ctxsw_per_request"`
+	InvoluntaryCtxswPerRequest float64 `json:"involuntary_ctxsw_per_request"`
+	CtxswPerRequest            float64 `json:"ctxsw_per_request"` // the sum of the two
+	UserNsPerRequest           float64 `json:"user_ns_per_request"`
+	SystemNsPerRequest         float64 `json:"system_ns_per_request"`
+	CPUNsPerRequest            float64 `json:"cpu_ns_per_request"` // user + system
+	AllocsPerRequest           float64 `json:"allocs_per_request"` // runtime/metrics delta ÷ requests
+	BytesPerRequest            float64 `json:"alloc_bytes_per_request"`
+	RSSBytes                   int64   `json:"rss_bytes"`  // at the window's end
+	GoThreads                  int64   `json:"go_threads"` // at the window's end
+
+	// RunQueueNsPerRequest is the time the server's threads waited
+	// runnable for a CPU (schedstat), summed over the threads alive at both
+	// edges; SchedStat reports whether the kernel exposed it.
+	RunQueueNsPerRequest float64 `json:"runqueue_ns_per_request"`
+	SchedStat            bool    `json:"schedstat"`
+
+	// Perf holds perf software counters (migrations, task clock, context
+	// switches) when the kernel allows them; PerfUnavailable says why not.
+	Perf            *PerfCounters `json:"perf,omitempty"`
+	PerfUnavailable string        `json:"perf_unavailable,omitempty"`
+
+	// Counters and PerThread are the model's own counters, as deltas over
+	// the window. A counter that decreased over the window is a gauge
+	// (open connections, idle followers): it is left out of Counters and
+	// its value is in CountersAtEnd, which holds every counter's value at
+	// the window's end.
+	Counters      map[string]uint64    `json:"counters,omitempty"`
+	CountersAtEnd map[string]uint64    `json:"counters_at_end,omitempty"`
+	PerThread     []models.ThreadStats `json:"per_thread,omitempty"`
+	Errors        map[string]uint64    `json:"errors,omitempty"`
+}
+
+// PerfCounters are perf software-event counts over the window, summed over
+// the server's threads.
+type PerfCounters struct {
+	ContextSwitches uint64 `json:"context_switches"`
+	CPUMigrations   uint64 `json:"cpu_migrations"`
+	TaskClockNs     uint64 `json:"task_clock_ns"`
+}
+
+// Theory is a queueing model's ideal for a configuration: C servers, the
+// calibrated service time, the offered rate. The gap between it and the
+// measured latency is the model's overhead.
+type Theory struct {
+	Model       string  `json:"model"` // "M/M/c"
+	C           int     `json:"c"`     // servers: the CPUs the server may use, at most its threads
+	ServiceNs   float64 `json:"service_ns"`
+	RatePerS    float64 `json:"rate_per_s"`
+	Utilization float64 `json:"utilization"`
+	Stable      bool    `json:"stable"` // utilization < 1; otherwise the latencies are 0 and meaningless
+	MeanNs      float64 `json:"mean_ns"`
+	P50Ns       float64 `json:"p50_ns"`
+	P99Ns       float64 `json:"p99_ns"`
+	P999Ns      float64 `json:"p99_9_ns"`
+}
+
+// Provenance is what a result needs to be reproduced and compared.
+type Provenance struct {
+	Commit           string    `json:"commit"` // git HEAD of the tree that was measured ("unknown" outside git)
+	Dirty            bool      `json:"dirty"`  // uncommitted changes were present
+	GoVersion        string    `json:"go_version"`
+	OS               string    `json:"os"`
+	Arch             string    `json:"arch"`
+	Kernel           string    `json:"kernel"`    // uname -r
+	CPUModel         string    `json:"cpu_model"` // /proc/cpuinfo "model name"
+	NumCPU           int       `json:"num_cpu"`
+	Hostname         string    `json:"hostname"`
+	ServerCPUs       string    `json:"server_cpus"` // affinity of the server process
+	LoadCPUs         string    `json:"load_cpus"`   // affinity of the load generator
+	ServerGOMAXPROCS int       `json:"server_gomaxprocs"`
+	LoadGOMAXPROCS   int       `json:"load_gomaxprocs"`
+	Time             time.Time `json:"time"`
+}

@@ -1,0 +1,357 @@
+// Package resultstest writes a small synthetic run folder, through
+// results.WriteRun and results.WritePoint, for the tests of the packages
+// that read runs (results, plots, the figures command).
+//
+// The run is fixed data computed from closed-form distributions (no
+// random numbers, no clock), so every output rendered from it is
+// byte-for-byte reproducible and can be compared with golden files. It
+// holds the cases a reader must survive:
+//
+//   - four configurations in report order (leaderfollowers/lifo,
+//     leaderfollowers/fifo, halfsynchalfreactive, netpoll), six
+//     repetitions each of a capacity point and open-loop points at 0.10,
+//     0.50 and 0.90 of capacity;
+//   - an unavailable model (proactor), in Run.Unavailable and as a point
+//     with status unavailable;
+//   - a failed point (halfsynchalfreactive open 0.90 rep 5, the server
+//     killed), which leaves that group five repetitions: too few for a
+//     95% confidence interval of the median;
+//   - an invalid verdict (leaderfollowers/fifo open 0.90 rep 2: the
+//     achieved rate missed the schedule);
+//   - zeros that would break a log axis: netpoll open 0.10 rep 3 has a
+//     p50 latency of 0, and the M/M/c ideal of halfsynchalfreactive at
+//     0.90 is unstable (latencies 0);
+//   - netpoll without schedstat (no run-queue metric).
+package resultstest
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/results"
+)
+
+// Repetitions is the number of repetitions of every point in the run.
+const Repetitions = 6
+
+// Fractions are the open-loop loads of the run, as fractions of capacity.
+var Fractions = []float64{0.1, 0.5, 0.9}
+
+// config is one synthetic configuration and the parameters its numbers
+// are computed from.
+type config struct {
+	cfg         results.ModelConfig
+	capacity    float64   // req/s
+	baseNs      float64   // mean latency above the floor at zero load
+	serviceNs   float64   // the M/M/c ideal's service time
+	vCtxsw      float64   // voluntary context switches per request
+	iCtxsw      float64   // involuntary
+	cpuNs       float64   // CPU ns per request
+	allocs      float64   // allocations per request
+	bytes       float64   // bytes per request
+	shares      []float64 // per-thread share of events (LF only)
+	noSchedStat bool      // the kernel exposed no schedstat
+}
+
+var configs = []config{
+	{cfg: results.ModelConfig{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4},
+		capacity: 50000, baseNs: 25000, serviceNs: 10000, vCtxsw: 0.02, iCtxsw: 0.01, cpuNs: 18000, allocs: 0.001, bytes: 0.1,
+		shares: []float64{0.7, 0.2, 0.07, 0.03}},
+	{cfg: results.ModelConfig{Name: "leaderfollowers/fifo", Model: "leaderfollowers", Args: []string{"--promotion", "fifo"}, Threads: 4},
+		capacity: 48000, baseNs: 27000, serviceNs: 10000, vCtxsw: 0.9, iCtxsw: 0.02, cpuNs: 19000, allocs: 0.001, bytes: 0.1,
+		shares: []float64{0.26, 0.25, 0.25, 0.24}},
+	{cfg: results.ModelConfig{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4},
+		capacity: 30000, baseNs: 40000, serviceNs: 40000, vCtxsw: 1.9, iCtxsw: 0.1, cpuNs: 25000, allocs: 1, bytes: 96},
+	{cfg: results.ModelConfig{Name: "netpoll", Model: "netpoll"},
+		capacity: 40000, baseNs: 30000, serviceNs: 12000, vCtxsw: 0.8, iCtxsw: 0.05, cpuNs: 20000, allocs: 0.5, bytes: 16, noSchedStat: true},
+}
+
+// Unavailable is the synthetic run's unavailable configuration.
+var Unavailable = results.Unavailable{
+	Config: results.ModelConfig{Name: "proactor", Model: "proactor"},
+	Reason: "io_uring_setup: operation not permitted",
+}
+
+var (
+	t0         = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	provenance = results.Provenance{
+		Commit: "0123456789abcdef0123456789abcdef01234567", GoVersion: "go1.26.0", OS: "linux", Arch: "amd64",
+		Kernel: "6.8.0-synthetic", CPUModel: "Synthetic CPU @ 2.00GHz", NumCPU: 2, Hostname: "testhost",
+		ServerCPUs: "0", LoadCPUs: "1", ServerGOMAXPROCS: 1, LoadGOMAXPROCS: 1, Time: t0,
+	}
+	workload = results.Workload{Protocol: "http", Conns: 64, Depth: 1, Arrival: "poisson", CPU: "10us", Block: "0", Size: "0", Ops: "work=1"}
+)
+
+// jitter is a repeatable spread around 1 for repetition rep of the i-th
+// series: within ±3%, different for every repetition.
+func jitter(i, rep int) float64 {
+	return 1 + 0.01*float64((rep*37+i*11)%7-3)
+}
+
+// Run returns the synthetic run's description (what WriteRun writes as
+// run.json).
+func Run() *results.Run {
+	r := &results.Run{
+		ID:      "synthetic-20250102T030405",
+		Profile: "test",
+		Experiment: map[string]any{
+			"repetitions": Repetitions, "fractions": Fractions, "duration": "1s", "warmup": "200ms",
+			"workload": workload,
+		},
+		Unavailable: []results.Unavailable{Unavailable},
+		Provenance:  provenance,
+		Started:     t0,
+		Finished:    t0.Add(10 * time.Minute),
+		Warnings:    []string{"synthetic run: the numbers are made up for tests"},
+	}
+	for _, c := range configs {
+		r.Configs = append(r.Configs, c.cfg)
+	}
+	return r
+}
+
+// Points returns every point of the synthetic run, in no particular
+// order (ReadRun sorts).
+func Points() ([]results.Point, error) {
+	var pts []results.Point
+	seq := 0
+	for ci, c := range configs {
+		for rep := range Repetitions {
+			capRate := c.capacity * jitter(ci, rep)
+			fracs := append([]float64{1}, Fractions...)
+			for fi, frac := range fracs {
+				kind := results.KindOpen
+				if fi == 0 {
+					kind = results.KindCapacity
+				}
+				p, err := point(ci, &c, kind, frac, rep, capRate, seq)
+				if err != nil {
+					return nil, err
+				}
+				seq++
+				pts = append(pts, p)
+			}
+		}
+	}
+	pts = append(pts, results.Point{
+		Run: Run().ID, Config: Unavailable.Config, Workload: workload, Kind: results.KindCapacity, Fraction: 1,
+		Status: results.StatusUnavailable, Failure: Unavailable.Reason, StartTime: t0, Provenance: provenance,
+	})
+	return pts, nil
+}
+
+func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate float64, seq int) (results.Point, error) {
+	p := results.Point{
+		Run: Run().ID, Config: c.cfg, Workload: workload, Kind: kind, Fraction: frac, Repetition: rep,
+		Warnings: []string{"the server and the load generator share CPU 0 with other work"},
+		Status:   results.StatusOK, StartTime: t0.Add(time.Duration(seq) * 2 * time.Second), Provenance: provenance,
+		ServerInfo: models.Info{Model: c.cfg.Model, Protocol: "http", Threads: max(c.cfg.Threads, 1), GOMAXPROCS: 1, NumCPU: 2, CPUs: "0"},
+	}
+	name := c.cfg.Name
+	if name == "halfsynchalfreactive" && kind == results.KindOpen && frac == 0.9 && rep == 5 {
+		p.Status = results.StatusFailed
+		p.Failure = "server exited: signal: killed; stderr tail:\nfatal error: runtime: out of memory\n\ngoroutine 1 [running]:"
+		return p, nil
+	}
+	j := jitter(ci, rep)
+	rho := frac
+	rate := capRate
+	if kind == results.KindOpen {
+		rate = frac * capRate
+		p.OfferedRatePerS = math.Round(rate)
+	} else {
+		rho = 0.95 // saturation, closed loop
+	}
+	window := time.Second
+	ok := int64(rate * window.Seconds())
+	meanNs := c.baseNs / (1 - rho) * j
+	zeroP50 := name == "netpoll" && kind == results.KindOpen && frac == 0.1 && rep == 3
+	lat, err := summary(1000, 15000, meanNs)
+	if err != nil {
+		return p, err
+	}
+	if zeroP50 {
+		lat.P50Ns = 0 // as if the clock had not advanced: a log axis must survive it
+	}
+	unc, err := summary(1000, 15000, 0.8*meanNs)
+	if err != nil {
+		return p, err
+	}
+	res := &loadgen.Result{
+		Mode: "open-loop poisson", Valid: true, Reasons: []string{}, Warnings: []string{},
+		Config:    loadgen.Config{Protocol: "http", Conns: 64, Depth: 1, Rate: math.Round(rate), Arrival: loadgen.Poisson, HistLowest: loadgen.DefaultHistLowest, HistHighest: loadgen.DefaultHistHighest, HistDigits: loadgen.DefaultHistDigits},
+		StartTime: p.StartTime, WarmupNs: int64(200 * time.Millisecond), WindowNs: int64(window),
+		TargetRatePerS: math.Round(rate), ScheduledRatePerS: math.Round(rate), SentRatePerS: rate, AchievedRatePerS: rate,
+		Requests:    loadgen.Counts{Scheduled: ok, Sent: ok, Completed: ok, OK: ok, Warmup: ok / 5},
+		Errors:      map[string]int64{},
+		Latency:     lat,
+		Uncorrected: unc,
+		Histogram:   loadgen.HistogramParams{LowestNs: int64(loadgen.DefaultHistLowest), HighestNs: int64(loadgen.DefaultHistHighest), SignificantDigits: loadgen.DefaultHistDigits},
+		Generator:   loadgen.Generator{Workers: 1, GOMAXPROCS: 1, CPUs: "1", CPUNsPerRequest: 3000, BusyFraction: 0.3},
+	}
+	if kind == results.KindCapacity {
+		res.Mode = "closed-loop (1 outstanding per connection)"
+		res.Config.Closed, res.Config.Rate = true, 0
+		res.TargetRatePerS, res.ScheduledRatePerS, res.Requests.Scheduled = 0, 0, 0
+	} else {
+		lag, err := summary(100, 2000, 3000*j)
+		if err != nil {
+			return p, err
+		}
+		res.SendLag = lag
+	}
+	if name == "netpoll" && kind == results.KindOpen && frac == 0.9 && rep == 0 {
+		res.Warnings = []string{"120 requests (0.33%) waited for the in-flight bound (256 per connection) and left late (held lag p99 1.20ms); their corrected latency includes the wait"}
+	}
+	if name == "leaderfollowers/fifo" && kind == results.KindOpen && frac == 0.9 && rep == 2 {
+		achieved := 0.95 * rate
+		res.AchievedRatePerS = achieved
+		res.Requests.Completed = int64(achieved * window.Seconds())
+		res.Valid = false
+		res.Reasons = []string{fmt.Sprintf("achieved %.0f req/s is below 99%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were answered",
+			achieved, math.Round(rate), math.Round(rate), res.Requests.Completed, ok)}
+	}
+	p.Load = res
+
+	served := uint64(ok)
+	p.Server = results.ServerCost{
+		Requests: served, WindowNs: int64(window),
+		VoluntaryCtxswPerRequest: c.vCtxsw * j, InvoluntaryCtxswPerRequest: c.iCtxsw * j,
+		UserNsPerRequest: 0.7 * c.cpuNs * j, SystemNsPerRequest: 0.3 * c.cpuNs * j,
+		AllocsPerRequest: c.allocs * j, BytesPerRequest: c.bytes * j,
+		RSSBytes: int64(12<<20) + int64(ci)<<20, GoThreads: 8,
+		RunQueueNsPerRequest: 500 * j, SchedStat: !c.noSchedStat,
+	}
+	p.Server.CtxswPerRequest = p.Server.VoluntaryCtxswPerRequest + p.Server.InvoluntaryCtxswPerRequest
+	p.Server.CPUNsPerRequest = p.Server.UserNsPerRequest + p.Server.SystemNsPerRequest
+	if c.noSchedStat {
+		p.Server.RunQueueNsPerRequest = 0
+		p.Server.PerfUnavailable = "perf_event_open: permission denied"
+	}
+	if c.shares != nil {
+		n := len(c.shares)
+		for i := range n {
+			// Threads in an order unrelated to their share, so readers must sort.
+			k := (i + rep) % n
+			share := c.shares[k] * (1 + 0.02*float64((rep+k)%3-1))
+			ev := uint64(share * float64(served))
+			p.Server.PerThread = append(p.Server.PerThread, models.ThreadStats{
+				TID: 1000*(rep+1) + i, Role: "pool", Events: ev, Requests: ev, Promotions: ev,
+			})
+		}
+	}
+
+	if kind == results.KindOpen {
+		threads := 1 // the server's CPUs: one
+		u := rate * c.serviceNs / 1e9 / float64(threads)
+		t := &results.Theory{Model: "M/M/c", C: threads, ServiceNs: c.serviceNs, RatePerS: math.Round(rate), Utilization: u, Stable: u < 1}
+		if t.Stable {
+			mean := c.serviceNs / (1 - u) // M/M/1 sojourn time, exponential
+			t.MeanNs = mean
+			t.P50Ns = mean * math.Ln2
+			t.P99Ns = mean * math.Log(100)
+			t.P999Ns = mean * math.Log(1000)
+		}
+		p.Theory = t
+	}
+	return p, nil
+}
+
+// summary returns a latency Summary of n values floor + an exponential
+// distribution of the given mean, taken at evenly spaced quantiles.
+func summary(n int, floorNs, meanNs float64) (loadgen.Summary, error) {
+	h := hdr.New(int64(loadgen.DefaultHistLowest), int64(loadgen.DefaultHistHighest), loadgen.DefaultHistDigits)
+	for i := range n {
+		v := floorNs - meanNs*math.Log(1-(float64(i)+0.5)/float64(n))
+		if err := h.RecordValue(int64(v)); err != nil {
+			return loadgen.Summary{}, err
+		}
+	}
+	return loadgen.Summarize(h, 0), nil
+}
+
+// WriteRun writes the synthetic run to dir (run.json and points/) and
+// returns its description.
+func WriteRun(dir string) (*results.Run, error) {
+	r := Run()
+	if err := results.WriteRun(dir, r); err != nil {
+		return nil, err
+	}
+	pts, err := Points()
+	if err != nil {
+		return nil, err
+	}
+	for i := range pts {
+		if err := results.WritePoint(dir, &pts[i]); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Main is a TestMain for packages that read the synthetic run: it writes
+// the run once to a temporary folder, stores the folder in *dir, runs the
+// tests, removes the folder and returns m.Run's exit code (1 if the run
+// could not be written).
+func Main(m *testing.M, dir *string) int {
+	d, err := os.MkdirTemp("", "concbench-synthetic-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "resultstest:", err)
+		return 1
+	}
+	defer os.RemoveAll(d)
+	if _, err := WriteRun(d); err != nil {
+		fmt.Fprintln(os.Stderr, "resultstest:", err)
+		return 1
+	}
+	*dir = d
+	return m.Run()
+}
+
+// Golden compares got with the golden file at path, or, with update,
+// rewrites the file; a difference is reported at its first differing
+// line.
+func Golden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the tests with -update to create it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			t.Errorf("%s differs from the golden file at line %d (run the tests with -update if the change is intended):\n got: %s\nwant: %s", path, i+1, gl, wl)
+			return
+		}
+	}
+	t.Errorf("%s differs from the golden file", path)
+}

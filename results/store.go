@@ -1,0 +1,159 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Run describes one run of an experiment: what was asked for, on what, and
+// how far it got. It is stored as run.json in the run's folder; the points
+// are stored beside it under points/.
+type Run struct {
+	Schema      int           `json:"schema"`
+	ID          string        `json:"id"`
+	Profile     string        `json:"profile"`    // e.g. "default", "thesis", "gate"
+	Experiment  any           `json:"experiment"` // the harness's full experiment configuration
+	Configs     []ModelConfig `json:"configs"`    // in report order
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
+	Provenance  Provenance    `json:"provenance"`
+	Started     time.Time     `json:"started"`
+	Finished    time.Time     `json:"finished,omitzero"` // zero while running or if interrupted
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Warnings    []string      `json:"warnings,omitempty"`
+}
+
+// Unavailable is a configuration that could not run on this machine.
+type Unavailable struct {
+	Config ModelConfig `json:"config"`
+	Reason string      `json:"reason"`
+}
+
+// File and folder names inside a run folder.
+const (
+	RunFile   = "run.json"
+	PointsDir = "points"
+)
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// folder and a rename, so a reader (or an interrupted run) never sees a
+// partial file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	cherr := f.Chmod(0o644) // CreateTemp makes 0600; results are for everyone to read
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(cherr, werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+// WriteRun writes r as dir/run.json, atomically.
+func WriteRun(dir string, r *Run) error {
+	r.Schema = SchemaVersion
+	return writeJSON(filepath.Join(dir, RunFile), r)
+}
+
+// PointFileName is the file name of p inside dir/points: unique per
+// (configuration, kind, fraction, repetition), so a resumed run finds the
+// points it already has.
+func PointFileName(p *Point) string {
+	name := strings.NewReplacer("/", "_", " ", "_", "=", "-").Replace(p.Config.Name)
+	frac := strconv.FormatFloat(p.Fraction, 'f', 3, 64)
+	return fmt.Sprintf("%s__%s__%s__rep%02d.json", name, p.Kind, frac, p.Repetition)
+}
+
+// WritePoint writes p as dir/points/<PointFileName>, atomically.
+func WritePoint(dir string, p *Point) error {
+	p.Schema = SchemaVersion
+	return writeJSON(filepath.Join(dir, PointsDir, PointFileName(p)), p)
+}
+
+// HasPoint reports whether dir already holds the point that p names (for
+// resuming an interrupted run).
+func HasPoint(dir string, p *Point) bool {
+	_, err := os.Stat(filepath.Join(dir, PointsDir, PointFileName(p)))
+	return err == nil
+}
+
+// ReadRun reads a run folder: its run.json and every point, sorted by
+// configuration (in the run's order), kind, fraction and repetition.
+func ReadRun(dir string) (*Run, []Point, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, RunFile), err)
+	}
+	if r.Schema != SchemaVersion {
+		return nil, nil, fmt.Errorf("results: %s has schema %d, this build reads %d", filepath.Join(dir, RunFile), r.Schema, SchemaVersion)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, PointsDir, "*.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	pts := make([]Point, 0, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("results: %w", err)
+		}
+		var p Point
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, nil, fmt.Errorf("results: %s: %w", f, err)
+		}
+		if p.Schema != SchemaVersion {
+			return nil, nil, fmt.Errorf("results: %s has schema %d, this build reads %d", f, p.Schema, SchemaVersion)
+		}
+		pts = append(pts, p)
+	}
+	order := map[string]int{}
+	for i, c := range r.Configs {
+		order[c.Name] = i
+	}
+	sort.SliceStable(pts, func(i, j int) bool {
+		a, b := &pts[i], &pts[j]
+		if oa, ob := order[a.Config.Name], order[b.Config.Name]; oa != ob {
+			return oa < ob
+		}
+		if a.Kind != b.Kind {
+			return a.Kind == KindCapacity
+		}
+		if a.Fraction != b.Fraction {
+			return a.Fraction < b.Fraction
+		}
+		return a.Repetition < b.Repetition
+	})
+	return &r, pts, nil
+}
