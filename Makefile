@@ -37,3 +37,18 @@ fuzz:
 
 clean:
 	rm -rf bin out
+
+## bench: build, then run the default comparison into out/bench-<UTC time>/
+## (every model, a few minutes); PROFILE=thesis for the long sweep, gate for
+## the CI suite; BENCHFLAGS for more (see bin/concbench help bench)
+PROFILE    ?= default
+BENCHFLAGS ?=
+.PHONY: bench figures
+bench: build
+	$(BIN) bench --profile $(PROFILE) $(BENCHFLAGS)
+
+## figures: render the figures and the report of a run folder again:
+## make figures RUN=out/bench-<UTC time>
+figures: build
+	@test -n "$(RUN)" || { echo "usage: make figures RUN=out/bench-<UTC time>"; exit 2; }
+	$(BIN) figures --run $(RUN)

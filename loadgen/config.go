@@ -201,6 +201,18 @@ type Config struct {
 	// epoll and polls instead, because a sleeping thread wakes tens of µs
 	// late on a VM; default DefaultSpin; negative: never spin.
 	Spin time.Duration `json:"spin_ns"`
+
+	// OnWindow, if set, is called by Run when the measurement window
+	// starts (start true: the warm-up is over) and after it has ended
+	// (start false: every worker has stopped sending and drained its
+	// requests in flight, and has not yet closed its connections), so
+	// that a caller can measure the server over the same window, without
+	// the server's connection set-up and teardown. It runs on Run's
+	// goroutine, outside the generator's own CPU and allocation counts;
+	// the workers do not wait for the start call. It is called with false
+	// only after a call with true, and not at all if the run ends before
+	// its window starts. It is not serialized.
+	OnWindow func(start bool) `json:"-"`
 }
 
 // Defaults and limits of Config.

@@ -108,9 +108,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ready := make(chan error, len(ws))
 	startCh := make(chan struct{})
 	abort := false // written before close(startCh), read after
-	var wg sync.WaitGroup
+	// The workers close their connections only after the window's end has
+	// been observed (OnWindow), so that the server's connection teardown
+	// is outside the window.
+	var wg, drained sync.WaitGroup
+	closeConns := make(chan struct{})
 	for _, w := range ws {
 		wg.Add(1)
+		drained.Add(1)
 		go func() {
 			defer wg.Done()
 			// Never unlocked: the thread exits with the goroutine.
@@ -120,6 +125,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if !abort {
 				w.run()
 			}
+			drained.Done()
+			<-closeConns
 			w.cleanup()
 		}()
 	}
@@ -149,6 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if firstErr != nil {
 		abort = true
 		close(startCh)
+		close(closeConns)
 		wg.Wait()
 		return nil, firstErr
 	}
@@ -175,12 +183,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// The process's counters at the start of the measurement.
 	workersDone := make(chan struct{})
-	go func() { wg.Wait(); close(workersDone) }()
+	go func() { drained.Wait(); close(workersDone) }()
 	ruStart, ruErr := sysstat.Self()
 	allocStart := sysstat.ReadAlloc()
+	windowStarted := false
 	timer := time.NewTimer(time.Until(base.Add(time.Duration(measureAt))))
 	select {
 	case <-timer.C:
+		if cfg.OnWindow != nil {
+			cfg.OnWindow(true)
+			windowStarted = true
+		}
 		ruStart, ruErr = sysstat.Self()
 		allocStart = sysstat.ReadAlloc()
 		<-workersDone
@@ -192,6 +205,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	allocEnd := sysstat.ReadAlloc()
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
+	if windowStarted {
+		cfg.OnWindow(false)
+	}
+	close(closeConns)
+	wg.Wait()
 
 	r := assemble(&cfg, ws, base, measureAt, endAt, endNs)
 	if ruErr == nil && ruEndErr == nil {

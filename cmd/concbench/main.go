@@ -4,6 +4,7 @@
 //
 //	concbench serve --model M [flags]   run one model as a server, with a control channel
 //	concbench load --addr A [flags]     drive a server with open- or closed-loop load
+//	concbench bench [--profile P]       run an experiment, then render its figures and report
 //	concbench figures --run DIR         render a run folder's figures and report
 //	concbench help [command]            describe a command
 //
@@ -66,6 +67,7 @@ type command struct {
 // commands lists the subcommands; help and its aliases are handled by run.
 var commands = []command{
 	{name: "serve", summary: "run one concurrency model as a server, with a control channel on stdin/stdout", run: runServe},
+	{name: "bench", summary: "run an experiment: every model, capacity and load points, repetitions, server costs, then figures and report (see help bench)", run: runBench},
 	{name: "figures", summary: "render a run folder: figures (svg/pdf/png/tex + CSV each), points.csv, bench.txt (benchstat), report.md and report.html", run: runFigures},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
 }

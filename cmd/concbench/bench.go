@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"concbench/harness"
+	"concbench/plots"
+)
+
+const benchUsage = `usage: concbench bench [--profile default|thesis|gate] [flags]
+       concbench bench --resume DIR
+
+Runs an experiment: every configuration (a model and its settings) under
+every workload; per configuration and repetition one server process
+("concbench serve", pinned to --server-cpus) whose capacity is measured
+closed-loop, then open-loop points at fractions of it, the load generator
+running in this process, pinned to --load-cpus. Repetitions are
+interleaved across configurations. Each point is written to
+<out>/bench-<UTC time>/points/ as soon as it is measured, with its
+latency (corrected for coordinated omission), the server's context
+switches, CPU, allocations and run-queue wait per request, perf counters,
+the M/M/c ideal, and provenance; run.json describes the run.
+
+A progress line per point goes to standard error; at the end, the run's
+summary and its folder go to standard output, and the figures and the
+report (report.md, report.html) are rendered into the folder (as
+"concbench figures" does; --no-figures skips it). A model that cannot run here is recorded as unavailable
+with its reason; a point whose server died is recorded as failed; neither
+stops the run. Ctrl-C stops after the current point and records the run
+as interrupted; --resume DIR continues it.
+
+Profiles (--profile): default (what "make bench" runs: every model, a few
+minutes), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
+gate (the CI regression gate's short suite). Flags override the profile's
+fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
+"experiment"; print one with --print-experiment).
+
+Flags:
+`
+
+// benchFlags are the bench command's settings.
+type benchFlags struct {
+	profile, experiment, resume, out   string
+	models, fractions, conns, protocol string
+	cpu, serverCPUs, loadCPUs          string
+	serverBinary                       string
+	reps, gomaxprocs                   int
+	duration, warmup                   time.Duration
+	seed                               uint64
+	print, noFigures                   bool
+}
+
+func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var f benchFlags
+	def, _ := harness.Profile("default")
+	w0 := def.Workloads[0]
+	fs.StringVar(&f.profile, "profile", "default", "the experiment to start from: "+strings.Join(harness.ProfileNames, ", "))
+	fs.StringVar(&f.experiment, "experiment", "", "read the experiment from this JSON file instead of a profile (the other flags still override it)")
+	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this folder, with its own experiment (no other experiment flags)")
+	fs.StringVar(&f.out, "out", "out", "the folder under which the run's folder bench-<UTC time> is made")
+	fs.StringVar(&f.models, "models", "", "comma-separated configurations to run, by name (leaderfollowers/lifo) or by model (leaderfollowers: all its configurations); default: the profile's")
+	fs.IntVar(&f.reps, "reps", def.Repetitions, "repetitions of every point (the profile's; thesis 7, gate 6)")
+	fs.StringVar(&f.fractions, "fractions", joinFloats(def.Fractions), "comma-separated open-loop loads as fractions of capacity, each in (0, 1] (the profile's)")
+	fs.DurationVar(&f.duration, "duration", time.Duration(def.Duration), "measured window of every point (the profile's; thesis 5s, gate 2s)")
+	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.Warmup), "unmeasured warm-up before every window, at least 100ms (the profile's; thesis 1s, gate 500ms)")
+	fs.StringVar(&f.conns, "conns", strconv.Itoa(w0.Conns), "connections; a comma-separated list makes a sweep, one workload each (the profile's; thesis 16,64,256)")
+	fs.StringVar(&f.protocol, "protocol", w0.Protocol, "wire protocol, http or binary; a comma-separated list makes a sweep (the profile's)")
+	fs.StringVar(&f.cpu, "cpu", w0.CPU, "CPU work per request: V, exp:MEAN or bimodal:P:A:B durations (exponential service makes the M/M/c ideal exact)")
+	fs.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of every server, overriding the profile's per-model choice (0: keep the profile's)")
+	fs.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs the server runs on (cpulist); default: the first half of this process's CPUs (0 on a 2-CPU machine)")
+	fs.StringVar(&f.loadCPUs, "load-cpus", "", "CPUs the load generator runs on, disjoint from --server-cpus; default: the second half (1 on a 2-CPU machine)")
+	fs.StringVar(&f.serverBinary, "server-binary", "", "the concbench executable that serves (e.g. another commit's build); default: this one")
+	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
+	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
+	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
+	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
+		fmt.Fprint(w, benchUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	opt := harness.Options{Progress: stderr}
+	var sum *harness.Summary
+	var err error
+	if f.resume != "" {
+		for name := range set {
+			if name != "resume" {
+				return fmt.Errorf("bench: --resume takes the experiment from %s/run.json; --%s cannot change it", f.resume, name)
+			}
+		}
+		fmt.Fprintf(stderr, "concbench bench: resuming %s\n", f.resume)
+		sum, err = harness.Resume(ctx, f.resume, opt)
+	} else {
+		exp, xerr := benchExperiment(&f, set)
+		if xerr != nil {
+			return xerr
+		}
+		if f.print {
+			b, _ := json.MarshalIndent(exp, "", "  ")
+			_, err := fmt.Fprintf(stdout, "%s\n", b)
+			return err
+		}
+		dir := harness.NewRunDir(f.out, time.Now())
+		fmt.Fprintf(stderr, "concbench bench: profile %s, %d configurations, %d workload(s), %d repetitions → %s\n",
+			exp.Profile, len(exp.Configs), len(exp.Workloads), exp.Repetitions, dir)
+		sum, err = harness.Run(ctx, exp, dir, opt)
+	}
+	if err != nil {
+		if sum == nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
+		return fmt.Errorf("bench: %w (the points measured so far are in %s)", err, sum.Dir)
+	}
+	fmt.Fprintf(stdout, "%s\nrun: %s\n", sum, sum.Dir)
+	if !f.noFigures {
+		// Render whatever was measured, an interrupted run included.
+		if _, rerr := plots.RenderRun(sum.Dir, plots.Options{}); rerr != nil {
+			return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, rerr, sum.Dir)
+		}
+		fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, "report.html"), filepath.Join(sum.Dir, "figures"))
+	}
+	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
+	if sum.Interrupted {
+		return fmt.Errorf("bench: interrupted; continue with: concbench bench --resume %s", sum.Dir)
+	}
+	return nil
+}
+
+// benchExperiment builds the experiment the flags ask for: the profile
+// (or --experiment file) with every flag that was set applied over it.
+func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, error) {
+	var exp harness.Experiment
+	if f.experiment != "" {
+		if set["profile"] {
+			return exp, errors.New("bench: --profile and --experiment both given (accepted: one of them)")
+		}
+		b, err := os.ReadFile(f.experiment)
+		if err != nil {
+			return exp, fmt.Errorf("bench: --experiment: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&exp); err != nil {
+			return exp, fmt.Errorf("bench: --experiment %s: %w", f.experiment, err)
+		}
+	} else {
+		var err error
+		if exp, err = harness.Profile(f.profile); err != nil {
+			return exp, fmt.Errorf("bench: --profile: %w", err)
+		}
+	}
+	exp = exp.WithDefaults()
+
+	if set["models"] {
+		var err error
+		if exp.Configs, err = selectConfigs(exp.Configs, f.models); err != nil {
+			return exp, err
+		}
+	}
+	if set["reps"] {
+		exp.Repetitions = f.reps
+	}
+	if set["fractions"] {
+		fr, err := parseFloats(f.fractions)
+		if err != nil {
+			return exp, fmt.Errorf("bench: --fractions: %w", err)
+		}
+		exp.Fractions = fr
+	}
+	if set["duration"] {
+		exp.Duration = harness.Duration(f.duration)
+	}
+	if set["warmup"] {
+		exp.Warmup = harness.Duration(f.warmup)
+	}
+	if set["cpu"] {
+		for i := range exp.Workloads {
+			exp.Workloads[i].CPU = f.cpu
+		}
+	}
+	if set["conns"] || set["protocol"] {
+		var err error
+		if exp.Workloads, err = sweep(exp.Workloads[0], f, set); err != nil {
+			return exp, err
+		}
+	}
+	if set["gomaxprocs"] {
+		for i := range exp.Configs {
+			exp.Configs[i].GOMAXPROCS, exp.Configs[i].GOMAXPROCSPerConn = f.gomaxprocs, false
+		}
+	}
+	if set["server-cpus"] {
+		exp.ServerCPUs = f.serverCPUs
+	}
+	if set["load-cpus"] {
+		exp.LoadCPUs = f.loadCPUs
+	}
+	if set["server-binary"] {
+		exp.ServerBinary = f.serverBinary
+	}
+	if set["seed"] {
+		exp.Seed = f.seed
+	}
+	if err := exp.Validate(); err != nil {
+		return exp, fmt.Errorf("bench: %w", err)
+	}
+	return exp, nil
+}
+
+// selectConfigs keeps the configurations named in list (comma-separated),
+// by name or by model, in the order of the list; a name that is not in
+// the experiment is looked up in harness.AllConfigs.
+func selectConfigs(have []harness.Config, list string) ([]harness.Config, error) {
+	var out []harness.Config
+	for _, want := range strings.Split(list, ",") {
+		want = strings.TrimSpace(want)
+		found := false
+		for _, pool := range [][]harness.Config{have, harness.AllConfigs()} {
+			for _, c := range pool {
+				if (c.Name == want || c.Model == want) && !slices.ContainsFunc(out, func(o harness.Config) bool { return o.Name == c.Name }) {
+					out = append(out, c)
+					found = true
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			var names []string
+			for _, c := range harness.AllConfigs() {
+				names = append(names, c.Name)
+			}
+			return nil, fmt.Errorf("bench: --models: no configuration or model %q (accepted: %s, or a model name)", want, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// sweep returns the workloads of the --conns × --protocol lists, the
+// other fields from base; each is named when there are several.
+func sweep(base harness.Workload, f *benchFlags, set map[string]bool) ([]harness.Workload, error) {
+	conns := []int{base.Conns}
+	if set["conns"] {
+		conns = nil
+		for _, s := range strings.Split(f.conns, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("bench: --conns: %q is not a number of connections", s)
+			}
+			conns = append(conns, n)
+		}
+	}
+	protos := []string{base.Protocol}
+	if set["protocol"] {
+		protos = nil
+		for _, p := range strings.Split(f.protocol, ",") {
+			protos = append(protos, strings.TrimSpace(p))
+		}
+	}
+	var out []harness.Workload
+	for _, p := range protos {
+		for _, n := range conns {
+			w := base
+			w.Protocol, w.Conns, w.Name = p, n, ""
+			out = append(out, w)
+		}
+	}
+	if len(out) > 1 {
+		for i := range out {
+			var parts []string
+			if len(protos) > 1 {
+				parts = append(parts, out[i].Protocol)
+			}
+			if len(conns) > 1 {
+				parts = append(parts, fmt.Sprintf("conns=%d", out[i].Conns))
+			}
+			out[i].Name = strings.Join(parts, ",")
+		}
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func joinFloats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concbench/harness"
+	"concbench/results"
+)
+
+// TestBenchHelp checks that --help documents every flag with its default.
+func TestBenchHelp(t *testing.T) {
+	var out bytes.Buffer
+	err := runBench(context.Background(), []string{"--help"}, nil, &out, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("runBench --help = %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{
+		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
+		"-models", "-reps", "(default 5)", "-fractions", `(default "0.1,0.5,0.75,0.9")`, "-duration", "-warmup",
+		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
+		"-load-cpus", "-server-binary", "-seed", "-print-experiment",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// printExperiment runs bench --print-experiment with args and decodes the
+// experiment it prints.
+func printExperiment(t *testing.T, args ...string) harness.Experiment {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := runBench(context.Background(), append([]string{"--print-experiment"}, args...), nil, &out, &errOut); err != nil {
+		t.Fatalf("bench %v: %v", args, err)
+	}
+	var e harness.Experiment
+	if err := json.Unmarshal(out.Bytes(), &e); err != nil {
+		t.Fatalf("bench %v printed %q: %v", args, out.String(), err)
+	}
+	return e
+}
+
+// TestBenchFlags checks that flags override the profile's fields, and
+// only the fields they name.
+func TestBenchFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, e harness.Experiment)
+	}{
+		{name: "default profile", args: nil, check: func(t *testing.T, e harness.Experiment) {
+			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 {
+				t.Errorf("experiment %+v", e)
+			}
+		}},
+		{name: "gate keeps its own fields", args: []string{"--profile", "gate"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Profile != "gate" || len(e.Configs) != 3 || e.Repetitions != 6 || len(e.Fractions) != 1 {
+				t.Errorf("experiment %+v", e)
+			}
+		}},
+		{name: "models by model and name", args: []string{"--models", "netpoll,leaderfollowers/os,halfsynchalfreactive"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, c := range e.Configs {
+				names = append(names, c.Name)
+			}
+			if got := strings.Join(names, " "); got != "netpoll leaderfollowers/os halfsynchalfreactive halfsynchalfreactive/pooled" {
+				t.Errorf("configurations %s", got)
+			}
+		}},
+		{name: "model outside the profile", args: []string{"--profile", "gate", "--models", "proactor"}, check: func(t *testing.T, e harness.Experiment) {
+			if len(e.Configs) != 1 || e.Configs[0].Name != "proactor" {
+				t.Errorf("configurations %+v", e.Configs)
+			}
+		}},
+		{name: "scalars", args: []string{"--reps", "2", "--fractions", "0.2, 0.8", "--duration", "3s", "--warmup", "1s", "--cpu", "20us", "--seed", "9",
+			"--server-cpus", "0", "--load-cpus", "1", "--server-binary", "/bin/true"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Repetitions != 2 || len(e.Fractions) != 2 || e.Fractions[0] != 0.2 || e.Fractions[1] != 0.8 || e.Duration.String() != "3s" ||
+				e.Warmup.String() != "1s" || e.Workloads[0].CPU != "20us" || e.Seed != 9 || e.ServerCPUs != "0" || e.LoadCPUs != "1" || e.ServerBinary != "/bin/true" {
+				t.Errorf("experiment %+v", e)
+			}
+			if e.Workloads[0].Conns != 64 || e.Profile != "default" {
+				t.Errorf("an unset field changed: %+v", e)
+			}
+		}},
+		{name: "sweep", args: []string{"--conns", "16,256", "--protocol", "http,binary"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, w := range e.Workloads {
+				names = append(names, w.Name)
+				if w.CPU != "exp:10us" {
+					t.Errorf("workload %s lost the base's CPU work: %+v", w.Name, w)
+				}
+			}
+			if got := strings.Join(names, " "); got != "http,conns=16 http,conns=256 binary,conns=16 binary,conns=256" {
+				t.Errorf("workloads %s", got)
+			}
+		}},
+		{name: "one connection count", args: []string{"--profile", "thesis", "--conns", "32"}, check: func(t *testing.T, e harness.Experiment) {
+			if len(e.Workloads) != 1 || e.Workloads[0].Conns != 32 || e.Workloads[0].Name != "" {
+				t.Errorf("workloads %+v", e.Workloads)
+			}
+		}},
+		{name: "gomaxprocs", args: []string{"--gomaxprocs", "2"}, check: func(t *testing.T, e harness.Experiment) {
+			for _, c := range e.Configs {
+				if c.GOMAXPROCS != 2 || c.GOMAXPROCSPerConn {
+					t.Errorf("configuration %+v", c)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, printExperiment(t, tc.args...)) })
+	}
+}
+
+// TestBenchExperimentFile checks --experiment: a file's fields, flags over
+// them, and the refusal of unknown fields.
+func TestBenchExperimentFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"profile":"mine","configs":[{"name":"np","model":"netpoll"}],
+		"workloads":[{"protocol":"binary","conns":8}],"fractions":[0.4],"repetitions":3,"warmup":"200ms","duration":"1s"}`), 0o644)
+	e := printExperiment(t, "--experiment", good, "--reps", "4")
+	if e.Profile != "mine" || e.Configs[0].Name != "np" || e.Workloads[0].Protocol != "binary" || e.Workloads[0].Depth != 1 || e.Repetitions != 4 {
+		t.Errorf("experiment %+v", e)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"configs":[],"repetitons":3}`), 0o644)
+	err := runBench(context.Background(), []string{"--experiment", bad}, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "repetitons"`) {
+		t.Errorf("a misspelt field: %v", err)
+	}
+}
+
+// TestBenchErrors checks that bad flags are refused with a message naming
+// the problem, before anything runs.
+func TestBenchErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, thesis, gate)`},
+		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
+		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
+		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
+		{name: "conns", args: []string{"--conns", "many"}, want: `--conns: "many" is not a number`},
+		{name: "reps", args: []string{"--reps", "0"}, want: "repetitions 0 out of range"},
+		{name: "cpus", args: []string{"--server-cpus", "0", "--load-cpus", "0"}, want: "share CPU 0"},
+		{name: "profile and file", args: []string{"--profile", "gate", "--experiment", "x.json"}, want: "--profile and --experiment both given"},
+		{name: "resume with flags", args: []string{"--resume", "out/x", "--reps", "3"}, want: "--reps cannot change it"},
+		{name: "argument", args: []string{"now"}, want: `unexpected argument "now"`},
+		{name: "resume nothing", args: []string{"--resume", "/nonexistent/run"}, want: "resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runBench(context.Background(), tc.args, nil, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("bench %v = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// concbenchBinary builds this command into a test folder: the test
+// binary cannot serve.
+func concbenchBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "concbench")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go"), "build", "-o", bin, ".")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build concbench: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// TestBenchRun runs a tiny experiment end to end through the command: the
+// run folder is printed with the command that renders it, and holds
+// run.json and the points; resuming the finished run measures nothing.
+func TestBenchRun(t *testing.T) {
+	bin := concbenchBinary(t)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := runBench(context.Background(), []string{"--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
+		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin}, nil, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "bench-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run folders %v, want one bench-<time>", dirs)
+	}
+	dir := dirs[0]
+	for _, want := range []string{"2 points: ", "run: " + dir, "concbench figures --run " + dir} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "[2/2]") {
+		t.Errorf("no progress line for point 2 of 2 on stderr:\n%s", stderr.String())
+	}
+	run, pts, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Finished.IsZero() || len(pts) != 2 || pts[0].Status != results.StatusOK || pts[1].Status != results.StatusOK {
+		t.Fatalf("run %+v with %d points", run, len(pts))
+	}
+
+	stdout.Reset()
+	if err := runBench(context.Background(), []string{"--resume", dir}, nil, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatalf("bench --resume: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "2 already measured") {
+		t.Errorf("resume of a finished run: %s", stdout.String())
+	}
+}

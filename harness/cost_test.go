@@ -1,0 +1,207 @@
+package harness
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"concbench/internal/sysstat"
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/results"
+)
+
+// TestCost checks the window arithmetic on hand-made snapshots: per-request
+// values over the server's own request count, gauges at the end, run-queue
+// wait over the threads alive at both edges, counters that went down kept
+// out of the differences, per-thread work matched by thread id.
+func TestCost(t *testing.T) {
+	before := &models.Snapshot{
+		TimeUnixNs: 1_000_000_000,
+		Rusage:     sysstat.Rusage{UserNs: 5e6, SystemNs: 2e6, Voluntary: 100, Involuntary: 10},
+		Alloc:      sysstat.Alloc{Objects: 1000, Bytes: 64000},
+		RSSBytes:   1 << 20, GoThreads: 7,
+		Stats: models.Stats{
+			Requests: 500,
+			Counters: map[string]uint64{"promotions": 40, "followers": 3},
+			Errors:   map[string]uint64{"peer_reset": 1},
+			PerThread: []models.ThreadStats{
+				{TID: 11, Role: "pool", Events: 10, Requests: 10, Promotions: 5},
+				{TID: 12, Role: "pool", Events: 20, Requests: 20, Promotions: 6},
+				{TID: 13, Role: "pool", Events: 30, Requests: 30},
+			},
+		},
+	}
+	after := &models.Snapshot{
+		TimeUnixNs: 3_000_000_000,
+		Rusage:     sysstat.Rusage{UserNs: 45e6, SystemNs: 22e6, Voluntary: 4100, Involuntary: 1010},
+		Alloc:      sysstat.Alloc{Objects: 3000, Bytes: 264000},
+		RSSBytes:   2 << 20, GoThreads: 9,
+		Stats: models.Stats{
+			Requests: 2500,
+			Counters: map[string]uint64{"promotions": 1040, "followers": 1, "accepts": 8},
+			Errors:   map[string]uint64{"peer_reset": 1, "truncated": 2},
+			PerThread: []models.ThreadStats{
+				{TID: 12, Role: "pool", Events: 1020, Requests: 1020, Promotions: 506},
+				{TID: 11, Role: "pool", Events: 1010, Requests: 1010, Promotions: 505},
+				{TID: 14, Role: "pool", Events: 5, Requests: 5}, // replaced thread 13
+			},
+		},
+	}
+	w := window{
+		before: before, after: after,
+		rqBefore: map[int]int64{1: 100, 11: 1000, 13: 50},
+		rqAfter:  map[int]int64{1: 300, 11: 5000, 14: 999_999},
+		perf:     &results.PerfCounters{ContextSwitches: 5000, TaskClockNs: 60e6},
+	}
+	got := w.cost()
+	want := results.ServerCost{
+		Requests:                   2000,
+		WindowNs:                   2e9,
+		VoluntaryCtxswPerRequest:   2,
+		InvoluntaryCtxswPerRequest: 0.5,
+		CtxswPerRequest:            2.5,
+		UserNsPerRequest:           20000,
+		SystemNsPerRequest:         10000,
+		CPUNsPerRequest:            30000,
+		AllocsPerRequest:           1,
+		BytesPerRequest:            100,
+		RSSBytes:                   2 << 20,
+		GoThreads:                  9,
+		RunQueueNsPerRequest:       (200 + 4000) / 2000.0, // threads 1 and 11; 13 exited, 14 is new
+		SchedStat:                  true,
+		Perf:                       w.perf,
+		Counters:                   map[string]uint64{"promotions": 1000, "accepts": 8},
+		CountersAtEnd:              map[string]uint64{"promotions": 1040, "followers": 1, "accepts": 8},
+		Errors:                     map[string]uint64{"truncated": 2},
+		PerThread: []models.ThreadStats{
+			{TID: 12, Role: "pool", Events: 1000, Requests: 1000, Promotions: 500},
+			{TID: 11, Role: "pool", Events: 1000, Requests: 1000, Promotions: 500},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cost =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestCostIdle checks a window in which the server completed nothing: no
+// division by zero, no NaN, zero per-request values.
+func TestCostIdle(t *testing.T) {
+	s := &models.Snapshot{TimeUnixNs: 5, Rusage: sysstat.Rusage{Voluntary: 3}, Stats: models.Stats{Requests: 7}}
+	s2 := *s
+	s2.Rusage.Voluntary = 9
+	got := (&window{before: s, after: &s2, perfUnavailable: "perf: no"}).cost()
+	if got.Requests != 0 || got.CtxswPerRequest != 0 || got.SchedStat || got.PerfUnavailable != "perf: no" {
+		t.Errorf("cost = %+v", got)
+	}
+}
+
+// TestRunQueueSelf reads this process's own threads' schedstat.
+func TestRunQueueSelf(t *testing.T) {
+	m, ok := runQueue(os.Getpid())
+	if !ok || len(m) == 0 {
+		t.Fatalf("runQueue(self) = %v, %t; want this process's threads (the kernel has schedstat)", m, ok)
+	}
+	if _, ok := m[os.Getpid()]; !ok {
+		t.Errorf("runQueue(self) = %v lacks the main thread %d", m, os.Getpid())
+	}
+	if _, ok := runQueue(1 << 30); ok {
+		t.Error("runQueue of a process that does not exist succeeded")
+	}
+}
+
+// TestTail checks that the stderr tail keeps the last lines, including an
+// unterminated one, and bounds a runaway line.
+func TestTail(t *testing.T) {
+	var tl tail
+	for i := range 30 {
+		fmt.Fprintf(&tl, "line %d\n", i)
+	}
+	tl.Write([]byte("partial"))
+	got := strings.Split(tl.String(), "\n")
+	if len(got) != stderrLines+1 || got[0] != "line 10" || got[stderrLines-1] != "line 29" || got[stderrLines] != "partial" {
+		t.Errorf("tail = %q", got)
+	}
+	var long tail
+	long.Write([]byte(strings.Repeat("x", 10000)))
+	if n := len(long.String()); n != 4096 {
+		t.Errorf("a runaway line kept %d bytes, want 4096", n)
+	}
+}
+
+// TestCounterDeltas checks that a counter absent before counts from zero
+// and that unchanged counters are left out of the differences.
+func TestCounterDeltas(t *testing.T) {
+	d, end := counterDeltas(map[string]uint64{"a": 5, "b": 2}, map[string]uint64{"a": 5, "b": 7, "c": 1})
+	if !maps.Equal(d, map[string]uint64{"b": 5, "c": 1}) || !maps.Equal(end, map[string]uint64{"a": 5, "b": 7, "c": 1}) {
+		t.Errorf("counterDeltas = %v, %v", d, end)
+	}
+}
+
+// TestTheoryServers checks the choice of c and of the service time for
+// the M/M/c ideal, and the points where there is no ideal or a caveat.
+func TestTheoryServers(t *testing.T) {
+	exp10, fixed10 := loadgen.Exp(10e3), loadgen.Fixed(10e3)
+	for _, tc := range []struct {
+		name      string
+		cpu       loadgen.Dist
+		block     loadgen.Dist
+		info      models.Info
+		wantC     int
+		wantNil   bool
+		wantWarns string
+	}{
+		{name: "LF 4 threads on 1 CPU", cpu: exp10, info: models.Info{CPUs: "0", NumCPU: 1, GOMAXPROCS: 4, Threads: 4}, wantC: 1},
+		{name: "GOMAXPROCS bounds CPUs", cpu: exp10, info: models.Info{CPUs: "0-3", NumCPU: 4, GOMAXPROCS: 2, Threads: 4}, wantC: 2},
+		{name: "threads bound CPUs", cpu: exp10, info: models.Info{CPUs: "0-7", NumCPU: 8, GOMAXPROCS: 8, Threads: 3}, wantC: 3},
+		{name: "no thread count", cpu: exp10, info: models.Info{CPUs: "0-3", NumCPU: 4, GOMAXPROCS: 4}, wantC: 4},
+		{name: "unparsable CPUs", cpu: exp10, info: models.Info{CPUs: "unknown", NumCPU: 2, GOMAXPROCS: 2}, wantC: 2},
+		{name: "fixed work", cpu: fixed10, info: models.Info{CPUs: "0", GOMAXPROCS: 1}, wantC: 1, wantWarns: "assumes exponential service"},
+		{name: "blocking work", cpu: exp10, block: loadgen.Fixed(1e6), info: models.Info{CPUs: "0"}, wantNil: true, wantWarns: "no M/M/c ideal: the workload has blocking work"},
+		{name: "no work", cpu: loadgen.Fixed(0), info: models.Info{CPUs: "0"}, wantNil: true, wantWarns: "no CPU work"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := loadgen.Config{CPU: tc.cpu, Block: tc.block}
+			th, warns := theory(&lc, tc.info, 20e3, nil)
+			if tc.wantNil != (th == nil) {
+				t.Fatalf("theory = %+v, want nil %t", th, tc.wantNil)
+			}
+			if th != nil && (th.C != tc.wantC || th.ServiceNs != 10e3 || th.RatePerS != 20e3) {
+				t.Errorf("theory = %+v, want c %d, 10 µs service, 20000 req/s", th, tc.wantC)
+			}
+			if got := strings.Join(warns, "; "); !strings.Contains(got, tc.wantWarns) || (tc.wantWarns == "") != (got == "") {
+				t.Errorf("warnings %q, want %q", got, tc.wantWarns)
+			}
+		})
+	}
+}
+
+// TestCapacityMedian checks the rule for the open points' rate: the
+// median of the configuration's valid capacities in repetitions 0..r.
+func TestCapacityMedian(t *testing.T) {
+	r := &runner{capacities: map[string]map[int]float64{}}
+	valid := func(rep int, rate float64, ok bool) {
+		r.remember(&results.Point{
+			Config: results.ModelConfig{Name: "m"}, Kind: results.KindCapacity, Repetition: rep, Status: results.StatusOK,
+			Load: &loadgen.Result{Valid: ok, AchievedRatePerS: rate},
+		})
+	}
+	valid(0, 100, true)
+	valid(1, 300, true)
+	valid(2, 5000, false) // invalid: not used
+	valid(3, 200, true)
+	for _, tc := range []struct {
+		rep  int
+		want float64
+	}{{0, 100}, {1, 200}, {2, 200}, {3, 200}, {9, 200}} {
+		if got := r.capacity("m", tc.rep); got != tc.want {
+			t.Errorf("capacity at repetition %d = %g, want %g", tc.rep, got, tc.want)
+		}
+	}
+	if got := r.capacity("other", 3); got != 0 {
+		t.Errorf("capacity of a configuration without measurements = %g, want 0", got)
+	}
+}

@@ -1,0 +1,170 @@
+// Package harness runs experiments: it starts each configuration's server
+// as its own process ("concbench serve"), finds its capacity, measures
+// open-loop points at fractions of it with the load generator running in
+// this process, reads what the server spent over each measured window,
+// and writes every point as it is measured (package results). "concbench
+// bench" is its command-line front end.
+//
+// # Participants
+//
+//   - Experiment: what a run measures — configurations (Config: a model
+//     and its serve flags) × workloads × load points (capacity, then
+//     Fractions of it) × Repetitions, with the windows, the CPU split and
+//     the server binary. Validate names every bad value and its range;
+//     Profile returns the named ones (default, thesis, gate).
+//   - Run and Resume: the run. Run writes run.json at once; each point is
+//     written atomically (results.WritePoint) as soon as it is measured;
+//     run.json is written again at the end (Finished) or when the context
+//     is cancelled (Interrupted). Resume reads the experiment back from
+//     run.json and measures the points that are not there yet
+//     (results.HasPoint).
+//   - server: one "concbench serve" process: started, readiness-checked
+//     (its address line, "info" on the control channel, and one verified
+//     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM
+//     after 5 s, then SIGKILL after 2 s more). Its stderr's last 20 lines
+//     are kept for failure reports.
+//   - spawner: the locked OS thread every server is forked from. A
+//     server's parent-death signal (SIGKILL) fires when the thread that
+//     forked it exits; forking from an ordinary goroutine could pick a
+//     thread that a load-generator worker later locks and takes down with
+//     it. Servers also run in their own process group, so a Ctrl-C at the
+//     terminal reaches the harness, which finishes the current point, and
+//     not the server under measurement.
+//   - window: what is read at the two edges of a point's measured window,
+//     and cost, which turns it into a results.ServerCost.
+//   - perfSet: perf software counters on the server's threads.
+//
+// # A point
+//
+// Per configuration and repetition the server is started once, on the
+// server CPUs, and serves the capacity point and then the open points in
+// ascending order of load; the next configuration gets a fresh process. A
+// point whose server died gets a new server for the next point.
+//
+// The capacity is the achieved rate of a closed loop (every connection
+// keeps CapacityOutstanding requests in flight) over the window. Each open
+// point's rate is its fraction of the median of the configuration's valid
+// capacity measurements in repetitions 0..r, this repetition's included:
+// every model is compared at the same relative load, a one-off capacity
+// outlier is outvoted from the second repetition on, and the rule depends
+// only on which points exist, so a resumed run applies it exactly as an
+// uninterrupted one. Each point records its offered rate, so the report
+// can also compare models at the same absolute load. Without a valid
+// capacity the open points of that repetition fail, saying so.
+//
+// Repetitions are interleaved: repetition 0 of every configuration, then
+// repetition 1, and so on, so that drift of the machine hits every
+// configuration alike. The load generator's seed depends on the
+// repetition and the point's index, not on the configuration: at a given
+// repetition and fraction every configuration sees the same arrival
+// process scaled to its rate (common random numbers).
+//
+// # The window and the server's cost
+//
+// The load generator calls back when its warm-up ends and when its window
+// has drained (loadgen.Config.OnWindow). At the start the harness reads
+// the server threads' run-queue waits (/proc/<pid>/task/*/schedstat), its
+// perf counters, and a control-channel snapshot; at the end the same in
+// mirror order. The cost is the difference, divided by the requests the
+// server itself completed between the snapshots:
+//
+//   - voluntary and involuntary context switches and CPU (user, system)
+//     from getrusage(RUSAGE_SELF) in the server: all threads, exited ones
+//     included;
+//   - heap allocations and bytes from runtime/metrics, which counts a span
+//     at a time: meaningful over thousands of requests only (a point with
+//     fewer than 10000 gets a warning);
+//   - run-queue wait summed over the threads alive at both edges, read by
+//     the harness rather than through "snapshot tasks", which sums over
+//     live threads (a thread exiting in the window would falsify the
+//     difference) and costs the server ~50 µs of CPU per thread inside
+//     the window it measures;
+//   - perf software counters (context switches, CPU migrations, task
+//     clock), opened before the load starts — one counter per event per
+//     existing thread, with inherit, since a counter on the process alone
+//     misses threads that Go creates from other threads — and read at the
+//     edges, so the edges cost a read per counter. Where the kernel
+//     refuses (not root, perf_event_paranoid) the point records why
+//     (PerfUnavailable);
+//   - RSS and the runtime's thread count at the end, the model's counters
+//     and per-thread work as differences (a counter that went down is a
+//     gauge: only its end value is kept), and its error counts.
+//
+// The snapshots cost the server a few µs and allocations of their own
+// (marshalling the answer), once per window edge: negligible over a
+// window's thousands of requests, but not zero.
+//
+// # The ideal
+//
+// Every open point stores the M/M/c ideal (results.MMc) for its offered
+// rate: c is the number of CPUs the server may run Go code on — its CPU
+// affinity, at most its GOMAXPROCS — and at most its thread count
+// (Leader/Followers with 4 threads on 1 CPU is c = 1 for CPU-bound work);
+// the service time is the workload's mean CPU work, the calibrated
+// computation the server runs per request and nothing else, so that the
+// gap between the ideal and the measurement is the model's overhead. The
+// profiles draw the CPU work exponentially, which makes M/M/c the exact
+// ideal; with fixed work it overstates an ideal server's queueing, and the
+// point says so. A workload with blocking work has no ideal here (the
+// servers are then the threads, not the CPUs) and the point says that
+// too.
+//
+// # CPUs and GOMAXPROCS
+//
+// By default the server runs on the first half of this process's CPUs and
+// the load generator on the rest — on a 2-CPU machine CPU 0 and CPU 1 —
+// both recorded in every point's provenance. The harness pins itself (the
+// load generator runs in-process) and sets its GOMAXPROCS to its CPU
+// count, as "concbench load --cpus" does; both are restored when the run
+// ends. With a single CPU both run unpinned, and run.json and every point
+// carry a warning that the generator's work is in the measurement.
+//
+// A server pinned to one CPU gets GOMAXPROCS 1 from the Go runtime. A
+// model built on locked OS threads then has its threads hand the single P
+// around: a thread the kernel wakes (a promoted follower, a worker handed
+// a request) must wait for the thread holding the P to enter a system
+// call and for sysmon to retake it (20 µs to 10 ms), and parks meanwhile
+// — waits and context switches that are the Go runtime's, not the
+// pattern's (../shared/notes/go-on-linux-facts.md, section 1, "P
+// accounting"). Measured here (server on CPU 0, generator on CPU 1, HTTP,
+// 64 connections, exp:10us CPU work, 5 interleaved repetitions, medians;
+// a shared, noisy 2-vCPU VM, so the capacities are within the noise of
+// each other): leaderfollowers/lifo, 4 threads, with GOMAXPROCS 1 against
+// 4 — capacity 43.2k against 39.4k req/s, but at 50% of capacity p50
+// 1.53 ms against 100 µs and p99 7.2 ms against 0.93 ms;
+// halfsynchalfreactive, 4 workers + reactor, with 1 against 5 — capacity
+// 42.0k against 45.5k, p50 at 90% 775 µs against 253 µs; threadperconn
+// with 1 against 65 — capacity 15.0k against 32.8k. One P serializes a
+// pool: at capacity Leader/Followers then showed fewer context switches
+// per request (0.09 against 0.44), paid for in waiting.
+//
+// So the profiles give every locked-thread model one P per thread
+// (Leader/Followers 4, Half-Sync/Half-Reactive 5, Active Object 3, thread
+// per connection the connections + 1): the kernel alone then decides
+// which thread runs, as the patterns assume, and the Go scheduler stays
+// out of every hand-off. netpoll keeps Go's default of one P per CPU (its
+// "threads" are goroutines: that default is what a Go programmer gets),
+// and so does the Proactor, whose dispatchers are one per CPU. The choice
+// is explicit in each Config, passed as serve's --gomaxprocs, recorded in
+// every point (ServerInfo.GOMAXPROCS, Provenance.ServerGOMAXPROCS and
+// the configuration's Args), and overridable (Config.GOMAXPROCS, concbench
+// bench --gomaxprocs).
+//
+// # Failures
+//
+// A configuration whose server does not start the first time it is
+// asked to (serve exits with its reason — an unknown model, io_uring not
+// permitted, a bad flag — or never becomes ready) is unavailable: run.json
+// lists it with the reason, and each of its points is written with status
+// unavailable and that reason, never skipped silently. A server that
+// started before and fails to start again fails that point only. A server
+// that dies in mid-point fails the point, with its exit status and
+// stderr's tail; the load generator is stopped at once, and the next point
+// starts a new server. A load generator error, or a control channel that
+// does not answer, fails the point too; the run goes on. A server that
+// does not quit cleanly becomes a run warning.
+//
+// Cancelling Run's context stops the run after the current point (the
+// point's load is never cut short: an interrupt cannot produce a partial
+// point), and run.json records Interrupted; Resume continues.
+package harness

@@ -1,0 +1,379 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"concbench/internal/cpuset"
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/results"
+	"concbench/wire"
+)
+
+// Duration is a time.Duration that an experiment file writes and reads as
+// a Go duration string ("1.5s"), so that the file is readable and editable.
+type Duration time.Duration
+
+// String formats d as time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText formats d as String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string ("500ms", "2s").
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", b, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Config is one server configuration of an experiment: a model and its
+// serve flags. Name labels it in results and figures and is unique within
+// an experiment.
+type Config struct {
+	Name  string   `json:"name"`           // e.g. "leaderfollowers/lifo"
+	Model string   `json:"model"`          // concbench serve --model
+	Args  []string `json:"args,omitempty"` // the model's own serve flags, e.g. ["--promotion", "lifo"]
+	// Threads is serve's --threads; 0 leaves the model's default (the
+	// point's ServerInfo has the effective count).
+	Threads int `json:"threads,omitempty"`
+	// GOMAXPROCS is serve's --gomaxprocs; 0 leaves the server's default,
+	// the number of CPUs it is pinned to. GOMAXPROCSPerConn sets it to the
+	// workload's connections + 1 instead (thread per connection: a P for
+	// every connection thread and the acceptor). The profiles choose one
+	// or the other for every configuration (see the package
+	// documentation); the effective value is in every point's ServerInfo.
+	GOMAXPROCS        int  `json:"gomaxprocs,omitempty"`
+	GOMAXPROCSPerConn bool `json:"gomaxprocs_per_conn,omitempty"`
+}
+
+// gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
+func (c *Config) gomaxprocs(w *Workload) int {
+	if c.GOMAXPROCSPerConn {
+		return w.Conns + 1
+	}
+	return c.GOMAXPROCS
+}
+
+// Workload is one workload of an experiment: what the load generator
+// sends, in its flag syntax (results.Workload), with a Name that labels it
+// when an experiment has several (a connection sweep, both protocols).
+type Workload struct {
+	Name string `json:"name,omitempty"`
+	results.Workload
+}
+
+// Experiment is what a run measures: every configuration under every
+// workload, its capacity and then open-loop points at fractions of it,
+// repeated. It is stored in run.json, so a run can be resumed and
+// reproduced from it alone.
+type Experiment struct {
+	// Profile names the profile the experiment came from ("custom" for an
+	// experiment file that names none).
+	Profile string `json:"profile"`
+	// Configs are the server configurations, in report order.
+	Configs []Config `json:"configs"`
+	// Workloads are the load generator's workloads; with more than one,
+	// each needs a distinct Name and a configuration under a workload is
+	// labelled "<config>/<workload>".
+	Workloads []Workload `json:"workloads"`
+	// Fractions are the open-loop load points, as fractions of the
+	// configuration's capacity, in (0, MaxFraction].
+	Fractions []float64 `json:"fractions"`
+	// Repetitions is how often every point is measured (≥ 5 for figures
+	// that are reported); repetitions are interleaved across
+	// configurations: repetition 0 of every configuration, then 1, ….
+	Repetitions int `json:"repetitions"`
+	// Warmup and Duration are each point's unmeasured warm-up and
+	// measured window.
+	Warmup   Duration `json:"warmup"`
+	Duration Duration `json:"duration"`
+	// CapacityOutstanding is the closed loop's requests in flight per
+	// connection when measuring capacity.
+	CapacityOutstanding int `json:"capacity_outstanding"`
+	// LoadWorkers is the load generator's event-loop threads.
+	LoadWorkers int `json:"load_workers"`
+	// ServerCPUs and LoadCPUs are the CPU lists the server and the load
+	// generator are pinned to; empty means automatic (see Resolve). They
+	// must be disjoint.
+	ServerCPUs string `json:"server_cpus,omitempty"`
+	LoadCPUs   string `json:"load_cpus,omitempty"`
+	// ServerBinary is the concbench executable that runs "serve"; empty
+	// means the running executable (os.Executable). The CI gate points it
+	// at a base commit's build.
+	ServerBinary string `json:"server_binary,omitempty"`
+	// Seed seeds the load generator: repetition r at fraction index i uses
+	// the same schedule seed for every configuration (common random
+	// numbers, so configurations differ by their own doing).
+	Seed uint64 `json:"seed"`
+}
+
+// Limits of an experiment.
+const (
+	MaxConfigs     = 64
+	MaxWorkloads   = 16
+	MaxFractions   = 32
+	MaxFraction    = 1.0
+	MaxRepetitions = 100
+	MinWindow      = 100 * time.Millisecond
+	MaxWindow      = time.Hour
+)
+
+// reservedArgs are serve flags the harness sets itself.
+var reservedArgs = []string{"model", "protocol", "addr", "cpus", "threads", "gomaxprocs"}
+
+// validName is the character set of configuration and workload names:
+// they become file names (results.PointFileName).
+func validName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-_.=,+", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// WithDefaults returns e with unset fields that have a default replaced
+// by it: profile "custom", each workload's depth 1, arrival poisson, CPU,
+// blocking work and size "0", ops "work=1"; one request outstanding per
+// connection for capacity; one load worker. Everything else must be given.
+func (e Experiment) WithDefaults() Experiment {
+	if e.Profile == "" {
+		e.Profile = "custom"
+	}
+	e.Workloads = slices.Clone(e.Workloads)
+	for i := range e.Workloads {
+		w := &e.Workloads[i]
+		if w.Depth == 0 {
+			w.Depth = 1
+		}
+		if w.Arrival == "" {
+			w.Arrival = string(loadgen.Poisson)
+		}
+		for _, s := range []*string{&w.CPU, &w.Block, &w.Size} {
+			if *s == "" {
+				*s = "0"
+			}
+		}
+		if w.Ops == "" {
+			w.Ops = "work=1"
+		}
+	}
+	if e.CapacityOutstanding == 0 {
+		e.CapacityOutstanding = 1
+	}
+	if e.LoadWorkers == 0 {
+		e.LoadWorkers = 1
+	}
+	return e
+}
+
+// Validate reports every setting of e outside its accepted range, each
+// message naming the value and the range (errors.Join of them; nil if e
+// is valid).
+func (e *Experiment) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("experiment: "+format, args...)) }
+
+	if n := len(e.Configs); n < 1 || n > MaxConfigs {
+		bad("%d configurations (accepted: 1..%d)", n, MaxConfigs)
+	}
+	names := map[string]bool{}
+	for i, c := range e.Configs {
+		switch {
+		case !validName(c.Name):
+			bad("configuration %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +)", i, c.Name)
+		case names[c.Name]:
+			bad("configuration %d: name %q used twice (accepted: unique names)", i, c.Name)
+		}
+		names[c.Name] = true
+		if c.Model == "" {
+			bad("configuration %q: no model (accepted: a concbench serve --model name)", c.Name)
+		}
+		if c.Threads < 0 || c.Threads > models.MaxThreads {
+			bad("configuration %q: threads %d out of range (accepted: 0 for the model's default, or 1..%d)", c.Name, c.Threads, models.MaxThreads)
+		}
+		if c.GOMAXPROCS < 0 || c.GOMAXPROCS > 4096 {
+			bad("configuration %q: gomaxprocs %d out of range (accepted: 0 for the server's default, or 1..4096)", c.Name, c.GOMAXPROCS)
+		}
+		if c.GOMAXPROCSPerConn && c.GOMAXPROCS != 0 {
+			bad("configuration %q: gomaxprocs %d and gomaxprocs_per_conn both set (accepted: one of them)", c.Name, c.GOMAXPROCS)
+		}
+		for _, a := range c.Args {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if strings.HasPrefix(a, "-") && slices.Contains(reservedArgs, name) {
+				bad("configuration %q: argument %q sets a flag the harness sets itself (--%s; accepted: the model's own flags; use the field instead)", c.Name, a, name)
+			}
+		}
+	}
+
+	if n := len(e.Workloads); n < 1 || n > MaxWorkloads {
+		bad("%d workloads (accepted: 1..%d)", n, MaxWorkloads)
+	}
+	wnames := map[string]bool{}
+	for i, w := range e.Workloads {
+		if len(e.Workloads) > 1 || w.Name != "" {
+			switch {
+			case !validName(w.Name):
+				bad("workload %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +; required with several workloads)", i, w.Name)
+			case wnames[w.Name]:
+				bad("workload %d: name %q used twice (accepted: unique names)", i, w.Name)
+			}
+			wnames[w.Name] = true
+		}
+		if _, err := w.loadConfig(); err != nil {
+			bad("workload %d (%s): %v", i, w.label(), err)
+		}
+	}
+
+	// Every configuration under every workload must have its own point
+	// files (results.PointFileName maps "/" and "_" alike).
+	files := map[string]string{}
+	for _, name := range e.runNames() {
+		f := results.PointFileName(&results.Point{Config: results.ModelConfig{Name: name}})
+		if other, ok := files[f]; ok {
+			bad("configurations %q and %q would share point files (accepted: names that differ in more than / _ space =)", other, name)
+		}
+		files[f] = name
+	}
+
+	if n := len(e.Fractions); n < 1 || n > MaxFractions {
+		bad("%d fractions (accepted: 1..%d)", n, MaxFractions)
+	}
+	keys := map[string]bool{}
+	for _, f := range e.Fractions {
+		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
+			bad("fraction %g out of range (accepted: > 0 and ≤ %g of capacity)", f, MaxFraction)
+		}
+		k := strconv.FormatFloat(f, 'f', 3, 64) // as results.PointFileName writes it
+		if keys[k] {
+			bad("fraction %g given twice (accepted: fractions that differ in the first 3 decimals)", f)
+		}
+		keys[k] = true
+	}
+	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
+		bad("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)
+	}
+	if w := time.Duration(e.Warmup); w < loadgen.MinWarmup || w > MaxWindow {
+		bad("warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
+	}
+	if d := time.Duration(e.Duration); d < MinWindow || d > MaxWindow {
+		bad("duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
+	}
+	if e.CapacityOutstanding < 1 || e.CapacityOutstanding > loadgen.MaxInFlight {
+		bad("capacity outstanding %d out of range (accepted: 1..%d requests in flight per connection)", e.CapacityOutstanding, loadgen.MaxInFlight)
+	}
+	if e.LoadWorkers < 1 || e.LoadWorkers > loadgen.MaxWorkers {
+		bad("load workers %d out of range (accepted: 1..%d)", e.LoadWorkers, loadgen.MaxWorkers)
+	}
+	for _, w := range e.Workloads {
+		if e.LoadWorkers > w.Conns {
+			bad("load workers %d exceed workload %s's %d connections (accepted: at most one worker per connection)", e.LoadWorkers, w.label(), w.Conns)
+		}
+		for _, c := range e.Configs {
+			if c.GOMAXPROCSPerConn && w.Conns+1 > 4096 {
+				bad("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to 4096)", c.Name, w.label(), w.Conns+1)
+			}
+		}
+	}
+	srv, err1 := cpuset.Parse(e.ServerCPUs)
+	if err1 != nil {
+		bad("server CPUs: %v", err1)
+	}
+	ld, err2 := cpuset.Parse(e.LoadCPUs)
+	if err2 != nil {
+		bad("load CPUs: %v", err2)
+	}
+	if err1 == nil && err2 == nil {
+		for _, c := range srv {
+			if slices.Contains(ld, c) {
+				bad("server CPUs %q and load CPUs %q share CPU %d (accepted: disjoint lists, so that the load generator is not what is measured)", e.ServerCPUs, e.LoadCPUs, c)
+				break
+			}
+		}
+		if (len(srv) == 0) != (len(ld) == 0) {
+			bad("server CPUs %q and load CPUs %q: give both or neither (accepted: both lists, or both empty for the automatic split)", e.ServerCPUs, e.LoadCPUs)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runNames returns the names of the configurations under each workload,
+// as points and figures label them: the configuration's name, followed by
+// "/" and the workload's when there are several workloads.
+func (e *Experiment) runNames() []string {
+	var names []string
+	for _, w := range e.Workloads {
+		for _, c := range e.Configs {
+			if len(e.Workloads) > 1 {
+				names = append(names, c.Name+"/"+w.Name)
+			} else {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
+
+// label names the workload in messages.
+func (w *Workload) label() string {
+	if w.Name != "" {
+		return w.Name
+	}
+	return w.Protocol + "/conns=" + strconv.Itoa(w.Conns)
+}
+
+// loadConfig translates the workload into the load generator's settings
+// (address, rate or closed loop, and timing still to be set) and
+// validates them as far as they go.
+func (w *Workload) loadConfig() (loadgen.Config, error) {
+	c := loadgen.Config{
+		Addr: "127.0.0.1:1", Protocol: w.Protocol, Conns: w.Conns, Depth: w.Depth,
+		Arrival: loadgen.Arrival(w.Arrival), Rate: 1, Duration: time.Second, Warmup: loadgen.MinWarmup,
+	}
+	if w.Conns < 1 || w.Conns > loadgen.MaxConns {
+		return c, fmt.Errorf("conns %d out of range (accepted: 1..%d)", w.Conns, loadgen.MaxConns)
+	}
+	if w.Depth < 1 || w.Depth > loadgen.MaxDepth {
+		return c, fmt.Errorf("depth %d out of range (accepted: 1..%d)", w.Depth, loadgen.MaxDepth)
+	}
+	if !slices.Contains(wire.Protocols, w.Protocol) {
+		return c, fmt.Errorf("protocol %q unknown (accepted: %s)", w.Protocol, strings.Join(wire.Protocols, ", "))
+	}
+	if c.Arrival == loadgen.OnOff {
+		return c, fmt.Errorf("arrival %q not supported by the harness (accepted: poisson, constant)", w.Arrival)
+	}
+	var err error
+	for _, d := range []struct {
+		name, val string
+		dst       *loadgen.Dist
+		parse     func(string) (loadgen.Dist, error)
+	}{
+		{"cpu", w.CPU, &c.CPU, loadgen.ParseDurationDist},
+		{"block", w.Block, &c.Block, loadgen.ParseDurationDist},
+		{"size", w.Size, &c.Size, loadgen.ParseIntDist},
+	} {
+		if *d.dst, err = d.parse(d.val); err != nil {
+			return c, fmt.Errorf("%s %q: %w", d.name, d.val, err)
+		}
+	}
+	if c.Ops, err = loadgen.ParseOpMix(w.Ops); err != nil {
+		return c, fmt.Errorf("ops %q: %w", w.Ops, err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}

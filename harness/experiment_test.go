@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProfilesValidate checks that every profile is a valid experiment
+// and keeps the promises its documentation makes.
+func TestProfilesValidate(t *testing.T) {
+	for _, name := range ProfileNames {
+		t.Run(name, func(t *testing.T) {
+			e, err := Profile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Validate(); err != nil {
+				t.Fatalf("profile %s: %v", name, err)
+			}
+			if e.Profile != name {
+				t.Errorf("profile %s is named %q", name, e.Profile)
+			}
+			switch name {
+			case "default":
+				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || !hasFractions(e.Fractions, 0.5, 0.9) {
+					t.Errorf("default: %d repetitions, %d configurations, fractions %v; want ≥ 5, every model, 0.5 and 0.9", e.Repetitions, len(e.Configs), e.Fractions)
+				}
+			case "thesis":
+				if e.Repetitions < 7 || len(e.Workloads) < 2 || len(e.Fractions) < 10 || e.Fractions[len(e.Fractions)-1] != 0.95 {
+					t.Errorf("thesis: %d repetitions, %d workloads, fractions %v", e.Repetitions, len(e.Workloads), e.Fractions)
+				}
+			case "gate":
+				if e.Repetitions < 6 || len(e.Configs) != 3 || len(e.Fractions) != 1 {
+					t.Errorf("gate: %d repetitions, %d configurations, fractions %v; want ≥ 6, 3, one", e.Repetitions, len(e.Configs), e.Fractions)
+				}
+			}
+			for _, c := range e.Configs {
+				if c.GOMAXPROCS == 0 && !c.GOMAXPROCSPerConn && c.Model != "netpoll" && c.Model != "proactor" {
+					t.Errorf("%s: configuration %s leaves GOMAXPROCS to the default", name, c.Name)
+				}
+			}
+		})
+	}
+	if _, err := Profile("nosuch"); err == nil || !strings.Contains(err.Error(), "default, thesis, gate") {
+		t.Errorf("Profile(nosuch) = %v, want an error listing the profiles", err)
+	}
+}
+
+func hasFractions(fs []float64, want ...float64) bool {
+	for _, w := range want {
+		found := false
+		for _, f := range fs {
+			found = found || f == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// TestValidateMessages checks that each bad setting is reported with the
+// value and the accepted range, and that every bad setting is reported,
+// not only the first.
+func TestValidateMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(e *Experiment)
+		want   []string
+	}{
+		{name: "no configs", change: func(e *Experiment) { e.Configs = nil }, want: []string{"0 configurations (accepted: 1..64)"}},
+		{name: "duplicate config", change: func(e *Experiment) { e.Configs = append(e.Configs, e.Configs[0]) }, want: []string{`name "leaderfollowers/lifo" used twice`}},
+		{name: "bad name", change: func(e *Experiment) { e.Configs[0].Name = "a b" }, want: []string{`name "a b" invalid (accepted: 1..100 of`}},
+		{name: "no model", change: func(e *Experiment) { e.Configs[0].Model = "" }, want: []string{"no model"}},
+		{name: "threads", change: func(e *Experiment) { e.Configs[0].Threads = -1 }, want: []string{"threads -1 out of range (accepted: 0 for the model's default, or 1.."}},
+		{name: "gomaxprocs", change: func(e *Experiment) { e.Configs[0].GOMAXPROCS = 5000 }, want: []string{"gomaxprocs 5000 out of range (accepted: 0 for the server's default, or 1..4096)"}},
+		{name: "gomaxprocs twice", change: func(e *Experiment) { e.Configs[0].GOMAXPROCSPerConn = true }, want: []string{"gomaxprocs 4 and gomaxprocs_per_conn both set"}},
+		{name: "reserved arg", change: func(e *Experiment) { e.Configs[0].Args = []string{"--cpus=1"} }, want: []string{`argument "--cpus=1" sets a flag the harness sets itself (--cpus`}},
+		{name: "fraction zero", change: func(e *Experiment) { e.Fractions = []float64{0} }, want: []string{"fraction 0 out of range (accepted: > 0 and ≤ 1 of capacity)"}},
+		{name: "fraction over", change: func(e *Experiment) { e.Fractions = []float64{0.5, 1.2} }, want: []string{"fraction 1.2 out of range"}},
+		{name: "fraction twice", change: func(e *Experiment) { e.Fractions = []float64{0.5, 0.5001} }, want: []string{"fraction 0.5001 given twice"}},
+		{name: "repetitions", change: func(e *Experiment) { e.Repetitions = 0 }, want: []string{"repetitions 0 out of range (accepted: 1..100)"}},
+		{name: "warmup", change: func(e *Experiment) { e.Warmup = Duration(50 * time.Millisecond) }, want: []string{"warmup 50ms out of range (accepted: 100ms..1h0m0s"}},
+		{name: "duration", change: func(e *Experiment) { e.Duration = 0 }, want: []string{"duration 0s out of range (accepted: 100ms..1h0m0s)"}},
+		{name: "outstanding", change: func(e *Experiment) { e.CapacityOutstanding = 0 }, want: []string{"capacity outstanding 0 out of range"}},
+		{name: "protocol", change: func(e *Experiment) { e.Workloads[0].Protocol = "smtp" }, want: []string{`protocol "smtp" unknown (accepted: binary, http)`}},
+		{name: "conns", change: func(e *Experiment) { e.Workloads[0].Conns = 0 }, want: []string{"conns 0 out of range (accepted: 1..65536)"}},
+		{name: "cpu", change: func(e *Experiment) { e.Workloads[0].CPU = "fast" }, want: []string{`cpu "fast"`}},
+		{name: "onoff", change: func(e *Experiment) { e.Workloads[0].Arrival = "onoff" }, want: []string{`arrival "onoff" not supported by the harness (accepted: poisson, constant)`}},
+		{name: "unnamed sweep", change: func(e *Experiment) { e.Workloads = append(e.Workloads, e.Workloads[0]) }, want: []string{`workload 0: name "" invalid`, `workload 1: name "" invalid`}},
+		{name: "shared CPU", change: func(e *Experiment) { e.ServerCPUs, e.LoadCPUs = "0-1", "1" }, want: []string{`server CPUs "0-1" and load CPUs "1" share CPU 1 (accepted: disjoint lists`}},
+		{name: "one CPU list", change: func(e *Experiment) { e.ServerCPUs = "0" }, want: []string{"give both or neither"}},
+		{name: "bad CPU list", change: func(e *Experiment) { e.ServerCPUs, e.LoadCPUs = "x", "1" }, want: []string{`server CPUs: cpu list "x"`}},
+		{name: "colliding files", change: func(e *Experiment) { e.Configs[1].Name = "leaderfollowers_lifo" }, want: []string{`configurations "leaderfollowers/lifo" and "leaderfollowers_lifo" would share point files`}},
+		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Profile("default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(&e)
+			err = e.Validate()
+			if err == nil {
+				t.Fatalf("Validate accepted %s", tc.name)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %q\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestExperimentJSON checks that an experiment survives JSON (run.json,
+// --experiment files) unchanged, with durations written as text.
+func TestExperimentJSON(t *testing.T) {
+	e, err := Profile("thesis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"warmup":"1s"`) || !strings.Contains(string(b), `"duration":"5s"`) {
+		t.Errorf("durations not written as text: %s", b)
+	}
+	var back Experiment
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(back)
+	if string(b) != string(b2) {
+		t.Errorf("round trip changed the experiment:\n%s\n%s", b, b2)
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`"soon"`), &d); err == nil {
+		t.Error(`Duration accepted "soon"`)
+	}
+}
+
+// TestWithDefaults checks the defaults an experiment file may leave out.
+func TestWithDefaults(t *testing.T) {
+	var e Experiment
+	if err := json.Unmarshal([]byte(`{"configs":[{"name":"n","model":"netpoll"}],"workloads":[{"protocol":"http","conns":4}],
+		"fractions":[0.5],"repetitions":1,"warmup":"100ms","duration":"100ms"}`), &e); err != nil {
+		t.Fatal(err)
+	}
+	e = e.WithDefaults()
+	w := e.Workloads[0]
+	if e.Profile != "custom" || w.Depth != 1 || w.Arrival != "poisson" || w.CPU != "0" || w.Block != "0" || w.Size != "0" || w.Ops != "work=1" ||
+		e.CapacityOutstanding != 1 || e.LoadWorkers != 1 {
+		t.Errorf("WithDefaults = %+v", e)
+	}
+	if err := e.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// TestServeArgs checks the serve command line, GOMAXPROCS per connection
+// included.
+func TestServeArgs(t *testing.T) {
+	w := Workload{}
+	w.Protocol, w.Conns = "binary", 16
+	for _, tc := range []struct {
+		name string
+		c    Config
+		cpus string
+		want string
+	}{
+		{name: "plain", c: Config{Model: "netpoll"}, want: "serve --model netpoll --protocol binary"},
+		{name: "pinned", c: Config{Model: "leaderfollowers", Threads: 4, GOMAXPROCS: 4, Args: []string{"--promotion", "os"}}, cpus: "0",
+			want: "serve --model leaderfollowers --protocol binary --cpus 0 --threads 4 --gomaxprocs 4 --promotion os"},
+		{name: "per connection", c: Config{Model: "threadperconn", GOMAXPROCSPerConn: true}, want: "serve --model threadperconn --protocol binary --gomaxprocs 17"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(serveArgs(&tc.c, &w, tc.cpus), " "); got != tc.want {
+				t.Errorf("serveArgs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// serverBinary is a concbench built once for the package's tests: the
+// test binary is not concbench, so it cannot serve.
+var serverBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "harness-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		serverBinary = filepath.Join(dir, "concbench")
+		if err := buildConcbench(serverBinary); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// buildConcbench builds ./cmd/concbench (from the module root) into out,
+// with the go command of the toolchain running the tests.
+func buildConcbench(out string) error {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOROOT: %w", err)
+	}
+	gobin := filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go")
+	cmd := exec.Command(gobin, "build", "-o", out, "concbench/cmd/concbench")
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build concbench: %w\n%s", err, b)
+	}
+	return nil
+}
+
+func near(got, want, relTol float64) bool {
+	return math.Abs(got-want) <= relTol*math.Abs(want)
+}

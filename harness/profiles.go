@@ -1,0 +1,129 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"concbench/results"
+)
+
+// ProfileNames lists the named experiments, the default first.
+var ProfileNames = []string{"default", "thesis", "gate"}
+
+// Profile returns the named experiment:
+//
+//   - default: what "make bench" runs. Every model (Leader/Followers in
+//     each promotion order, Half-Sync/Half-Reactive plain and pooled,
+//     Proactor, Active Object, thread per connection, netpoll); HTTP, 64
+//     connections, CPU work exponential with mean 10 µs; capacity, then
+//     10, 50, 75 and 90% of it; 5 repetitions; 250 ms warm-up and 1 s
+//     windows, so that the whole "make bench" takes under 8 minutes on a
+//     2-CPU machine: measured on the 2-vCPU VM this was written on, 5 min
+//     34 s — the build 16 s from an empty build cache, the run's 250
+//     points 5 min 17 s, the figures 0.5 s.
+//   - thesis: the same models under a connection sweep (16, 64 and 256
+//     connections), capacity and 11 fractions from 10 to 95%, 7
+//     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4½
+//     hours on a 2-CPU machine (the progress line's ETA says how long).
+//   - gate: the CI regression gate's short fixed suite: 3 models
+//     (leaderfollowers/lifo, halfsynchalfreactive, netpoll), capacity and
+//     50% of it, 6 repetitions (benchstat's minimum for a confidence
+//     interval), 500 ms warm-up and 2 s windows: 36 points, measured 1 min
+//     32 s.
+//
+// Every field can be overridden afterwards (concbench bench's flags).
+func Profile(name string) (Experiment, error) {
+	base := Experiment{
+		Profile:             name,
+		Configs:             AllConfigs(),
+		Workloads:           []Workload{{Workload: DefaultWorkload()}},
+		Fractions:           []float64{0.1, 0.5, 0.75, 0.9},
+		Repetitions:         5,
+		Warmup:              Duration(250 * time.Millisecond),
+		Duration:            Duration(time.Second),
+		CapacityOutstanding: 1,
+		LoadWorkers:         1,
+		Seed:                1,
+	}
+	switch name {
+	case "default":
+		return base, nil
+	case "thesis":
+		base.Workloads = nil
+		for _, conns := range []int{16, 64, 256} {
+			w := DefaultWorkload()
+			w.Conns = conns
+			base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
+		}
+		base.Fractions = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95}
+		base.Repetitions = 7
+		base.Warmup = Duration(time.Second)
+		base.Duration = Duration(5 * time.Second)
+		return base, nil
+	case "gate":
+		var cs []Config
+		for _, c := range AllConfigs() {
+			switch c.Name {
+			case "leaderfollowers/lifo", "halfsynchalfreactive", "netpoll":
+				cs = append(cs, c)
+			}
+		}
+		base.Configs = cs
+		base.Fractions = []float64{0.5}
+		base.Repetitions = 6
+		base.Warmup = Duration(500 * time.Millisecond)
+		base.Duration = Duration(2 * time.Second)
+		return base, nil
+	}
+	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
+}
+
+// DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64
+// connections, no pipelining, Poisson arrivals, OpWork with CPU work drawn
+// exponentially with mean 10 µs (so that the M/M/c ideal is the right
+// ideal: with fixed work it would overstate an ideal server's queueing),
+// no blocking work, empty response bodies.
+func DefaultWorkload() results.Workload {
+	return results.Workload{
+		Protocol: "http", Conns: 64, Depth: 1, Arrival: "poisson",
+		CPU: "exp:10us", Block: "0", Size: "0", Ops: "work=1",
+	}
+}
+
+// AllConfigs returns one configuration per model and variant, in report
+// order, each with its thread count and GOMAXPROCS explicit: every model
+// built on locked OS threads gets one P per thread, so that a thread the
+// kernel wakes never waits for the Go scheduler to hand it a P (see the
+// package documentation for the measurement); netpoll, whose "threads" are
+// goroutines, and the Proactor, whose dispatchers are one per server CPU,
+// keep the Go default of one P per CPU. Models that the server binary does
+// not have, or that cannot run on the machine, are recorded as unavailable
+// by the run, never skipped silently.
+func AllConfigs() []Config {
+	lf := func(order string, args ...string) Config {
+		return Config{
+			Name: "leaderfollowers/" + order, Model: "leaderfollowers",
+			Args:    append([]string{"--promotion", order}, args...),
+			Threads: 4, GOMAXPROCS: 4, // the pool's 4 threads
+		}
+	}
+	return []Config{
+		lf("lifo"),
+		lf("fifo"),
+		lf("priority", "--nice", "0,5,10,15"),
+		lf("os"),
+		// 4 workers + the reactor thread.
+		{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4, GOMAXPROCS: 5},
+		{Name: "halfsynchalfreactive/pooled", Model: "halfsynchalfreactive", Args: []string{"--hshr-pooled"}, Threads: 4, GOMAXPROCS: 5},
+		// One dispatcher per server CPU (its default), so the default
+		// GOMAXPROCS, one per CPU, is one per thread.
+		{Name: "proactor", Model: "proactor"},
+		// 1 I/O thread + 2 scheduler threads (its defaults).
+		{Name: "activeobject", Model: "activeobject", GOMAXPROCS: 3},
+		// A thread per connection + the acceptor.
+		{Name: "threadperconn", Model: "threadperconn", GOMAXPROCSPerConn: true},
+		// Goroutines over the netpoller: what a Go programmer gets.
+		{Name: "netpoll", Model: "netpoll"},
+	}
+}

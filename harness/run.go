@@ -1,0 +1,681 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"concbench/internal/cpuset"
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/results"
+)
+
+// Options are how a run is made, as opposed to what it measures (the
+// Experiment).
+type Options struct {
+	// Progress receives a line per point: i of N, the configuration, kind
+	// and fraction, the outcome, elapsed time and ETA. Nil: no progress.
+	Progress io.Writer
+
+	// onWindow, if set, is called when a point's measured window starts,
+	// with the server's pid (tests kill the server through it).
+	onWindow func(p *results.Point, pid int)
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Dir    string // the run folder
+	Points int    // points the experiment has
+	// Skipped counts the points already in the folder (a resumed run);
+	// the others count this invocation's points by outcome: OK (the load
+	// generator's verdict valid), Invalid (measured, verdict invalid),
+	// Failed and Unavailable.
+	Skipped, OK, Invalid, Failed, Unavailable int
+	// Interrupted is true if the run stopped early (its context was
+	// cancelled); Resume continues it.
+	Interrupted bool
+	Elapsed     time.Duration
+}
+
+// String is the run's one-line summary.
+func (s *Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d points: %d ok, %d invalid, %d failed, %d unavailable", s.Points, s.OK, s.Invalid, s.Failed, s.Unavailable)
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d already measured", s.Skipped)
+	}
+	if left := s.Points - s.Skipped - s.OK - s.Invalid - s.Failed - s.Unavailable; s.Interrupted {
+		fmt.Fprintf(&b, "; INTERRUPTED with %d points left (resume with --resume %s)", left, s.Dir)
+	}
+	fmt.Fprintf(&b, "; %s", s.Elapsed.Round(time.Second))
+	return b.String()
+}
+
+// NewRunDir returns the folder for a run started at t under out:
+// out/bench-<UTC timestamp>.
+func NewRunDir(out string, t time.Time) string {
+	return filepath.Join(out, "bench-"+t.UTC().Format("20060102T150405Z"))
+}
+
+// Run measures exp into the folder dir, which must not hold a run yet: it
+// writes run.json at once, every point as soon as it is measured, and
+// run.json again at the end (Finished) or when ctx is cancelled
+// (Interrupted; the point being measured is finished first). Failed and
+// invalid points do not stop the run; Run returns an error only when the
+// run cannot be made at all (an invalid experiment, an unwritable
+// folder, CPUs that cannot be pinned).
+func Run(ctx context.Context, exp Experiment, dir string, opt Options) (*Summary, error) {
+	exp = exp.WithDefaults()
+	if err := exp.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err == nil {
+		return nil, fmt.Errorf("harness: %s already holds a run (continue it with Resume)", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	r := &runner{exp: exp, dir: dir, opt: opt}
+	if err := r.resolve(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	r.run = &results.Run{
+		ID:         filepath.Base(dir),
+		Profile:    r.exp.Profile,
+		Experiment: r.exp,
+		Started:    now.UTC(),
+		Warnings:   r.runWarnings(),
+	}
+	return r.execute(ctx, now)
+}
+
+// Resume continues the run in dir with the experiment stored in its
+// run.json: points already there are skipped, the others measured.
+func Resume(ctx context.Context, dir string, opt Options) (*Summary, error) {
+	run, pts, err := results.ReadRun(dir)
+	if err != nil {
+		return nil, fmt.Errorf("harness: resume: %w", err)
+	}
+	b, err := json.Marshal(run.Experiment)
+	if err != nil {
+		return nil, fmt.Errorf("harness: resume: %w", err)
+	}
+	var exp Experiment
+	if err := json.Unmarshal(b, &exp); err != nil {
+		return nil, fmt.Errorf("harness: resume: %s's experiment: %w", filepath.Join(dir, results.RunFile), err)
+	}
+	exp = exp.WithDefaults()
+	if err := exp.Validate(); err != nil {
+		return nil, fmt.Errorf("harness: resume: %w", err)
+	}
+	r := &runner{exp: exp, dir: dir, opt: opt, run: run}
+	if err := r.resolve(); err != nil {
+		return nil, err
+	}
+	for _, u := range run.Unavailable {
+		r.unavailable[u.Config.Name] = u.Reason
+	}
+	for i := range pts {
+		r.remember(&pts[i])
+	}
+	run.Finished, run.Interrupted = time.Time{}, false
+	return r.execute(ctx, time.Now())
+}
+
+// runConfig is one configuration under one workload: what a point runs.
+type runConfig struct {
+	name  string
+	cfg   Config
+	wl    Workload
+	model results.ModelConfig
+}
+
+// runner is the state of one run.
+type runner struct {
+	exp  Experiment
+	dir  string
+	opt  Options
+	run  *results.Run
+	cfgs []runConfig
+	prov results.Provenance
+	// cpuWarning is set when the server and generator share the CPUs.
+	cpuWarning string
+
+	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
+	started     map[string]bool            // configurations that have run before
+	unavailable map[string]string          // configuration → reason
+
+	sp     *spawner
+	srv    *server
+	srvFor string // the configuration and repetition srv serves
+
+	sum      Summary
+	begin    time.Time
+	ran      int           // points that ran the load generator in this invocation
+	ranTime  time.Duration // their total duration
+	pointIdx int
+}
+
+// resolve fixes what the experiment leaves automatic: the CPU split and
+// the server binary; and expands configurations × workloads.
+func (r *runner) resolve() error {
+	r.capacities = map[string]map[int]float64{}
+	r.started = map[string]bool{}
+	r.unavailable = map[string]string{}
+	if r.exp.ServerCPUs == "" {
+		cur, err := cpuset.Current()
+		if err != nil {
+			return fmt.Errorf("harness: %w", err)
+		}
+		if len(cur) >= 2 {
+			half := len(cur) / 2
+			r.exp.ServerCPUs, r.exp.LoadCPUs = cur[:half].String(), cur[half:].String()
+		} else {
+			r.cpuWarning = fmt.Sprintf("only %d CPU available (%s): the server and the load generator run unpinned on the same CPU, so the generator's work is in every measurement", len(cur), cur)
+		}
+	}
+	if r.exp.ServerBinary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("harness: the server binary: %w", err)
+		}
+		r.exp.ServerBinary = exe
+	}
+	if _, err := os.Stat(r.exp.ServerBinary); err != nil {
+		return fmt.Errorf("harness: the server binary: %w", err)
+	}
+	names := r.exp.runNames()
+	for _, w := range r.exp.Workloads {
+		for _, c := range r.exp.Configs {
+			name := names[len(r.cfgs)]
+			args := slices.Clone(c.Args)
+			if n := c.gomaxprocs(&w); n > 0 {
+				args = append(args, "--gomaxprocs", fmt.Sprint(n))
+			}
+			r.cfgs = append(r.cfgs, runConfig{name: name, cfg: c, wl: w,
+				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}})
+		}
+	}
+	return nil
+}
+
+func (r *runner) runWarnings() []string {
+	var ws []string
+	if r.cpuWarning != "" {
+		ws = append(ws, r.cpuWarning)
+	}
+	if r.exp.Repetitions < 5 {
+		ws = append(ws, fmt.Sprintf("%d repetitions: reported figures need at least 5 for their confidence intervals", r.exp.Repetitions))
+	}
+	return ws
+}
+
+// remember records what an existing point tells later points: the
+// configuration ran, and its capacity.
+func (r *runner) remember(p *results.Point) {
+	if p.ServerInfo.PID != 0 { // a server started for it
+		r.started[p.Config.Name] = true
+	}
+	if p.Kind == results.KindCapacity && p.Status == results.StatusOK && p.Load != nil && p.Load.Valid && p.Load.AchievedRatePerS > 0 {
+		if r.capacities[p.Config.Name] == nil {
+			r.capacities[p.Config.Name] = map[int]float64{}
+		}
+		r.capacities[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
+	}
+}
+
+// capacity returns the capacity the open points of repetition rep use:
+// the median of the configuration's valid capacity measurements in
+// repetitions 0..rep (see the package documentation), or 0 if there is
+// none.
+func (r *runner) capacity(name string, rep int) float64 {
+	var xs []float64
+	for k, v := range r.capacities[name] {
+		if k <= rep {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// execute runs every point not yet in the folder, in interleaved order.
+func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
+	r.begin = now
+	r.sum.Dir = r.dir
+	r.prov = provenance(r.exp.ServerBinary, now)
+	r.prov.ServerCPUs, r.prov.LoadCPUs = r.exp.ServerCPUs, r.exp.LoadCPUs
+	if old := r.run.Provenance.Commit; old != "" && (old != r.prov.Commit || r.run.Provenance.Dirty || r.prov.Dirty) {
+		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
+			now.UTC().Format(time.RFC3339), r.prov.Commit, r.prov.Dirty, old, r.run.Provenance.Dirty))
+	}
+	r.run.Experiment = r.exp
+	r.run.Configs = nil
+	for _, rc := range r.cfgs {
+		r.run.Configs = append(r.run.Configs, rc.model)
+	}
+
+	// The load generator runs in this process: pin it, and size
+	// GOMAXPROCS to its CPUs as "concbench load --cpus" does.
+	if r.exp.LoadCPUs != "" {
+		set, _ := cpuset.Parse(r.exp.LoadCPUs) // validated
+		prev, err := cpuset.Current()
+		if err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return nil, fmt.Errorf("harness: pin the load generator to CPUs %s: %w", r.exp.LoadCPUs, err)
+		}
+		prevProcs := runtime.GOMAXPROCS(len(set))
+		defer func() {
+			runtime.GOMAXPROCS(prevProcs)
+			cpuset.Pin(0, prev)
+		}()
+	}
+	r.prov.LoadGOMAXPROCS = runtime.GOMAXPROCS(0)
+	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
+	r.run.Provenance = r.prov
+	if err := results.WriteRun(r.dir, r.run); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+
+	r.sp = newSpawner()
+	defer r.sp.close()
+	defer r.stopServer()
+
+	kinds := 1 + len(r.exp.Fractions)
+	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * kinds
+plan:
+	for rep := range r.exp.Repetitions {
+		for ci := range r.cfgs {
+			rc := &r.cfgs[ci]
+			for k := range kinds {
+				if ctx.Err() != nil {
+					r.sum.Interrupted = true
+					break plan
+				}
+				r.pointIdx++
+				p := r.newPoint(rc, k, rep)
+				if results.HasPoint(r.dir, p) {
+					r.sum.Skipped++
+					continue
+				}
+				t0 := time.Now()
+				ranLoad := r.measure(rc, p, k-1)
+				if err := results.WritePoint(r.dir, p); err != nil {
+					r.sum.Interrupted, r.run.Interrupted = true, true
+					r.sum.Elapsed = time.Since(r.begin)
+					results.WriteRun(r.dir, r.run) // best effort: the folder just failed a write
+					return &r.sum, fmt.Errorf("harness: %w", err)
+				}
+				r.remember(p)
+				if ranLoad {
+					r.ran++
+					r.ranTime += time.Since(t0)
+				}
+				r.count(p)
+				r.progress(p)
+			}
+			r.stopServer() // the next configuration gets a fresh process
+		}
+	}
+	r.stopServer()
+	r.sum.Elapsed = time.Since(r.begin)
+	if r.sum.Interrupted {
+		r.run.Interrupted = true
+	} else {
+		r.run.Finished = time.Now().UTC()
+	}
+	if err := results.WriteRun(r.dir, r.run); err != nil {
+		return &r.sum, fmt.Errorf("harness: %w", err)
+	}
+	return &r.sum, nil
+}
+
+// commonGOMAXPROCS is the servers' GOMAXPROCS for the run's provenance
+// when every configuration runs with the same one, else 0 (each point's
+// provenance has its server's).
+func (r *runner) commonGOMAXPROCS() int {
+	def := runtime.NumCPU() // serve's default: the CPUs it runs on
+	if set, _ := cpuset.Parse(r.exp.ServerCPUs); len(set) > 0 {
+		def = len(set)
+	}
+	v := -1
+	for _, w := range r.exp.Workloads {
+		for _, c := range r.exp.Configs {
+			n := c.gomaxprocs(&w)
+			if n == 0 {
+				n = def
+			}
+			if v >= 0 && n != v {
+				return 0
+			}
+			v = n
+		}
+	}
+	return v
+}
+
+// seed is the load generator's seed for repetition rep and kind index k:
+// the same for every configuration, different for every point of one.
+func (r *runner) seed(rep, k int) uint64 {
+	return r.exp.Seed*1_000_003 + uint64(rep)*1009 + uint64(k)
+}
+
+// newPoint returns point k (0: capacity, then the fractions) of rc's
+// repetition rep, as yet unmeasured.
+func (r *runner) newPoint(rc *runConfig, k, rep int) *results.Point {
+	p := &results.Point{
+		Run:        r.run.ID,
+		Config:     rc.model,
+		Workload:   rc.wl.Workload,
+		Kind:       results.KindCapacity,
+		Fraction:   1,
+		Repetition: rep,
+		Provenance: r.prov,
+	}
+	if k > 0 {
+		p.Kind, p.Fraction = results.KindOpen, r.exp.Fractions[k-1]
+	}
+	return p
+}
+
+// stopServer stops the running server, if any; an unclean end becomes a
+// run warning.
+func (r *runner) stopServer() {
+	if r.srv == nil {
+		return
+	}
+	if err := r.srv.stop(); err != nil {
+		r.run.Warnings = append(r.run.Warnings, r.srvFor+": "+err.Error())
+	}
+	r.srv = nil
+}
+
+// measure measures point p of rc (fraction index fi, -1 for capacity) and
+// fills in its outcome. It reports whether it ran the load generator.
+func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
+	p.StartTime = time.Now().UTC()
+	p.Provenance.Time = p.StartTime
+	if r.cpuWarning != "" {
+		p.Warnings = append(p.Warnings, r.cpuWarning)
+	}
+	if reason, ok := r.unavailable[rc.name]; ok {
+		p.Status, p.Failure = results.StatusUnavailable, reason
+		return false
+	}
+	if p.Kind == results.KindOpen {
+		capRate := r.capacity(rc.name, p.Repetition)
+		if capRate <= 0 {
+			p.Status = results.StatusFailed
+			p.Failure = fmt.Sprintf("no valid capacity measurement of %s in repetitions 0..%d to take %g of", rc.name, p.Repetition, p.Fraction)
+			return false
+		}
+		p.OfferedRatePerS = p.Fraction * capRate
+	}
+
+	srvFor := fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
+	if r.srv != nil && (r.srv.exited() || r.srvFor != srvFor) {
+		r.stopServer()
+	}
+	if r.srv == nil {
+		srv, err := startServer(r.sp, r.exp.ServerBinary, serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs), rc.wl.Protocol)
+		if err != nil {
+			if !r.started[rc.name] {
+				// Never ran here: the model is unavailable on this machine
+				// (or in this binary), for the reason the server gave.
+				reason := strings.TrimPrefix(err.Error(), errNotStarted.Error()+": ")
+				r.unavailable[rc.name] = reason
+				r.run.Unavailable = append(r.run.Unavailable, results.Unavailable{Config: rc.model, Reason: reason})
+				if werr := results.WriteRun(r.dir, r.run); werr != nil {
+					p.Warnings = append(p.Warnings, "run.json: "+werr.Error())
+				}
+				p.Status, p.Failure = results.StatusUnavailable, reason
+				return false
+			}
+			p.Status, p.Failure = results.StatusFailed, err.Error()
+			return false
+		}
+		r.srv, r.srvFor = srv, srvFor
+		r.started[rc.name] = true
+	}
+	srv := r.srv
+	p.ServerInfo = srv.info
+	p.Provenance.ServerCPUs = srv.info.CPUs
+	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
+
+	lc, _ := rc.wl.loadConfig() // validated
+	lc.Addr = srv.addr
+	lc.Workers = r.exp.LoadWorkers
+	lc.Warmup = time.Duration(r.exp.Warmup)
+	lc.Duration = time.Duration(r.exp.Duration)
+	lc.Seed = r.seed(p.Repetition, fi+1)
+	if p.Kind == results.KindCapacity {
+		lc.Closed, lc.Rate = true, 0
+		lc.Outstanding = r.exp.CapacityOutstanding * lc.Depth
+	} else {
+		lc.Rate = p.OfferedRatePerS
+	}
+
+	// At each edge of the window: the run-queue waits, the perf counters
+	// and the server's snapshot, in mirrored order, so that the
+	// snapshots' interval lies within the others'.
+	var w window
+	var ctlErr error
+	var perf0, perf1 results.PerfCounters
+	var perfErr error
+	ps, perfUnavailable := openPerf(srv.pid)
+	lc.OnWindow = func(start bool) {
+		var err, perr error
+		if start {
+			w.rqBefore, _ = runQueue(srv.pid)
+			if ps != nil {
+				perf0, perr = ps.read()
+			}
+			w.before, err = srv.snapshot()
+			if r.opt.onWindow != nil {
+				r.opt.onWindow(p, srv.pid)
+			}
+		} else {
+			w.after, err = srv.snapshot()
+			if ps != nil {
+				perf1, perr = ps.read()
+			}
+			w.rqAfter, _ = runQueue(srv.pid)
+		}
+		ctlErr = errors.Join(ctlErr, err)
+		perfErr = errors.Join(perfErr, perr)
+	}
+
+	// The load generator stops at once if the server dies; an interrupt
+	// of the run (ctx) waits for the point instead.
+	pctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-srv.done:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	res, err := loadgen.Run(pctx, lc)
+	cancel()
+	switch {
+	case ps == nil:
+		w.perfUnavailable = perfUnavailable
+	case perfErr != nil:
+		w.perfUnavailable = perfErr.Error()
+	default:
+		w.perf = &results.PerfCounters{
+			ContextSwitches: perf1.ContextSwitches - min(perf0.ContextSwitches, perf1.ContextSwitches),
+			CPUMigrations:   perf1.CPUMigrations - min(perf0.CPUMigrations, perf1.CPUMigrations),
+			TaskClockNs:     perf1.TaskClockNs - min(perf0.TaskClockNs, perf1.TaskClockNs),
+		}
+	}
+	if ps != nil {
+		ps.close()
+	}
+	if res != nil {
+		res.Config.OnWindow = nil
+		p.Load = res
+	}
+
+	switch {
+	case srv.exited():
+		p.Status = results.StatusFailed
+		p.Failure = fmt.Sprintf("the server (pid %d) exited during the point: %s; its stderr ends: %s", srv.pid, exitText(srv.waitErr), srv.stderr.String())
+		srv.stdin.Close() // reaped already; the next point starts another
+		r.srv = nil
+	case err != nil:
+		p.Status, p.Failure = results.StatusFailed, "load generator: "+err.Error()
+	case ctlErr != nil || w.before == nil || w.after == nil:
+		p.Status = results.StatusFailed
+		p.Failure = fmt.Sprintf("control channel: %v", ctlErr)
+		if ctlErr == nil {
+			p.Failure = "control channel: the window's snapshots were not taken"
+		}
+		r.stopServer() // its control channel may be out of step
+	default:
+		p.Status = results.StatusOK
+		p.Server = w.cost()
+		for _, e := range append(slices.Clone(w.before.Errors), w.after.Errors...) {
+			p.Warnings = append(p.Warnings, "server snapshot: "+e)
+		}
+		if p.Server.Requests < 10_000 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("the window has only %d requests: runtime/metrics counts allocations a span at a time, so allocations per request are coarse below ~10000", p.Server.Requests))
+		}
+		if p.Kind == results.KindOpen {
+			p.Theory, p.Warnings = theory(&lc, srv.info, p.OfferedRatePerS, p.Warnings)
+		}
+	}
+	return true
+}
+
+// theory returns the M/M/c ideal for a point offered rate req/s with the
+// load configuration lc against a server described by info: c is the
+// CPUs the server may run Go code on (its affinity, at most GOMAXPROCS)
+// and at most its threads; the service time is the mean CPU work.
+func theory(lc *loadgen.Config, info models.Info, rate float64, warns []string) (*results.Theory, []string) {
+	if lc.Block.Mean() > 0 {
+		return nil, append(warns, "no M/M/c ideal: the workload has blocking work, so the number of servers a request can use is not the number of CPUs")
+	}
+	if lc.CPU.Mean() <= 0 {
+		return nil, append(warns, "no M/M/c ideal: the workload has no CPU work (the ideal would be 0)")
+	}
+	c := info.NumCPU
+	if set, err := cpuset.Parse(info.CPUs); err == nil && len(set) > 0 {
+		c = len(set)
+	}
+	if info.GOMAXPROCS > 0 {
+		c = min(c, info.GOMAXPROCS)
+	}
+	if info.Threads > 0 {
+		c = min(c, info.Threads)
+	}
+	if lc.CPU.Kind != loadgen.DistExp {
+		warns = append(warns, fmt.Sprintf("the M/M/c ideal assumes exponential service, but the CPU work is %s: it overstates an ideal server's queueing", lc.CPU.Kind))
+	}
+	t := results.MMc(max(c, 1), lc.CPU.Mean(), rate)
+	return &t, warns
+}
+
+// count adds p's outcome to the summary.
+func (r *runner) count(p *results.Point) {
+	switch {
+	case p.Status == results.StatusUnavailable:
+		r.sum.Unavailable++
+	case p.Status == results.StatusFailed:
+		r.sum.Failed++
+	case p.Load != nil && p.Load.Valid:
+		r.sum.OK++
+	default:
+		r.sum.Invalid++
+	}
+}
+
+// progress writes p's progress line.
+func (r *runner) progress(p *results.Point) {
+	if r.opt.Progress == nil {
+		return
+	}
+	elapsed := time.Since(r.begin)
+	eta := "?"
+	if r.ran > 0 {
+		left := r.sum.Points - r.pointIdx
+		eta = fmtDuration(r.ranTime / time.Duration(r.ran) * time.Duration(left))
+	}
+	what := "capacity"
+	if p.Kind == results.KindOpen {
+		what = fmt.Sprintf("open %.2f", p.Fraction)
+		if p.OfferedRatePerS > 0 {
+			what += fmt.Sprintf(" (%.0f req/s)", p.OfferedRatePerS)
+		}
+	}
+	var outcome string
+	switch {
+	case p.Status != results.StatusOK:
+		outcome = strings.ToUpper(string(p.Status)) + ": " + firstLine(p.Failure)
+	default:
+		l := p.Load
+		outcome = fmt.Sprintf("%.0f req/s, p99 %s, %.2f ctxsw/req, %.1f µs CPU/req", l.AchievedRatePerS,
+			fmtNs(l.Latency.P99Ns), p.Server.CtxswPerRequest, p.Server.CPUNsPerRequest/1e3)
+		if !l.Valid {
+			outcome += ", INVALID: " + strings.Join(l.Reasons, "; ")
+		}
+	}
+	fmt.Fprintf(r.opt.Progress, "[%d/%d] %s, ETA %s | rep %d %s %s: %s\n",
+		r.pointIdx, r.sum.Points, fmtDuration(elapsed), eta, p.Repetition, p.Config.Name, what, outcome)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// fmtNs formats a latency with three significant digits: "812ns",
+// "45.1µs", "1.23ms".
+func fmtNs(ns int64) string {
+	v, unit := float64(ns), "ns"
+	for _, u := range []string{"µs", "ms", "s"} {
+		if v < 1000 {
+			break
+		}
+		v, unit = v/1000, u
+	}
+	switch {
+	case unit == "ns":
+		return fmt.Sprintf("%.0f%s", v, unit)
+	case v < 10:
+		return fmt.Sprintf("%.2f%s", v, unit)
+	case v < 100:
+		return fmt.Sprintf("%.1f%s", v, unit)
+	}
+	return fmt.Sprintf("%.0f%s", v, unit)
+}
+
+// fmtDuration formats d as m:ss (or h:mm:ss).
+func fmtDuration(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}

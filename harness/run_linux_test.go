@@ -1,0 +1,270 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"concbench/results"
+)
+
+// tinyExperiment is two cheap models and one that does not exist, one
+// open point, two repetitions, the shortest windows the load generator
+// accepts.
+func tinyExperiment() Experiment {
+	w := DefaultWorkload()
+	w.Conns = 8
+	return Experiment{
+		Profile: "test",
+		Configs: []Config{
+			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+			{Name: "netpoll", Model: "netpoll"},
+			{Name: "nosuch", Model: "nosuch"},
+		},
+		Workloads:   []Workload{{Workload: w}},
+		Fractions:   []float64{0.3},
+		Repetitions: 2,
+		Warmup:      Duration(100 * time.Millisecond),
+		Duration:    Duration(200 * time.Millisecond),
+		Seed:        7,
+		// ServerBinary is set by each test.
+	}
+}
+
+type pointKey struct {
+	config string
+	kind   results.Kind
+	rep    int
+}
+
+func keyOf(p *results.Point) pointKey { return pointKey{p.Config.Name, p.Kind, p.Repetition} }
+
+// readPoints reads the run folder and indexes its points.
+func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[pointKey]*results.Point) {
+	t.Helper()
+	run, pts, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatalf("ReadRun: %v", err)
+	}
+	byKey := map[pointKey]*results.Point{}
+	for i := range pts {
+		byKey[keyOf(&pts[i])] = &pts[i]
+	}
+	return run, pts, byKey
+}
+
+// TestRunEndToEnd runs the tiny experiment through every path of a run:
+// a model that cannot start (unavailable, with serve's reason, the run
+// going on), a server killed in mid-point (a failed point with its stderr
+// tail, the next point on a new server), an interruption (run.json says
+// so; only finished points are kept), a resume that completes the run,
+// and a resume that re-measures exactly the one point whose file was
+// deleted. It checks the interleaved order, the server costs, the theory
+// and the provenance of the measured points.
+func TestRunEndToEnd(t *testing.T) {
+	exp := tinyExperiment()
+	exp.ServerBinary = serverBinary
+	dir := filepath.Join(t.TempDir(), "run")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	killed := pointKey{"leaderfollowers/lifo", results.KindOpen, 0}
+	interruptAt := pointKey{"netpoll", results.KindCapacity, 1}
+	var progress bytes.Buffer
+	opt := Options{Progress: &progress, onWindow: func(p *results.Point, pid int) {
+		switch keyOf(p) {
+		case killed:
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Errorf("kill server: %v", err)
+			}
+		case interruptAt:
+			cancel() // the run stops after this point
+		}
+	}}
+
+	sum, err := Run(ctx, exp, dir, opt)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("first run: %s\n%s", sum, progress.String())
+	if !sum.Interrupted || sum.Points != 12 {
+		t.Fatalf("summary %+v: want an interrupted run of 12 points", sum)
+	}
+	run, pts, byKey := readPoints(t, dir)
+	if !run.Interrupted || !run.Finished.IsZero() {
+		t.Errorf("run.json: interrupted %t, finished %v; want interrupted and not finished", run.Interrupted, run.Finished)
+	}
+	// Interleaved: repetition 0 of every configuration, then repetition 1,
+	// stopping after the point that cancelled.
+	wantOrder := []pointKey{
+		{"leaderfollowers/lifo", results.KindCapacity, 0}, {"leaderfollowers/lifo", results.KindOpen, 0},
+		{"netpoll", results.KindCapacity, 0}, {"netpoll", results.KindOpen, 0},
+		{"nosuch", results.KindCapacity, 0}, {"nosuch", results.KindOpen, 0},
+		{"leaderfollowers/lifo", results.KindCapacity, 1}, {"leaderfollowers/lifo", results.KindOpen, 1},
+		{"netpoll", results.KindCapacity, 1},
+	}
+	byStart := slices.Clone(pts)
+	slices.SortStableFunc(byStart, func(a, b results.Point) int { return a.StartTime.Compare(b.StartTime) })
+	var gotOrder []pointKey
+	for i := range byStart {
+		gotOrder = append(gotOrder, keyOf(&byStart[i]))
+	}
+	if !slices.Equal(gotOrder, wantOrder) {
+		t.Fatalf("points in start order:\n%v\nwant\n%v", gotOrder, wantOrder)
+	}
+
+	// The model that does not exist: unavailable, serve's reason recorded.
+	if len(run.Unavailable) != 1 || run.Unavailable[0].Config.Name != "nosuch" || !strings.Contains(run.Unavailable[0].Reason, `unknown model "nosuch"`) {
+		t.Errorf("run.json unavailable = %+v, want nosuch with serve's reason", run.Unavailable)
+	}
+	for _, k := range []results.Kind{results.KindCapacity, results.KindOpen} {
+		p := byKey[pointKey{"nosuch", k, 0}]
+		if p.Status != results.StatusUnavailable || !strings.Contains(p.Failure, "unknown model") {
+			t.Errorf("nosuch %s point: status %s, failure %q; want unavailable with the reason", k, p.Status, p.Failure)
+		}
+	}
+
+	// The killed server: a failed point with the server's end and the
+	// tail of its stderr; the run went on with a new server.
+	kp := byKey[killed]
+	if kp.Status != results.StatusFailed || !strings.Contains(kp.Failure, "signal: killed") || !strings.Contains(kp.Failure, "concbench serve: model leaderfollowers") {
+		t.Errorf("killed point: status %s, failure %q; want failed with the signal and the stderr tail", kp.Status, kp.Failure)
+	}
+	if next := byKey[pointKey{"leaderfollowers/lifo", results.KindCapacity, 1}]; next.Status != results.StatusOK || next.ServerInfo.PID == kp.ServerInfo.PID {
+		t.Errorf("the configuration's next point: status %s on pid %d (killed pid %d); want ok on a new server", next.Status, next.ServerInfo.PID, kp.ServerInfo.PID)
+	}
+
+	// Resume: the rest of the run.
+	progress.Reset()
+	opt.onWindow = nil
+	sum, err = Resume(context.Background(), dir, opt)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	t.Logf("resume: %s\n%s", sum, progress.String())
+	if sum.Interrupted || sum.Skipped != 9 || sum.OK+sum.Invalid+sum.Failed+sum.Unavailable != 3 {
+		t.Errorf("resume summary %+v: want 9 skipped and 3 run", sum)
+	}
+	run, pts, byKey = readPoints(t, dir)
+	if run.Interrupted || run.Finished.IsZero() || len(pts) != 12 {
+		t.Fatalf("after resume: interrupted %t, finished %v, %d points; want a finished run of 12", run.Interrupted, run.Finished, len(pts))
+	}
+	if len(run.Unavailable) != 1 {
+		t.Errorf("after resume: unavailable %+v, want nosuch once", run.Unavailable)
+	}
+
+	for i := range pts {
+		p := &pts[i]
+		if p.Status != results.StatusOK {
+			continue
+		}
+		checkMeasured(t, p)
+	}
+	// Every measured configuration has its open points at the fraction of
+	// the median capacity of the repetitions so far.
+	for _, name := range []string{"leaderfollowers/lifo", "netpoll"} {
+		c0 := byKey[pointKey{name, results.KindCapacity, 0}]
+		c1 := byKey[pointKey{name, results.KindCapacity, 1}]
+		o1 := byKey[pointKey{name, results.KindOpen, 1}]
+		if c0.Status != results.StatusOK || c1.Status != results.StatusOK || o1.Status != results.StatusOK || !c0.Load.Valid || !c1.Load.Valid {
+			t.Logf("%s: capacity points not both valid; skipping the rate check", name)
+			continue
+		}
+		want := 0.3 * (c0.Load.AchievedRatePerS + c1.Load.AchievedRatePerS) / 2
+		if !near(o1.OfferedRatePerS, want, 1e-9) {
+			t.Errorf("%s repetition 1: offered %.1f req/s, want 0.3 × the median capacity = %.1f", name, o1.OfferedRatePerS, want)
+		}
+	}
+
+	// Delete one point; a resume re-measures exactly that one.
+	victim := byKey[pointKey{"netpoll", results.KindOpen, 0}]
+	victimFile := filepath.Join(dir, results.PointsDir, results.PointFileName(victim))
+	before := map[string][]byte{}
+	files, _ := filepath.Glob(filepath.Join(dir, results.PointsDir, "*.json"))
+	for _, f := range files {
+		before[f], _ = os.ReadFile(f)
+	}
+	if err := os.Remove(victimFile); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = Resume(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatalf("second Resume: %v", err)
+	}
+	if sum.Skipped != 11 || sum.OK+sum.Invalid+sum.Failed+sum.Unavailable != 1 {
+		t.Errorf("second resume summary %+v: want 11 skipped, 1 run", sum)
+	}
+	for f, b := range before {
+		now, err := os.ReadFile(f)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", f, err)
+		case f == victimFile && bytes.Equal(now, b):
+			t.Errorf("%s: the deleted point came back unchanged", f)
+		case f != victimFile && !bytes.Equal(now, b):
+			t.Errorf("%s: changed by a resume that had it already", f)
+		}
+	}
+	_, _, byKey = readPoints(t, dir)
+	if p := byKey[keyOf(victim)]; p.Status != results.StatusOK || !p.StartTime.After(victim.StartTime) {
+		t.Errorf("re-measured point: status %s, start %v (was %v); want a new ok measurement", p.Status, p.StartTime, victim.StartTime)
+	}
+}
+
+// checkMeasured checks that a measured point has plausible server costs,
+// theory and provenance.
+func checkMeasured(t *testing.T, p *results.Point) {
+	t.Helper()
+	name := p.Config.Name + " " + string(p.Kind) + " rep " + string(rune('0'+p.Repetition))
+	s := &p.Server
+	switch {
+	case p.Load == nil || p.Load.Requests.OK == 0:
+		t.Errorf("%s: no load result", name)
+	case s.Requests == 0 || s.WindowNs <= 0:
+		t.Errorf("%s: server requests %d, window %d ns; want both > 0", name, s.Requests, s.WindowNs)
+	case s.CPUNsPerRequest <= 0 || s.UserNsPerRequest < 0 || s.SystemNsPerRequest < 0:
+		t.Errorf("%s: CPU %g ns/request (user %g, system %g); want > 0", name, s.CPUNsPerRequest, s.UserNsPerRequest, s.SystemNsPerRequest)
+	case s.CtxswPerRequest < 0 || s.CtxswPerRequest != s.VoluntaryCtxswPerRequest+s.InvoluntaryCtxswPerRequest:
+		t.Errorf("%s: ctxsw %g/request (%g + %g)", name, s.CtxswPerRequest, s.VoluntaryCtxswPerRequest, s.InvoluntaryCtxswPerRequest)
+	case s.AllocsPerRequest < 0 || s.RSSBytes <= 0 || s.GoThreads <= 0:
+		t.Errorf("%s: allocs %g/request, RSS %d, threads %d", name, s.AllocsPerRequest, s.RSSBytes, s.GoThreads)
+	case !s.SchedStat:
+		t.Errorf("%s: no run-queue wait (this kernel has schedstat)", name)
+	case (s.Perf == nil) == (s.PerfUnavailable == ""):
+		t.Errorf("%s: perf %+v, unavailable %q: want exactly one", name, s.Perf, s.PerfUnavailable)
+	case s.Perf != nil && s.Perf.TaskClockNs == 0:
+		t.Errorf("%s: perf task clock 0 over a window that served %d requests", name, s.Requests)
+	}
+	// The server served about what the generator measured: the window's
+	// edges differ only by the requests in flight at them.
+	if got, want := float64(s.Requests), float64(p.Load.Requests.Completed); got < 0.5*want || got > 2*want+100 {
+		t.Errorf("%s: server counted %g requests in the window, the generator %g", name, got, want)
+	}
+	if p.Config.Model == "leaderfollowers" && len(s.PerThread) != 2 {
+		t.Errorf("%s: %d per-thread deltas, want the pool's 2", name, len(s.PerThread))
+	}
+	if p.Kind == results.KindOpen {
+		if p.Theory == nil || !p.Theory.Stable || p.Theory.C < 1 || p.Theory.ServiceNs != 10e3 || p.Theory.P99Ns <= p.Theory.P50Ns {
+			t.Errorf("%s: theory %+v; want a stable M/M/c with 10 µs service", name, p.Theory)
+		}
+	} else if p.Theory != nil {
+		t.Errorf("%s: a capacity point with theory %+v", name, p.Theory)
+	}
+	pv := &p.Provenance
+	if pv.Commit == "" || pv.GoVersion == "" || pv.Kernel == "" || pv.Kernel == "unknown" || pv.CPUModel == "" || pv.NumCPU < 1 ||
+		pv.ServerGOMAXPROCS < 1 || pv.LoadGOMAXPROCS < 1 || pv.ServerCPUs == "" || pv.Time.IsZero() {
+		t.Errorf("%s: provenance %+v incomplete", name, pv)
+	}
+	if p.ServerInfo.PID == 0 || p.ServerInfo.GOMAXPROCS != pv.ServerGOMAXPROCS {
+		t.Errorf("%s: server info %+v", name, p.ServerInfo)
+	}
+	if p.Config.Model == "leaderfollowers" && p.ServerInfo.GOMAXPROCS != 2 {
+		t.Errorf("%s: server GOMAXPROCS %d, want the configured 2", name, p.ServerInfo.GOMAXPROCS)
+	}
+}

@@ -1,0 +1,382 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"concbench/models"
+	"concbench/wire"
+)
+
+// Timeouts of the server process's life cycle (variables for tests).
+var (
+	startTimeout   = 30 * time.Second // for the address line (calibration runs first)
+	controlTimeout = 10 * time.Second // for a control-channel answer
+	probeTimeout   = 5 * time.Second  // for the readiness probe's response
+	quitTimeout    = 5 * time.Second  // after "quit", before SIGTERM
+	termTimeout    = 2 * time.Second  // after SIGTERM, before SIGKILL
+)
+
+// stderrLines is how many lines of a server's stderr are kept for failure
+// reports.
+const stderrLines = 20
+
+// server is one "concbench serve" process: started, readiness-checked,
+// queried over its control channel (stdin/stdout) and stopped.
+type server struct {
+	cmd    *exec.Cmd
+	pid    int
+	addr   string
+	info   models.Info
+	stdin  io.WriteCloser
+	lines  chan string // stdout lines after the address; closed at EOF
+	stderr *tail
+	done   chan struct{} // closed when the process has exited and been reaped
+	// waitErr is cmd.Wait's result, valid after done is closed.
+	waitErr error
+}
+
+// spawner starts processes from one locked OS thread that lives as long
+// as the run, because Linux delivers a child's parent-death signal when
+// the thread that forked it exits, not the process: a server forked from
+// an ordinary goroutine's thread would be killed when that thread happened
+// to be a locked load-generator worker's and exited with it.
+type spawner struct {
+	reqs chan spawnReq
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan spawnReq), quit: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		// Never unlocked: the thread exits with the goroutine, and only
+		// then do its children get their parent-death signal.
+		runtime.LockOSThread()
+		for {
+			select {
+			case r := <-s.reqs:
+				r.done <- r.cmd.Start()
+			case <-s.quit:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *spawner) start(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	s.reqs <- spawnReq{cmd: cmd, done: done}
+	return <-done
+}
+
+func (s *spawner) close() {
+	close(s.quit)
+	s.wg.Wait()
+}
+
+// tail keeps the last lines written to it (a server's stderr).
+type tail struct {
+	mu      sync.Mutex
+	lines   []string
+	partial []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.partial = append(t.partial, p...)
+			if len(t.partial) > 4096 { // a runaway line: keep its end
+				t.partial = t.partial[len(t.partial)-4096:]
+			}
+			break
+		}
+		t.partial = append(t.partial, p[:i]...)
+		t.lines = append(t.lines, string(t.partial))
+		if len(t.lines) > stderrLines {
+			t.lines = t.lines[1:]
+		}
+		t.partial = t.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// String returns the kept lines, the unterminated last one included.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ls := t.lines
+	if len(t.partial) > 0 {
+		ls = append(ls[:len(ls):len(ls)], string(t.partial))
+	}
+	return strings.Join(ls, "\n")
+}
+
+// serveArgs returns the serve command line for c under w, pinned to cpus
+// (empty: unpinned).
+func serveArgs(c *Config, w *Workload, cpus string) []string {
+	args := []string{"serve", "--model", c.Model, "--protocol", w.Protocol}
+	if cpus != "" {
+		args = append(args, "--cpus", cpus)
+	}
+	if c.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(c.Threads))
+	}
+	if n := c.gomaxprocs(w); n > 0 {
+		args = append(args, "--gomaxprocs", strconv.Itoa(n))
+	}
+	return append(args, c.Args...)
+}
+
+// errNotStarted is wrapped by startServer's errors when the server never
+// became ready (as opposed to failing a later request).
+var errNotStarted = errors.New("server did not start")
+
+// startServer starts bin with args and waits until it is ready: it has
+// printed its address, answered "info", and served one probe request
+// over protocol. The error wraps errNotStarted and carries the tail of the
+// server's stderr (its own reason, e.g. "io_uring_setup: operation not
+// permitted").
+func startServer(sp *spawner, bin string, args []string, protocol string) (*server, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Env = os.Environ()
+	s := &server{cmd: cmd, stderr: &tail{}, lines: make(chan string, 64), done: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	var err error
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+	}
+	if err := sp.start(cmd); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errNotStarted, bin, err)
+	}
+	s.pid = cmd.Process.Pid
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 16<<20) // a snapshot line grows with the thread count
+		for sc.Scan() {
+			select {
+			case s.lines <- sc.Text():
+			default:
+				// Nobody asked for this line (the harness sends one
+				// command at a time and treats a timed-out one as a
+				// broken server): dropping it keeps stdout drained.
+			}
+		}
+		close(s.lines)
+		// Only after EOF: Wait closes the pipe, which would lose unread
+		// output.
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+
+	fail := func(format string, args ...any) (*server, error) {
+		s.kill()
+		msg := fmt.Sprintf(format, args...)
+		if t := s.stderr.String(); t != "" {
+			msg += "; stderr: " + t
+		}
+		return nil, fmt.Errorf("%w: %s", errNotStarted, msg)
+	}
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			<-s.done
+			return fail("serve exited before listening (%s)", exitText(s.waitErr))
+		}
+		s.addr = strings.TrimSpace(line)
+	case <-timer.C:
+		return fail("no address line within %v", startTimeout)
+	}
+	b, err := s.control("info")
+	if err != nil {
+		return fail("info: %v", err)
+	}
+	if err := json.Unmarshal(b, &s.info); err != nil {
+		return fail("info: %v in %q", err, b)
+	}
+	if err := probe(s.addr, protocol); err != nil {
+		return fail("readiness probe: %v", err)
+	}
+	return s, nil
+}
+
+// exitText describes a process's end from cmd.Wait's error.
+func exitText(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "exit status 0"
+	case errors.As(err, &ee):
+		return ee.ProcessState.String()
+	}
+	return err.Error()
+}
+
+// exited reports whether the process has ended.
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// control sends one control-channel command and returns its one-line
+// answer.
+func (s *server) control(cmd string) ([]byte, error) {
+	if s.exited() {
+		return nil, fmt.Errorf("control %q: the server has exited (%s)", cmd, exitText(s.waitErr))
+	}
+	if _, err := io.WriteString(s.stdin, cmd+"\n"); err != nil {
+		return nil, fmt.Errorf("control %q: %w", cmd, err)
+	}
+	timer := time.NewTimer(controlTimeout)
+	defer timer.Stop()
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			return nil, fmt.Errorf("control %q: the server closed its output", cmd)
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Error != "" {
+			return nil, fmt.Errorf("control %q: %s", cmd, e.Error)
+		}
+		return []byte(line), nil
+	case <-timer.C:
+		return nil, fmt.Errorf("control %q: no answer within %v", cmd, controlTimeout)
+	}
+}
+
+// snapshot takes a control-channel snapshot (without the costly per-task
+// sums: the harness reads those itself, see taskStats).
+func (s *server) snapshot() (*models.Snapshot, error) {
+	b, err := s.control("snapshot")
+	if err != nil {
+		return nil, err
+	}
+	var snap models.Snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return nil, fmt.Errorf("snapshot: %v in %.200q", err, b)
+	}
+	return &snap, nil
+}
+
+// stop asks the server to quit, then escalates to SIGTERM and SIGKILL;
+// it returns an error describing an unclean end (a non-zero exit, a
+// signal, or a server that needed one), with the stderr tail.
+func (s *server) stop() error {
+	if !s.exited() {
+		io.WriteString(s.stdin, "quit\n")
+	}
+	s.stdin.Close()
+	wait := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-s.done:
+			return true
+		case <-timer.C:
+			return false
+		}
+	}
+	var escalated string
+	if !wait(quitTimeout) {
+		escalated = fmt.Sprintf("it did not quit within %v and was sent SIGTERM", quitTimeout)
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if !wait(termTimeout) {
+			escalated += fmt.Sprintf(", then SIGKILL after %v", termTimeout)
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+	if s.waitErr != nil || escalated != "" {
+		if escalated == "" {
+			escalated = "it quit"
+		}
+		return fmt.Errorf("server %s (pid %d) ended badly: %s; %s; stderr: %s", s.info.Model, s.pid, escalated, exitText(s.waitErr), s.stderr.String())
+	}
+	return nil
+}
+
+// kill ends the process at once and reaps it.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	s.stdin.Close()
+	<-s.done
+}
+
+// probe sends one OpWork request to addr and checks its response.
+func probe(addr, protocol string) error {
+	codec, err := wire.New(protocol, wire.Limits{})
+	if err != nil {
+		return err
+	}
+	conn, err := net.DialTimeout("tcp", addr, probeTimeout)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(probeTimeout))
+	req := wire.Request{ID: 1, Op: wire.OpWork, Size: 16}
+	if _, err := conn.Write(codec.AppendRequest(nil, &req)); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 4096)
+	for {
+		var resp wire.Response
+		n, err := codec.DecodeResponse(buf, &resp)
+		if err != nil {
+			return fmt.Errorf("response: %w", err)
+		}
+		if n > 0 {
+			if resp.Status != wire.StatusOK {
+				return fmt.Errorf("response status %s", resp.Status)
+			}
+			return wire.Verify(&req, &resp)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := conn.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return err
+		}
+	}
+}

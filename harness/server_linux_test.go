@@ -1,0 +1,189 @@
+package harness
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestServerLifeCycle starts a real server, checks readiness, the control
+// channel and the process group, and stops it cleanly.
+func TestServerLifeCycle(t *testing.T) {
+	sp := newSpawner()
+	defer sp.close()
+	w := Workload{}
+	w.Protocol, w.Conns = "binary", 4
+	srv, err := startServer(sp, serverBinary, serveArgs(&Config{Model: "netpoll"}, &w, ""), "binary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.info.PID != srv.pid || srv.info.Model != "netpoll" || srv.info.Protocol != "binary" || srv.addr != srv.info.Addr {
+		t.Errorf("server %d at %s, info %+v", srv.pid, srv.addr, srv.info)
+	}
+	snap, err := srv.snapshot()
+	if err != nil || snap.Stats.Requests != 1 { // the readiness probe
+		t.Errorf("snapshot = %+v, %v; want the probe's 1 request", snap, err)
+	}
+	if _, err := srv.control("dance"); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Errorf("an unknown control command: %v", err)
+	}
+	if pgid, err := unix.Getpgid(srv.pid); err != nil || pgid != srv.pid {
+		t.Errorf("server pid %d in process group %d (%v); want its own", srv.pid, pgid, err)
+	}
+	if err := srv.stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if !srv.exited() {
+		t.Error("the server is still running after stop")
+	}
+}
+
+// TestServerStartFailures checks that a server that cannot start reports
+// why: serve's own message, or the exec error.
+func TestServerStartFailures(t *testing.T) {
+	sp := newSpawner()
+	defer sp.close()
+	w := Workload{}
+	w.Protocol = "http"
+	for _, tc := range []struct {
+		name string
+		bin  string
+		args []string
+		want string
+	}{
+		{name: "unknown model", bin: serverBinary, args: serveArgs(&Config{Model: "nosuch"}, &w, ""), want: `exit status 1); stderr: concbench: serve: unknown model "nosuch"`},
+		{name: "bad model flag", bin: serverBinary, args: serveArgs(&Config{Model: "leaderfollowers", Args: []string{"--promotion", "random"}}, &w, ""), want: "random"},
+		{name: "no binary", bin: "/nonexistent/concbench", want: "/nonexistent/concbench"},
+		{name: "not a server", bin: "/bin/sh", args: []string{"-c", "echo 127.0.0.1:1; exec cat >/dev/null"}, want: "info: control \"info\": the server closed its output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := startServer(sp, tc.bin, tc.args, "http")
+			if !errors.Is(err, errNotStarted) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("startServer = %v; want errNotStarted containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestServerStopEscalates checks that a server that ignores quit and
+// SIGTERM is killed, and that stop says so.
+func TestServerStopEscalates(t *testing.T) {
+	q, term := quitTimeout, termTimeout
+	quitTimeout, termTimeout = 50*time.Millisecond, 50*time.Millisecond
+	defer func() { quitTimeout, termTimeout = q, term }()
+	sp := newSpawner()
+	defer sp.close()
+	// A process that ignores SIGTERM and quit: not a server, so build the
+	// server value by hand as startServer would.
+	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM; exec sleep 1000`)
+	s := &server{cmd: cmd, stderr: &tail{}, lines: make(chan string, 1), done: make(chan struct{})}
+	s.stdin, _ = cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := sp.start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	s.pid = cmd.Process.Pid
+	go func() {
+		stdout.Read(make([]byte, 1)) // EOF at exit
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+	err := s.stop()
+	if err == nil || !strings.Contains(err.Error(), "sent SIGTERM, then SIGKILL") || !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("stop = %v; want it to report SIGTERM, then SIGKILL", err)
+	}
+}
+
+// TestSpawnerOutlivesCallerThreads checks why servers are forked from the
+// spawner's thread: Linux sends a child its parent-death signal when the
+// thread that forked it exits. A process forked from a locked goroutine's
+// thread dies when that goroutine exits; one forked through the spawner
+// from the same goroutine does not.
+func TestSpawnerOutlivesCallerThreads(t *testing.T) {
+	sp := newSpawner()
+	defer sp.close()
+	start := func(viaSpawner bool) *exec.Cmd {
+		cmd := exec.Command("/bin/sleep", "1000")
+		cmd.SysProcAttr = sysProcAttr()
+		tidc := make(chan int)
+		errc := make(chan error, 1)
+		go func() {
+			// Never unlocked once it is not the main thread: the thread
+			// exits with the goroutine (the main thread would not: the
+			// runtime keeps it, wedged).
+			runtime.LockOSThread()
+			for unix.Gettid() == os.Getpid() {
+				runtime.UnlockOSThread()
+				runtime.Gosched()
+				runtime.LockOSThread()
+			}
+			if viaSpawner {
+				errc <- sp.start(cmd)
+			} else {
+				errc <- cmd.Start()
+			}
+			tidc <- unix.Gettid()
+		}()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		tid := <-tidc
+		// Wait until the goroutine's thread is gone.
+		for {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
+				break
+			}
+			runtime.Gosched()
+		}
+		return cmd
+	}
+
+	direct := start(false)
+	if err := direct.Wait(); err == nil || !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("a process forked from an exited locked thread ended with %v; want its parent-death signal", err)
+	}
+
+	spawned := start(true)
+	defer func() { spawned.Process.Kill(); spawned.Wait() }()
+	// The death signal is sent while the thread exits, before it leaves
+	// /proc: by now the process would be dead or have SIGKILL pending.
+	if state := procState(t, spawned.Process.Pid); state != "alive" {
+		t.Errorf("the process forked through the spawner died with its caller's thread: %s", state)
+	}
+}
+
+// procState returns "alive", or what says that process pid is dying or
+// dead: its state (zombie) or a pending SIGKILL.
+func procState(t *testing.T, pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return err.Error()
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "State":
+			if strings.HasPrefix(v, "Z") || strings.HasPrefix(v, "X") {
+				return "state " + v
+			}
+		case "SigPnd", "ShdPnd":
+			mask, err := strconv.ParseUint(v, 16, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", k, v)
+			}
+			if mask&(1<<(syscall.SIGKILL-1)) != 0 {
+				return "SIGKILL pending"
+			}
+		}
+	}
+	return "alive"
+}
