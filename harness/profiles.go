@@ -39,7 +39,9 @@ func Profile(name string) (Experiment, error) {
 		Configs:             AllConfigs(),
 		Workloads:           []Workload{{Workload: DefaultWorkload()}},
 		Fractions:           []float64{0.1, 0.5, 0.75, 0.9},
-		Repetitions:         5,
+		// 6: the fewest samples for which x/perf benchmath gives a 95 %
+		// confidence interval of the median; figures need one.
+		Repetitions:         6,
 		Warmup:              Duration(250 * time.Millisecond),
 		Duration:            Duration(time.Second),
 		CapacityOutstanding: 1,

@@ -7,6 +7,7 @@ import (
 	htmltemplate "html/template"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,7 +98,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		{"run", r.ID}, {"profile", r.Profile}, {"commit", commit}, {"Go", p.GoVersion},
 		{"OS/arch", p.OS + "/" + p.Arch}, {"kernel", p.Kernel}, {"CPU", fmt.Sprintf("%s × %d", p.CPUModel, p.NumCPU)},
 		{"host", p.Hostname}, {"server CPUs", p.ServerCPUs}, {"load generator CPUs", p.LoadCPUs},
-		{"server GOMAXPROCS", strconv.Itoa(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
+		{"server GOMAXPROCS", serverProcs(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
 	commits := map[string]bool{}
@@ -142,18 +143,40 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 			}
 		}
 	}
-	warnCount := map[string]int{}
+	// Warnings that differ only in their numbers ("the window has only 3828
+	// requests …") are one warning: list it once, with its count and one
+	// example, not once per point.
+	type warnGroup struct {
+		example string
+		count   int
+		varies  bool // the group's warnings differ in their numbers
+	}
+	warnGroups := map[string]*warnGroup{}
 	loadWarned := 0
 	for i := range a.points {
 		for _, w := range a.points[i].Warnings {
-			warnCount[w]++
+			key := digits.ReplaceAllString(w, "#")
+			if g := warnGroups[key]; g != nil {
+				g.count++
+				g.varies = g.varies || w != g.example
+			} else {
+				warnGroups[key] = &warnGroup{example: w, count: 1}
+			}
 		}
 		if l := a.points[i].Load; l != nil && len(l.Warnings) > 0 {
 			loadWarned++
 		}
 	}
-	for _, w := range slices.Sorted(maps.Keys(warnCount)) {
-		rep.PointWarns = append(rep.PointWarns, fmt.Sprintf("%s (%d point(s))", w, warnCount[w]))
+	for _, key := range slices.Sorted(maps.Keys(warnGroups)) {
+		g := warnGroups[key]
+		switch {
+		case g.count == 1:
+			rep.PointWarns = append(rep.PointWarns, fmt.Sprintf("%s (1 point)", g.example))
+		case g.varies:
+			rep.PointWarns = append(rep.PointWarns, fmt.Sprintf("%s (%d points; the numbers are one point's example)", g.example, g.count))
+		default:
+			rep.PointWarns = append(rep.PointWarns, fmt.Sprintf("%s (%d points)", g.example, g.count))
+		}
 	}
 	if loadWarned > 0 {
 		rep.LoadWarns = fmt.Sprintf("%d point(s) carry load-generator warnings (not invalidating; see the warnings column of %s).", loadWarned, PointsCSV)
@@ -258,8 +281,29 @@ func (rep *report) summary(a *analysis) {
 		rep.SummaryNotes = append(rep.SummaryNotes, "* includes repetitions whose load-generator verdict is invalid (listed under Validity).")
 	}
 	for _, w := range slices.Sorted(maps.Keys(warned)) {
-		rep.StatNotes = append(rep.StatNotes, fmt.Sprintf("%s: %s", w, strings.Join(warned[w], "; ")))
+		cells := warned[w]
+		if len(cells) > maxListedCells {
+			rep.StatNotes = append(rep.StatNotes, fmt.Sprintf("%s: %d cells, e.g. %s", w, len(cells), strings.Join(cells[:maxListedCells], "; ")))
+			continue
+		}
+		rep.StatNotes = append(rep.StatNotes, fmt.Sprintf("%s: %s", w, strings.Join(cells, "; ")))
 	}
+}
+
+// maxListedCells is how many summary cells a statistics warning names
+// before it only counts them.
+const maxListedCells = 4
+
+// digits matches the numbers in a warning, to group warnings by shape.
+var digits = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// serverProcs describes the server's GOMAXPROCS: one value for the run, or
+// (0) one per configuration, as the experiment table's arguments show.
+func serverProcs(n int) string {
+	if n == 0 {
+		return "per configuration (--gomaxprocs in the experiment table; each point records its own)"
+	}
+	return strconv.Itoa(n)
 }
 
 // mdCell escapes a table cell for Markdown.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -132,6 +133,12 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	if err := pinCPUs("load", f.cpus, 0); err != nil {
 		return err
+	}
+	// One P more than the workers, as the harness does (see its Note in
+	// harness/run.go): a locked worker must not wait for its P to come back
+	// from the process's other goroutines.
+	if w := max(cfg.Workers, 1); runtime.GOMAXPROCS(0) < w+1 {
+		runtime.GOMAXPROCS(w + 1)
 	}
 
 	summary := stdout
