@@ -25,7 +25,7 @@ func TestBenchHelp(t *testing.T) {
 	}
 	for _, want := range []string{
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
-		"-models", "-reps", "(default 5)", "-fractions", `(default "0.1,0.5,0.75,0.9")`, "-duration", "-warmup",
+		"-models", "-reps", "(default 6)", "-fractions", `(default "0.1,0.5,0.75,0.9")`, "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment",
 	} {
@@ -59,7 +59,7 @@ func TestBenchFlags(t *testing.T) {
 		check func(t *testing.T, e harness.Experiment)
 	}{
 		{name: "default profile", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 {
+			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
