@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -183,13 +184,13 @@ func TestTransferOverflowRefunds(t *testing.T) {
 func TestCloseWakesEverything(t *testing.T) {
 	svcSrv, p := startProxy(t, 4, 100, Options{Objects: 1, QueueCapacity: 1})
 	w := p.Withdraw(0, 1000, time.Hour) // deferred: holds the only slot
-	if !settle(func() bool { return svcSrv.Stats().Counters["guard_deferrals"] > 0 }) {
+	if !modeltest.Settle(func() bool { return svcSrv.Stats().Counters["guard_deferrals"] > 0 }) {
 		t.Fatal("the withdrawal was never deferred")
 	}
 	blocked := make(chan *Future)
 	go func() { blocked <- p.Deposit(0, 5000) }() // blocks: the queue is full
 	q := svcSrv.objs[0].queue
-	if !settle(func() bool { return q.stats().enqWaiting == 1 }) {
+	if !modeltest.Settle(func() bool { return q.stats().enqWaiting == 1 }) {
 		t.Fatal("the deposit never blocked on the full queue")
 	}
 	waited := make(chan bool)
@@ -217,7 +218,7 @@ func TestCloseWakesEverything(t *testing.T) {
 		t.Errorf("a call after Close: %v, want %v", f.Err(), ErrClosed)
 	}
 	for _, tid := range tids {
-		if !settle(func() bool { _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); return err != nil }) {
+		if !modeltest.Settle(func() bool { _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); return err != nil }) {
 			t.Errorf("scheduler thread %d alive after Close", tid)
 		}
 	}
@@ -248,7 +249,7 @@ func TestRefundWaitsForRoomAndStaysAudited(t *testing.T) {
 	}
 	before := srv.Stats().Counters["guard_deferrals"]
 	close(release)
-	if !settle(func() bool { return srv.Stats().Counters["guard_deferrals"] > before }) {
+	if !modeltest.Settle(func() bool { return srv.Stats().Counters["guard_deferrals"] > before }) {
 		t.Fatal("the refund was never deferred")
 	}
 	if tr.Ready() {

@@ -3,7 +3,6 @@ package activeobject
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -64,19 +63,6 @@ func within[T any](t *testing.T, what string, ch <-chan T) T {
 		t.Fatalf("%s: nothing within %v", what, waitBound)
 		panic("unreachable")
 	}
-}
-
-// settle polls cond, yielding between polls, until it holds or waitBound
-// passes. It never sleeps.
-func settle(cond func() bool) bool {
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		runtime.Gosched()
-	}
-	return true
 }
 
 func TestOwnerMapsEveryAccountToItsShard(t *testing.T) {

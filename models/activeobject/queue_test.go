@@ -1,6 +1,7 @@
 package activeobject
 
 import (
+	"concbench/models/modeltest"
 	"testing"
 	"time"
 )
@@ -21,7 +22,7 @@ func TestActivationQueueBounded(t *testing.T) {
 	}
 	third := make(chan error, 1)
 	go func() { third <- q.Enqueue(&nopRequest{n: 2}) }()
-	if !settle(func() bool { return q.stats().enqWaiting == 1 }) {
+	if !modeltest.Settle(func() bool { return q.stats().enqWaiting == 1 }) {
 		t.Fatal("the third Enqueue did not block on a full queue")
 	}
 	// Taking the requests does not free their slots: they are charged
@@ -59,7 +60,7 @@ func TestActivationQueueCloseWakes(t *testing.T) {
 	}
 	blocked := make(chan error, 1)
 	go func() { blocked <- q.Enqueue(&nopRequest{}) }()
-	if !settle(func() bool { return q.stats().enqWaiting == 1 }) {
+	if !modeltest.Settle(func() bool { return q.stats().enqWaiting == 1 }) {
 		t.Fatal("Enqueue did not block on a full queue")
 	}
 	// Empty the queue (the slot stays charged), then wait for the next
@@ -72,7 +73,7 @@ func TestActivationQueueCloseWakes(t *testing.T) {
 		mrs, open := q.take(nil, 0, time.Time{})
 		taken <- open || len(mrs) != 0
 	}()
-	if !settle(func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.schedWaiting }) {
+	if !modeltest.Settle(func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.schedWaiting }) {
 		t.Fatal("take did not wait on an empty queue")
 	}
 	q.Close()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -165,7 +166,7 @@ func TestResponsesLeaveInRequestOrder(t *testing.T) {
 			}
 			w.send(reqs...)
 			// Object 1 has answered the balance, while the withdrawal waits.
-			if !settle(func() bool { return w.srv.objs[1].calls.Load() >= 1 }) {
+			if !modeltest.Settle(func() bool { return w.srv.objs[1].calls.Load() >= 1 }) {
 				t.Fatal("the balance request never ran")
 			}
 			if f := await(t, "deposit", w.srv.Proxy().Deposit(0, 1000)); f.Err() != nil {

@@ -236,7 +236,7 @@ func stall(t *testing.T, srv *Server, codec wire.Codec, svc *service.Service, n 
 	if err := c.send(reqs...); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the workers to take the withdrawals", func() bool {
+	modeltest.WaitFor(t, "the workers to take the withdrawals", func() bool {
 		var taken uint64
 		for _, th := range srv.Stats().PerThread {
 			if th.Role == "worker" {
@@ -282,7 +282,7 @@ func TestOrderParked(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { svc.Ledger().Deposit(3, 1<<30) }) // if the test fails before its deposit
-		waitFor(t, "the second response to be parked", func() bool { return srv.Stats().Counters["out_of_order"] == 1 })
+		modeltest.WaitFor(t, "the second response to be parked", func() bool { return srv.Stats().Counters["out_of_order"] == 1 })
 		if st := srv.Stats(); st.Requests != 1 {
 			t.Fatalf("%d requests served while the withdrawal waits, want 1", st.Requests)
 		}
@@ -326,7 +326,7 @@ func TestBackPressureQueueFull(t *testing.T) {
 				}
 			})
 		}
-		waitFor(t, "the reactor to block on the full queue", func() bool {
+		modeltest.WaitFor(t, "the reactor to block on the full queue", func() bool {
 			return srv.Stats().Counters["reactor_blocked"] > 0
 		})
 		release()
@@ -368,7 +368,7 @@ func TestInFlightBound(t *testing.T) {
 		if err := c.send(reqs...); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the connection to reach its in-flight bound", func() bool {
+		modeltest.WaitFor(t, "the connection to reach its in-flight bound", func() bool {
 			return srv.Stats().Counters["handoffs"] >= workers+MaxInFlight
 		})
 		release()
@@ -470,17 +470,17 @@ func TestCloseWaitsForInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { svc.Ledger().Deposit(2, 1<<30) }) // if the test fails before its deposit
-			waitFor(t, "a worker to take the withdrawal", func() bool { return srv.Stats().Counters["handoffs"] == 1 })
+			modeltest.WaitFor(t, "a worker to take the withdrawal", func() bool { return srv.Stats().Counters["handoffs"] == 1 })
 			tcp := c.c.(*net.TCPConn)
 			if tc.reset {
 				tcp.SetLinger(0)
 				tcp.Close()
-				waitFor(t, "the reactor to see the reset", func() bool { return srv.Stats().Errors[models.ErrPeerReset] == 1 })
+				modeltest.WaitFor(t, "the reactor to see the reset", func() bool { return srv.Stats().Errors[models.ErrPeerReset] == 1 })
 			} else {
 				tcp.CloseWrite()
 				// Events: the listener's, the request's, and the end of input
 				// (the request was read before the client half-closed).
-				waitFor(t, "the reactor to read the end of input", func() bool { return srv.Stats().PerThread[0].Events >= 3 })
+				modeltest.WaitFor(t, "the reactor to read the end of input", func() bool { return srv.Stats().PerThread[0].Events >= 3 })
 			}
 			if st := srv.Stats(); st.ConnsClosed != 0 {
 				t.Fatalf("the connection was closed while a worker served its request")
@@ -497,7 +497,7 @@ func TestCloseWaitsForInFlight(t *testing.T) {
 					t.Fatalf("after the last response: %v, want the end of the stream", err)
 				}
 			}
-			waitFor(t, "the connection to close", func() bool { return srv.Stats().ConnsClosed == 1 })
+			modeltest.WaitFor(t, "the connection to close", func() bool { return srv.Stats().ConnsClosed == 1 })
 			st := srv.Stats()
 			delete(st.Errors, models.ErrPeerReset)
 			if len(st.Errors) != 0 {

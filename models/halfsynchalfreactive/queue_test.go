@@ -5,26 +5,13 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"concbench/internal/futex"
+	"concbench/models/modeltest"
 	"concbench/wire"
 
 	"golang.org/x/sys/unix"
 )
-
-// waitFor polls cond, yielding between polls, until it holds; it fails the
-// test after 30 s. It never sleeps: the threads observed run meanwhile.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		runtime.Gosched()
-	}
-}
 
 func seqs(rs ...*request) []uint64 {
 	out := make([]uint64, len(rs))
@@ -94,7 +81,7 @@ func TestQueueBounded(t *testing.T) {
 		_, ok := q.put(&request{seq: 2}, false)
 		done <- ok
 	}()
-	waitFor(t, "the third put to wait", func() bool {
+	modeltest.WaitFor(t, "the third put to wait", func() bool {
 		_, putters := q.waiting()
 		return putters == 1 && q.blocked.Load() == 1
 	})
@@ -143,14 +130,14 @@ func TestQueueCloseWakesAll(t *testing.T) {
 			results <- ok
 		})
 	}
-	waitFor(t, "every thread to wait", func() bool {
+	modeltest.WaitFor(t, "every thread to wait", func() bool {
 		g, _ := empty.waiting()
 		_, p := full.waiting()
 		return g == getters && p == putters
 	})
 	empty.close()
 	full.close()
-	waitFor(t, "every waiter to return", func() bool { return len(results) == getters+putters })
+	modeltest.WaitFor(t, "every waiter to return", func() bool { return len(results) == getters+putters })
 	wg.Wait()
 	close(results)
 	for ok := range results {

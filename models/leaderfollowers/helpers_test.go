@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -44,7 +44,7 @@ func startTest(t testing.TB, cfg models.Config, opts Options, hk hooks) *Server 
 		if err := srv.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		waitFor(t, "every pool thread has exited", func() bool { return !anyAlive(tids) })
+		modeltest.WaitFor(t, "every pool thread has exited", func() bool { return !anyAlive(tids) })
 	})
 	return srv
 }
@@ -175,19 +175,6 @@ func load(addr string, codec wire.Codec, conns, rounds, depth int) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// waitFor polls cond, yielding the processor between polls (never
-// sleeping), until it holds; after 30 s it fails t with what.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		runtime.Gosched()
-	}
 }
 
 // receive returns the next value from ch; after 30 s it fails t (a lost

@@ -1,6 +1,7 @@
 package leaderfollowers
 
 import (
+	"concbench/models/modeltest"
 	"fmt"
 	"os"
 	"runtime"
@@ -77,9 +78,9 @@ func startFollower(t *testing.T, p *pool, m *member, led chan<- int) *testFollow
 		p.promote(m)
 	}()
 	f.tid = <-tids
-	waitFor(t, fmt.Sprintf("follower %d is in the follower set", m.id), func() bool { return p.followers() == before+1 })
+	modeltest.WaitFor(t, fmt.Sprintf("follower %d is in the follower set", m.id), func() bool { return p.followers() == before+1 })
 	addr := parkAddr(p, m)
-	waitFor(t, fmt.Sprintf("follower %d (tid %d) sleeps in FUTEX_WAIT on %#x", m.id, f.tid, addr),
+	modeltest.WaitFor(t, fmt.Sprintf("follower %d (tid %d) sleeps in FUTEX_WAIT on %#x", m.id, f.tid, addr),
 		func() bool { return futexWaitOn(f.tid, addr) })
 	return f
 }
@@ -135,7 +136,7 @@ func TestPromotionOrder(t *testing.T) {
 			}
 			// The last leader promoted with nobody parked: no leader now,
 			// and the next thread to join leads at once.
-			waitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
+			modeltest.WaitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
 			if res := p.join(&member{id: n}); res != joinLeader {
 				t.Fatalf("join with no leader and no follower: %v, want joinLeader", res)
 			}
@@ -185,7 +186,7 @@ func TestPromotionOS(t *testing.T) {
 		}
 		close(fs[id].handoff)
 	}
-	waitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
+	modeltest.WaitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
 	p.close()
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/wire"
 
 	"golang.org/x/sys/unix"
@@ -53,7 +54,7 @@ func TestLeaderCheckUnderLoad(t *testing.T) {
 			// The promoted thread counts its promotion when it wakes:
 			// wait for the last one.
 			var st models.Stats
-			waitFor(t, "promotions + promotions without follower = events", func() bool {
+			modeltest.WaitFor(t, "promotions + promotions without follower = events", func() bool {
 				st = srv.Stats()
 				var events, promotions uint64
 				for _, th := range st.PerThread {
@@ -102,7 +103,7 @@ func TestLeaderCheckDetectsBrokenPromotion(t *testing.T) {
 	if err := load(srv.Addr().String(), cfg.Codec, 8, 10, 4); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the leader check sees two leaders", func() bool { return srv.inv.violations.Load() > 0 })
+	modeltest.WaitFor(t, "the leader check sees two leaders", func() bool { return srv.inv.violations.Load() > 0 })
 	t.Logf("%d of %d turns began while another thread led; at most %d leaders at once",
 		srv.inv.violations.Load(), srv.inv.turns.Load(), srv.inv.maxActing.Load())
 }
@@ -242,7 +243,7 @@ func TestCloseWhileEveryThreadBusy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "every connection is accepted and every thread is processing", func() bool {
+	modeltest.WaitFor(t, "every connection is accepted and every thread is processing", func() bool {
 		st := srv.Stats()
 		var requests uint64
 		for _, th := range st.PerThread {
@@ -253,7 +254,7 @@ func TestCloseWhileEveryThreadBusy(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	waitFor(t, "every pool thread has exited", func() bool { return !anyAlive(tids) })
+	modeltest.WaitFor(t, "every pool thread has exited", func() bool { return !anyAlive(tids) })
 	st := srv.Stats()
 	if st.ConnsClosed != st.ConnsAccepted || st.Counters["open_conns"] != 0 {
 		t.Errorf("%d of %d connections closed, %d open", st.ConnsClosed, st.ConnsAccepted, st.Counters["open_conns"])
@@ -382,7 +383,7 @@ func TestEMFILEChild(t *testing.T) {
 	defer c2.close()
 	const fails = 5
 	var k uint64
-	waitFor(t, fmt.Sprintf("%d accepts failed", fails), func() bool {
+	modeltest.WaitFor(t, fmt.Sprintf("%d accepts failed", fails), func() bool {
 		k = srv.Stats().Errors[models.ErrAcceptBackoff]
 		return k >= fails
 	})

@@ -105,9 +105,11 @@ func takeResources() resources {
 	return resources{fds: count("/proc/self/fd"), goroutines: runtime.NumGoroutine(), tids: threadIDs()}
 }
 
-// settle polls cond, yielding the processor between polls, until it holds or
-// 30 s pass. It never sleeps: the server's threads run while it yields.
-func settle(cond func() bool) bool {
+// Settle polls cond, yielding the processor between polls, until it holds
+// or 30 s pass, and reports whether it held. It never sleeps: the server's
+// threads run while it yields. Tests use it to wait for a server to reach a
+// state (a counter, a closed connection) without asserting any timing.
+func Settle(cond func() bool) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -116,6 +118,15 @@ func settle(cond func() bool) bool {
 		runtime.Gosched()
 	}
 	return true
+}
+
+// WaitFor is Settle that fails t, naming what it waited for, if cond does
+// not come to hold.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	if !Settle(cond) {
+		t.Fatalf("timed out waiting until %s", what)
+	}
 }
 
 // startServer starts the model with the suite's configuration (adjusted by
@@ -169,7 +180,7 @@ func checkReleased(t *testing.T, before resources, tids []int) {
 		}
 		return live
 	}
-	ok := settle(func() bool {
+	ok := Settle(func() bool {
 		now := takeResources()
 		return now.fds <= before.fds && now.goroutines <= before.goroutines &&
 			len(alive()) == 0 && len(busyNewThreads(before.tids)) == 0
@@ -344,7 +355,7 @@ func testPartialWrites(t *testing.T, e *env) {
 	// The client may read the last bytes before the server's write returns
 	// and is counted: wait for the count.
 	want := uint64(conns * n * (size - n))
-	if !settle(func() bool { return srv.Stats().BytesWritten >= want }) {
+	if !Settle(func() bool { return srv.Stats().BytesWritten >= want }) {
 		t.Errorf("server counted %d bytes written, responses total at least %d", srv.Stats().BytesWritten, want)
 	}
 }
@@ -440,7 +451,7 @@ func testAbruptDisconnect(t *testing.T, e *env) {
 	if err := serveWell(addr, e.codec, 1<<40, 4, 2, 4); err != nil {
 		t.Fatalf("service after abrupt disconnects: %v", err)
 	}
-	if !settle(func() bool { st := srv.Stats(); return st.ConnsClosed == st.ConnsAccepted }) {
+	if !Settle(func() bool { st := srv.Stats(); return st.ConnsClosed == st.ConnsAccepted }) {
 		st := srv.Stats()
 		t.Fatalf("server closed %d of %d connections", st.ConnsClosed, st.ConnsAccepted)
 	}
@@ -672,7 +683,7 @@ func testClose(t *testing.T, e *env) {
 	for range 2 {
 		open(busy) // a thread is in the blocking work when Close comes
 	}
-	if !settle(func() bool { return srv.Stats().ConnsAccepted == uint64(len(clients)) }) {
+	if !Settle(func() bool { return srv.Stats().ConnsAccepted == uint64(len(clients)) }) {
 		t.Fatalf("server accepted %d of %d connections", srv.Stats().ConnsAccepted, len(clients))
 	}
 	if err := srv.Close(); err != nil {

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"concbench/handleset"
 	"concbench/internal/sysstat"
@@ -148,19 +146,6 @@ func (c *client) expect(reqs ...*wire.Request) error {
 	return nil
 }
 
-// settle polls cond, yielding between polls, for up to 30 s. It waits for
-// the server to reach a state; it asserts no timing.
-func settle(cond func() bool) bool {
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		runtime.Gosched()
-	}
-	return true
-}
-
 func TestStats(t *testing.T) {
 	requireURing(t)
 	const conns, depth = 6, 5
@@ -262,7 +247,7 @@ func TestCloseReleasesRings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !settle(func() bool { return s.Stats().ConnsAccepted == 6 && s.Stats().Requests == 2 }) {
+	if !modeltest.Settle(func() bool { return s.Stats().ConnsAccepted == 6 && s.Stats().Requests == 2 }) {
 		t.Fatalf("server accepted %d connections, served %d requests", s.Stats().ConnsAccepted, s.Stats().Requests)
 	}
 	if err := s.Close(); err != nil {
@@ -309,7 +294,7 @@ func TestBackPressure(t *testing.T) {
 			if err := c.send(reqs...); err != nil {
 				t.Fatal(err)
 			}
-			if !settle(func() bool { return s.Stats().Counters["backpressure_pauses"] > 0 }) {
+			if !modeltest.Settle(func() bool { return s.Stats().Counters["backpressure_pauses"] > 0 }) {
 				t.Fatalf("receiving never paused while the client read nothing: %v", s.Stats().Counters)
 			}
 			if st := s.Stats(); st.Requests >= n {
