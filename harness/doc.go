@@ -10,8 +10,12 @@
 //   - Experiment: what a run measures — configurations (Config: a model
 //     and its serve flags) × workloads × load points (capacity, then
 //     Fractions of it) × Repetitions, with the windows, the CPU split and
-//     the server binary. Validate names every bad value and its range;
-//     Profile returns the named ones (default, thesis, gate).
+//     the server binary — one for the experiment, or one per
+//     configuration (Config.ServerBinary: the CI gate's base and head
+//     builds as two configurations, interleaved A B A B within every
+//     repetition; each point's provenance names the commit that served
+//     it). Validate names every bad value and its range; Profile returns
+//     the named ones (default, thesis, gate).
 //   - Run and Resume: the run. Run writes run.json at once; each point is
 //     written atomically (results.WritePoint) as soon as it is measured;
 //     run.json is written again at the end (Finished) or when the context

@@ -54,6 +54,13 @@ type Config struct {
 	// documentation); the effective value is in every point's ServerInfo.
 	GOMAXPROCS        int  `json:"gomaxprocs,omitempty"`
 	GOMAXPROCSPerConn bool `json:"gomaxprocs_per_conn,omitempty"`
+	// ServerBinary, if set, is the concbench executable that serves this
+	// configuration instead of the experiment's ServerBinary: the CI gate
+	// runs a base commit's build and the current tree's as two
+	// configurations of one experiment, so that its repetitions
+	// interleave them (A B A B). Each point's provenance names the
+	// commit of the binary that served it.
+	ServerBinary string `json:"server_binary,omitempty"`
 }
 
 // gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
@@ -108,8 +115,8 @@ type Experiment struct {
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	LoadCPUs   string `json:"load_cpus,omitempty"`
 	// ServerBinary is the concbench executable that runs "serve"; empty
-	// means the running executable (os.Executable). The CI gate points it
-	// at a base commit's build.
+	// means the running executable (os.Executable). A configuration's own
+	// ServerBinary overrides it.
 	ServerBinary string `json:"server_binary,omitempty"`
 	// Seed seeds the load generator: repetition r at fraction index i uses
 	// the same schedule seed for every configuration (common random

@@ -32,14 +32,15 @@ func TestMain(m *testing.M) {
 }
 
 // buildConcbench builds ./cmd/concbench (from the module root) into out,
-// with the go command of the toolchain running the tests.
-func buildConcbench(out string) error {
+// with the go command of the toolchain running the tests and any further
+// build flags.
+func buildConcbench(out string, flags ...string) error {
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOROOT: %w", err)
 	}
 	gobin := filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go")
-	cmd := exec.Command(gobin, "build", "-o", out, "concbench/cmd/concbench")
+	cmd := exec.Command(gobin, append(append([]string{"build"}, flags...), "-o", out, "concbench/cmd/concbench")...)
 	cmd.Dir = ".."
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build concbench: %w\n%s", err, b)

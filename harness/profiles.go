@@ -35,10 +35,10 @@ var ProfileNames = []string{"default", "thesis", "gate"}
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
 	base := Experiment{
-		Profile:             name,
-		Configs:             AllConfigs(),
-		Workloads:           []Workload{{Workload: DefaultWorkload()}},
-		Fractions:           []float64{0.1, 0.5, 0.75, 0.9},
+		Profile:   name,
+		Configs:   AllConfigs(),
+		Workloads: []Workload{{Workload: DefaultWorkload()}},
+		Fractions: []float64{0.1, 0.5, 0.75, 0.9},
 		// 6: the fewest samples for which x/perf benchmath gives a 95 %
 		// confidence interval of the median; figures need one.
 		Repetitions:         6,

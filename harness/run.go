@@ -138,6 +138,12 @@ type runConfig struct {
 	cfg   Config
 	wl    Workload
 	model results.ModelConfig
+	// bin is the server binary; commit and dirty its VCS stamp when it
+	// is the configuration's own (Config.ServerBinary; "unknown" if it
+	// has none), for its points' provenance.
+	bin    string
+	commit string
+	dirty  bool
 }
 
 // runner is the state of one run.
@@ -194,6 +200,14 @@ func (r *runner) resolve() error {
 	if _, err := os.Stat(r.exp.ServerBinary); err != nil {
 		return fmt.Errorf("harness: the server binary: %w", err)
 	}
+	for _, c := range r.exp.Configs {
+		if c.ServerBinary == "" {
+			continue
+		}
+		if _, err := os.Stat(c.ServerBinary); err != nil {
+			return fmt.Errorf("harness: the server binary of configuration %q: %w", c.Name, err)
+		}
+	}
 	names := r.exp.runNames()
 	for _, w := range r.exp.Workloads {
 		for _, c := range r.exp.Configs {
@@ -202,8 +216,16 @@ func (r *runner) resolve() error {
 			if n := c.gomaxprocs(&w); n > 0 {
 				args = append(args, "--gomaxprocs", fmt.Sprint(n))
 			}
-			r.cfgs = append(r.cfgs, runConfig{name: name, cfg: c, wl: w,
-				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}})
+			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary,
+				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}}
+			if c.ServerBinary != "" {
+				rc.bin = c.ServerBinary
+				var ok bool
+				if rc.commit, rc.dirty, ok = vcsStamp(c.ServerBinary); !ok {
+					rc.commit = "unknown"
+				}
+			}
+			r.cfgs = append(r.cfgs, rc)
 		}
 	}
 	return nil
@@ -398,6 +420,9 @@ func (r *runner) newPoint(rc *runConfig, k, rep int) *results.Point {
 		Repetition: rep,
 		Provenance: r.prov,
 	}
+	if rc.cfg.ServerBinary != "" {
+		p.Provenance.Commit, p.Provenance.Dirty = rc.commit, rc.dirty
+	}
 	if k > 0 {
 		p.Kind, p.Fraction = results.KindOpen, r.exp.Fractions[k-1]
 	}
@@ -443,7 +468,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		r.stopServer()
 	}
 	if r.srv == nil {
-		srv, err := startServer(r.sp, r.exp.ServerBinary, serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs), rc.wl.Protocol)
+		srv, err := startServer(r.sp, rc.bin, serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs), rc.wl.Protocol)
 		if err != nil {
 			if !r.started[rc.name] {
 				// Never ran here: the model is unavailable on this machine

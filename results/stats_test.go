@@ -140,3 +140,12 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestComparePAtMostOne(t *testing.T) {
+	// Heavily tied samples: the exact U-test p-value with ties must still be
+	// reported as a probability.
+	c := results.Compare([]float64{1, 1, 1, 2, 2, 2}, []float64{1, 1, 2, 2, 2, 1})
+	if c.P > 1 || c.P < 0 {
+		t.Fatalf("p = %v, want within [0, 1]", c.P)
+	}
+}

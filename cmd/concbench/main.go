@@ -6,6 +6,7 @@
 //	concbench load --addr A [flags]     drive a server with open- or closed-loop load
 //	concbench bench [--profile P]       run an experiment, then render its figures and report
 //	concbench figures --run DIR         render a run folder's figures and report
+//	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
 //	concbench help [command]            describe a command
 //
 // Run "concbench help serve" for the server's flags.
@@ -69,6 +70,7 @@ var commands = []command{
 	{name: "serve", summary: "run one concurrency model as a server, with a control channel on stdin/stdout", run: runServe},
 	{name: "bench", summary: "run an experiment: every model, capacity and load points, repetitions, server costs, then figures and report (see help bench)", run: runBench},
 	{name: "figures", summary: "render a run folder: figures (svg/pdf/png/tex + CSV each), points.csv, bench.txt (benchstat), report.md and report.html", run: runFigures},
+	{name: "gate", summary: "the CI performance-regression gate: the current tree against a base commit (same job) or the committed baseline; exit 0 pass, 1 regression, 2 undecided", run: runGate},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
 }
 

@@ -176,6 +176,9 @@ var _ handler = (*conn)(nil)
 // be dispatched to another thread.
 func (c *conn) HandleEvent(fd int, ready handleset.Events) {
 	sh := c.th.sh
+	if injectRegression { // the CI gate's self-test only (inject_regression.go)
+		injectCost()
+	}
 	interest, done := c.sess.OnReady(fd, ready, sh)
 	if !done {
 		err := c.s.set.Reactivate(fd, interest)

@@ -1,0 +1,652 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"concbench/gate"
+	"concbench/harness"
+	"concbench/results"
+)
+
+const gateUsage = `usage: concbench gate --base REV [flags]          same job: the base commit against the current tree
+       concbench gate --baseline DIR [flags]      the current tree against a committed baseline
+       concbench gate --write-baseline DIR        measure the current tree and write it as the baseline
+       concbench gate --run DIR [--baseline DIR]  judge a gate run folder again (nothing is measured)
+
+The CI performance-regression gate. It runs the harness's "gate" profile
+(leaderfollowers/lifo, halfsynchalfreactive and netpoll; capacity and 50%
+of it; 6 repetitions) and compares the current tree with a base:
+
+  --base REV       preferred. REV is checked out in a temporary git worktree
+                   (removed afterwards) and built; the current tree is built
+                   too; both run in one experiment, interleaved A B A B
+                   within every repetition, so that the machine's drift hits
+                   both. The load generator is this process, for both sides.
+  --baseline DIR   the committed baseline DIR/baseline.json (results/baseline,
+                   written only by make baseline). It was measured in another
+                   job, so only the robust metrics (allocations and bytes per
+                   request) are gated; the others are reported as info.
+
+Every configuration × load × metric is judged: allocations and bytes per
+request strictly (a fixed absolute bound on the change of the medians),
+context switches per request within a tolerance measured from no-change
+runs, throughput and latency percentiles by a Mann–Whitney U test (p <
+0.05) AND a minimum effect size. Only changes in the bad direction fail;
+improvements are reported. Points with an invalid load-generator verdict or
+that failed are excluded from every sample (and listed); a row needs
+--min-samples valid samples per side.
+
+The report (Markdown, benchstat's manner, for a pull-request comment) goes
+to standard output and, with the JSON verdict, into the run folder
+(gate.md, gate.json) and to --md and --json. Progress goes to standard
+error.
+
+Exit status: 0 pass, 1 regression, 2 the gate could not decide (a build
+failed, a baseline or run folder cannot be read or was measured with
+another setup, too few valid samples, a model unavailable on one side, the
+run was interrupted, bad flags) — never a silent pass.
+
+Flags:
+`
+
+// gateFlags are the gate command's settings.
+type gateFlags struct {
+	base, baseline, writeBaseline, run string
+	baseBinary, headBinary, headTags   string
+	md, json, out                      string
+	models                             string
+	reps, conns, minSamples            int
+	duration, warmup                   time.Duration
+}
+
+// Side suffixes of the configurations of a same-job run.
+const (
+	baseSuffix = "/base"
+	headSuffix = "/head"
+)
+
+func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
+	var f gateFlags
+	prof, _ := harness.Profile("gate")
+	fs.StringVar(&f.base, "base", "", "the base git revision (e.g. HEAD, origin/main, a merge base), built in a temporary worktree and measured in the same job")
+	fs.StringVar(&f.baseline, "baseline", "", "the committed baseline's folder (results/baseline) to compare with instead of a base build")
+	fs.StringVar(&f.writeBaseline, "write-baseline", "", "measure the current tree and write its baseline into this folder (make baseline)")
+	fs.StringVar(&f.run, "run", "", "judge this existing gate run folder instead of measuring (with --baseline: against the baseline)")
+	fs.StringVar(&f.baseBinary, "base-binary", "", "a concbench built from the base, instead of --base (e.g. built elsewhere)")
+	fs.StringVar(&f.headBinary, "head-binary", "", "a concbench built from the current tree, instead of building it (make gate-ci and make baseline pass bin/concbench, just built)")
+	fs.StringVar(&f.headTags, "head-tags", "", "build tags for the current tree's build: concbench_regression injects a regression into leaderfollowers (the gate's self-test)")
+	fs.StringVar(&f.md, "md", "", "also write the Markdown report to this file")
+	fs.StringVar(&f.json, "json", "", "also write the JSON verdict to this file")
+	fs.StringVar(&f.out, "out", "out", "the folder under which the run folder gate-<UTC time> is made")
+	fs.StringVar(&f.models, "models", "", "comma-separated configurations, by name or model (default: the gate profile's)")
+	fs.IntVar(&f.reps, "reps", prof.Repetitions, "repetitions per side (the profile's; a baseline needs the same)")
+	fs.IntVar(&f.conns, "conns", prof.Workloads[0].Conns, "connections (the profile's)")
+	fs.DurationVar(&f.duration, "duration", time.Duration(prof.Duration), "measured window of every point (the profile's)")
+	fs.DurationVar(&f.warmup, "warmup", time.Duration(prof.Warmup), "warm-up before every window (the profile's)")
+	fs.IntVar(&f.minSamples, "min-samples", gate.DefaultMinSamples, "valid samples per side a gated row needs (fewer: undecided)")
+	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
+		fmt.Fprint(w, gateUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitStatus{2, err}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := checkGateFlags(&f, set, fs.Args()); err != nil {
+		return &exitStatus{2, err}
+	}
+	exp, err := gateExperiment(&f, set)
+	if err != nil {
+		return &exitStatus{2, err}
+	}
+	opt := gate.DefaultOptions()
+	opt.MinSamples = f.minSamples
+	opt.Baseline = f.baseline != ""
+	g := &gateRun{f: &f, exp: exp, opt: opt, stdout: stdout, stderr: stderr, begin: time.Now()}
+	return g.do(ctx)
+}
+
+// checkGateFlags refuses combinations that make no sense.
+func checkGateFlags(f *gateFlags, set map[string]bool, rest []string) error {
+	if len(rest) > 0 {
+		return fmt.Errorf("gate: unexpected argument %q (flags only)", rest[0])
+	}
+	modes := 0
+	for _, m := range []string{"base", "base-binary", "baseline", "write-baseline"} {
+		if set[m] {
+			modes++
+		}
+	}
+	switch {
+	case set["base"] && set["base-binary"]:
+		return errors.New("gate: --base and --base-binary both given (accepted: one base)")
+	case f.run == "" && modes != 1:
+		return errors.New("gate: give one of --base REV, --baseline DIR or --write-baseline DIR (run 'concbench help gate')")
+	case f.run != "" && (set["base"] || set["base-binary"]):
+		return errors.New("gate: --run judges a folder that already holds both sides; --base/--base-binary cannot change it")
+	case f.run != "" && (set["head-binary"] || set["head-tags"] || set["models"] || set["reps"] || set["conns"] || set["duration"] || set["warmup"]):
+		return errors.New("gate: --run judges a folder as it was measured; the measurement flags cannot change it")
+	case set["write-baseline"] && (set["head-tags"] || set["baseline"]):
+		return errors.New("gate: --write-baseline measures the plain current tree (no --head-tags, no --baseline)")
+	case set["head-binary"] && set["head-tags"]:
+		return errors.New("gate: --head-binary and --head-tags both given (accepted: a build, or tags to build with)")
+	case f.minSamples < 1 || f.minSamples > harness.MaxRepetitions:
+		return fmt.Errorf("gate: --min-samples %d out of range (accepted: 1..%d)", f.minSamples, harness.MaxRepetitions)
+	}
+	return nil
+}
+
+// gateExperiment is the gate profile with the flags that were set
+// applied over it.
+func gateExperiment(f *gateFlags, set map[string]bool) (harness.Experiment, error) {
+	exp, err := harness.Profile("gate")
+	if err != nil {
+		return exp, err
+	}
+	exp = exp.WithDefaults()
+	if set["models"] {
+		if exp.Configs, err = selectConfigs(exp.Configs, f.models); err != nil {
+			return exp, fmt.Errorf("gate: %w", err)
+		}
+	}
+	if set["reps"] {
+		exp.Repetitions = f.reps
+	}
+	if set["conns"] {
+		exp.Workloads[0].Conns = f.conns
+	}
+	if set["duration"] {
+		exp.Duration = harness.Duration(f.duration)
+	}
+	if set["warmup"] {
+		exp.Warmup = harness.Duration(f.warmup)
+	}
+	if err := exp.Validate(); err != nil {
+		return exp, fmt.Errorf("gate: %w", err)
+	}
+	return exp, nil
+}
+
+// gateRun is one invocation of the gate.
+type gateRun struct {
+	f              *gateFlags
+	exp            harness.Experiment
+	opt            gate.Options
+	stdout, stderr io.Writer
+	begin          time.Time
+	tmp            string
+	notes          []string
+	base, head     gate.Side // labels and refs, filled in as the sides are built
+	dir            string    // the run folder
+}
+
+// mode names the comparison for the report.
+func (g *gateRun) mode() string {
+	if g.f.baseline != "" {
+		return "against a committed baseline (measured in another job: only the robust metrics are gated)"
+	}
+	return "same job, interleaved A B A B within every repetition"
+}
+
+// undecided ends the gate with exit status 2 and a report that says why.
+func (g *gateRun) undecided(format string, args ...any) error {
+	r := gate.Failed(g.base, g.head, g.mode(), fmt.Sprintf(format, args...))
+	r.Notes = g.notes
+	return g.finish(r)
+}
+
+func (g *gateRun) do(ctx context.Context) error {
+	f := g.f
+	g.base = gate.Side{Label: "base", Commit: "unknown"}
+	g.head = gate.Side{Label: "head", Commit: "unknown", Ref: "working tree"}
+	if f.baseline != "" {
+		g.base.Label, g.base.Ref = "baseline", f.baseline
+	}
+	if f.writeBaseline != "" {
+		g.head.Label = "baseline"
+	}
+	var err error
+	if g.tmp, err = os.MkdirTemp("", "concbench-gate-"); err != nil {
+		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+	}
+	defer os.RemoveAll(g.tmp)
+
+	var bl *gate.Baseline
+	if f.baseline != "" {
+		if bl, err = gate.ReadBaseline(f.baseline); err != nil {
+			return g.undecided("the baseline cannot be read: %v", err)
+		}
+		g.base.Commit, g.base.Dirty = bl.Commit, bl.Dirty
+		g.base.Ref = fmt.Sprintf("%s, measured %s", f.baseline, bl.Provenance.Time.Format("2006-01-02"))
+	}
+
+	if f.run != "" {
+		g.dir = f.run
+		g.head.Ref = ""
+		if f.baseline == "" {
+			g.base.Ref = ""
+		}
+		g.notes = append(g.notes, fmt.Sprintf("Judged the existing run folder %s (nothing was measured).", f.run))
+	} else {
+		if err := g.measure(ctx); err != nil {
+			return err
+		}
+	}
+
+	run, pts, err := results.ReadRun(g.dir)
+	if err != nil {
+		return g.undecided("the run folder cannot be read: %v", err)
+	}
+	setup, err := setupOf(run)
+	if err != nil {
+		return g.undecided("the run folder's experiment cannot be read: %v", err)
+	}
+	metrics := gate.Metrics(g.opt.Rules)
+
+	if f.writeBaseline != "" {
+		return g.writeBaseline(run, pts, setup, metrics)
+	}
+
+	var base, head *gate.Side
+	if bl != nil {
+		base = &bl.Side
+		head = gate.FromRun(run, pts, "head", "", metrics)
+	} else {
+		base = gate.FromRun(run, pts, "base", baseSuffix, metrics)
+		head = gate.FromRun(run, pts, "head", headSuffix, metrics)
+	}
+	label(base, &g.base)
+	label(head, &g.head)
+	r := gate.Compare(base, head, g.opt, g.mode())
+	if bl != nil {
+		for _, d := range bl.Setup.Diff(&setup) {
+			r.AddProblem("this run's setup differs from the baseline's, so they are not comparable: %s (refresh the baseline with make baseline, or run with its settings)", d)
+		}
+		g.notes = append(g.notes, provenanceNotes(&bl.Provenance, &run.Provenance)...)
+	} else if len(base.Points) == 0 && len(head.Points) == 0 {
+		r.AddProblem("the run folder %s has no %s and %s configurations (not a same-job gate run; give --baseline to judge it against a baseline)", g.dir, baseSuffix, headSuffix)
+	}
+	if run.Partial() {
+		r.AddProblem("the run did not finish (interrupted or still running): only %d points were measured", len(pts))
+	}
+	r.Notes = append(r.Notes, g.notes...)
+	return g.finish(r)
+}
+
+// label fills in a side's label and where it came from, keeping what the
+// points know (their binary's commit) unless the gate knows better.
+func label(s *gate.Side, known *gate.Side) {
+	s.Label, s.Ref = known.Label, known.Ref
+	if known.Commit != "unknown" && known.Commit != "" {
+		s.Commit, s.Dirty = known.Commit, known.Dirty
+	}
+}
+
+// measure builds what needs building and runs the experiment into a new
+// run folder.
+func (g *gateRun) measure(ctx context.Context) error {
+	f := g.f
+	tree, treeErr := findTree()
+	buildStart := time.Now()
+
+	// The base first: a base that cannot be built ends the gate before
+	// anything else is spent.
+	var baseBin string
+	if f.base != "" || f.baseBinary != "" {
+		baseBin = f.baseBinary
+		g.base.Ref = "--base-binary " + f.baseBinary
+	}
+	if f.base != "" {
+		g.base.Ref = "--base " + f.base
+		if treeErr != nil {
+			return g.undecided("the base cannot be built: %v", treeErr)
+		}
+		if tree.gitRoot == "" {
+			return g.undecided("the base cannot be built: %s is not in a git repository", tree.modRoot)
+		}
+		fmt.Fprintf(g.stderr, "concbench gate: building the base %s in a temporary git worktree\n", f.base)
+		var commit string
+		var err error
+		baseBin, commit, err = buildBase(ctx, tree, f.base, g.tmp)
+		if commit != "" {
+			g.base.Commit = commit
+		}
+		if err != nil {
+			return g.undecided("the base %s cannot be built: %v", f.base, err)
+		}
+		g.notes = append(g.notes, fmt.Sprintf("The base was built from %s (%s) in a temporary git worktree, removed afterwards.", f.base, commit))
+	}
+
+	headBin := f.headBinary
+	if headBin == "" {
+		if treeErr != nil {
+			return g.undecided("the current tree cannot be built: %v", treeErr)
+		}
+		headBin = filepath.Join(g.tmp, "concbench-head")
+		fmt.Fprintf(g.stderr, "concbench gate: building the current tree (%s)%s\n", tree.modRoot, tagText(f.headTags))
+		if err := goBuild(ctx, tree.modRoot, headBin, f.headTags); err != nil {
+			return g.undecided("the current tree does not build: %v", err)
+		}
+		g.head.Ref = "working tree" + tagText(f.headTags)
+	} else {
+		g.head.Ref = "--head-binary " + f.headBinary
+	}
+	if treeErr == nil && tree.gitRoot != "" {
+		if c, dirty, err := gitHead(ctx, tree.modRoot); err == nil {
+			g.head.Commit, g.head.Dirty = c, dirty
+		}
+	}
+
+	exp := g.exp
+	exp.ServerBinary = headBin
+	if baseBin != "" {
+		exp.Configs = nil
+		for _, c := range g.exp.Configs {
+			b, h := c, c
+			b.Name, b.ServerBinary = c.Name+baseSuffix, baseBin
+			h.Name, h.ServerBinary = c.Name+headSuffix, headBin
+			exp.Configs = append(exp.Configs, b, h)
+		}
+		g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench) for both sides; only the servers' binaries differ.")
+	} else {
+		g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench).")
+	}
+	buildTime := time.Since(buildStart)
+	if err := exp.Validate(); err != nil {
+		return g.undecided("the experiment is invalid: %v", err)
+	}
+
+	g.dir = filepath.Join(g.f.out, "gate-"+time.Now().UTC().Format("20060102T150405Z"))
+	fmt.Fprintf(g.stderr, "concbench gate: %d configurations × %d repetitions → %s\n", len(exp.Configs), exp.Repetitions, g.dir)
+	runStart := time.Now()
+	sum, err := harness.Run(ctx, exp, g.dir, harness.Options{Progress: g.stderr})
+	if err != nil && sum == nil {
+		return g.undecided("the run could not be made: %v", err)
+	}
+	fmt.Fprintf(g.stderr, "concbench gate: %s\n", sum)
+	g.notes = append(g.notes, fmt.Sprintf("Run folder: %s (%s). Builds %s, measurement %s.", g.dir, sum, buildTime.Round(time.Second), time.Since(runStart).Round(time.Second)))
+	if err != nil {
+		return g.undecided("the run failed: %v", err)
+	}
+	if !setupIsProfile(&g.exp) {
+		g.notes = append(g.notes, "The setup was changed by flags: this is not the gate profile's suite.")
+	}
+	return nil
+}
+
+// setupIsProfile reports whether exp is the gate profile unchanged (apart
+// from what a run resolves).
+func setupIsProfile(exp *harness.Experiment) bool {
+	p, _ := harness.Profile("gate")
+	p = p.WithDefaults()
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(exp)
+	return bytes.Equal(a, b)
+}
+
+// writeBaseline checks that the run can serve as a baseline (every
+// configuration available, enough valid samples of every metric) and
+// writes it.
+func (g *gateRun) writeBaseline(run *results.Run, pts []results.Point, setup gate.Setup, metrics []results.Metric) error {
+	side := gate.FromRun(run, pts, "baseline", "", metrics)
+	if problems := gate.Usable(side, g.opt); len(problems) > 0 {
+		r := gate.Failed(g.base, g.head, "writing a baseline", problems...)
+		r.AddProblem("the baseline was NOT written: run make baseline again (on a quiet machine)")
+		r.Notes = g.notes
+		return g.finish(r)
+	}
+	b := &gate.Baseline{About: gate.About, Setup: setup, Provenance: run.Provenance, Side: *side}
+	if c := g.head.Commit; c != "" && c != "unknown" {
+		b.Commit, b.Dirty = c, g.head.Dirty
+	}
+	b.Label, b.Ref = "baseline", ""
+	if err := gate.WriteBaseline(g.f.writeBaseline, b); err != nil {
+		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+	}
+	dirty := ""
+	if b.Dirty {
+		dirty = " WITH UNCOMMITTED CHANGES (commit them before the baseline, so that the baseline names the code it measured)"
+	}
+	fmt.Fprintf(g.stdout, "baseline: %s (%d points of commit %s%s); review and commit it\n",
+		filepath.Join(g.f.writeBaseline, gate.BaselineFile), len(b.Points), b.Commit, dirty)
+	for _, n := range g.notes {
+		fmt.Fprintf(g.stdout, "- %s\n", n)
+	}
+	return nil
+}
+
+// finish writes the report (stdout, the run folder, --md, --json) and
+// returns the exit status it calls for.
+func (g *gateRun) finish(r *gate.Report) error {
+	var md, js bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+	}
+	var errs []error
+	if _, err := g.stdout.Write(md.Bytes()); err != nil {
+		errs = append(errs, err)
+	}
+	files := map[string][]byte{g.f.md: md.Bytes(), g.f.json: js.Bytes()}
+	if g.dir != "" && g.f.run == "" {
+		files[filepath.Join(g.dir, "gate.md")] = md.Bytes()
+		files[filepath.Join(g.dir, "gate.json")] = js.Bytes()
+	}
+	for path, b := range files {
+		if path == "" {
+			continue
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &exitStatus{2, fmt.Errorf("gate: writing the report: %w", err)}
+	}
+	switch code := r.ExitCode(); code {
+	case 0:
+		return nil
+	case 1:
+		return &exitStatus{1, fmt.Errorf("gate: REGRESSION: %s", strings.Join(r.Regressions(), "; "))}
+	default:
+		return &exitStatus{code, fmt.Errorf("gate: could not decide: %s", strings.Join(undecidedReasons(r), "; "))}
+	}
+}
+
+// undecidedReasons lists why r is undecided, briefly.
+func undecidedReasons(r *gate.Report) []string {
+	out := append([]string(nil), r.Problems...)
+	n := 0
+	for i := range r.Rows {
+		if r.Rows[i].Verdict == gate.Undecided {
+			n++
+		}
+	}
+	if n > 0 {
+		out = append(out, fmt.Sprintf("%d rows undecided (see the report)", n))
+	}
+	return out
+}
+
+// setupOf describes what run measured, for comparing it with a baseline:
+// the experiment from run.json and the configurations as recorded,
+// without the side suffix of a same-job run (the head's).
+func setupOf(run *results.Run) (gate.Setup, error) {
+	var exp harness.Experiment
+	b, err := json.Marshal(run.Experiment)
+	if err == nil {
+		err = json.Unmarshal(b, &exp)
+	}
+	if err != nil {
+		return gate.Setup{}, err
+	}
+	s := gate.Setup{Profile: exp.Profile, Fractions: exp.Fractions, Repetitions: exp.Repetitions,
+		Warmup: exp.Warmup.String(), Duration: exp.Duration.String(), CapacityOutstanding: exp.CapacityOutstanding,
+		LoadWorkers: exp.LoadWorkers, Seed: exp.Seed}
+	for _, w := range exp.Workloads {
+		s.Workloads = append(s.Workloads, w.Workload)
+	}
+	same := false
+	for _, c := range run.Configs {
+		if strings.HasSuffix(c.Name, headSuffix) {
+			same = true
+		}
+	}
+	for _, c := range run.Configs {
+		if same {
+			name, ok := strings.CutSuffix(c.Name, headSuffix)
+			if !ok {
+				continue
+			}
+			c.Name = name
+		}
+		s.Configs = append(s.Configs, c)
+	}
+	return s, nil
+}
+
+// provenanceNotes says where the baseline's machine and build differ from
+// this run's.
+func provenanceNotes(old, cur *results.Provenance) []string {
+	var ds []string
+	for _, d := range []struct{ what, a, b string }{
+		{"Go", old.GoVersion, cur.GoVersion},
+		{"CPU", old.CPUModel, cur.CPUModel},
+		{"CPUs", fmt.Sprint(old.NumCPU), fmt.Sprint(cur.NumCPU)},
+		{"kernel", old.Kernel, cur.Kernel},
+		{"server CPUs", old.ServerCPUs, cur.ServerCPUs},
+		{"load CPUs", old.LoadCPUs, cur.LoadCPUs},
+	} {
+		if d.a != d.b {
+			ds = append(ds, fmt.Sprintf("%s %s (baseline: %s)", d.what, d.b, d.a))
+		}
+	}
+	if len(ds) == 0 {
+		return []string{fmt.Sprintf("The baseline was measured on the same kind of machine and toolchain (%s, %d CPUs, %s, kernel %s).", cur.CPUModel, cur.NumCPU, cur.GoVersion, cur.Kernel)}
+	}
+	return []string{"This run's machine or toolchain differs from the baseline's: " + strings.Join(ds, ", ") +
+		". A new Go version can change allocations: refresh the baseline (make baseline) in the commit that changes the toolchain."}
+}
+
+func tagText(tags string) string {
+	if tags == "" {
+		return ""
+	}
+	return " with -tags " + tags
+}
+
+// tree is where the current tree is: its module root and, if it is in
+// a git repository, the repository's root.
+type tree struct {
+	modRoot, gitRoot string
+	rel              string // modRoot relative to gitRoot
+}
+
+// findTree locates the concbench module around the working directory.
+func findTree() (tree, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return tree{}, fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return tree{}, errors.New("the working directory is not inside a Go module (run the gate from the concbench checkout)")
+	}
+	t := tree{modRoot: filepath.Dir(mod)}
+	if _, err := os.Stat(filepath.Join(t.modRoot, "cmd", "concbench")); err != nil {
+		return tree{}, fmt.Errorf("%s is not the concbench module: %w", t.modRoot, err)
+	}
+	if out, err := exec.Command("git", "-C", t.modRoot, "rev-parse", "--show-toplevel").Output(); err == nil {
+		t.gitRoot = strings.TrimSpace(string(out))
+		if t.rel, err = filepath.Rel(t.gitRoot, t.modRoot); err != nil {
+			return tree{}, err
+		}
+	}
+	return t, nil
+}
+
+// goBuild builds ./cmd/concbench in dir into out, with build tags. Both
+// sides are built alike: -trimpath (so that the build cache serves the
+// base's unchanged packages from a worktree in another folder) and
+// -buildvcs=auto (so that each binary carries the commit it was built
+// from, whatever GOFLAGS says).
+func goBuild(ctx context.Context, dir, out, tags string) error {
+	args := []string{"build", "-trimpath", "-buildvcs=auto"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, "-o", out, "./cmd/concbench")
+	return runIn(ctx, dir, "go", args...)
+}
+
+// runIn runs a command in dir; its error carries the command's output.
+func runIn(ctx context.Context, dir, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, bytes.TrimSpace(b))
+	}
+	return nil
+}
+
+// gitHead returns the commit checked out in dir and whether the tree has
+// uncommitted changes.
+func gitHead(ctx context.Context, dir string) (string, bool, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false, fmt.Errorf("git rev-parse HEAD: %w", err)
+	}
+	st, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain").Output()
+	return strings.TrimSpace(string(out)), err != nil || len(bytes.TrimSpace(st)) > 0, nil
+}
+
+// buildBase checks rev out in a temporary git worktree under tmp, builds
+// concbench there into tmp, and removes the worktree. It returns the
+// binary and the commit rev names (as soon as it is known, also on
+// failure).
+func buildBase(ctx context.Context, t tree, rev, tmp string) (bin, commit string, err error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", t.gitRoot, "rev-parse", "--verify", "--quiet", rev+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("git rev-parse: %q is not a commit in %s", rev, t.gitRoot)
+	}
+	commit = strings.TrimSpace(string(out))
+	wt := filepath.Join(tmp, "base-src")
+	if err := runIn(ctx, t.gitRoot, "git", "worktree", "add", "--detach", wt, commit); err != nil {
+		return "", commit, err
+	}
+	defer func() {
+		// Remove the worktree and its administrative files whatever
+		// happened; a failure to do so is reported, not hidden.
+		rerr := runIn(context.Background(), t.gitRoot, "git", "worktree", "remove", "--force", wt)
+		if rerr != nil {
+			rerr = errors.Join(rerr, runIn(context.Background(), t.gitRoot, "git", "worktree", "prune"))
+		}
+		if rerr != nil && err == nil {
+			err = fmt.Errorf("removing the base worktree %s: %w", wt, rerr)
+		}
+	}()
+	bin = filepath.Join(tmp, "concbench-base")
+	if err := goBuild(ctx, filepath.Join(wt, t.rel), bin, ""); err != nil {
+		return "", commit, err
+	}
+	return bin, commit, nil
+}

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"concbench/gate"
+	"concbench/harness"
+	"concbench/loadgen"
+	"concbench/results"
+)
+
+// TestGateHelp checks that --help documents the modes, the exit
+// statuses and every flag.
+func TestGateHelp(t *testing.T) {
+	var out bytes.Buffer
+	err := runGate(context.Background(), []string{"--help"}, nil, &out, &out)
+	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
+		t.Fatalf("runGate --help = %v (exit %d), want flag.ErrHelp (exit 0)", err, exitCode(err))
+	}
+	for _, want := range []string{
+		"usage: concbench gate --base REV", "Exit status: 0 pass, 1 regression, 2 the gate could not decide",
+		"-base", "-baseline", "-write-baseline", "-run", "-base-binary", "-head-binary", "-head-tags", "-md", "-json",
+		"-out", "-models", "-reps", "(default 6)", "-conns", "-duration", "-warmup", "-min-samples", "(default 3)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// TestGateFlagErrors checks that bad flags are refused with exit status 2
+// (the gate could not decide; never 1, which means a regression) and a
+// message naming the problem, before anything is built or run.
+func TestGateFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "no mode", args: nil, want: "give one of --base REV, --baseline DIR or --write-baseline DIR"},
+		{name: "two modes", args: []string{"--base", "HEAD", "--baseline", "results/baseline"}, want: "give one of"},
+		{name: "two bases", args: []string{"--base", "HEAD", "--base-binary", "/bin/true"}, want: "--base and --base-binary both given"},
+		{name: "run with a base", args: []string{"--run", "out/x", "--base", "HEAD"}, want: "--run judges a folder that already holds both sides"},
+		{name: "run with measurement flags", args: []string{"--run", "out/x", "--reps", "8"}, want: "the measurement flags cannot change it"},
+		{name: "write baseline with tags", args: []string{"--write-baseline", "b", "--head-tags", "concbench_regression"}, want: "measures the plain current tree"},
+		{name: "head binary and tags", args: []string{"--base", "HEAD", "--head-binary", "x", "--head-tags", "y"}, want: "--head-binary and --head-tags both given"},
+		{name: "min samples", args: []string{"--base", "HEAD", "--min-samples", "0"}, want: "--min-samples 0 out of range"},
+		{name: "model", args: []string{"--base", "HEAD", "--models", "nginx"}, want: `no configuration or model "nginx"`},
+		{name: "reps", args: []string{"--base", "HEAD", "--reps", "0"}, want: "repetitions 0 out of range"},
+		{name: "unknown flag", args: []string{"--bsae", "HEAD"}, want: "flag provided but not defined: -bsae"},
+		{name: "argument", args: []string{"--base", "HEAD", "now"}, want: `unexpected argument "now"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := runGate(context.Background(), tc.args, nil, &out, &out)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
+				t.Errorf("gate %v = %v (exit %d), want exit 2 and an error containing %q", tc.args, err, exitCode(err), tc.want)
+			}
+		})
+	}
+}
+
+// point is one synthetic measured point's numbers.
+type point struct {
+	valid                bool
+	capacity, p50, p99   float64
+	allocs, bytes, ctxsw float64
+	failed               bool
+}
+
+// writeGateRun writes a finished synthetic run of the gate profile into
+// dir: configurations names (with side suffixes for a same-job run),
+// capacity and open 0.50, reps repetitions, each point's numbers from f.
+func writeGateRun(t *testing.T, dir string, names []string, reps int, f func(name string, kind results.Kind, rep int) point) {
+	t.Helper()
+	exp, err := harness.Profile("gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp = exp.WithDefaults()
+	exp.Repetitions = reps
+	run := &results.Run{ID: filepath.Base(dir), Profile: "gate", Experiment: exp, Started: time.Unix(1e9, 0).UTC(), Finished: time.Unix(1e9+180, 0).UTC(),
+		Provenance: results.Provenance{Commit: "c0ffee", GoVersion: "go1.26", CPUModel: "test CPU", NumCPU: 2, Kernel: "6.1", ServerCPUs: "0", LoadCPUs: "1"}}
+	for _, n := range names {
+		run.Configs = append(run.Configs, results.ModelConfig{Name: n, Model: strings.Split(n, "/")[0], Args: []string{}})
+	}
+	if err := results.WriteRun(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		for _, kind := range []results.Kind{results.KindCapacity, results.KindOpen} {
+			for rep := range reps {
+				v := f(n, kind, rep)
+				p := &results.Point{Run: run.ID, Config: results.ModelConfig{Name: n, Model: strings.Split(n, "/")[0], Args: []string{}},
+					Workload: exp.Workloads[0].Workload, Kind: kind, Fraction: 1, Repetition: rep, Status: results.StatusOK,
+					Provenance: run.Provenance}
+				if kind == results.KindOpen {
+					p.Fraction = 0.5
+				}
+				if v.failed {
+					p.Status, p.Failure = results.StatusFailed, "the server (pid 1) exited during the point"
+				} else {
+					p.Load = &loadgen.Result{Valid: v.valid, AchievedRatePerS: v.capacity,
+						Latency: loadgen.Summary{Count: 40000, P50Ns: int64(v.p50), P99Ns: int64(v.p99)}}
+					if !v.valid {
+						p.Load.Reasons = []string{"send lag p99 252µs exceeds 100µs: the generator could not keep its schedule"}
+					}
+					p.Server = results.ServerCost{Requests: 80000, AllocsPerRequest: v.allocs, BytesPerRequest: v.bytes, CtxswPerRequest: v.ctxsw}
+				}
+				if err := results.WritePoint(dir, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// steady is a point of a model that did not change: ±1 % around fixed
+// values.
+func steady(rep int) point {
+	w := 1 + 0.01*float64([]int{0, 1, -1, 2, -2, 1, 0, -1}[rep%8])
+	return point{valid: true, capacity: 45000 * w, p50: 90e3 * w, p99: 500e3 * w, allocs: 0.001, bytes: 0.3, ctxsw: 0.5 * w}
+}
+
+var sameJobNames = []string{"leaderfollowers/lifo/base", "leaderfollowers/lifo/head", "netpoll/base", "netpoll/head"}
+
+// gate runs the gate command with args and returns its stdout and exit
+// status.
+func gateCmd(t *testing.T, args ...string) (string, int, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := runGate(context.Background(), args, nil, &out, &errOut)
+	if err == nil {
+		return out.String(), 0, nil
+	}
+	return out.String(), exitCode(err), err
+}
+
+// TestGateJudgeRun checks the exit statuses end to end on synthetic
+// same-job run folders: pass, an injected regression (named by model and
+// metric, in stdout, --md and --json), too few valid samples, a folder
+// that is not a same-job run, and an interrupted run.
+func TestGateJudgeRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		names    []string
+		f        func(name string, kind results.Kind, rep int) point
+		partial  bool
+		wantCode int
+		want     []string
+	}{
+		{name: "no change", names: sameJobNames, f: func(string, results.Kind, int) point { return steady(0) }, wantCode: 0,
+			want: []string{"## concbench gate: pass (exit 0)", "| leaderfollowers/lifo | capacity | throughput req/s |"}},
+		{name: "wobble", names: sameJobNames, f: func(_ string, _ results.Kind, rep int) point { return steady(rep) }, wantCode: 0,
+			want: []string{"## concbench gate: pass (exit 0)"}},
+		{name: "regression", names: sameJobNames, f: func(n string, _ results.Kind, rep int) point {
+			p := steady(rep)
+			if n == "leaderfollowers/lifo/head" {
+				p.allocs += 1
+				p.bytes += 64
+				p.capacity *= 0.8
+			}
+			return p
+		}, wantCode: 1, want: []string{"## concbench gate: REGRESSION (exit 1)", "- leaderfollowers/lifo capacity: allocations per request +1.000",
+			"- leaderfollowers/lifo open 0.50: allocated bytes per request +64.0", "- leaderfollowers/lifo capacity: throughput -20.0%"}},
+		{name: "invalid points", names: sameJobNames, f: func(n string, k results.Kind, rep int) point {
+			p := steady(rep)
+			p.valid = !(n == "netpoll/base" && k == results.KindOpen && rep < 4)
+			return p
+		}, wantCode: 2, want: []string{"## concbench gate: undecided (exit 2)", "too few valid samples: base 2, head 6 (3 needed)",
+			"netpoll open 0.50: base rep 3 invalid: send lag p99 252µs"}},
+		{name: "invalid points excluded", names: sameJobNames, f: func(n string, k results.Kind, rep int) point {
+			p := steady(rep)
+			p.valid = !(n == "netpoll/base" && k == results.KindOpen && rep < 2)
+			return p
+		}, wantCode: 0, want: []string{"## concbench gate: pass (exit 0)", "netpoll open 0.50: base rep 1 invalid: send lag p99 252µs"}},
+		{name: "failed points", names: sameJobNames, f: func(n string, k results.Kind, rep int) point {
+			p := steady(rep)
+			p.failed = n == "netpoll/head" && rep >= 2
+			return p
+		}, wantCode: 2, want: []string{"too few valid samples: base 6, head 2 (3 needed)", "head rep 3 failed: the server (pid 1) exited"}},
+		{name: "not a same-job run", names: []string{"netpoll"}, f: func(string, results.Kind, int) point { return steady(0) }, wantCode: 2,
+			want: []string{"has no /base and /head configurations"}},
+		{name: "interrupted", names: sameJobNames, f: func(string, results.Kind, int) point { return steady(0) }, partial: true, wantCode: 2,
+			want: []string{"the run did not finish"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "gate-run")
+			writeGateRun(t, dir, tc.names, 6, tc.f)
+			if tc.partial {
+				run, _, _ := results.ReadRun(dir)
+				run.Finished, run.Interrupted = time.Time{}, true
+				results.WriteRun(dir, run)
+			}
+			md, js := filepath.Join(t.TempDir(), "gate.md"), filepath.Join(t.TempDir(), "gate.json")
+			stdout, code, err := gateCmd(t, "--run", dir, "--md", md, "--json", js)
+			if code != tc.wantCode {
+				t.Errorf("exit %d (%v), want %d\n%s", code, err, tc.wantCode, stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			if b, _ := os.ReadFile(md); string(b) != stdout {
+				t.Errorf("--md file differs from stdout")
+			}
+			var v struct {
+				Outcome  string `json:"outcome"`
+				ExitCode int    `json:"exit_code"`
+			}
+			if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &v) != nil || v.ExitCode != tc.wantCode {
+				t.Errorf("--json: %+v (%v), want exit_code %d", v, err, tc.wantCode)
+			}
+			if tc.wantCode == 1 && (!strings.Contains(err.Error(), "REGRESSION: leaderfollowers/lifo") || strings.Contains(err.Error(), "netpoll")) {
+				t.Errorf("error %q: want the regressed model named, and only it", err)
+			}
+		})
+	}
+}
+
+// TestGateBaseline checks --write-baseline and --baseline on synthetic
+// runs: a baseline is written only from a run with enough valid samples;
+// against it only the robust metrics are gated (a timing change is
+// info, an extra allocation fails); a run with another setup, or an
+// unreadable baseline, is undecided.
+func TestGateBaseline(t *testing.T) {
+	tmp := t.TempDir()
+	names := []string{"leaderfollowers/lifo", "netpoll"}
+	measured := filepath.Join(tmp, "measured")
+	writeGateRun(t, measured, names, 6, func(_ string, _ results.Kind, rep int) point { return steady(rep) })
+	bl := filepath.Join(tmp, "baseline")
+	stdout, code, err := gateCmd(t, "--run", measured, "--write-baseline", bl)
+	if code != 0 || !strings.Contains(stdout, "review and commit it") {
+		t.Fatalf("--write-baseline: exit %d (%v)\n%s", code, err, stdout)
+	}
+	b, err := gate.ReadBaseline(bl)
+	if err != nil || len(b.Points) != 24 || b.Setup.Repetitions != 6 || len(b.Setup.Configs) != 2 {
+		t.Fatalf("baseline %+v: %v", b, err)
+	}
+
+	// Too few valid samples: refused, nothing written.
+	noisy := filepath.Join(tmp, "noisy")
+	writeGateRun(t, noisy, names, 6, func(n string, _ results.Kind, rep int) point {
+		p := steady(rep)
+		p.valid = n != "netpoll" || rep >= 4
+		return p
+	})
+	refused := filepath.Join(tmp, "refused")
+	if stdout, code, _ := gateCmd(t, "--run", noisy, "--write-baseline", refused); code != 2 || !strings.Contains(stdout, "the baseline was NOT written") {
+		t.Errorf("--write-baseline from a noisy run: exit %d\n%s", code, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(refused, gate.BaselineFile)); err == nil {
+		t.Errorf("a baseline was written from a run with too few valid samples")
+	}
+
+	for _, tc := range []struct {
+		name     string
+		reps     int
+		f        func(name string, kind results.Kind, rep int) point
+		baseline string
+		wantCode int
+		want     []string
+	}{
+		{name: "unchanged", reps: 6, f: func(_ string, _ results.Kind, rep int) point { return steady(rep) }, wantCode: 0,
+			want: []string{"## concbench gate: pass (exit 0)", "| baseline | head |", "same kind of machine"}},
+		{name: "timing is info", reps: 6, f: func(_ string, _ results.Kind, rep int) point {
+			p := steady(rep)
+			p.capacity *= 0.7
+			p.p99 *= 2
+			return p
+		}, wantCode: 0, want: []string{"| info |", "-30.0%"}},
+		{name: "an extra allocation", reps: 6, f: func(n string, _ results.Kind, rep int) point {
+			p := steady(rep)
+			if n == "netpoll" {
+				p.allocs++
+			}
+			return p
+		}, wantCode: 1, want: []string{"- netpoll capacity: allocations per request +1.000"}},
+		{name: "another setup", reps: 7, f: func(_ string, _ results.Kind, rep int) point { return steady(rep) }, wantCode: 2,
+			want: []string{"this run's setup differs from the baseline's", "repetitions: 7, not 6"}},
+		{name: "unreadable baseline", reps: 6, f: func(_ string, _ results.Kind, rep int) point { return steady(rep) },
+			baseline: filepath.Join(tmp, "nonexistent"), wantCode: 2, want: []string{"the baseline cannot be read"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			writeGateRun(t, dir, names, tc.reps, tc.f)
+			base := bl
+			if tc.baseline != "" {
+				base = tc.baseline
+			}
+			stdout, code, err := gateCmd(t, "--run", dir, "--baseline", base)
+			if code != tc.wantCode {
+				t.Errorf("exit %d (%v), want %d\n%s", code, err, tc.wantCode, stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+		})
+	}
+}
+
+// gitRepo makes a git repository in a temporary folder holding a module
+// whose ./cmd/concbench has main as its source, committed.
+func gitRepo(t *testing.T, main string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, s string) {
+		path := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/gatetest\n\ngo 1.26\n")
+	write("cmd/concbench/main.go", main)
+	for _, args := range [][]string{
+		{"init", "-q"}, {"add", "."}, {"-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "base"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v\n%s", args, err, b)
+		}
+	}
+	return dir
+}
+
+// worktrees returns the repository's worktree count.
+func worktrees(t *testing.T, repo string) int {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(out), "worktree ")
+}
+
+// TestBuildBase checks the base build on a throwaway repository: a
+// commit that builds gives a binary; one that does not, or a revision
+// that is not a commit, gives the error with the compiler's or git's
+// words; the temporary worktree is removed in every case.
+func TestBuildBase(t *testing.T) {
+	ctx := context.Background()
+	good := gitRepo(t, "package main\n\nfunc main() {}\n")
+	tr := tree{modRoot: good, gitRoot: good, rel: "."}
+	tmp := t.TempDir()
+	bin, commit, err := buildBase(ctx, tr, "HEAD", tmp)
+	if err != nil {
+		t.Fatalf("buildBase: %v", err)
+	}
+	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 || len(commit) != 40 {
+		t.Errorf("binary %s (%v), commit %q", bin, err, commit)
+	}
+	if n := worktrees(t, good); n != 1 {
+		t.Errorf("%d worktrees after the build, want the main one only", n)
+	}
+
+	bad := gitRepo(t, "package main\n\nfunc main() { undefinedThing() }\n")
+	_, commit, err = buildBase(ctx, tree{modRoot: bad, gitRoot: bad, rel: "."}, "HEAD", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "undefined: undefinedThing") || commit == "" {
+		t.Errorf("a base that does not compile: %v (commit %q), want the compiler's error and the commit", err, commit)
+	}
+	if n := worktrees(t, bad); n != 1 {
+		t.Errorf("%d worktrees after a failed build, want the main one only", n)
+	}
+
+	if _, _, err := buildBase(ctx, tr, "no-such-revision", t.TempDir()); err == nil || !strings.Contains(err.Error(), `"no-such-revision" is not a commit`) {
+		t.Errorf("a revision that does not exist: %v", err)
+	}
+}
+
+// TestGateBaseNotACommit checks that a base that cannot be built makes
+// the gate undecided (exit 2) with a report that says why, before the
+// current tree is built or anything is measured.
+func TestGateBaseNotACommit(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "gate.md")
+	stdout, code, err := gateCmd(t, "--base", "no-such-revision-xyz", "--md", md, "--out", t.TempDir())
+	if code != 2 || !strings.Contains(stdout, "## concbench gate: undecided (exit 2)") ||
+		!strings.Contains(stdout, `the base no-such-revision-xyz cannot be built: git rev-parse: "no-such-revision-xyz" is not a commit`) {
+		t.Errorf("exit %d (%v)\n%s", code, err, stdout)
+	}
+	if b, _ := os.ReadFile(md); string(b) != stdout {
+		t.Errorf("--md file differs from stdout")
+	}
+}
+
+// TestGateSelfTest is the gate's self-test, short: a plain build as the
+// base and the current tree built with the concbench_regression tag (one
+// allocation of 64 bytes and ~5 µs of CPU per request in
+// leaderfollowers) as the head, measured for real with tiny windows; the
+// gate must fail, naming leaderfollowers/lifo and its allocations, and
+// nothing else by allocations. The allocation rows are deterministic, so
+// this holds even on a loaded machine; the full profile's self-test
+// (throughput and latency too) is TestGateSelfTestFull.
+func TestGateSelfTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds concbench twice and measures for ~10 s")
+	}
+	selfTest(t, "--models", "leaderfollowers/lifo,netpoll", "--reps", "2", "--duration", "300ms", "--warmup", "100ms", "--conns", "8", "--min-samples", "1")
+}
+
+// TestGateSelfTestFull runs the self-test with the gate profile unchanged
+// (about 3 minutes), when CONCBENCH_GATE_SELFTEST=1.
+func TestGateSelfTestFull(t *testing.T) {
+	if os.Getenv("CONCBENCH_GATE_SELFTEST") != "1" {
+		t.Skip("set CONCBENCH_GATE_SELFTEST=1 to run the gate profile's self-test (about 3 minutes)")
+	}
+	stdout := selfTest(t)
+	for _, want := range []string{"- leaderfollowers/lifo capacity: throughput -"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the full self-test's report lacks %q", want)
+		}
+	}
+}
+
+// selfTest runs the gate with a plain base build and a head built with
+// the concbench_regression tag, and checks that it fails naming
+// leaderfollowers/lifo's allocations and bytes, and no other model's.
+func selfTest(t *testing.T, args ...string) string {
+	plain := concbenchBinary(t)
+	js := filepath.Join(t.TempDir(), "gate.json")
+	var out, errOut bytes.Buffer
+	err := runGate(context.Background(), append([]string{"--base-binary", plain, "--head-tags", "concbench_regression",
+		"--out", t.TempDir(), "--json", js}, args...), nil, &out, &errOut)
+	t.Logf("report:\n%s", out.String())
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("gate returned %v, want exit 1 (regression)\nstderr:\n%s", err, errOut.String())
+	}
+	var v struct {
+		Regressions []string `json:"regressions"`
+	}
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	regs := strings.Join(v.Regressions, "\n")
+	for _, want := range []string{"leaderfollowers/lifo capacity: allocations per request +", "leaderfollowers/lifo capacity: allocated bytes per request +"} {
+		if !strings.Contains(regs, want) {
+			t.Errorf("regressions lack %q:\n%s", want, regs)
+		}
+	}
+	for _, r := range v.Regressions {
+		if !strings.HasPrefix(r, "leaderfollowers/lifo ") {
+			t.Errorf("a regression outside the injected model: %s", r)
+		}
+	}
+	if !strings.Contains(err.Error(), "gate: REGRESSION: leaderfollowers/lifo") {
+		t.Errorf("error %q does not name the model", err)
+	}
+	return out.String()
+}

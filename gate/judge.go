@@ -1,0 +1,445 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"concbench/results"
+)
+
+// Verdict is the judgement of one row.
+type Verdict string
+
+// The row verdicts.
+const (
+	Same       Verdict = "~"          // no significant change, or within the tolerance
+	Better     Verdict = "better"     // a change beyond the threshold in the good direction (never fails)
+	Regression Verdict = "REGRESSION" // a change beyond the threshold in the bad direction
+	Undecided  Verdict = "undecided"  // the row cannot be judged (too few valid samples)
+	Info       Verdict = "info"       // reported, not gated (a timing metric against a committed baseline)
+)
+
+// Outcome is the gate's result.
+type Outcome string
+
+// The outcomes and their exit statuses (ExitCode).
+const (
+	Pass      Outcome = "pass"       // exit 0
+	Regressed Outcome = "regression" // exit 1
+	Unsure    Outcome = "undecided"  // exit 2: the gate could not decide, never a silent pass
+)
+
+// Row is one configuration × load × metric of the report.
+type Row struct {
+	Config   string       `json:"config"`
+	Kind     results.Kind `json:"kind"`
+	Fraction float64      `json:"fraction"`
+	Metric   string       `json:"metric"` // results.Metric.Name
+	Label    string       `json:"label"`
+	Unit     string       `json:"unit"`
+	Method   Method       `json:"method"`
+	// Threshold is the rule's bound, as printed ("≥5%", "±0.05").
+	Threshold string `json:"threshold"`
+	// Old and New summarize the base's and the head's valid samples.
+	Old, New Summary `json:"-"`
+	// Delta is the relative change of the medians (new − old) / |old|,
+	// AbsDelta the absolute one; P the U test's p-value (UTest rows).
+	Delta, AbsDelta, P float64 `json:"-"`
+	Verdict            Verdict `json:"verdict"`
+	// Why explains an undecided row, or a significant change that the
+	// minimum effect size kept from failing the gate.
+	Why string `json:"why,omitempty"`
+	// Excluded lists the points left out of either sample, and why.
+	Excluded []string `json:"excluded,omitempty"`
+	// Warnings are the statistics libraries' warnings about the samples.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Summary describes one side's sample of a row.
+type Summary struct {
+	N              int
+	Median, Lo, Hi float64 // the median and its 95 % confidence interval (±Inf when too small)
+	Min, Max       float64
+	Values         []float64
+}
+
+func summarize(xs []float64) Summary {
+	st := results.Summarize(xs)
+	return Summary{N: st.N, Median: st.Median, Lo: st.Lo, Hi: st.Hi, Min: st.Min, Max: st.Max, Values: st.Values}
+}
+
+// Report is the gate's judgement.
+type Report struct {
+	Outcome Outcome `json:"outcome"`
+	// Mode says what was compared: "same job" (a base build measured
+	// interleaved with the head) or "baseline" (a committed baseline).
+	Mode string `json:"mode"`
+	Base Side   `json:"base"`
+	Head Side   `json:"head"`
+	Rows []Row  `json:"rows"`
+	// Problems are why the gate could not decide beyond undecided rows:
+	// a build that failed, a model unavailable on one side, a baseline
+	// measured with another setup, ….
+	Problems []string `json:"problems,omitempty"`
+	// Notes are facts the reader needs (who generated the load, points
+	// excluded, provenance differences).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ExitCode is the gate's exit status: 0 pass, 1 regression, 2 undecided.
+func (r *Report) ExitCode() int {
+	switch r.Outcome {
+	case Pass:
+		return 0
+	case Regressed:
+		return 1
+	}
+	return 2
+}
+
+// Regressions returns one line per regression row, naming the
+// configuration, the load and the metric.
+func (r *Report) Regressions() []string {
+	var out []string
+	for i := range r.Rows {
+		if row := &r.Rows[i]; row.Verdict == Regression {
+			name := row.Label
+			if row.Metric == results.Capacity.Name {
+				name = "throughput"
+			}
+			out = append(out, fmt.Sprintf("%s %s: %s %s", row.Config, results.LoadLabel(row.Kind, row.Fraction), name, row.deltaText()))
+		}
+	}
+	return out
+}
+
+// decide sets the outcome from the rows and problems: any regression
+// fails the gate (1); otherwise any undecided row or problem makes it
+// undecided (2); otherwise it passes (0). A gate without a single gated
+// row is undecided: it judged nothing.
+func (r *Report) decide() {
+	gated := 0
+	undecided := len(r.Problems) > 0
+	for i := range r.Rows {
+		switch r.Rows[i].Verdict {
+		case Regression:
+			r.Outcome = Regressed
+			return
+		case Undecided:
+			undecided = true
+		case Same, Better:
+			gated++
+		}
+	}
+	if gated == 0 && !undecided {
+		r.Problems = append(r.Problems, "nothing was judged: no configuration has a gated metric on both sides")
+		undecided = true
+	}
+	if undecided {
+		r.Outcome = Unsure
+		return
+	}
+	r.Outcome = Pass
+}
+
+// AddProblem records why the gate cannot decide and updates the outcome.
+func (r *Report) AddProblem(format string, args ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	r.decide()
+}
+
+// Failed returns a report that decided nothing, for the reasons given (a
+// build or a run that failed before anything could be compared).
+func Failed(base, head Side, mode string, problems ...string) *Report {
+	r := &Report{Mode: mode, Base: base, Head: head, Problems: problems}
+	r.decide()
+	return r
+}
+
+// Compare judges head against base under opt and returns the report.
+// Configurations are taken in base's order (head's others follow); each
+// configuration's groups (capacity, then each open-loop fraction) are
+// judged by every rule of their kind.
+func Compare(base, head *Side, opt Options, mode string) *Report {
+	r := &Report{Mode: mode, Base: *base, Head: *head}
+	r.Base.Points, r.Head.Points = nil, nil // the rows carry the samples
+	names := base.configs()
+	for _, n := range head.configs() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, name := range names {
+		ub, inBaseU := base.Unavailable[name]
+		uh, inHeadU := head.Unavailable[name]
+		bgs, hgs := base.groups(name), head.groups(name)
+		switch {
+		case inBaseU && inHeadU:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on both sides, so it was not judged (%s: %s)", name, base.Label, ub))
+			continue
+		case inBaseU:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, base.Label, ub))
+			continue
+		case inHeadU:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, head.Label, uh))
+			continue
+		case len(bgs) == 0:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, head.Label))
+			continue
+		case len(hgs) == 0:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, base.Label))
+			continue
+		}
+		for _, bg := range bgs {
+			hg := head.findGroup(name, bg.kind, bg.fraction)
+			if hg == nil {
+				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(bg.kind, bg.fraction), base.Label))
+				continue
+			}
+			for i := range opt.Rules {
+				if rule := &opt.Rules[i]; rule.Kind == bg.kind {
+					r.Rows = append(r.Rows, judge(name, bg, hg, rule, &opt, base.Label, head.Label))
+				}
+			}
+		}
+		for _, hg := range hgs {
+			if base.findGroup(name, hg.kind, hg.fraction) == nil {
+				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(hg.kind, hg.fraction), head.Label))
+			}
+		}
+	}
+	r.decide()
+	return r
+}
+
+// judge applies rule to one group's samples on both sides.
+func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, headLabel string) Row {
+	m := rule.Metric
+	row := Row{Config: config, Kind: bg.kind, Fraction: bg.fraction, Metric: m.Name, Label: m.Label, Unit: m.Unit,
+		Method: rule.Method, Threshold: rule.threshold(), Delta: math.NaN(), AbsDelta: math.NaN(), P: math.NaN()}
+	gated := !opt.Baseline || rule.Robust
+	bs, hs := sampleOf(bg, m.Name), sampleOf(hg, m.Name)
+	for _, e := range bs.excluded {
+		row.Excluded = append(row.Excluded, baseLabel+" "+e)
+	}
+	for _, e := range hs.excluded {
+		row.Excluded = append(row.Excluded, headLabel+" "+e)
+	}
+	row.Old, row.New = summarize(bs.values), summarize(hs.values)
+	if row.Old.N > 0 && row.New.N > 0 {
+		row.AbsDelta = row.New.Median - row.Old.Median
+		switch {
+		case row.Old.Median != 0:
+			row.Delta = row.AbsDelta / math.Abs(row.Old.Median)
+		case row.AbsDelta == 0:
+			row.Delta = 0
+		default:
+			row.Delta = math.Copysign(math.Inf(1), row.AbsDelta)
+		}
+	}
+	if rule.Method == UTest && row.Old.N > 0 && row.New.N > 0 {
+		c := results.Compare(bs.values, hs.values)
+		row.P = math.Min(c.P, 1) // benchmath's tie correction can exceed 1
+		row.Warnings = c.Warnings
+	}
+
+	if n := opt.MinSamples; row.Old.N < n || row.New.N < n {
+		row.Why = fmt.Sprintf("too few valid samples: %s %d, %s %d (%d needed)", baseLabel, row.Old.N, headLabel, row.New.N, n)
+		row.Verdict = Undecided
+		if !gated {
+			row.Verdict = Info
+		}
+		return row
+	}
+	if !gated {
+		row.Verdict = Info
+		row.Why = "not gated against a committed baseline (measured in another job)"
+		return row
+	}
+	if pmin := minP(row.Old.N, row.New.N); rule.Method == UTest && pmin >= opt.Alpha {
+		// Not "~": a test that cannot reject would pass silently.
+		row.Verdict = Undecided
+		row.Why = fmt.Sprintf("n=%d+%d: the U test cannot reach p < %g with so few valid samples (the smallest possible p is %.3f)", row.Old.N, row.New.N, opt.Alpha, pmin)
+		return row
+	}
+
+	// bad is the size of the change in the bad direction (negative: an
+	// improvement).
+	bad := row.AbsDelta
+	if !rule.lowerIsBetter() {
+		bad = -bad
+	}
+	switch rule.Method {
+	case Strict, Tolerance:
+		tol := rule.Abs
+		if rule.Method == Tolerance {
+			tol += rule.Rel * math.Abs(row.Old.Median)
+		}
+		switch {
+		case bad > tol:
+			row.Verdict = Regression
+		case bad < -tol:
+			row.Verdict = Better
+		default:
+			row.Verdict = Same
+		}
+	case UTest:
+		effect := math.Abs(row.Delta)
+		significant := row.P < opt.Alpha
+		switch {
+		case !significant:
+			row.Verdict = Same
+		case effect < rule.MinEffect:
+			row.Verdict = Same
+			row.Why = fmt.Sprintf("significant (p=%.3f) but %.1f%% is below the minimum effect %.0f%%", row.P, 100*effect, 100*rule.MinEffect)
+		case bad > 0:
+			row.Verdict = Regression
+		default:
+			row.Verdict = Better
+		}
+	default:
+		row.Verdict = Undecided
+		row.Why = fmt.Sprintf("unknown method %q", rule.Method)
+	}
+	return row
+}
+
+// deltaText is the row's change as printed: relative for U-test rows,
+// absolute in the metric's unit for the others.
+func (row *Row) deltaText() string {
+	if math.IsNaN(row.AbsDelta) {
+		return "n/a"
+	}
+	if row.Method == UTest {
+		return fmtPercent(row.Delta)
+	}
+	m := metricByName(row.Metric)
+	s := fmtValue(m, math.Abs(row.AbsDelta))
+	switch {
+	case row.AbsDelta > 0:
+		return "+" + s
+	case row.AbsDelta < 0:
+		return "-" + s
+	}
+	return "0"
+}
+
+// verdictText is the row's verdict as printed.
+func (row *Row) verdictText() string {
+	switch row.Verdict {
+	case Regression:
+		return "**REGRESSION**"
+	case Better:
+		if row.Method == UTest {
+			return fmt.Sprintf("+%.1f%% better", 100*math.Abs(row.Delta))
+		}
+		return "better"
+	}
+	return string(row.Verdict)
+}
+
+func fmtPercent(d float64) string {
+	switch {
+	case math.IsNaN(d):
+		return "n/a"
+	case math.IsInf(d, 1):
+		return "+∞%"
+	case math.IsInf(d, -1):
+		return "-∞%"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*d)
+}
+
+// metricByName returns the results metric called name (a zero Metric
+// with that name if there is none).
+func metricByName(name string) results.Metric {
+	for _, m := range results.Metrics() {
+		if m.Name == name {
+			return m
+		}
+	}
+	return results.Metric{Name: name}
+}
+
+// fmtValue formats v in m's unit with the precision that unit needs.
+func fmtValue(m results.Metric, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case m.Unit == "ns":
+		return fmtNs(v)
+	case m.Unit == "req/s":
+		if math.Abs(v) >= 1000 {
+			return fmt.Sprintf("%.1fk", v/1000)
+		}
+		return fmt.Sprintf("%.0f", v)
+	case m.Unit == "B/req":
+		return fmt.Sprintf("%.1f", v)
+	case strings.HasSuffix(m.Unit, "/req"):
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// fmtNs formats a latency with three significant digits: "812ns",
+// "45.1µs", "1.23ms".
+func fmtNs(ns float64) string {
+	v, unit := ns, "ns"
+	for _, u := range []string{"µs", "ms", "s"} {
+		if math.Abs(v) < 1000 {
+			break
+		}
+		v, unit = v/1000, u
+	}
+	switch {
+	case unit == "ns":
+		return fmt.Sprintf("%.0f%s", v, unit)
+	case math.Abs(v) < 10:
+		return fmt.Sprintf("%.2f%s", v, unit)
+	case math.Abs(v) < 100:
+		return fmt.Sprintf("%.1f%s", v, unit)
+	}
+	return fmt.Sprintf("%.0f%s", v, unit)
+}
+
+// Usable lists why side cannot serve as a baseline under opt: a
+// configuration that is unavailable, or a group with fewer than
+// MinSamples valid samples of a metric its rules judge. Nil means usable.
+func Usable(side *Side, opt Options) []string {
+	var out []string
+	for _, name := range side.configs() {
+		if why, ok := side.Unavailable[name]; ok {
+			out = append(out, fmt.Sprintf("%s is unavailable: %s", name, why))
+			continue
+		}
+		for _, g := range side.groups(name) {
+			for i := range opt.Rules {
+				rule := &opt.Rules[i]
+				if rule.Kind != g.kind {
+					continue
+				}
+				if s := sampleOf(g, rule.Metric.Name); len(s.values) < opt.MinSamples {
+					out = append(out, fmt.Sprintf("%s %s %s: %d valid samples (%d needed): %s", name, results.LoadLabel(g.kind, g.fraction),
+						rule.Metric.Label, len(s.values), opt.MinSamples, strings.Join(s.excluded, "; ")))
+				}
+			}
+		}
+	}
+	if len(side.Points) == 0 {
+		out = append(out, "no points")
+	}
+	return out
+}
+
+// minP is the smallest two-sided p-value a Mann–Whitney U test of
+// samples of n1 and n2 values can give (no ties, complete separation):
+// 2 / C(n1+n2, n1). 3+3 values give 0.1, 4+4 0.029, 3+5 0.036.
+func minP(n1, n2 int) float64 {
+	c := 1.0 // C(n1+n2, n1), built up as a product
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}

@@ -1,0 +1,285 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"concbench/results"
+)
+
+// mkSide returns a side with one group: config's points of kind (open
+// points at fraction 0.5), one per value of metric, all valid.
+func mkSide(label, config string, kind results.Kind, metric string, vals ...float64) *Side {
+	s := &Side{Label: label, Commit: label + "-commit", Unavailable: map[string]string{}}
+	s.add(config, kind, metric, vals...)
+	return s
+}
+
+// add appends a group's points to s.
+func (s *Side) add(config string, kind results.Kind, metric string, vals ...float64) *Side {
+	frac := 1.0
+	if kind == results.KindOpen {
+		frac = 0.5
+	}
+	for i, v := range vals {
+		s.Points = append(s.Points, Point{Config: config, Kind: kind, Fraction: frac, Repetition: i,
+			Status: results.StatusOK, Valid: true, Values: map[string]float64{metric: v}})
+	}
+	return s
+}
+
+// invalidate marks the first n points of s invalid.
+func (s *Side) invalidate(n int) *Side {
+	for i := range n {
+		s.Points[i].Valid = false
+		s.Points[i].Why = "send lag p99 250µs exceeds 100µs"
+	}
+	return s
+}
+
+func oneRule(r Rule) Options {
+	return Options{Rules: []Rule{r}, MinSamples: 4, Alpha: DefaultAlpha}
+}
+
+var (
+	strictAllocs = Rule{Metric: results.AllocsPerReq, Kind: results.KindCapacity, Method: Strict, Abs: 0.05, Robust: true}
+	tolCtxsw     = Rule{Metric: results.CtxswPerReq, Kind: results.KindCapacity, Method: Tolerance, Abs: 0.1, Rel: 0.1}
+	uCapacity    = Rule{Metric: results.Capacity, Kind: results.KindCapacity, Method: UTest, MinEffect: 0.05}
+	uP99         = Rule{Metric: results.LatencyP99, Kind: results.KindOpen, Method: UTest, MinEffect: 0.25}
+)
+
+// shift returns xs each plus d.
+func shift(xs []float64, d float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x + d
+	}
+	return out
+}
+
+// scale returns xs each times f.
+func scale(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
+}
+
+// TestJudge checks each method's verdicts on synthetic samples: within
+// and beyond the bound, in the bad and the good direction, and the U
+// test's two conditions (significance and minimum effect).
+func TestJudge(t *testing.T) {
+	allocs := []float64{1.001, 1.002, 1.0, 1.003, 1.001, 1.002}
+	ctxsw := []float64{1.0, 1.02, 0.98, 1.01, 0.99, 1.0}
+	capacity := []float64{40000, 40400, 39800, 40100, 39900, 40200}
+	p99 := []float64{500e3, 520e3, 480e3, 510e3, 490e3, 505e3}
+	interleaved := []float64{40050, 40350, 39850, 40150, 39950, 40250} // overlaps capacity: not significant
+	for _, tc := range []struct {
+		name      string
+		rule      Rule
+		old, new  []float64
+		want      Verdict
+		wantText  string // verdict as printed, if checked
+		wantWhy   string // substring of Why, if checked
+		wantDelta string // the delta column, if checked
+	}{
+		{name: "strict unchanged", rule: strictAllocs, old: allocs, new: allocs, want: Same},
+		{name: "strict within the bound", rule: strictAllocs, old: allocs, new: shift(allocs, 0.04), want: Same},
+		{name: "strict beyond the bound", rule: strictAllocs, old: allocs, new: shift(allocs, 0.06), want: Regression, wantDelta: "+0.060"},
+		{name: "strict one more allocation", rule: strictAllocs, old: allocs, new: shift(allocs, 1), want: Regression, wantText: "**REGRESSION**"},
+		{name: "strict fewer allocations", rule: strictAllocs, old: allocs, new: shift(allocs, -0.5), want: Better, wantText: "better"},
+		{name: "tolerance within", rule: tolCtxsw, old: ctxsw, new: shift(ctxsw, 0.19), want: Same},
+		{name: "tolerance beyond", rule: tolCtxsw, old: ctxsw, new: shift(ctxsw, 0.21), want: Regression},
+		{name: "tolerance better", rule: tolCtxsw, old: ctxsw, new: shift(ctxsw, -0.3), want: Better},
+		{name: "u-test throughput down 20%", rule: uCapacity, old: capacity, new: scale(capacity, 0.8), want: Regression, wantDelta: "-20.0%"},
+		{name: "u-test throughput up 20%", rule: uCapacity, old: capacity, new: scale(capacity, 1.2), want: Better, wantText: "+20.0% better"},
+		{name: "u-test significant 1% shift", rule: uCapacity, old: capacity, new: scale(capacity, 0.99), want: Same,
+			wantWhy: "below the minimum effect 5%"},
+		{name: "u-test not significant", rule: uCapacity, old: capacity, new: interleaved, want: Same},
+		{name: "u-test large but not significant", rule: uCapacity, old: capacity,
+			new: []float64{30000, 46000, 31000, 45000, 32000, 33000}, want: Same},
+		{name: "u-test latency up 30%", rule: uP99, old: p99, new: scale(p99, 1.3), want: Regression},
+		{name: "u-test latency up 20% (below 25%)", rule: uP99, old: p99, new: scale(p99, 1.2), want: Same, wantWhy: "below the minimum effect 25%"},
+		{name: "u-test latency down 30%", rule: uP99, old: p99, new: scale(p99, 0.7), want: Better},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.rule.Metric.Name
+			base := mkSide("base", "lf", tc.rule.Kind, m, tc.old...)
+			head := mkSide("head", "lf", tc.rule.Kind, m, tc.new...)
+			r := Compare(base, head, oneRule(tc.rule), "test")
+			if len(r.Rows) != 1 {
+				t.Fatalf("%d rows, want 1 (problems %v)", len(r.Rows), r.Problems)
+			}
+			row := &r.Rows[0]
+			if row.Verdict != tc.want {
+				t.Errorf("verdict %s (delta %s, p %.4f, why %q), want %s", row.Verdict, row.deltaText(), row.P, row.Why, tc.want)
+			}
+			if tc.wantText != "" && row.verdictText() != tc.wantText {
+				t.Errorf("verdict text %q, want %q", row.verdictText(), tc.wantText)
+			}
+			if !strings.Contains(row.Why, tc.wantWhy) {
+				t.Errorf("why %q, want it to contain %q", row.Why, tc.wantWhy)
+			}
+			if tc.wantDelta != "" && row.deltaText() != tc.wantDelta {
+				t.Errorf("delta %q, want %q", row.deltaText(), tc.wantDelta)
+			}
+			wantOutcome := map[Verdict]Outcome{Same: Pass, Better: Pass, Regression: Regressed}[tc.want]
+			if r.Outcome != wantOutcome {
+				t.Errorf("outcome %s, want %s", r.Outcome, wantOutcome)
+			}
+			if (tc.rule.Method == UTest) != (row.P == row.P) { // NaN ≠ NaN
+				t.Errorf("p = %v for a %s rule", row.P, tc.rule.Method)
+			}
+		})
+	}
+}
+
+// TestOutcomes checks the gate's decision and exit status: undecided
+// rows and problems (too few valid samples, unavailable models, a side
+// without a group), the precedence of a regression over them, and the
+// baseline mode's info rows.
+func TestOutcomes(t *testing.T) {
+	six := []float64{1, 1, 1, 1, 1, 1}
+	m := results.AllocsPerReq.Name
+	opts := oneRule(strictAllocs)
+	for _, tc := range []struct {
+		name       string
+		base, head *Side
+		opt        Options
+		want       Outcome
+		wantCode   int
+		wantRow    Verdict // of the first row, if any
+		wantText   string  // in the problems, the row's why, or the excluded points
+	}{
+		{name: "pass", base: mkSide("base", "lf", results.KindCapacity, m, six...), head: mkSide("head", "lf", results.KindCapacity, m, six...),
+			opt: opts, want: Pass, wantCode: 0, wantRow: Same},
+		{name: "two invalid points excluded, still decided", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, shift(six, 1)...).invalidate(2),
+			opt:  opts, want: Regressed, wantCode: 1, wantRow: Regression, wantText: "head rep 1 invalid: send lag"},
+		{name: "three invalid points: too few samples", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, six...).invalidate(3),
+			opt:  opts, want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "too few valid samples: base 6, head 3 (4 needed)"},
+		{name: "three samples each: the U test cannot decide",
+			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
+			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(3),
+			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 3, Alpha: 0.05},
+			want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "n=3+3: the U test cannot reach p < 0.05 with so few valid samples (the smallest possible p is 0.100)"},
+		{name: "three and five samples: the U test decides",
+			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
+			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(1),
+			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 3, Alpha: 0.05},
+			want: Regressed, wantCode: 1, wantRow: Regression},
+		{name: "regression outranks undecided",
+			base: mkSide("base", "lf", results.KindCapacity, m, six...).add("np", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, shift(six, 1)...).add("np", results.KindCapacity, m, 1, 1),
+			opt:  opts, want: Regressed, wantCode: 1, wantRow: Regression},
+		{name: "unavailable on one side", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: &Side{Label: "head", Unavailable: map[string]string{"lf": "io_uring_setup: operation not permitted"}},
+			opt:  opts, want: Unsure, wantCode: 2, wantText: "lf is unavailable on the head side only: io_uring_setup"},
+		{name: "unavailable on both sides",
+			base: &Side{Label: "base", Unavailable: map[string]string{"lf": "no io_uring"}},
+			head: &Side{Label: "head", Unavailable: map[string]string{"lf": "no io_uring"}},
+			opt:  opts, want: Unsure, wantCode: 2, wantText: "unavailable on both sides"},
+		{name: "measured on one side only", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "np", results.KindCapacity, m, six...),
+			opt:  opts, want: Unsure, wantCode: 2, wantText: "lf was measured on the base side only"},
+		{name: "a group on one side only", base: mkSide("base", "lf", results.KindCapacity, m, six...).add("lf", results.KindOpen, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, six...),
+			opt:  opts, want: Unsure, wantCode: 2, wantText: "lf open 0.50 was measured on the base side only"},
+		{name: "failed points excluded", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: func() *Side {
+				s := mkSide("head", "lf", results.KindCapacity, m, six...)
+				for i := range 3 {
+					s.Points[i].Status, s.Points[i].Why = results.StatusFailed, "the server (pid 7) exited during the point"
+				}
+				return s
+			}(),
+			opt: opts, want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "head rep 0 failed: the server (pid 7) exited"},
+		{name: "baseline: a timing rule is info only",
+			base: mkSide("baseline", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).add("lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).add("lf", results.KindCapacity, m, six...),
+			opt:  Options{Rules: []Rule{uCapacity, strictAllocs}, MinSamples: 4, Alpha: 0.05, Baseline: true},
+			want: Pass, wantCode: 0, wantRow: Info, wantText: "not gated against a committed baseline"},
+		{name: "baseline: nothing robust to judge",
+			base: mkSide("baseline", "lf", results.KindCapacity, results.Capacity.Name, six...),
+			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, six...),
+			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 4, Alpha: 0.05, Baseline: true},
+			want: Unsure, wantCode: 2, wantRow: Info, wantText: "nothing was judged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Compare(tc.base, tc.head, tc.opt, "test")
+			if r.Outcome != tc.want || r.ExitCode() != tc.wantCode {
+				t.Errorf("outcome %s exit %d, want %s exit %d (problems %q)", r.Outcome, r.ExitCode(), tc.want, tc.wantCode, r.Problems)
+			}
+			var text []string
+			text = append(text, r.Problems...)
+			for _, row := range r.Rows {
+				text = append(text, row.Why)
+				text = append(text, row.Excluded...)
+			}
+			if tc.wantRow != "" {
+				if len(r.Rows) == 0 {
+					t.Fatalf("no rows, want a first row %s", tc.wantRow)
+				}
+				if r.Rows[0].Verdict != tc.wantRow {
+					t.Errorf("first row %s, want %s", r.Rows[0].Verdict, tc.wantRow)
+				}
+			}
+			if all := strings.Join(text, "\n"); !strings.Contains(all, tc.wantText) {
+				t.Errorf("report text:\n%s\nwant it to contain %q", all, tc.wantText)
+			}
+		})
+	}
+}
+
+// TestFailed checks the report of a gate that could not measure: exit
+// status 2 with the reason.
+func TestFailed(t *testing.T) {
+	r := Failed(Side{Label: "base"}, Side{Label: "head"}, "test", "the base HEAD~1 cannot be built: syntax error")
+	if r.Outcome != Unsure || r.ExitCode() != 2 || len(r.Rows) != 0 {
+		t.Errorf("outcome %s exit %d rows %d, want undecided, 2, none", r.Outcome, r.ExitCode(), len(r.Rows))
+	}
+	r = &Report{}
+	r.decide()
+	if r.ExitCode() != 2 {
+		t.Errorf("an empty report exits %d, want 2 (it judged nothing)", r.ExitCode())
+	}
+}
+
+// TestUsable checks what keeps a run from becoming a baseline.
+func TestUsable(t *testing.T) {
+	opt := Options{Rules: []Rule{strictAllocs}, MinSamples: 4}
+	m := results.AllocsPerReq.Name
+	if p := Usable(mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1, 1, 1), opt); p != nil {
+		t.Errorf("a complete side: %q, want usable", p)
+	}
+	s := mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1, 1, 1).invalidate(3)
+	if p := Usable(s, opt); len(p) != 1 || !strings.Contains(p[0], "lf capacity allocations per request: 3 valid samples (4 needed)") {
+		t.Errorf("three invalid points: %q", p)
+	}
+	s = mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1)
+	s.Unavailable["px"] = "no io_uring"
+	if p := Usable(s, opt); len(p) != 1 || !strings.Contains(p[0], "px is unavailable: no io_uring") {
+		t.Errorf("an unavailable configuration: %q", p)
+	}
+	if p := Usable(&Side{}, opt); len(p) != 1 || p[0] != "no points" {
+		t.Errorf("an empty side: %q", p)
+	}
+}
+
+// TestMinP checks the smallest p-value of the U test against exact
+// values: 2 / C(n1+n2, n1).
+func TestMinP(t *testing.T) {
+	for _, tc := range []struct {
+		n1, n2 int
+		want   float64
+	}{
+		{3, 3, 0.1}, {3, 4, 2.0 / 35}, {3, 5, 2.0 / 56}, {4, 4, 2.0 / 70}, {6, 6, 2.0 / 924}, {1, 1, 1}, {0, 5, 1},
+	} {
+		if got := minP(tc.n1, tc.n2); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("minP(%d, %d) = %v, want %v", tc.n1, tc.n2, got, tc.want)
+		}
+	}
+}
