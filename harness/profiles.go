@@ -17,15 +17,18 @@ var ProfileNames = []string{"default", "thesis", "gate"}
 //     each promotion order, Half-Sync/Half-Reactive plain and pooled,
 //     Proactor, Active Object, thread per connection, netpoll); HTTP, 64
 //     connections, CPU work exponential with mean 10 µs; capacity, then
-//     10, 50, 75 and 90% of it; 5 repetitions; 250 ms warm-up and 1 s
+//     10, 50, 75 and 90% of it; 6 repetitions; 250 ms warm-up and 1 s
 //     windows, so that the whole "make bench" takes under 8 minutes on a
-//     2-CPU machine: measured on the 2-vCPU VM this was written on, 5 min
-//     34 s — the build 16 s from an empty build cache, the run's 250
-//     points 5 min 17 s, the figures 0.5 s.
+//     2-CPU machine: measured on the 2-vCPU VM this was written on
+//     ("/usr/bin/time make bench" in a fresh clone at commit 18ce803),
+//     6 min 22 s with a warm build cache — the run's 300 points 6 min
+//     21 s, the figures under a second — plus 16 s for the build from an
+//     empty build cache.
 //   - thesis: the same models under a connection sweep (16, 64 and 256
 //     connections), capacity and 11 fractions from 10 to 95%, 7
-//     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4½
-//     hours on a 2-CPU machine (the progress line's ETA says how long).
+//     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
+//     hours on a 2-CPU machine (estimated from the default profile's
+//     per-point overhead; not run end to end) (the progress line's ETA says how long).
 //   - gate: the CI regression gate's short fixed suite: 3 models
 //     (leaderfollowers/lifo, halfsynchalfreactive, netpoll), capacity and
 //     50% of it, 6 repetitions (benchstat's minimum for a confidence
