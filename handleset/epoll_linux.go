@@ -13,9 +13,9 @@ import (
 // in progress (enter/leave).
 const closedBit = int64(1) << 62
 
-// registration binds a descriptor to its handler for one Register call.
+// registration binds a descriptor (its slot in the table) to its handler
+// for one Register call.
 type registration struct {
-	fd  int
 	gen uint32 // never 0: generation 0 marks the Set's own wake-up eventfd
 	h   EventHandler
 }
@@ -29,8 +29,8 @@ type table struct {
 // Set is the shared handle set over one epoll instance. See the package
 // documentation for its concurrency contract.
 type Set struct {
-	epfd   int
-	wakefd int // eventfd written once by Close; level-triggered, so it wakes every waiter
+	epfd int
+	wake *Wakeup // signalled once by Close; level-triggered, so it wakes every waiter
 
 	state    atomic.Int64 // closedBit | calls in progress
 	done     chan struct{}
@@ -49,19 +49,19 @@ func New() (*Set, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	wake, err := NewWakeup()
 	if err != nil {
 		unix.Close(epfd)
-		return nil, os.NewSyscallError("eventfd", err)
+		return nil, err
 	}
 	// Generation 0 in the data identifies the wake-up descriptor.
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd), Pad: 0}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
-		unix.Close(wakefd)
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake.Fd()), Pad: 0}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wake.Fd(), &ev); err != nil {
+		wake.Close()
 		unix.Close(epfd)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	s := &Set{epfd: epfd, wakefd: wakefd, done: make(chan struct{})}
+	s := &Set{epfd: epfd, wake: wake, done: make(chan struct{})}
 	s.tab.Store(&table{slots: make([]atomic.Pointer[registration], 64)})
 	return s, nil
 }
@@ -162,7 +162,7 @@ func (s *Set) Register(fd int, ev Events, h EventHandler) error {
 	if s.gen == 0 {
 		s.gen = 1
 	}
-	r := &registration{fd: fd, gen: s.gen, h: h}
+	r := &registration{gen: s.gen, h: h}
 	e := unix.EpollEvent{Events: epollEvents(ev), Fd: int32(fd), Pad: int32(r.gen)}
 	// Publish before EPOLL_CTL_ADD: an event may be reported the moment the
 	// handle is in the set.
@@ -193,16 +193,10 @@ func (s *Set) modify(fd int, ev Events) error {
 		flags = unix.EPOLLONESHOT
 	}
 	e := unix.EpollEvent{Events: flags, Fd: int32(fd), Pad: int32(r.gen)}
-	for {
-		err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_MOD, fd, &e)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return os.NewSyscallError("epoll_ctl", err)
-		}
-		return nil
+	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_MOD, fd, &e); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
 	}
+	return nil
 }
 
 // Reactivate re-arms fd with interest ev (which may differ from the
@@ -248,25 +242,22 @@ func (s *Set) Close() error {
 		<-s.done // another Close is releasing, or has released, the descriptors
 		return nil
 	}
-	if _, err := unix.Write(s.wakefd, eventfdOne); err != nil && err != unix.EAGAIN {
+	if err := s.wake.Signal(); err != nil {
 		// Without the wake-up a blocked waiter would never return; this
-		// cannot fail for a valid eventfd short of a counter overflow.
-		panic("handleset: eventfd write: " + err.Error())
+		// cannot fail for a valid eventfd.
+		panic("handleset: " + err.Error())
 	}
 	if old != 0 {
 		<-s.done
 	} else {
 		s.doneOnce.Do(func() { close(s.done) })
 	}
-	err1 := unix.Close(s.epfd)
-	err2 := unix.Close(s.wakefd)
+	err1 := Close(s.epfd)
+	err2 := s.wake.Close()
 	if err1 != nil {
-		return os.NewSyscallError("close", err1)
+		return err1
 	}
-	if err2 != nil {
-		return os.NewSyscallError("close", err2)
-	}
-	return nil
+	return err2
 }
 
 // Waiter is one thread's view of the set: it owns the buffers Wait fills, so
@@ -313,7 +304,7 @@ func (w *Waiter) Wait(timeout time.Duration) ([]Event, error) {
 		}
 		for i := range n {
 			e := &w.raw[i]
-			if e.Pad == 0 && int(e.Fd) == s.wakefd {
+			if e.Pad == 0 && int(e.Fd) == s.wake.Fd() {
 				return nil, ErrClosed
 			}
 			r := s.lookup(int(e.Fd))
@@ -321,7 +312,7 @@ func (w *Waiter) Wait(timeout time.Duration) ([]Event, error) {
 				s.stale.Add(1)
 				continue
 			}
-			w.out = append(w.out, Event{Fd: r.fd, Ready: readyEvents(e.Events), Handler: r.h})
+			w.out = append(w.out, Event{Fd: int(e.Fd), Ready: readyEvents(e.Events), Handler: r.h})
 		}
 		if len(w.out) == 0 && n > 0 && msec < 0 {
 			continue // every event was stale; keep waiting

@@ -116,20 +116,10 @@ func (l *Listener) Accept() (int, netip.AddrPort, error) {
 // Shutdown makes a thread blocked in Accept on this listener return (with
 // EINVAL); it is how a blocking acceptor is stopped. Close the listener after
 // the acceptor has returned.
-func (l *Listener) Shutdown() error {
-	if err := unix.Shutdown(l.fd, unix.SHUT_RDWR); err != nil && err != unix.ENOTCONN {
-		return os.NewSyscallError("shutdown", err)
-	}
-	return nil
-}
+func (l *Listener) Shutdown() error { return Shutdown(l.fd) }
 
 // Close closes the listening descriptor.
-func (l *Listener) Close() error {
-	if err := unix.Close(l.fd); err != nil {
-		return os.NewSyscallError("close", err)
-	}
-	return nil
-}
+func (l *Listener) Close() error { return Close(l.fd) }
 
 func sockaddrToAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	switch a := sa.(type) {

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"runtime"
 	"runtime/metrics"
 	"time"
 
@@ -73,6 +72,3 @@ type Info struct {
 	Accounts         int     `json:"accounts"`
 	InitialBalance   int64   `json:"initial_balance"`
 }
-
-// GoVersion is runtime.Version, for Info.
-func GoVersion() string { return runtime.Version() }

@@ -25,13 +25,8 @@ type Monitor struct {
 	funds futex.Cond // signalled when a balance may have grown; L is &mu
 	l     *Ledger    // guarded by mu
 
-	// initialTotal is accounts × initial, recorded here independently of
-	// the ledger's own bookkeeping, for Audit.
-	initialTotal int64
-
-	// waiters counts the withdrawals sleeping on funds; guarded by mu.
-	// Deposits and transfers broadcast only when it is non-zero, so the
-	// uncontended path makes no futex wake system call.
+	// waiters counts the withdrawals sleeping on funds (for waiting);
+	// guarded by mu.
 	waiters int
 
 	// waitHook, if set (by tests, before any concurrent use), is called
@@ -42,7 +37,7 @@ type Monitor struct {
 // NewMonitor returns a monitor over accounts 0..accounts-1, each with
 // balance initial. It panics where NewLedger does.
 func NewMonitor(accounts uint32, initial int64) *Monitor {
-	m := &Monitor{l: NewLedger(0, accounts, initial), initialTotal: int64(accounts) * initial}
+	m := &Monitor{l: NewLedger(0, accounts, initial)}
 	m.funds.L = &m.mu
 	return m
 }
@@ -81,17 +76,13 @@ func (m *Monitor) Transfer(from, to uint32, amt int64) (int64, error) {
 	return b, err
 }
 
-// unlockAndNotify releases mu and, if grew is set (some balance increased)
-// and a withdrawal waits, broadcasts funds. The waiter count is read under
-// the lock; the broadcast comes after the unlock, so woken waiters do not
-// collide with a lock still held. No wake-up is lost: a waiter counted here
-// read the condition's sequence before it released the lock, so a broadcast
-// after our unlock still wakes it; a waiter that registers later sees the
-// new balance when it checks under the lock.
+// unlockAndNotify releases mu and, if grew is set (some balance
+// increased), broadcasts funds (no system call when no withdrawal waits).
+// The broadcast comes after the unlock, so woken waiters do not collide
+// with a lock still held; futex.Cond loses no wake-up that way.
 func (m *Monitor) unlockAndNotify(grew bool) {
-	wake := grew && m.waiters > 0
 	m.mu.Unlock()
-	if wake {
+	if grew {
 		// Broadcast, not Signal: waiters wait on different accounts and
 		// amounts, and only each can tell whether the change satisfies it.
 		m.funds.Broadcast()
@@ -166,7 +157,7 @@ func (m *Monitor) ExpectedTotal() int64 {
 func (m *Monitor) Audit() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.l.Audit(m.initialTotal)
+	return m.l.Audit(m.l.InitialTotal())
 }
 
 // waiting returns the number of withdrawals currently waiting for funds.

@@ -9,7 +9,19 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"concbench/internal/sysstat"
 )
+
+// contextSwitches returns the voluntary plus involuntary context switches
+// of the whole process (all threads), or -1 if unknown.
+func contextSwitches() int64 {
+	ru, err := sysstat.Self()
+	if err != nil {
+		return -1
+	}
+	return ru.Voluntary + ru.Involuntary
+}
 
 // TestMonitorConcurrent runs random transfers, deposits and withdrawals
 // (some of them guarded, waiting for funds) from many goroutines, half of

@@ -242,13 +242,8 @@ func parseHex32(b []byte) (uint32, bool) {
 	}
 	var v uint32
 	for _, c := range b {
-		var d byte
-		switch {
-		case isDigit(c):
-			d = c - '0'
-		case 'a' <= c|0x20 && c|0x20 <= 'f':
-			d = c | 0x20 - 'a' + 10
-		default:
+		d, ok := unhex(c)
+		if !ok {
 			return 0, false
 		}
 		v = v<<4 | uint32(d)

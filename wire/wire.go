@@ -37,10 +37,8 @@ func (o Op) Valid() bool { return o < numOps }
 
 // ParseOp returns the operation named s.
 func ParseOp(s string) (Op, error) {
-	for i, n := range opNames {
-		if n == s {
-			return Op(i), nil
-		}
+	if op, ok := opOfPath([]byte(s)); ok {
+		return op, nil
 	}
 	return 0, fmt.Errorf("unknown op %q (accepted: work, balance, deposit, withdraw, transfer, total)", s)
 }

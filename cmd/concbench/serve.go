@@ -196,7 +196,7 @@ func serveInfo(f *serveFlags, srv models.Server, codec wire.Codec, svc *service.
 		NumCPU:           runtime.NumCPU(),
 		CPUs:             cpus,
 		PID:              os.Getpid(),
-		GoVersion:        models.GoVersion(),
+		GoVersion:        runtime.Version(),
 		NsPerIter:        cal.NsPerIter,
 		CalibrationMin:   cal.Min,
 		CalibrationMax:   cal.Max,

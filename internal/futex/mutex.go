@@ -59,21 +59,28 @@ func (m *Mutex) Unlock() {
 
 // Cond is a condition variable for a Mutex, with the usual monitor-object
 // protocol: hold the mutex, test the condition, Wait while it is false.
-// Waiters sleep on a sequence word; Signal and Broadcast bump it.
+// Waiters count themselves and sleep on a sequence word; Signal and
+// Broadcast bump it and wake them, and do nothing (one atomic load, no
+// system call) when no thread waits, so a monitor may signal after every
+// change without tracking its waiters, as with glibc's
+// pthread_cond_signal.
+//
+// The condition must be changed with c.L held; Signal may then be called
+// with c.L held or after releasing it. No wake-up is lost: a waiter counts
+// itself and reads the sequence while it holds c.L, so a signaller that
+// changed the condition under c.L after that sees the count, and one that
+// changed it before left a condition the waiter sees true and does not wait
+// for.
 type Cond struct {
-	_   noCopy
-	L   *Mutex
-	seq atomic.Uint32
+	_       noCopy
+	L       *Mutex
+	seq     atomic.Uint32
+	waiters atomic.Int32 // threads between the count in wait and their wake-up
 }
 
 // Wait atomically releases c.L and sleeps until Signal or Broadcast, then
 // re-acquires c.L. It may return spuriously: call it in a loop.
-func (c *Cond) Wait() {
-	seq := c.seq.Load()
-	c.L.Unlock()
-	wait(&c.seq, seq, -1)
-	c.L.Lock()
-}
+func (c *Cond) Wait() { c.wait(-1) }
 
 // WaitTimeout is Wait bounded by d: it returns (with c.L held) after a
 // Signal or Broadcast, after d, or spuriously. Callers re-check both their
@@ -82,20 +89,33 @@ func (c *Cond) WaitTimeout(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	c.wait(d)
+}
+
+// wait is Wait with a timeout d (< 0: none).
+func (c *Cond) wait(d time.Duration) {
+	c.waiters.Add(1)
 	seq := c.seq.Load()
 	c.L.Unlock()
 	wait(&c.seq, seq, d)
+	c.waiters.Add(-1)
 	c.L.Lock()
 }
 
 // Signal wakes one waiter, if any.
 func (c *Cond) Signal() {
+	if c.waiters.Load() == 0 {
+		return
+	}
 	c.seq.Add(1)
 	wake(&c.seq, 1)
 }
 
 // Broadcast wakes every waiter.
 func (c *Cond) Broadcast() {
+	if c.waiters.Load() == 0 {
+		return
+	}
 	c.seq.Add(1)
 	wake(&c.seq, 1<<30)
 }

@@ -170,7 +170,6 @@ func (b *BufRing) Close() error {
 
 // release unregisters the group, then unmaps the ring and the buffers.
 func (b *BufRing) release() error {
-	var errs []error
 	reg := bufReg{bgid: b.group}
 	if _, err := b.r.register(unregisterPbufRing, unsafe.Pointer(&reg), 1); err != nil {
 		// Note: if the kernel still holds the group (a failed
@@ -180,20 +179,11 @@ func (b *BufRing) release() error {
 		// closing the ring drops the kernel's reference.
 		return fmt.Errorf("uring: unregister buffer ring %d (its memory is left mapped): %w", b.group, err)
 	}
-	errs = append(errs, b.unmap())
-	return errors.Join(errs...)
+	return b.unmap()
 }
 
 func (b *BufRing) unmap() error {
-	var errs []error
-	for _, m := range []*[]byte{&b.bufMem, &b.ringMem} {
-		if *m != nil {
-			if err := unix.Munmap(*m); err != nil {
-				errs = append(errs, os.NewSyscallError("munmap", err))
-			}
-			*m = nil
-		}
-	}
+	err := munmapAll(&b.bufMem, &b.ringMem)
 	b.ring = nil
-	return errors.Join(errs...)
+	return err
 }

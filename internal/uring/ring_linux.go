@@ -239,8 +239,15 @@ func mmapRing(fd int, off int64, size int) ([]byte, error) {
 
 // unmap removes the ring mappings that exist.
 func (r *Ring) unmap() error {
+	err := munmapAll(&r.sqeMem, &r.cqRing, &r.sqRing)
+	r.sqes, r.cqes = nil, nil
+	return err
+}
+
+// munmapAll unmaps each mapping that exists and forgets it.
+func munmapAll(ms ...*[]byte) error {
 	var errs []error
-	for _, m := range []*[]byte{&r.sqeMem, &r.cqRing, &r.sqRing} {
+	for _, m := range ms {
 		if *m != nil {
 			if err := unix.Munmap(*m); err != nil {
 				errs = append(errs, os.NewSyscallError("munmap", err))
@@ -248,7 +255,6 @@ func (r *Ring) unmap() error {
 			*m = nil
 		}
 	}
-	r.sqes, r.cqes = nil, nil
 	return errors.Join(errs...)
 }
 

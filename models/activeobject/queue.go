@@ -118,18 +118,16 @@ func (q *ActivationQueue) push(mr MethodRequest) {
 }
 
 // release returns n slots (of method requests that finished) and wakes the
-// enqueuers waiting for one.
+// enqueuers waiting for one (futex.Cond makes no system call if none
+// waits).
 func (q *ActivationQueue) release(n int) {
 	if n == 0 {
 		return
 	}
 	q.mu.Lock()
 	q.charged -= n
-	wake := q.enqWaiting > 0
 	q.mu.Unlock()
-	if wake {
-		q.notFull.Broadcast()
-	}
+	q.notFull.Broadcast()
 }
 
 // take is the scheduler's dequeue: it first returns released slots (the

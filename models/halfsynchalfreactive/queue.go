@@ -13,12 +13,12 @@ import (
 // the monitor's synchronized methods; each holds the lock for a few loads
 // and stores.
 //
-// A waiter registers itself (getters, putters) before it sleeps, and put and
-// get signal a condition only when somebody is registered on it: a hand-off
-// to a busy pool costs two uncontended lock operations and no futex system
-// call, as with glibc's pthread_cond_signal. The signal is sent after the
-// lock is released, so the woken thread does not immediately block on the
-// mutex its waker still holds.
+// put and get signal a condition after every change; futex.Cond makes no
+// system call when nobody waits on it, so a hand-off to a busy pool costs
+// two uncontended lock operations and no futex call. The signal is sent
+// after the lock is released, so the woken thread does not immediately
+// block on the mutex its waker still holds. Waiters also count themselves
+// (getters, putters) for waiting.
 //
 // For the pooled variant the queue also keeps the free list of request
 // objects (free, bounded by freeCap): workers return the objects they are
@@ -94,11 +94,8 @@ func (q *queue) put(r *request, wantSpare bool) (spare *request, ok bool) {
 			q.free = q.free[:k-1]
 		}
 	}
-	wake := q.getters > 0
 	q.mu.Unlock()
-	if wake {
-		q.notEmpty.Signal()
-	}
+	q.notEmpty.Signal()
 	return spare, true
 }
 
@@ -131,11 +128,8 @@ func (q *queue) get(done []*request) (*request, bool) {
 	q.head = (q.head + 1) % len(q.ring)
 	q.n--
 	inc(&q.taken)
-	wake := q.putters > 0
 	q.mu.Unlock()
-	if wake {
-		q.notFull.Signal()
-	}
+	q.notFull.Signal()
 	return r, true
 }
 

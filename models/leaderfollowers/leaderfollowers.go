@@ -235,7 +235,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		pool:  newPool(opts.Promotion, cfg.Threads),
 		conns: make(map[int]*conn),
 	}
-	s.acc = &acceptor{s: s, ln: ln, backoff: minBackoff}
+	s.acc = &acceptor{s: s}
 	s.timer = &retryTimer{s: s, fd: tfd}
 	s.closeSh = s.counters.NewConnShard()
 	fail := func(err error) (*Server, error) {

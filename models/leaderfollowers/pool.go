@@ -45,7 +45,6 @@ const (
 // next thread to join takes the role without parking.
 type pool struct {
 	mu     futex.Mutex
-	order  Promotion
 	q      followerQueue // the follower set in promotion order; nil for os
 	leader *member       // nil: no leader; &pending: an os grant not yet taken
 	closed bool
@@ -66,7 +65,7 @@ type pool struct {
 
 // newPool returns an empty pool for n threads with the given promotion order.
 func newPool(order Promotion, n int) *pool {
-	p := &pool{order: order}
+	p := &pool{}
 	switch order {
 	case LIFO:
 		p.q = &stack{s: make([]*member, 0, n)}

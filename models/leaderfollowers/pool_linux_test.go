@@ -41,7 +41,7 @@ func futexWaitOn(tid int, addr uintptr) bool {
 // Parker's, or the pool's shared word in os order. Both futex types hold
 // their word as their only non-empty field, so it is at the type's address.
 func parkAddr(p *pool, m *member) uintptr {
-	if p.order == OS {
+	if p.q == nil { // os order
 		return uintptr(unsafe.Pointer(&p.word))
 	}
 	return uintptr(unsafe.Pointer(&m.parker))

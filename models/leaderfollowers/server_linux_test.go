@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/internal/connio"
 	"concbench/models/modeltest"
 	"concbench/wire"
 
@@ -296,13 +297,13 @@ func TestAcceptBackoffEMFILE(t *testing.T) {
 
 // minBackoffTime is the least time in which k accepts can fail: between
 // consecutive failures the listener stays deactivated for the backoff,
-// which starts at minBackoff and doubles up to maxBackoff.
+// which starts at connio.MinAcceptBackoff and doubles up to
+// connio.MaxAcceptBackoff.
 func minBackoffTime(k uint64) time.Duration {
 	var total time.Duration
-	d := minBackoff
+	var b connio.AcceptBackoff
 	for i := uint64(1); i < k; i++ {
-		total += d
-		d = min(2*d, maxBackoff)
+		total += b.Next()
 	}
 	return total
 }

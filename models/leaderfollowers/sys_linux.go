@@ -7,9 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// gettid returns the calling OS thread's id.
-func gettid() int { return unix.Gettid() }
-
 // setNice sets the nice value of thread tid, which must be the calling
 // thread: a nice value is per thread on Linux and does not pass to threads
 // created later.

@@ -11,8 +11,6 @@ import (
 // The model is Linux-only (epoll, futex, timerfd); elsewhere handleset.New
 // fails first and these are never reached.
 
-func gettid() int { return 0 }
-
 func setNice(tid, nice int) error { return handleset.ErrUnsupported }
 
 func newTimerFd() (int, error) { return -1, handleset.ErrUnsupported }

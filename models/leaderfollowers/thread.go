@@ -18,10 +18,6 @@ const (
 	// acceptBatch bounds the connections one listener event accepts, so a
 	// connection storm cannot keep a thread from rejoining the pool.
 	acceptBatch = 64
-	// minBackoff and maxBackoff bound the delay for which the listener
-	// stays deactivated after accept ran out of descriptors or memory.
-	minBackoff = time.Millisecond
-	maxBackoff = time.Second
 )
 
 // counter is a uint64 with one writer (its thread): a plain load and store
@@ -55,7 +51,7 @@ func (th *thread) run(started chan<- error) {
 	s := th.s
 	defer s.wg.Done()
 	runtime.LockOSThread()
-	tid := gettid()
+	tid := models.CurrentThreadID()
 	th.sh.SetTID(tid)
 	if s.opts.Promotion == Priority {
 		if err := setNice(tid, th.m.nice); err != nil {
@@ -163,7 +159,6 @@ func (d *dispatched) bind(th *thread) { d.th = th }
 type conn struct {
 	dispatched
 	s    *Server
-	fd   int
 	sess *connio.Session
 }
 
@@ -174,12 +169,12 @@ var _ handler = (*conn)(nil)
 // interest the session returns, or unregisters and closes the connection.
 // After a successful Reactivate it touches nothing: the handle may already
 // be dispatched to another thread.
-func (c *conn) HandleEvent(fd int, ready handleset.Events) {
+func (c *conn) HandleEvent(fd int, _ handleset.Events) {
 	sh := c.th.sh
 	if injectRegression { // the CI gate's self-test only (inject_regression.go)
 		injectCost()
 	}
-	interest, done := c.sess.OnReady(fd, ready, sh)
+	interest, done := c.sess.OnReady(fd, sh)
 	if !done {
 		err := c.s.set.Reactivate(fd, interest)
 		if err == nil || errors.Is(err, handleset.ErrClosed) {
@@ -187,13 +182,13 @@ func (c *conn) HandleEvent(fd int, ready handleset.Events) {
 		}
 		sh.AddError(models.ErrIO)
 	}
-	c.s.dropConn(c.fd, sh)
+	c.s.dropConn(fd, sh)
 }
 
 // addConn registers a newly accepted connection. It reports false if the
 // handle set is closed (the server is stopping).
 func (s *Server) addConn(fd int, sh *models.Shard) bool {
-	c := &conn{s: s, fd: fd, sess: connio.NewSession(&s.cfg)}
+	c := &conn{s: s, sess: connio.NewSession(&s.cfg)}
 	s.connMu.Lock()
 	s.conns[fd] = c
 	s.connMu.Unlock()
@@ -227,11 +222,11 @@ func (s *Server) dropConn(fd int, sh *models.Shard) {
 // acceptor is the concrete event handler of the listening socket.
 type acceptor struct {
 	dispatched
-	s  *Server
-	ln *handleset.Listener
-	// backoff is the delay of the next backoff. Only the thread processing
+	s *Server
+	// backoff is the delay for which the listener stays deactivated after
+	// accept ran out of descriptors or memory. Only the thread processing
 	// the (deactivated) listener touches it.
-	backoff time.Duration
+	backoff connio.AcceptBackoff
 }
 
 var _ handler = (*acceptor)(nil)
@@ -241,22 +236,21 @@ var _ handler = (*acceptor)(nil)
 // When accept fails for lack of descriptors or memory (EMFILE, ENFILE,
 // ENOBUFS, ENOMEM) the connection stays in the backlog and the listener
 // stays deactivated: the retry timer reactivates it after a delay that
-// doubles from minBackoff to maxBackoff while the shortage lasts, so the
+// doubles from connio.MinAcceptBackoff to connio.MaxAcceptBackoff while the shortage lasts, so the
 // pool keeps serving the open connections instead of spinning on a
 // listener that is always readable.
 func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 	s, th := a.s, a.th
 	th.acceptBatches.add(1)
 	for range acceptBatch {
-		nfd, _, err := a.ln.Accept()
+		nfd, _, err := s.ln.Accept()
 		if err != nil {
 			if handleset.IsWouldBlock(err) {
 				break
 			}
 			if handleset.IsTemporary(err) {
 				th.sh.AddError(models.ErrAcceptBackoff)
-				d := a.backoff
-				a.backoff = min(2*d, maxBackoff)
+				d := a.backoff.Next()
 				// Not a single access to a after this: once the timer is
 				// armed another thread may own the listener.
 				s.timer.arm(d)
@@ -267,7 +261,7 @@ func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 			th.sh.AddError(models.ErrAccept)
 			continue
 		}
-		a.backoff = minBackoff
+		a.backoff.Reset()
 		th.sh.AddAccepted()
 		if !s.addConn(nfd, th.sh) {
 			return

@@ -129,16 +129,12 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// startServer starts the model with the suite's configuration (adjusted by
-// mod) and registers a cleanup that closes it and checks that it leaked
-// nothing.
-func (e *env) startServer(t *testing.T, mod func(*models.Config)) models.Server {
+// startServer starts the model with the suite's configuration and
+// registers a cleanup that closes it and checks that it leaked nothing.
+func (e *env) startServer(t *testing.T) models.Server {
 	t.Helper()
 	before := takeResources()
 	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
-	if mod != nil {
-		mod(&cfg)
-	}
 	srv, err := e.start(cfg)
 	if err != nil {
 		t.Fatalf("start: %v", err)
@@ -275,7 +271,7 @@ func serveWell(addr string, codec wire.Codec, base uint64, conns, rounds, depth 
 
 func testPipelined(t *testing.T, e *env) {
 	const conns, rounds, depth = 256, 4, 8
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	if err := serveWell(srv.Addr().String(), e.codec, 1<<40, conns, rounds, depth); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +288,7 @@ func testPipelined(t *testing.T, e *env) {
 }
 
 func testByteAtATime(t *testing.T, e *env) {
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	err := parallel(8, func(i int) error {
 		c, err := dial(srv.Addr().String(), e.codec)
 		if err != nil {
@@ -336,7 +332,7 @@ func testByteAtATime(t *testing.T, e *env) {
 func testPartialWrites(t *testing.T, e *env) {
 	const conns, n = 3, 6
 	size := min(1<<20, e.codec.Limits().MaxPayload)
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	err := parallel(conns, func(i int) error {
 		c, err := dial(srv.Addr().String(), e.codec)
 		if err != nil {
@@ -371,7 +367,7 @@ func liveHeap() uint64 {
 func testSlowReader(t *testing.T, e *env) {
 	const slowN = 32
 	size := min(1<<20, e.codec.Limits().MaxPayload)
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	base := liveHeap()
 	slow, err := dial(srv.Addr().String(), e.codec)
 	if err != nil {
@@ -414,7 +410,7 @@ func isReset(err error) bool {
 
 func testAbruptDisconnect(t *testing.T, e *env) {
 	const n = 8
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	addr := srv.Addr().String()
 	var raw []byte
 	raw = e.codec.AppendRequest(raw, workRequest(1, 10))
@@ -502,7 +498,7 @@ func malformedCases(codec wire.Codec) []malformedCase {
 }
 
 func testMalformed(t *testing.T, e *env) {
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	addr := srv.Addr().String()
 	cases := malformedCases(e.codec)
 	var wg sync.WaitGroup
@@ -560,7 +556,7 @@ func testMalformed(t *testing.T, e *env) {
 }
 
 func testConnectionClose(t *testing.T, e *env) {
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	tests := []struct {
 		name string
 		raw  []byte
@@ -594,7 +590,7 @@ func testConnectionClose(t *testing.T, e *env) {
 
 func testLedger(t *testing.T, e *env) {
 	const conns, batches, depth = 16, 10, 4
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	addr := srv.Addr().String()
 	err := parallel(conns, func(i int) error {
 		c, err := dial(addr, e.codec)
@@ -652,7 +648,7 @@ func testLedger(t *testing.T, e *env) {
 }
 
 func testClose(t *testing.T, e *env) {
-	srv := e.startServer(t, nil)
+	srv := e.startServer(t)
 	addr := srv.Addr().String()
 	var clients []*client
 	defer func() {

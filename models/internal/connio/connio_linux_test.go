@@ -147,7 +147,7 @@ func TestOnReadyBackPressure(t *testing.T) {
 	if _, err := unix.Write(cli, requests(cfg.Codec, 40, 32<<10)); err != nil {
 		t.Fatal(err)
 	}
-	interest, done := s.OnReady(srv, handleset.Readable, sh)
+	interest, done := s.OnReady(srv, sh)
 	if done || interest&handleset.Readable != 0 || interest&handleset.Writable == 0 {
 		t.Fatalf("with the client not reading: interest %v, done %v; want writable only", interest, done)
 	}
@@ -167,7 +167,7 @@ func TestOnReadyBackPressure(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, buf[:n]...)
-		interest, done = s.OnReady(srv, handleset.Writable, sh)
+		interest, done = s.OnReady(srv, sh)
 		if done {
 			t.Fatal("session ended while the client was reading")
 		}
@@ -188,7 +188,7 @@ func TestOnReadyBackPressure(t *testing.T) {
 	}
 	// End of stream: the session is done.
 	unix.Shutdown(cli, unix.SHUT_WR)
-	if _, done := s.OnReady(srv, handleset.Readable|handleset.HangUp, sh); !done {
+	if _, done := s.OnReady(srv, sh); !done {
 		t.Fatal("session not done after the peer closed")
 	}
 }

@@ -177,11 +177,13 @@ func (s *Session) flush(fd int, sh *models.Shard) bool {
 // on a non-blocking connection descriptor fd: it writes pending output,
 // reads and serves what has arrived, writes the responses, and returns the
 // interest to re-arm the handle with, or done when the connection must be
-// closed now (everything writable has been written). It never blocks.
+// closed now (everything writable has been written). It never blocks. It
+// needs no readiness mask: it tries the write and the read either way, and
+// a descriptor that is not ready answers EAGAIN.
 //
 // Back-pressure: while the output bound is reached the returned interest is
 // Writable only, so the slow reader's requests stay in the kernel's buffers.
-func (s *Session) OnReady(fd int, ready handleset.Events, sh *models.Shard) (interest handleset.Events, done bool) {
+func (s *Session) OnReady(fd int, sh *models.Shard) (interest handleset.Events, done bool) {
 	if !s.flush(fd, sh) {
 		return 0, true
 	}
