@@ -22,13 +22,21 @@ func errIndex(kind string) int {
 	panic("models: unknown error kind " + kind)
 }
 
-// counter is a uint64 with one writer: the owner increments it with a plain
-// load and store (no locked instruction on the hot path), readers load it
-// atomically, so a snapshot never tears a value.
-type counter struct{ v atomic.Uint64 }
+// Counter is a uint64 with one writer at a time (its owning thread, or
+// threads serialized by a lock): the writer increments it with a plain load
+// and store (no locked instruction on the hot path), readers load it
+// atomically, so a snapshot never tears a value. Shards use it, and so do
+// the models' own counters.
+type Counter struct{ v atomic.Uint64 }
 
-func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
-func (c *counter) load() uint64 { return c.v.Load() }
+// Add adds n; only the one writer may call it.
+func (c *Counter) Add(n uint64) { c.v.Store(c.v.Load() + n) }
+
+// Inc adds one; only the one writer may call it.
+func (c *Counter) Inc() { c.Add(1) }
+
+// Load returns the value; any thread may call it.
+func (c *Counter) Load() uint64 { return c.v.Load() }
 
 // Shard is one owner's counters. Only its owner (one thread, or one
 // connection's goroutine) may call its Add methods; Counters.Stats reads it
@@ -38,14 +46,14 @@ type Shard struct {
 
 	tid        atomic.Int64
 	role       string
-	events     counter
-	requests   counter
-	promotions counter
-	bytesRead  counter
-	bytesWrite counter
-	accepted   counter
-	closed     counter
-	errs       [len(errKinds)]counter
+	events     Counter
+	requests   Counter
+	promotions Counter
+	bytesRead  Counter
+	bytesWrite Counter
+	accepted   Counter
+	closed     Counter
+	errs       [len(errKinds)]Counter
 
 	_ [64]byte
 }
@@ -54,29 +62,29 @@ type Shard struct {
 func (s *Shard) SetTID(tid int) { s.tid.Store(int64(tid)) }
 
 // AddEvent counts a dispatched handle-set event.
-func (s *Shard) AddEvent() { s.events.add(1) }
+func (s *Shard) AddEvent() { s.events.Add(1) }
 
 // AddRequests counts n processed requests.
-func (s *Shard) AddRequests(n int) { s.requests.add(uint64(n)) }
+func (s *Shard) AddRequests(n int) { s.requests.Add(uint64(n)) }
 
 // AddPromotion counts a promotion of the owner to leader.
-func (s *Shard) AddPromotion() { s.promotions.add(1) }
+func (s *Shard) AddPromotion() { s.promotions.Add(1) }
 
 // AddRead counts n bytes read from a client.
-func (s *Shard) AddRead(n int) { s.bytesRead.add(uint64(n)) }
+func (s *Shard) AddRead(n int) { s.bytesRead.Add(uint64(n)) }
 
 // AddWritten counts n bytes written to a client.
-func (s *Shard) AddWritten(n int) { s.bytesWrite.add(uint64(n)) }
+func (s *Shard) AddWritten(n int) { s.bytesWrite.Add(uint64(n)) }
 
 // AddAccepted counts an accepted connection.
-func (s *Shard) AddAccepted() { s.accepted.add(1) }
+func (s *Shard) AddAccepted() { s.accepted.Add(1) }
 
 // AddClosed counts a closed connection.
-func (s *Shard) AddClosed() { s.closed.add(1) }
+func (s *Shard) AddClosed() { s.closed.Add(1) }
 
 // AddError counts a failure of the given kind (a models.Err constant or a
 // wire.ErrorKind name). An unknown kind is a programming mistake and panics.
-func (s *Shard) AddError(kind string) { s.errs[errIndex(kind)].add(1) }
+func (s *Shard) AddError(kind string) { s.errs[errIndex(kind)].Add(1) }
 
 // Counters is the set of shards of one server. Thread shards are reported
 // individually in Stats.PerThread; connection shards are only summed.
@@ -122,15 +130,15 @@ func (c *Counters) Retire(s *Shard) {
 
 // sumInto adds src's counts to dst. dst must not be concurrently written.
 func sumInto(dst, src *Shard) {
-	dst.events.add(src.events.load())
-	dst.requests.add(src.requests.load())
-	dst.promotions.add(src.promotions.load())
-	dst.bytesRead.add(src.bytesRead.load())
-	dst.bytesWrite.add(src.bytesWrite.load())
-	dst.accepted.add(src.accepted.load())
-	dst.closed.add(src.closed.load())
+	dst.events.Add(src.events.Load())
+	dst.requests.Add(src.requests.Load())
+	dst.promotions.Add(src.promotions.Load())
+	dst.bytesRead.Add(src.bytesRead.Load())
+	dst.bytesWrite.Add(src.bytesWrite.Load())
+	dst.accepted.Add(src.accepted.Load())
+	dst.closed.Add(src.closed.Load())
 	for i := range dst.errs {
-		dst.errs[i].add(src.errs[i].load())
+		dst.errs[i].Add(src.errs[i].Load())
 	}
 }
 
@@ -150,22 +158,22 @@ func (c *Counters) Stats(st *Stats) {
 		st.PerThread = append(st.PerThread, ThreadStats{
 			TID:        int(s.tid.Load()),
 			Role:       s.role,
-			Events:     s.events.load(),
-			Requests:   s.requests.load(),
-			Promotions: s.promotions.load(),
+			Events:     s.events.Load(),
+			Requests:   s.requests.Load(),
+			Promotions: s.promotions.Load(),
 		})
 	}
 	if len(st.PerThread) == 0 {
 		st.PerThread = nil
 	}
-	st.Requests = total.requests.load()
-	st.BytesRead = total.bytesRead.load()
-	st.BytesWritten = total.bytesWrite.load()
-	st.ConnsAccepted = total.accepted.load()
-	st.ConnsClosed = total.closed.load()
+	st.Requests = total.requests.Load()
+	st.BytesRead = total.bytesRead.Load()
+	st.BytesWritten = total.bytesWrite.Load()
+	st.ConnsAccepted = total.accepted.Load()
+	st.ConnsClosed = total.closed.Load()
 	st.Errors = nil
 	for i, k := range errKinds {
-		if n := total.errs[i].load(); n > 0 {
+		if n := total.errs[i].Load(); n > 0 {
 			if st.Errors == nil {
 				st.Errors = make(map[string]uint64)
 			}

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -96,7 +95,6 @@ type Server struct {
 	proxy *Proxy
 	objs  []*scheduler
 	ports []*completionPort
-	io    []*models.Shard
 
 	counters models.Counters
 
@@ -104,7 +102,6 @@ type Server struct {
 	conns   map[*conn]struct{} // open connections; guarded by connsMu
 	nextID  uint64             // connection numbering, for the home object; guarded by connsMu
 
-	closing   atomic.Bool
 	wg        sync.WaitGroup // I/O threads and schedulers
 	closeOnce sync.Once
 	closeErr  error
@@ -173,7 +170,6 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	}
 	for range cfg.Threads {
 		sh := s.counters.NewThreadShard("io")
-		s.io = append(s.io, sh)
 		s.wg.Add(1)
 		go s.ioThread(sh)
 	}
@@ -244,7 +240,6 @@ func (s *Server) Stats() models.Stats {
 // with whatever they had in flight.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.closing.Store(true)
 		// Wake the schedulers (they cancel what is pending and exit) and
 		// any thread blocked enqueuing on a full queue.
 		for _, sc := range s.objs {

@@ -23,11 +23,9 @@ const (
 	// acceptBatch bounds the connections accepted per listener event.
 	acceptBatch = 64
 	// maxRounds bounds the decode/dispatch/collect rounds of one
-	// connection step, and maxReads the reads of one pump, so that one
-	// busy connection cannot hold an I/O thread (fairness; the same bound
-	// as connio's per-event reads).
+	// connection step, and connio.MaxReadsPerEvent the reads of one pump,
+	// so that one busy connection cannot hold an I/O thread (fairness).
 	maxRounds = 8
-	maxReads  = 8
 	// respOverhead is what a connection reserves of its output bound per
 	// request in flight beyond the body it asked for: an HTTP response's
 	// status line and headers, or a ledger result, fit in it.
@@ -53,7 +51,7 @@ var (
 func (s *Server) ioThread(sh *models.Shard) {
 	defer s.wg.Done()
 	runtime.LockOSThread()
-	sh.SetTID(gettid())
+	sh.SetTID(models.CurrentThreadID())
 	w := s.set.NewWaiter(max(1, ioEvents/s.cfg.Threads))
 	for {
 		evs, err := w.Wait(s.lh.waitTimeout())
@@ -242,6 +240,10 @@ type conn struct {
 	closed   bool
 	closing  bool // no further request will be decoded
 	readable bool // the socket may have unread bytes
+	// armed is the interest the socket is armed with in the handle set
+	// (with OneShot), 0 once an event has disarmed it: a completion step
+	// that wants the same interest need not re-arm it.
+	armed    handleset.Events
 	in       connio.In
 	out      connio.Out
 	req      wire.Request
@@ -252,9 +254,8 @@ type conn struct {
 	tail     uint64  // sequence number of the next request
 	reserved int     // output reserved by the requests in flight
 
-	decodeErr error // a request failed to decode: answer it after the others
-	errSent   bool
-	reads     int // reads in the current step
+	decodeErr error // a request failed to decode: answer it after the others (nil once answered)
+	reads     int   // reads in the current step
 }
 
 // addConn registers an accepted connection with the handle set.
@@ -267,6 +268,7 @@ func (s *Server) addConn(fd int) {
 		in:       connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
 		slots:    make([]*slot, s.opts.MaxInFlight),
 		readable: true,
+		armed:    handleset.Readable | handleset.OneShot,
 	}
 	s.connsMu.Lock()
 	c.home = int(s.nextID % uint64(len(s.objs)))
@@ -286,6 +288,7 @@ func (s *Server) addConn(fd int) {
 // HandleEvent serves a readiness event of the connection's socket.
 func (c *conn) HandleEvent(_ int, ready handleset.Events) {
 	c.mu.Lock()
+	c.armed = 0 // the one-shot event disarmed the socket
 	c.step(ready)
 	c.mu.Unlock()
 }
@@ -342,10 +345,21 @@ func (c *conn) step(ready handleset.Events) {
 		// flight: see canAdmit); the socket stays disarmed until then.
 		return
 	}
-	if err := c.srv.set.Reactivate(c.fd, ev|handleset.OneShot); err != nil && !errClosing(err) {
-		c.sh.AddError(models.ErrIO)
-		c.close()
+	ev |= handleset.OneShot
+	if ev == c.armed {
+		// Still armed with this interest since the last step (this one
+		// runs for a completion): an event that fires meanwhile runs its
+		// own step, which re-arms.
+		return
 	}
+	if err := c.srv.set.Reactivate(c.fd, ev); err != nil {
+		if !errClosing(err) {
+			c.sh.AddError(models.ErrIO)
+			c.close()
+		}
+		return
+	}
+	c.armed = ev
 }
 
 // canAdmit reports whether another request may be decoded and put in
@@ -381,7 +395,7 @@ func (c *conn) pump() (dispatched int, ok bool) {
 			dispatched++
 			continue
 		}
-		if !c.readable || c.reads == maxReads {
+		if !c.readable || c.reads == connio.MaxReadsPerEvent {
 			break
 		}
 		sp := c.in.Space()
@@ -392,7 +406,7 @@ func (c *conn) pump() (dispatched int, ok bool) {
 				c.readable = false
 				break
 			}
-			c.ioError(err)
+			connio.CountIOError(c.sh, err)
 			return dispatched, false
 		}
 		if n == 0 {
@@ -479,9 +493,9 @@ func (c *conn) collect() {
 		c.head++
 		c.sh.AddRequests(1)
 	}
-	if c.head == c.tail && c.decodeErr != nil && !c.errSent {
+	if c.head == c.tail && c.decodeErr != nil {
 		c.out.AppendError(c.srv.cfg.Codec, c.decodeErr)
-		c.errSent = true
+		c.decodeErr = nil // closing is set: no further decode error can follow
 	}
 	if cap(c.scratch) > connio.RetainLimit {
 		c.scratch = nil
@@ -507,28 +521,11 @@ func (c *conn) encode(sl *slot) {
 // flush writes pending output until it is all written or the socket would
 // block. It reports false if the connection failed.
 func (c *conn) flush() bool {
-	for c.out.Pending() > 0 {
-		n, err := handleset.Write(c.fd, c.out.Bytes())
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				return true
-			}
-			c.ioError(err)
-			return false
-		}
-		c.sh.AddWritten(n)
-		c.out.Advance(n)
+	if err := c.out.Flush(c.fd, c.sh); err != nil {
+		connio.CountIOError(c.sh, err)
+		return false
 	}
 	return true
-}
-
-// ioError counts a failed read or write.
-func (c *conn) ioError(err error) {
-	if handleset.IsPeerGone(err) {
-		c.sh.AddError(models.ErrPeerReset)
-	} else {
-		c.sh.AddError(models.ErrIO)
-	}
 }
 
 // close removes the connection from the handle set and the server and

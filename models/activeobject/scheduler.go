@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"concbench/models"
 	"concbench/service"
 )
 
@@ -52,7 +53,7 @@ type scheduler struct {
 func (s *scheduler) run(done func()) {
 	defer done()
 	runtime.LockOSThread()
-	s.tid.Store(int64(gettid()))
+	s.tid.Store(int64(models.CurrentThreadID()))
 	var buf []MethodRequest
 	for {
 		mrs, open := s.queue.take(buf, s.releases, s.nearestDeadline())

@@ -97,17 +97,9 @@ func (c *conn) desired() (ev handleset.Events, closeNow bool) {
 // keeps the descriptor open (the reactor closes it only with mu held and
 // nothing in flight).
 func (c *conn) flushLocked(t *thread) {
-	for c.out.Pending() > 0 {
-		n, err := handleset.Write(c.fd, c.out.Bytes())
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				break
-			}
-			c.breakLocked(t, err)
-			return
-		}
-		t.sh.AddWritten(n)
-		c.out.Advance(n)
+	if err := c.out.Flush(c.fd, t.sh); err != nil {
+		c.breakLocked(t, err)
+		return
 	}
 	c.outPending.Store(int64(c.out.Pending()))
 }
@@ -116,11 +108,7 @@ func (c *conn) flushLocked(t *thread) {
 // output and parked responses are dropped, and so will be every response
 // still to come. mu must be held.
 func (c *conn) breakLocked(t *thread, err error) {
-	if handleset.IsPeerGone(err) {
-		t.sh.AddError(models.ErrPeerReset)
-	} else {
-		t.sh.AddError(models.ErrIO)
-	}
+	connio.CountIOError(t.sh, err)
 	c.broken.Store(true)
 	c.out = connio.Out{}
 	c.outPending.Store(0)

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"concbench/internal/futex"
+	"concbench/models"
 )
 
 // queue is the queueing layer of the pattern: a bounded buffer of request
@@ -43,10 +44,9 @@ type queue struct {
 
 	// Statistics: written only with mu held (so one writer at a time, a
 	// plain load and store), read atomically by Stats without the lock.
-	highWater atomic.Uint64 // the most requests ever queued at once
-	blocked   atomic.Uint64 // puts that found the ring full and waited
-	handoffs  atomic.Uint64 // requests put
-	taken     atomic.Uint64 // requests taken
+	highWater atomic.Uint64  // the most requests ever queued at once
+	blocked   models.Counter // puts that found the ring full and waited
+	handoffs  models.Counter // requests put
 }
 
 // newQueue returns an empty queue of the given capacity (≥ 1) whose free
@@ -70,7 +70,7 @@ func newQueue(capacity, freeCap int) *queue {
 func (q *queue) put(r *request, wantSpare bool) (spare *request, ok bool) {
 	q.mu.Lock()
 	if q.n == len(q.ring) && !q.closed {
-		inc(&q.blocked)
+		q.blocked.Inc()
 		q.putters++
 		for q.n == len(q.ring) && !q.closed {
 			q.notFull.Wait()
@@ -83,7 +83,7 @@ func (q *queue) put(r *request, wantSpare bool) (spare *request, ok bool) {
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = r
 	q.n++
-	inc(&q.handoffs)
+	q.handoffs.Inc()
 	if uint64(q.n) > q.highWater.Load() {
 		q.highWater.Store(uint64(q.n))
 	}
@@ -127,7 +127,6 @@ func (q *queue) get(done []*request) (*request, bool) {
 	q.ring[q.head] = nil
 	q.head = (q.head + 1) % len(q.ring)
 	q.n--
-	inc(&q.taken)
 	q.mu.Unlock()
 	q.notFull.Signal()
 	return r, true
@@ -149,8 +148,3 @@ func (q *queue) waiting() (getters, putters int) {
 	defer q.mu.Unlock()
 	return q.getters, q.putters
 }
-
-// inc adds one to a counter that has one writer at a time (its writers
-// hold a lock that serializes them): a plain load and store, no locked
-// instruction; readers load it atomically.
-func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }

@@ -15,7 +15,6 @@ import (
 
 // Reactor limits per event, for fairness between the handles it serves.
 const (
-	maxReadsPerEvent   = 8  // reads of one connection per readiness event
 	maxAcceptsPerEvent = 64 // connections accepted per listener event
 	waiterEvents       = 128
 )
@@ -37,23 +36,22 @@ type reactor struct {
 	// the queue handed back.
 	req wire.Request
 
-	stopped       bool          // the queue was closed while putting: exit
-	acceptBackoff time.Duration // current delay after a descriptor or memory shortage
-	acceptResume  time.Time     // when to re-arm the listener; zero: armed
+	stopped       bool                 // the queue was closed while putting: exit
+	acceptBackoff connio.AcceptBackoff // the delay after a descriptor or memory shortage
+	acceptResume  time.Time            // when to re-arm the listener; zero: armed
 
 	// Counters; the reactor is their only writer.
-	allocs        atomic.Uint64 // request objects allocated with new
-	inflightHigh  atomic.Uint64 // the most requests one connection had in flight
-	notifications atomic.Uint64 // connections handled because a worker asked
+	allocs        models.Counter // request objects allocated with new
+	inflightHigh  atomic.Uint64  // the most requests one connection had in flight
+	notifications models.Counter // connections handled because a worker asked
 }
 
 func newReactor(s *Server) *reactor {
 	return &reactor{
-		s:             s,
-		thread:        thread{sh: s.counters.NewThreadShard("reactor")},
-		w:             s.set.NewWaiter(waiterEvents),
-		conns:         make(map[*conn]struct{}),
-		acceptBackoff: time.Millisecond,
+		s:      s,
+		thread: thread{sh: s.counters.NewThreadShard("reactor")},
+		w:      s.set.NewWaiter(waiterEvents),
+		conns:  make(map[*conn]struct{}),
 	}
 }
 
@@ -112,14 +110,13 @@ func (rc *reactor) accept() {
 			case handleset.IsTemporary(err):
 				rc.sh.AddError(models.ErrAcceptBackoff)
 				s.set.Deactivate(s.ln.Fd())
-				rc.acceptResume = time.Now().Add(rc.acceptBackoff)
-				rc.acceptBackoff = min(2*rc.acceptBackoff, time.Second)
+				rc.acceptResume = time.Now().Add(rc.acceptBackoff.Next())
 			default:
 				rc.sh.AddError(models.ErrAccept)
 			}
 			return
 		}
-		rc.acceptBackoff = time.Millisecond
+		rc.acceptBackoff.Reset()
 		c := &conn{
 			fd:     fd,
 			in:     connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
@@ -200,10 +197,10 @@ func (rc *reactor) serve(c *conn, ready handleset.Events, event bool) {
 
 // read reads the connection while it admits requests, dispatching each
 // complete request as soon as it is decoded. It stops when the socket is
-// drained, after maxReadsPerEvent reads (the handle is level-triggered: the
+// drained, after connio.MaxReadsPerEvent reads (the handle is level-triggered: the
 // rest is reported again), at end of input, or on an error.
 func (rc *reactor) read(c *conn) {
-	for range maxReadsPerEvent {
+	for range connio.MaxReadsPerEvent {
 		if rc.stopped || c.inputDone || c.broken.Load() || !c.admits() {
 			return // back-pressure: what the client sends stays in the kernel's buffers
 		}
@@ -270,7 +267,7 @@ func (rc *reactor) dispatch(c *conn) {
 // while the queue is full. It reports false if the queue is closed.
 func (rc *reactor) handoff(c *conn, req *wire.Request) bool {
 	r := rc.acquire()
-	r.fill(req, c, c.nextSeq, rc.s.opts.Pooled) // copies the payload out of c.in
+	r.fill(req, c, rc.s.opts.Pooled) // copies the payload out of c.in
 	rc.account(c, r)
 	spare, ok := rc.s.q.put(r, rc.s.opts.Pooled && len(rc.done) == 0)
 	if spare != nil {
@@ -282,6 +279,7 @@ func (rc *reactor) handoff(c *conn, req *wire.Request) bool {
 // account assigns r the connection's next sequence number and counts it in
 // flight.
 func (rc *reactor) account(c *conn, r *request) {
+	r.seq = c.nextSeq
 	c.nextSeq++
 	c.reserved.Add(r.est)
 	if n := uint64(c.inflight.Add(1)); n > rc.inflightHigh.Load() {
@@ -295,7 +293,7 @@ func (rc *reactor) account(c *conn, r *request) {
 func (rc *reactor) decodeError(c *conn, err error) {
 	rc.sh.AddError(wire.KindOf(err).String())
 	r := rc.acquire()
-	r.conn, r.seq, r.est, r.err = c, c.nextSeq, respOverhead, err
+	r.conn, r.est, r.err = c, respOverhead, err
 	rc.account(c, r)
 	rc.endInput(c)
 	c.complete(&rc.thread, r, nil, false)
@@ -317,7 +315,7 @@ func (rc *reactor) acquire() *request {
 		rc.done = rc.done[:k-1]
 		return r
 	}
-	inc(&rc.allocs)
+	rc.allocs.Inc()
 	return new(request)
 }
 
@@ -426,7 +424,7 @@ func (h notifyHandler) HandleEvent(int, handleset.Events) {
 	rc := h.rc
 	rc.s.notes.wake.Drain()
 	for _, c := range rc.s.notes.take() {
-		inc(&rc.notifications)
+		rc.notifications.Inc()
 		rc.serve(c, 0, false)
 		if rc.stopped {
 			return

@@ -40,10 +40,10 @@ type request struct {
 	respBody []byte // storage for resp.Payload
 }
 
-// fill makes r the request object for req, the seq-th request of c. It
-// copies req.Payload: into r's own buffer when pooled (reused across
+// fill makes r the request object for req, a request of c (its sequence
+// number is assigned by reactor.account). It copies req.Payload: into r's own buffer when pooled (reused across
 // requests), into a fresh allocation otherwise.
-func (r *request) fill(req *wire.Request, c *conn, seq uint64, pooled bool) {
+func (r *request) fill(req *wire.Request, c *conn, pooled bool) {
 	r.req = *req
 	r.req.Payload = nil
 	if len(req.Payload) > 0 {
@@ -55,7 +55,6 @@ func (r *request) fill(req *wire.Request, c *conn, seq uint64, pooled bool) {
 		}
 	}
 	r.conn = c
-	r.seq = seq
 	r.est = int64(req.Size) + respOverhead
 	r.err = nil
 }

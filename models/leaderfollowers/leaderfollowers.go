@@ -292,9 +292,9 @@ func (s *Server) Stats() models.Stats {
 	s.counters.Stats(&st)
 	var noFollower, batches, retries uint64
 	for _, th := range s.threads {
-		noFollower += th.noFollower.load()
-		batches += th.acceptBatches.load()
-		retries += th.acceptRetries.load()
+		noFollower += th.noFollower.Load()
+		batches += th.acceptBatches.Load()
+		retries += th.acceptRetries.Load()
 	}
 	s.connMu.Lock()
 	open := len(s.conns)

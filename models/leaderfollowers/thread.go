@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"concbench/handleset"
@@ -20,13 +19,6 @@ const (
 	acceptBatch = 64
 )
 
-// counter is a uint64 with one writer (its thread): a plain load and store
-// to increment, an atomic load to read, as in models.Shard.
-type counter struct{ v atomic.Uint64 }
-
-func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
-func (c *counter) load() uint64 { return c.v.Load() }
-
 // thread is one OS thread of the pool. Its counters are written only by
 // itself.
 type thread struct {
@@ -36,9 +28,9 @@ type thread struct {
 	m  *member
 	sh *models.Shard
 
-	noFollower    counter // promotions this thread made that found no follower
-	acceptBatches counter // listener events this thread processed
-	acceptRetries counter // backoff timer expiries this thread processed
+	noFollower    models.Counter // promotions this thread made that found no follower
+	acceptBatches models.Counter // listener events this thread processed
+	acceptRetries models.Counter // backoff timer expiries this thread processed
 
 	_ [64]byte
 }
@@ -135,7 +127,7 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 // promote hands the leader role to a follower (promote_new_leader).
 func (th *thread) promote() {
 	if !th.s.pool.promote(th.m) {
-		th.noFollower.add(1)
+		th.noFollower.Inc()
 	}
 }
 
@@ -241,7 +233,7 @@ var _ handler = (*acceptor)(nil)
 // listener that is always readable.
 func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 	s, th := a.s, a.th
-	th.acceptBatches.add(1)
+	th.acceptBatches.Inc()
 	for range acceptBatch {
 		nfd, _, err := s.ln.Accept()
 		if err != nil {
@@ -303,7 +295,7 @@ func (t *retryTimer) arm(d time.Duration) {
 // HandleEvent consumes the expiry and reactivates the listener; the timer's
 // own handle stays deactivated until the next arm.
 func (t *retryTimer) HandleEvent(fd int, _ handleset.Events) {
-	t.th.acceptRetries.add(1)
+	t.th.acceptRetries.Inc()
 	if err := drainTimer(fd); err != nil {
 		t.s.fail(err)
 		return

@@ -3,7 +3,6 @@ package proactor
 import (
 	"errors"
 
-	"concbench/handleset"
 	"concbench/internal/uring"
 	"concbench/models"
 	"concbench/models/internal/connio"
@@ -93,7 +92,7 @@ func (p *proactor) advance(c *conn) {
 		// Back-pressure has stopped the receiving: no receive is armed,
 		// or the armed one is being cancelled.
 		c.paused = true
-		p.cnt.pauses.inc()
+		p.cnt.pauses.Inc()
 	}
 	if c.done && c.sending == nil && c.sess.Out.Pending() == 0 && c.inflight == 0 {
 		p.startClose(c)
@@ -165,7 +164,7 @@ func (p *proactor) handleRecv(c *conn, cqe *uring.CQE) {
 	case cqe.Res == 0:
 		c.eof, c.unserved = true, true
 	case errors.Is(err, unix.ENOBUFS):
-		p.cnt.buffersExhausted.inc() // re-armed by advance; the buffers come back this batch
+		p.cnt.buffersExhausted.Inc() // re-armed by advance; the buffers come back this batch
 	case errors.Is(err, unix.ECANCELED):
 	default:
 		p.fail(c, err)
@@ -192,7 +191,7 @@ func (p *proactor) handleSend(c *conn, cqe *uring.CQE) {
 		c.sess.Out.Advance(n)
 		p.sh.AddWritten(n)
 		if n < len(sent) {
-			p.cnt.partialSends.inc()
+			p.cnt.partialSends.Inc()
 		}
 	case err == nil: // 0 bytes of a non-empty send: the socket is unusable
 		p.fail(c, unix.EPIPE)
@@ -218,10 +217,6 @@ func (p *proactor) fail(c *conn, err error) {
 	if c.abort {
 		return
 	}
-	if handleset.IsPeerGone(err) {
-		p.sh.AddError(models.ErrPeerReset)
-	} else {
-		p.sh.AddError(models.ErrIO)
-	}
+	connio.CountIOError(p.sh, err)
 	c.abort = true
 }

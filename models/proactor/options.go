@@ -1,9 +1,6 @@
 package proactor
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Receive modes, for Options.Recv.
 const (
@@ -32,8 +29,6 @@ const (
 	// cqPerSQ is the completion queue's size relative to the submission
 	// queue: multishot operations post many CQEs per SQE.
 	cqPerSQ = 8
-	// maxBackoff bounds the pause after a failed accept.
-	maxBackoff = time.Second
 )
 
 // Options are the model's own settings.

@@ -3,8 +3,6 @@ package proactor
 import (
 	"errors"
 	"runtime"
-	"sync/atomic"
-	"time"
 
 	"concbench/handleset"
 	"concbench/internal/uring"
@@ -40,20 +38,13 @@ func untag(ud uint64) (op uint8, slot, gen uint32) {
 	return uint8(ud), uint32(ud>>8) & (1<<24 - 1), uint32(ud >> 32)
 }
 
-// counter is a model-specific counter with one writer (its dispatcher
-// thread) and concurrent readers (Stats).
-type counter struct{ v atomic.Uint64 }
-
-func (c *counter) inc()         { c.v.Store(c.v.Load() + 1) }
-func (c *counter) load() uint64 { return c.v.Load() }
-
 // counters are one dispatcher's model-specific counters; see doc.go.
 type counters struct {
-	partialSends     counter // sends that completed with fewer bytes than submitted
-	buffersExhausted counter // receives ended by ENOBUFS: the provided-buffer ring was empty
-	accepts          counter // connections accepted
-	rearms           counter // multishot receives armed again on a connection
-	pauses           counter // times a connection's receiving stopped for back-pressure
+	partialSends     models.Counter // sends that completed with fewer bytes than submitted
+	buffersExhausted models.Counter // receives ended by ENOBUFS: the provided-buffer ring was empty
+	accepts          models.Counter // connections accepted
+	rearms           models.Counter // multishot receives armed again on a connection
+	pauses           models.Counter // times a connection's receiving stopped for back-pressure
 }
 
 // proactor is one dispatcher thread with its ring: the pattern's Proactor
@@ -85,11 +76,10 @@ type proactor struct {
 
 	// Ring-level operations: their number in flight, and which are armed.
 	inflight     int
-	wakeArmed    bool
 	acceptArmed  bool
 	backoffArmed bool
 	acceptFailed bool
-	backoff      time.Duration
+	backoff      connio.AcceptBackoff
 
 	stopping bool
 	err      error     // a failure of the ring itself; the thread stops
@@ -102,7 +92,7 @@ type proactor struct {
 func (p *proactor) run(ready chan<- error) {
 	defer p.s.wg.Done()
 	runtime.LockOSThread()
-	p.sh.SetTID(unix.Gettid())
+	p.sh.SetTID(models.CurrentThreadID())
 	if err := p.init(); err != nil {
 		p.release()
 		ready <- err
@@ -231,7 +221,6 @@ func (p *proactor) sqe(ud uint64) *uring.SQE {
 // startWakePoll arms a poll of the stop eventfd.
 func (p *proactor) startWakePoll() {
 	p.sqe(tag(opWake, 0, 0)).PrepPollAdd(p.wake.Fd(), unix.POLLIN)
-	p.wakeArmed = true
 	p.inflight++
 }
 
@@ -245,8 +234,7 @@ func (p *proactor) startAccept() {
 // startBackoff arms the timer that re-arms the accept after an accept
 // error: 1 ms, doubling to 1 s while errors repeat.
 func (p *proactor) startBackoff() {
-	p.backoff = min(max(2*p.backoff, time.Millisecond), maxBackoff)
-	p.ring.PrepTimeout(p.sqe(tag(opBackoff, 0, 0)), p.backoff, 0, 0)
+	p.ring.PrepTimeout(p.sqe(tag(opBackoff, 0, 0)), p.backoff.Next(), 0, 0)
 	p.backoffArmed = true
 	p.inflight++
 }
@@ -257,7 +245,7 @@ func (p *proactor) startRecv(c *conn) {
 	if p.multishot {
 		s.PrepRecvMultishot(c.fd, bufGroup, 0)
 		if c.arms > 0 {
-			p.cnt.rearms.inc()
+			p.cnt.rearms.Inc()
 		}
 	} else {
 		s.PrepRecvProvided(c.fd, bufGroup, 0)
@@ -302,7 +290,6 @@ func (p *proactor) startClose(c *conn) {
 // handleWake handles the stop eventfd's poll: Close wants the thread to
 // stop.
 func (p *proactor) handleWake(cqe *uring.CQE) {
-	p.wakeArmed = false
 	p.inflight--
 	if _, err := p.wake.Drain(); err != nil {
 		p.err = err
@@ -351,8 +338,8 @@ func (p *proactor) handleAccept(cqe *uring.CQE) {
 			break
 		}
 		p.sh.AddAccepted()
-		p.cnt.accepts.inc()
-		p.backoff = 0
+		p.cnt.accepts.Inc()
+		p.backoff.Reset()
 		p.adopt(fd)
 	case p.stopping && errors.Is(err, unix.ECANCELED):
 	case handleset.IsTemporary(err):
@@ -382,7 +369,7 @@ func (p *proactor) handleBackoff(cqe *uring.CQE) {
 }
 
 // adopt makes fd one of this ring's connections and starts receiving.
-func (p *proactor) adopt(fd int) *conn {
+func (p *proactor) adopt(fd int) {
 	var slot uint32
 	if n := len(p.free); n > 0 {
 		slot, p.free = p.free[n-1], p.free[:n-1]
@@ -395,7 +382,6 @@ func (p *proactor) adopt(fd int) *conn {
 	p.conns[slot] = c
 	p.live++
 	p.advance(c)
-	return c
 }
 
 // abandon closes everything synchronously after the ring failed: shutting

@@ -169,11 +169,11 @@ func (s *Server) Stats() models.Stats {
 		c["sqes_submitted"] += p.ring.Submitted()
 		c["enter_calls"] += p.ring.Enters()
 		c["completions"] += p.ring.Completed()
-		c["recv_multishot_rearms"] += p.cnt.rearms.load()
-		c["partial_sends"] += p.cnt.partialSends.load()
-		c["buffers_exhausted"] += p.cnt.buffersExhausted.load()
-		c["accepts"] += p.cnt.accepts.load()
-		c["backpressure_pauses"] += p.cnt.pauses.load()
+		c["recv_multishot_rearms"] += p.cnt.rearms.Load()
+		c["partial_sends"] += p.cnt.partialSends.Load()
+		c["buffers_exhausted"] += p.cnt.buffersExhausted.Load()
+		c["accepts"] += p.cnt.accepts.Load()
+		c["backpressure_pauses"] += p.cnt.pauses.Load()
 	}
 	st.Counters = c
 	return st

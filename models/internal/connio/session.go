@@ -10,10 +10,11 @@ import (
 	"concbench/wire"
 )
 
-// maxReadsPerEvent bounds the reads one OnReady makes, so that a client that
+// MaxReadsPerEvent bounds the reads one OnReady makes, so that a client that
 // keeps its socket full cannot hold a thread forever (fairness between
-// connections sharing a thread).
-const maxReadsPerEvent = 8
+// connections sharing a thread). Models with their own read loop use the
+// same bound.
+const MaxReadsPerEvent = 8
 
 // Session is one connection's protocol state. See the package documentation.
 type Session struct {
@@ -103,12 +104,37 @@ func (s *Session) endOfInput(sh *models.Shard) {
 
 // ioError counts a failed read or write and starts closing.
 func (s *Session) ioError(sh *models.Shard, err error) {
+	CountIOError(sh, err)
+	s.closing = true
+}
+
+// CountIOError counts a failed read or write in sh: as a peer reset if the
+// peer is gone (ECONNRESET, EPIPE), as an I/O error otherwise.
+func CountIOError(sh *models.Shard, err error) {
 	if handleset.IsPeerGone(err) {
 		sh.AddError(models.ErrPeerReset)
 	} else {
 		sh.AddError(models.ErrIO)
 	}
-	s.closing = true
+}
+
+// Flush writes o's pending bytes to the non-blocking descriptor fd until
+// they are all written or the socket would block, counting the bytes
+// written in sh. It returns the error of a failed write, never a
+// would-block; the caller counts it (CountIOError).
+func (o *Out) Flush(fd int, sh *models.Shard) error {
+	for o.Pending() > 0 {
+		n, err := handleset.Write(fd, o.Bytes())
+		if err != nil {
+			if handleset.IsWouldBlock(err) {
+				return nil
+			}
+			return err
+		}
+		sh.AddWritten(n)
+		o.Advance(n)
+	}
+	return nil
 }
 
 // ServeStream serves a connection over a blocking stream until the
@@ -158,17 +184,9 @@ func ServeStream(rw io.ReadWriter, s *Session, sh *models.Shard) {
 // flush writes pending output until it is all written or the socket would
 // block. It reports false if the connection failed.
 func (s *Session) flush(fd int, sh *models.Shard) bool {
-	for s.Out.Pending() > 0 {
-		n, err := handleset.Write(fd, s.Out.Bytes())
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				return true
-			}
-			s.ioError(sh, err)
-			return false
-		}
-		sh.AddWritten(n)
-		s.Out.Advance(n)
+	if err := s.Out.Flush(fd, sh); err != nil {
+		s.ioError(sh, err)
+		return false
 	}
 	return true
 }
@@ -187,7 +205,7 @@ func (s *Session) OnReady(fd int, sh *models.Shard) (interest handleset.Events, 
 	if !s.flush(fd, sh) {
 		return 0, true
 	}
-	for reads := 0; !s.closing && !s.OutputFull() && reads < maxReadsPerEvent; reads++ {
+	for reads := 0; !s.closing && !s.OutputFull() && reads < MaxReadsPerEvent; reads++ {
 		sp := s.In.Space()
 		n, err := handleset.Read(fd, sp)
 		if err != nil {
