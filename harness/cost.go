@@ -1,45 +1,23 @@
 package harness
 
 import (
-	"os"
-	"strconv"
-	"strings"
-
+	"concbench/internal/sysstat"
 	"concbench/models"
 	"concbench/results"
 )
 
 // runQueue reads each thread's run-queue wait (the second field of
 // /proc/<pid>/task/<tid>/schedstat: ns spent runnable, waiting for a
-// CPU). ok is false when the kernel exposes no schedstat.
+// CPU), by thread id, through sysstat.RunQueueByThread. ok is false when
+// the kernel exposes no schedstat.
 //
 // Note: the harness reads this itself rather than through the server's
 // "snapshot tasks", which sums over the live threads (a thread that exits
 // in the window would make the difference of sums wrong) and costs the
 // server ~50 µs of CPU per thread inside the window it measures.
 func runQueue(pid int) (map[int]int64, bool) {
-	tids, err := taskIDs(pid)
+	m, err := sysstat.RunQueueByThread(pid)
 	if err != nil {
-		return nil, false
-	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	m := make(map[int]int64, len(tids))
-	for _, tid := range tids {
-		b, err := os.ReadFile(dir + strconv.Itoa(tid) + "/schedstat")
-		if err != nil {
-			continue // the thread exited meanwhile (or no schedstat: see below)
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			return nil, false
-		}
-		v, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		m[tid] = v
-	}
-	if len(m) == 0 { // a process always has a thread: the kernel has no schedstat
 		return nil, false
 	}
 	return m, true

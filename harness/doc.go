@@ -20,8 +20,13 @@
 //     written atomically (results.WritePoint) as soon as it is measured;
 //     run.json is written again at the end (Finished) or when the context
 //     is cancelled (Interrupted). Resume reads the experiment back from
-//     run.json and measures the points that are not there yet
+//     run.json (ExperimentOf, exported for other readers of a run
+//     folder) and measures the points that are not there yet
 //     (results.HasPoint).
+//   - provenance: the machine and the build measured, in run.json and
+//     every point. The commit is the server binary's VCS stamp (read once
+//     per binary per run), else the working directory's HEAD (GitHead,
+//     exported for other tools that need a tree's commit).
 //   - server: one "concbench serve" process: started, readiness-checked
 //     (its address line, "info" on the control channel, and one verified
 //     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM
@@ -67,10 +72,11 @@
 //
 // The load generator calls back when its warm-up ends and when its window
 // has drained (loadgen.Config.OnWindow). At the start the harness reads
-// the server threads' run-queue waits (/proc/<pid>/task/*/schedstat), its
-// perf counters, and a control-channel snapshot; at the end the same in
-// mirror order. The cost is the difference, divided by the requests the
-// server itself completed between the snapshots:
+// the server threads' run-queue waits (/proc/<pid>/task/*/schedstat,
+// through sysstat.RunQueueByThread), its perf counters, and a
+// control-channel snapshot; at the end the same in mirror order. The cost
+// is the difference, divided by the requests the server itself completed
+// between the snapshots:
 //
 //   - voluntary and involuntary context switches and CPU (user, system)
 //     from getrusage(RUSAGE_SELF) in the server: all threads, exited ones

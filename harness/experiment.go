@@ -264,7 +264,7 @@ func (e *Experiment) Validate() error {
 		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
 			bad("fraction %g out of range (accepted: > 0 and ≤ %g of capacity)", f, MaxFraction)
 		}
-		k := strconv.FormatFloat(f, 'f', 3, 64) // as results.PointFileName writes it
+		k := results.PointFileName(&results.Point{Kind: results.KindOpen, Fraction: f}) // differs in the fraction alone
 		if keys[k] {
 			bad("fraction %g given twice (accepted: fractions that differ in the first 3 decimals)", f)
 		}

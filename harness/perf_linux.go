@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"concbench/internal/sysstat"
 	"concbench/results"
 )
 
@@ -47,7 +47,7 @@ func openPerf(pid int) (*perfSet, string) {
 	p := &perfSet{}
 	seen := map[int]bool{}
 	for { // until a pass finds no new thread: threads start while we open
-		tids, err := taskIDs(pid)
+		tids, err := sysstat.TaskIDs(pid)
 		if err != nil {
 			p.close()
 			return nil, "perf: " + err.Error()
@@ -123,19 +123,4 @@ func (p *perfSet) close() {
 		}
 		p.fds[i] = nil
 	}
-}
-
-// taskIDs lists the threads of process pid.
-func taskIDs(pid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return nil, err
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
 }

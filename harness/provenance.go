@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/buildinfo"
 	"os"
 	"os/exec"
@@ -14,12 +15,13 @@ import (
 )
 
 // provenance describes the machine and the build measured. The commit and
-// dirty flag come from the server binary's embedded VCS stamp (go build
-// records vcs.revision and vcs.modified), which names exactly the code
-// that served, even when it is another build (the CI gate's base); failing
-// that, from git in the working directory; failing that, "unknown". The
-// CPU lists and GOMAXPROCS values are filled in by the caller.
-func provenance(serverBinary string, now time.Time) results.Provenance {
+// dirty flag come from the server binary's embedded VCS stamp (bin; go
+// build records vcs.revision and vcs.modified), which names exactly the
+// code that served, even when it is another build (the CI gate's base);
+// failing that, from git in the working directory; failing that,
+// "unknown". The CPU lists and GOMAXPROCS values are filled in by the
+// caller.
+func provenance(bin stamp, now time.Time) results.Provenance {
 	p := results.Provenance{
 		Commit:    "unknown",
 		GoVersion: runtime.Version(),
@@ -30,9 +32,9 @@ func provenance(serverBinary string, now time.Time) results.Provenance {
 		NumCPU:    runtime.NumCPU(),
 		Time:      now.UTC(),
 	}
-	if commit, dirty, ok := vcsStamp(serverBinary); ok {
-		p.Commit, p.Dirty = commit, dirty
-	} else if commit, dirty, ok := gitHead(); ok {
+	if bin.ok {
+		p.Commit, p.Dirty = bin.commit, bin.dirty
+	} else if commit, dirty, err := GitHead(context.Background(), ""); err == nil && commit != "" {
 		p.Commit, p.Dirty = commit, dirty
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
@@ -42,6 +44,13 @@ func provenance(serverBinary string, now time.Time) results.Provenance {
 		p.Hostname = h
 	}
 	return p
+}
+
+// stamp is a binary's VCS stamp, as vcsStamp returns it.
+type stamp struct {
+	commit string
+	dirty  bool
+	ok     bool // the binary has one
 }
 
 // vcsStamp reads the VCS revision that go build embedded in binary.
@@ -61,16 +70,23 @@ func vcsStamp(binary string) (commit string, dirty, ok bool) {
 	return commit, dirty, commit != ""
 }
 
-// gitHead asks git for the working directory's HEAD and whether the tree
-// has uncommitted changes.
-func gitHead() (commit string, dirty, ok bool) {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "", false, false
+// GitHead asks git for the commit checked out in dir ("": the current
+// directory) and whether the tree has uncommitted changes (also reported
+// when git status fails). Its error is os/exec's for git rev-parse HEAD,
+// unwrapped, so that callers word it as they like.
+func GitHead(ctx context.Context, dir string) (commit string, dirty bool, err error) {
+	git := func(args ...string) *exec.Cmd {
+		if dir != "" {
+			args = append([]string{"-C", dir}, args...)
+		}
+		return exec.CommandContext(ctx, "git", args...)
 	}
-	commit = strings.TrimSpace(string(out))
-	st, err := exec.Command("git", "status", "--porcelain").Output()
-	return commit, err != nil || len(bytes.TrimSpace(st)) > 0, commit != ""
+	out, err := git("rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false, err
+	}
+	st, err := git("status", "--porcelain").Output()
+	return strings.TrimSpace(string(out)), err != nil || len(bytes.TrimSpace(st)) > 0, nil
 }
 
 // cpuModel returns /proc/cpuinfo's first "model name", or "unknown".

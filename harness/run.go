@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	mstats "github.com/montanaflynn/stats"
+
 	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/models"
@@ -106,12 +108,8 @@ func Resume(ctx context.Context, dir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: resume: %w", err)
 	}
-	b, err := json.Marshal(run.Experiment)
+	exp, err := ExperimentOf(run)
 	if err != nil {
-		return nil, fmt.Errorf("harness: resume: %w", err)
-	}
-	var exp Experiment
-	if err := json.Unmarshal(b, &exp); err != nil {
 		return nil, fmt.Errorf("harness: resume: %s's experiment: %w", filepath.Join(dir, results.RunFile), err)
 	}
 	exp = exp.WithDefaults()
@@ -130,6 +128,21 @@ func Resume(ctx context.Context, dir string, opt Options) (*Summary, error) {
 	}
 	run.Finished, run.Interrupted = time.Time{}, false
 	return r.execute(ctx, time.Now())
+}
+
+// ExperimentOf returns the experiment that run recorded (run.json's
+// "experiment", which results keeps untyped), as stored: without defaults
+// applied, not validated. Its errors are encoding/json's, unwrapped.
+func ExperimentOf(run *results.Run) (Experiment, error) {
+	b, err := json.Marshal(run.Experiment)
+	if err != nil {
+		return Experiment{}, err
+	}
+	var exp Experiment
+	if err := json.Unmarshal(b, &exp); err != nil {
+		return Experiment{}, err
+	}
+	return exp, nil
 }
 
 // runConfig is one configuration under one workload: what a point runs.
@@ -157,13 +170,14 @@ type runner struct {
 	// cpuWarning is set when the server and generator share the CPUs.
 	cpuWarning string
 
+	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
 	started     map[string]bool            // configurations that have run before
 	unavailable map[string]string          // configuration → reason
 
 	sp     *spawner
 	srv    *server
-	srvFor string // the configuration and repetition srv serves
+	srvFor string // the configuration and repetition srv serves, for its warnings
 
 	sum      Summary
 	begin    time.Time
@@ -175,6 +189,7 @@ type runner struct {
 // resolve fixes what the experiment leaves automatic: the CPU split and
 // the server binary; and expands configurations × workloads.
 func (r *runner) resolve() error {
+	r.stamps = map[string]stamp{}
 	r.capacities = map[string]map[int]float64{}
 	r.started = map[string]bool{}
 	r.unavailable = map[string]string{}
@@ -220,8 +235,8 @@ func (r *runner) resolve() error {
 				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}}
 			if c.ServerBinary != "" {
 				rc.bin = c.ServerBinary
-				var ok bool
-				if rc.commit, rc.dirty, ok = vcsStamp(c.ServerBinary); !ok {
+				st := r.stampOf(c.ServerBinary)
+				if rc.commit, rc.dirty = st.commit, st.dirty; !st.ok {
 					rc.commit = "unknown"
 				}
 			}
@@ -229,6 +244,17 @@ func (r *runner) resolve() error {
 		}
 	}
 	return nil
+}
+
+// stampOf returns binary's VCS stamp, reading it once per run (a binary
+// may serve many configurations and workloads).
+func (r *runner) stampOf(binary string) stamp {
+	st, ok := r.stamps[binary]
+	if !ok {
+		st.commit, st.dirty, st.ok = vcsStamp(binary)
+		r.stamps[binary] = st
+	}
+	return st
 }
 
 func (r *runner) runWarnings() []string {
@@ -270,19 +296,15 @@ func (r *runner) capacity(name string, rep int) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	m, _ := mstats.Median(xs) // xs is not empty, and capacities are positive: no error
+	return m
 }
 
 // execute runs every point not yet in the folder, in interleaved order.
 func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.begin = now
 	r.sum.Dir = r.dir
-	r.prov = provenance(r.exp.ServerBinary, now)
+	r.prov = provenance(r.stampOf(r.exp.ServerBinary), now)
 	r.prov.ServerCPUs, r.prov.LoadCPUs = r.exp.ServerCPUs, r.exp.LoadCPUs
 	if old := r.run.Provenance.Commit; old != "" && (old != r.prov.Commit || r.run.Provenance.Dirty || r.prov.Dirty) {
 		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
@@ -463,8 +485,9 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		p.OfferedRatePerS = p.Fraction * capRate
 	}
 
-	srvFor := fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
-	if r.srv != nil && (r.srv.exited() || r.srvFor != srvFor) {
+	// A running server serves this configuration and repetition: execute
+	// stops it after each configuration's points.
+	if r.srv != nil && r.srv.exited() {
 		r.stopServer()
 	}
 	if r.srv == nil {
@@ -485,7 +508,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 			p.Status, p.Failure = results.StatusFailed, err.Error()
 			return false
 		}
-		r.srv, r.srvFor = srv, srvFor
+		r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
 		r.started[rc.name] = true
 	}
 	srv := r.srv
@@ -666,7 +689,7 @@ func (r *runner) progress(p *results.Point) {
 	default:
 		l := p.Load
 		outcome = fmt.Sprintf("%.0f req/s, p99 %s, %.2f ctxsw/req, %.1f µs CPU/req", l.AchievedRatePerS,
-			fmtNs(l.Latency.P99Ns), p.Server.CtxswPerRequest, p.Server.CPUNsPerRequest/1e3)
+			loadgen.FormatNs(l.Latency.P99Ns), p.Server.CtxswPerRequest, p.Server.CPUNsPerRequest/1e3)
 		if !l.Valid {
 			outcome += ", INVALID: " + strings.Join(l.Reasons, "; ")
 		}
@@ -680,27 +703,6 @@ func firstLine(s string) string {
 		return s[:i] + " …"
 	}
 	return s
-}
-
-// fmtNs formats a latency with three significant digits: "812ns",
-// "45.1µs", "1.23ms".
-func fmtNs(ns int64) string {
-	v, unit := float64(ns), "ns"
-	for _, u := range []string{"µs", "ms", "s"} {
-		if v < 1000 {
-			break
-		}
-		v, unit = v/1000, u
-	}
-	switch {
-	case unit == "ns":
-		return fmt.Sprintf("%.0f%s", v, unit)
-	case v < 10:
-		return fmt.Sprintf("%.2f%s", v, unit)
-	case v < 100:
-		return fmt.Sprintf("%.1f%s", v, unit)
-	}
-	return fmt.Sprintf("%.0f%s", v, unit)
 }
 
 // fmtDuration formats d as m:ss (or h:mm:ss).

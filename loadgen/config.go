@@ -3,7 +3,6 @@ package loadgen
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,7 +296,6 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	c = c.WithDefaults()
 	errf := func(format string, args ...any) error { return fmt.Errorf("loadgen: "+format, args...) }
-	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
 	case c.Addr == "":
 		return errf("no address (accepted: host:port of the server)")
@@ -329,7 +327,7 @@ func (c Config) Validate() error {
 		}
 	} else {
 		switch {
-		case !finite(c.Rate) || c.Rate <= 0 || c.Rate > MaxRate:
+		case !isFinite(c.Rate) || c.Rate <= 0 || c.Rate > MaxRate:
 			return errf("rate %g req/s out of range (accepted: > 0 and ≤ %g in open loop; set Closed for a closed loop)", c.Rate, MaxRate)
 		case c.Arrival != Poisson && c.Arrival != Constant && c.Arrival != OnOff:
 			return errf("arrival %q unknown (accepted: poisson, constant, onoff)", c.Arrival)
@@ -356,13 +354,13 @@ func (c Config) Validate() error {
 	w := c.Ops.weights()
 	sum := 0.0
 	for op, x := range w {
-		if !finite(x) || x < 0 {
+		if !isFinite(x) || x < 0 {
 			return errf("op mix: weight %g of %s out of range (accepted: ≥ 0)", x, wire.Op(op))
 		}
 		sum += x
 	}
 	switch {
-	case !finite(sum) || sum <= 0:
+	case !isFinite(sum) || sum <= 0:
 		return errf("op mix %q: weights sum to %g (accepted: a positive, finite sum)", c.Ops, sum)
 	case c.Accounts < 1 || c.Accounts > service.MaxAccounts:
 		return errf("accounts %d out of range (accepted: 1..%d)", c.Accounts, service.MaxAccounts)

@@ -56,30 +56,33 @@ func (d Dist) Mean() float64 {
 	return d.A
 }
 
+// isFinite reports whether f is neither NaN nor infinite. (finite, in
+// hist.go, maps such values to 0 instead.)
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
 // validate checks d's parameters against [0, max] in the attribute's unit;
 // name and unit (a formatter for values) go into the message.
 func (d Dist) validate(name string, max float64, unit func(float64) string) error {
 	bad := func(what string, v float64) error {
 		return fmt.Errorf("loadgen: %s: %s %s out of range (accepted: 0..%s)", name, what, unit(v), unit(max))
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch d.kind() {
 	case DistFixed:
-		if !finite(d.A) || d.A < 0 || d.A > max {
+		if !isFinite(d.A) || d.A < 0 || d.A > max {
 			return bad("value", d.A)
 		}
 	case DistExp:
-		if !finite(d.A) || d.A < 0 || d.A > max {
+		if !isFinite(d.A) || d.A < 0 || d.A > max {
 			return bad("mean", d.A)
 		}
 	case DistBimodal:
-		if !finite(d.P) || d.P < 0 || d.P > 1 {
+		if !isFinite(d.P) || d.P < 0 || d.P > 1 {
 			return fmt.Errorf("loadgen: %s: bimodal probability %g out of range (accepted: 0..1)", name, d.P)
 		}
-		if !finite(d.A) || d.A < 0 || d.A > max {
+		if !isFinite(d.A) || d.A < 0 || d.A > max {
 			return bad("bimodal first value", d.A)
 		}
-		if !finite(d.B) || d.B < 0 || d.B > max {
+		if !isFinite(d.B) || d.B < 0 || d.B > max {
 			return bad("bimodal second value", d.B)
 		}
 	default:

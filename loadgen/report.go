@@ -20,7 +20,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	if !c.Closed {
 		p(", at most %d in flight per connection", c.MaxInFlight)
 	}
-	p("\n  warm-up %s, window %s, verify %s, seed %d\n", fmtNs(r.WarmupNs), fmtNs(r.WindowNs), c.Verify, c.Seed)
+	p("\n  warm-up %s, window %s, verify %s, seed %d\n", FormatNs(r.WarmupNs), FormatNs(r.WindowNs), c.Verify, c.Seed)
 	if c.Closed {
 		p("rate: achieved %.0f req/s (closed loop: the server sets the rate)\n", r.AchievedRatePerS)
 	} else {
@@ -32,13 +32,13 @@ func (r *Result) WriteText(w io.Writer) error {
 		name string
 		get  func(*Summary) string
 	}{
-		{"p50", func(s *Summary) string { return fmtNs(s.P50Ns) }},
-		{"p90", func(s *Summary) string { return fmtNs(s.P90Ns) }},
-		{"p99", func(s *Summary) string { return fmtNs(s.P99Ns) }},
-		{"p99.9", func(s *Summary) string { return fmtNs(s.P999Ns) }},
-		{"p99.99", func(s *Summary) string { return fmtNs(s.P9999Ns) }},
-		{"max", func(s *Summary) string { return fmtNs(s.MaxNs) }},
-		{"mean", func(s *Summary) string { return fmtNs(int64(s.MeanNs)) }},
+		{"p50", func(s *Summary) string { return FormatNs(s.P50Ns) }},
+		{"p90", func(s *Summary) string { return FormatNs(s.P90Ns) }},
+		{"p99", func(s *Summary) string { return FormatNs(s.P99Ns) }},
+		{"p99.9", func(s *Summary) string { return FormatNs(s.P999Ns) }},
+		{"p99.99", func(s *Summary) string { return FormatNs(s.P9999Ns) }},
+		{"max", func(s *Summary) string { return FormatNs(s.MaxNs) }},
+		{"mean", func(s *Summary) string { return FormatNs(int64(s.MeanNs)) }},
 		{"count", func(s *Summary) string { return fmt.Sprint(s.Count) }},
 	}
 	p("\n")
@@ -77,17 +77,17 @@ func (r *Result) WriteText(w io.Writer) error {
 	if !c.Closed {
 		s := &r.SendLag
 		p("send lag: p50 %s, p99 %s, p99.9 %s, max %s over %d requests (p99 bound %s); held lag p99 %s over %d\n",
-			fmtNs(s.P50Ns), fmtNs(s.P99Ns), fmtNs(s.P999Ns), fmtNs(s.MaxNs), s.Count,
-			fmtNs(int64(c.MaxSendLag)), fmtNs(r.HeldLag.P99Ns), r.HeldLag.Count)
+			FormatNs(s.P50Ns), FormatNs(s.P99Ns), FormatNs(s.P999Ns), FormatNs(s.MaxNs), s.Count,
+			FormatNs(int64(c.MaxSendLag)), FormatNs(r.HeldLag.P99Ns), r.HeldLag.Count)
 	}
 	g := &r.Generator
 	p("generator: worker CPU %s (user %s, system %s), %s per request, busy %.0f%%; process CPU %s\n",
-		fmtNs(g.WorkerUserNs+g.WorkerSystemNs), fmtNs(g.WorkerUserNs), fmtNs(g.WorkerSystemNs),
-		fmtNs(int64(g.CPUNsPerRequest)), 100*g.BusyFraction, fmtNs(g.ProcessCPUNs))
+		FormatNs(g.WorkerUserNs+g.WorkerSystemNs), FormatNs(g.WorkerUserNs), FormatNs(g.WorkerSystemNs),
+		FormatNs(int64(g.CPUNsPerRequest)), 100*g.BusyFraction, FormatNs(g.ProcessCPUNs))
 	p("  waited for a CPU %s; context switches %d voluntary, %d involuntary\n",
-		fmtNs(g.WorkerRunQueueNs), g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw)
+		FormatNs(g.WorkerRunQueueNs), g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw)
 	p("  GC: %d cycles, %s paused; %.3f allocs per request; GOMAXPROCS %d, CPUs %s\n",
-		g.GCCycles, fmtNs(g.GCPauseNs), g.AllocsPerRequest, g.GOMAXPROCS, g.CPUs)
+		g.GCCycles, FormatNs(g.GCPauseNs), g.AllocsPerRequest, g.GOMAXPROCS, g.CPUs)
 	if r.Hlog != "" {
 		p("interval histograms: %s\n", r.Hlog)
 	}
@@ -119,7 +119,7 @@ func (r *Result) String() string {
 	if !r.Valid {
 		v = "INVALID"
 	}
-	return fmt.Sprintf("%s: %.0f req/s, p99 %s, %s", r.Mode, r.AchievedRatePerS, fmtNs(r.Latency.P99Ns), v)
+	return fmt.Sprintf("%s: %.0f req/s, p99 %s, %s", r.Mode, r.AchievedRatePerS, FormatNs(r.Latency.P99Ns), v)
 }
 
 var _ fmt.Stringer = (*Result)(nil)

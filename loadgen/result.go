@@ -209,7 +209,7 @@ func judge(r *Result, failures ...string) {
 	}
 	if !c.Closed && r.SendLag.Count > 0 && r.SendLag.P99Ns > int64(c.MaxSendLag) {
 		add("send lag p99 %s exceeds %s: the generator could not keep its schedule",
-			fmtNs(r.SendLag.P99Ns), fmtNs(int64(c.MaxSendLag)))
+			FormatNs(r.SendLag.P99Ns), FormatNs(int64(c.MaxSendLag)))
 	}
 	var bad []string
 	for _, k := range sortedKeys(r.Errors) {
@@ -232,13 +232,13 @@ func judge(r *Result, failures ...string) {
 	}{{"latency", &r.Latency}, {"uncorrected latency", &r.Uncorrected}, {"send lag", &r.SendLag}, {"held lag", &r.HeldLag}} {
 		if h.s.OutOfRange > 0 {
 			add("%d %s values fell outside the histogram range %s..%s and were clamped",
-				h.s.OutOfRange, h.name, fmtNs(r.Histogram.LowestNs), fmtNs(r.Histogram.HighestNs))
+				h.s.OutOfRange, h.name, FormatNs(r.Histogram.LowestNs), FormatNs(r.Histogram.HighestNs))
 		}
 	}
 
 	if r.Requests.Held > 0 {
 		warn("%d requests (%.2f%%) waited for the in-flight bound (%d per connection) and left late (held lag p99 %s); their corrected latency includes the wait",
-			r.Requests.Held, pct(r.Requests.Held, r.Requests.Sent), c.MaxInFlight, fmtNs(r.HeldLag.P99Ns))
+			r.Requests.Held, pct(r.Requests.Held, r.Requests.Sent), c.MaxInFlight, FormatNs(r.HeldLag.P99Ns))
 	}
 	if r.Requests.Unsent > 0 {
 		warn("%d scheduled requests were never sent", r.Requests.Unsent)
@@ -248,10 +248,10 @@ func judge(r *Result, failures ...string) {
 	}
 	if g := &r.Generator; r.WindowNs > 0 && g.WorkerRunQueueNs > r.WindowNs/100*int64(max(g.Workers, 1)) {
 		warn("the generator's threads waited %s for a CPU during the window (%d involuntary context switches): other work shares their CPUs, so part of the send lag is the machine's; pin the generator (--cpus) to an idle CPU",
-			fmtNs(g.WorkerRunQueueNs), g.WorkerInvoluntaryCtxsw)
+			FormatNs(g.WorkerRunQueueNs), g.WorkerInvoluntaryCtxsw)
 	}
 	if r.Generator.GCPauseNs > int64(time.Millisecond) {
-		warn("the generator's GC paused %s during the run", fmtNs(r.Generator.GCPauseNs))
+		warn("the generator's GC paused %s during the run", FormatNs(r.Generator.GCPauseNs))
 	}
 	for _, k := range sortedKeys(r.Errors) {
 		if expectedStatuses[k] {
@@ -289,9 +289,9 @@ func sortedKeys(m map[string]int64) []string {
 	return keys
 }
 
-// fmtNs formats a nanosecond count as a duration with three significant
+// FormatNs formats a nanosecond count as a duration with three significant
 // digits: "812ns", "45.1µs", "1.23ms", "200ms", "1.50s".
-func fmtNs(ns int64) string {
+func FormatNs(ns int64) string {
 	d := time.Duration(ns)
 	var unit string
 	var v float64

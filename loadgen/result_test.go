@@ -126,11 +126,11 @@ func TestWriteTextGolden(t *testing.T) {
 	}
 }
 
-// TestFmtNs checks the three-significant-digit duration format.
-func TestFmtNs(t *testing.T) {
+// TestFormatNs checks the three-significant-digit duration format.
+func TestFormatNs(t *testing.T) {
 	for ns, want := range map[int64]string{0: "0ns", 812: "812ns", 45123: "45.1µs", 1234567: "1.23ms", 200e6: "200ms", 1.5e9: "1.50s", 61e9: "61.0s"} {
-		if got := fmtNs(ns); got != want {
-			t.Errorf("fmtNs(%d) = %q, want %q", ns, got, want)
+		if got := FormatNs(ns); got != want {
+			t.Errorf("FormatNs(%d) = %q, want %q", ns, got, want)
 		}
 	}
 }

@@ -76,8 +76,7 @@ func (a *arrivals) advance() {
 // skipping a connection that has no room (at its in-flight bound, or
 // down). When none has room the batch waits; the caller counts it as held.
 type pacer struct {
-	arr *arrivals
-	rr  int // the connection the next batch tries first
+	rr int // the connection the next batch tries first
 }
 
 // pick returns the connection of n for the next batch, the first in

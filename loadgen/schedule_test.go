@@ -31,12 +31,13 @@ func schedule(t *testing.T, cfg Config, n int) [][]arrival {
 		for c := w; c < cfg.Conns; c += cfg.Workers {
 			mine++
 		}
-		p := pacer{arr: newArrivals(&cfg, w, cfg.Workers)}
+		arr := newArrivals(&cfg, w, cfg.Workers)
+		var p pacer
 		always := func(int) bool { return true }
 		for range n {
 			i := p.pick(mine, always)
-			out[w] = append(out[w], arrival{t: p.arr.next, conn: w + i*cfg.Workers})
-			p.arr.advance()
+			out[w] = append(out[w], arrival{t: arr.next, conn: w + i*cfg.Workers})
+			arr.advance()
 		}
 	}
 	return out

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -13,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"concbench/handleset"
+	"concbench/internal/sysstat"
 	"concbench/wire"
 )
 
@@ -70,13 +69,11 @@ type workerStats struct {
 // share of the arrival process, its histograms and counters, and drives
 // them with epoll on a locked OS thread. See doc.go for the loop.
 //
-// Note: the worker calls epoll and read/write directly rather than through
-// handleset. handleset.Waiter.Wait rounds its timeout up to whole
-// milliseconds, and the schedule needs microseconds (epoll_pwait2 takes a
-// timespec); its registration table and EventHandler dispatch serve many
-// threads sharing one set, which a worker's private loop does not need;
-// and handleset.Read and Write wrap EAGAIN in a new os.SyscallError, one
-// allocation per would-block, where the worker must not allocate.
+// Note: the worker calls epoll directly rather than through a handleset.Set.
+// handleset.Waiter.Wait rounds its timeout up to whole milliseconds, and the
+// schedule needs microseconds (epoll_pwait2 takes a timespec); and its
+// registration table and EventHandler dispatch serve many threads sharing
+// one set, which a worker's private loop does not need.
 type worker struct {
 	idx, n  int
 	cfg     *Config
@@ -127,9 +124,8 @@ type worker struct {
 	corrected, uncorrected, lag, heldLag *recorder
 	iv                                   *intervals
 	st                                   workerStats
-	ru0                                  unix.Rusage
-	runQueue0                            int64 // schedstat wait at the start of the measurement
-	statBuf                              []byte
+	ru0                                  sysstat.Rusage // the worker thread's at the start of the measurement
+	runQueue0                            int64          // its schedstat wait then (-1: unavailable)
 	primeErr                             error
 	fatal                                error
 	lastUp                               int64 // the last tick that found a connection up
@@ -163,7 +159,6 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 		w.maxFly = cfg.Outstanding
 	} else {
 		w.arr = newArrivals(cfg, idx, n)
-		w.pace.arr = w.arr
 	}
 	for _, fd := range fds {
 		w.conns = append(w.conns, &conn{idx: len(w.conns), fd: fd, in: make([]byte, 0, inBufSize)})
@@ -281,14 +276,13 @@ func (w *worker) run() {
 	}
 	now := w.clock()
 	if w.measuring {
-		var ru unix.Rusage
-		if unix.Getrusage(unix.RUSAGE_THREAD, &ru) == nil {
-			w.st.userNs = ru.Utime.Nano() - w.ru0.Utime.Nano()
-			w.st.sysNs = ru.Stime.Nano() - w.ru0.Stime.Nano()
-			w.st.nvcsw = ru.Nvcsw - w.ru0.Nvcsw
-			w.st.nivcsw = ru.Nivcsw - w.ru0.Nivcsw
+		if ru, err := sysstat.Thread(); err == nil {
+			w.st.userNs = ru.UserNs - w.ru0.UserNs
+			w.st.sysNs = ru.SystemNs - w.ru0.SystemNs
+			w.st.nvcsw = ru.Voluntary - w.ru0.Voluntary
+			w.st.nivcsw = ru.Involuntary - w.ru0.Involuntary
 		}
-		if q, ok := w.runQueueWait(); ok && w.runQueue0 >= 0 {
+		if q, err := sysstat.ThreadRunQueueNs(); err == nil && w.runQueue0 >= 0 {
 			w.st.runQueueNs = q - w.runQueue0
 		}
 		w.st.spanNs = now - w.measureAt
@@ -349,9 +343,9 @@ func (w *worker) tick(now int64, running bool) {
 	if running {
 		if !w.measuring && now >= w.measureAt {
 			w.measuring = true
-			unix.Getrusage(unix.RUSAGE_THREAD, &w.ru0)
+			w.ru0, _ = sysstat.Thread() // zero if it fails
 			w.runQueue0 = -1
-			if q, ok := w.runQueueWait(); ok {
+			if q, err := sysstat.ThreadRunQueueNs(); err == nil {
 				w.runQueue0 = q
 			}
 		}
@@ -636,11 +630,9 @@ func (w *worker) flush(c *conn) {
 // it waits for EPOLLOUT.
 func (w *worker) write(c *conn) {
 	for c.outOff < len(c.out) {
-		n, err := unix.Write(c.fd, c.out[c.outOff:])
+		n, err := handleset.Write(c.fd, c.out[c.outOff:])
 		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
+		case handleset.IsWouldBlock(err):
 			if !c.writing {
 				c.writing = true
 				w.rearm(c, unix.EPOLLIN|unix.EPOLLOUT)
@@ -674,23 +666,16 @@ func (w *worker) read(c *conn) {
 		copy(nb, c.in)
 		c.in = nb
 	}
-	var n int
-	for {
-		var err error
-		n, err = unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			return
-		case err != nil:
-			w.fail(c, errRead)
-			return
-		case n == 0:
-			w.eof(c)
-			return
-		}
-		break
+	n, err := handleset.Read(c.fd, c.in[len(c.in):cap(c.in)])
+	switch {
+	case handleset.IsWouldBlock(err):
+		return
+	case err != nil:
+		w.fail(c, errRead)
+		return
+	case n == 0:
+		w.eof(c)
+		return
 	}
 	at := w.clock()
 	c.in = c.in[:len(c.in)+n]
@@ -1024,29 +1009,4 @@ func (w *worker) interrupt() {
 		w.inflight -= c.fly.n
 		c.fly.n, c.fly.head = 0, 0
 	}
-}
-
-// runQueueWait returns the calling thread's cumulative time runnable but
-// waiting for a CPU (the second field of /proc/thread-self/schedstat), or
-// false if the kernel does not expose it. Called twice per run, on the
-// worker's thread.
-func (w *worker) runQueueWait() (int64, bool) {
-	if w.statBuf == nil {
-		w.statBuf = make([]byte, 128)
-	}
-	fd, err := unix.Open("/proc/thread-self/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, false
-	}
-	n, err := unix.Read(fd, w.statBuf)
-	unix.Close(fd)
-	if err != nil {
-		return 0, false
-	}
-	fields := strings.Fields(string(w.statBuf[:max(n, 0)]))
-	if len(fields) < 2 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(fields[1], 10, 64)
-	return v, err == nil
 }

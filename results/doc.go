@@ -38,11 +38,13 @@
 // # Statistics
 //
 // GroupPoints gathers the repetitions of one (configuration, kind,
-// fraction) into a Group, in the run's configuration order. A Metric
-// extracts one number from a point (Metrics lists them: capacity,
-// latency percentiles corrected and uncorrected, achieved rate, send lag,
-// context switches, CPU, allocations, bytes, run-queue wait, RSS);
-// Group.Aggregate summarizes it across the repetitions:
+// fraction) into a Group, in the run's configuration order, then in load
+// order (CompareLoad: capacity first, then ascending fraction; ReadRun
+// sorts points the same way). A Metric extracts one number from a point
+// (Metrics lists them: capacity, latency percentiles corrected and
+// uncorrected, achieved rate, send lag, context switches, CPU,
+// allocations, bytes, run-queue wait, RSS); Group.Aggregate summarizes it
+// across the repetitions:
 //
 //   - the median, with a 95% confidence interval from order statistics,
 //     exactly what benchstat reports (x/perf benchmath, AssumeNothing):

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,9 +21,6 @@ import (
 // opened by whoever looks at the run.
 func WriteFile(path string, data []byte) error {
 	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil

@@ -89,24 +89,33 @@ func GroupPoints(r *Run, pts []Point) []*Group {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		if a.Kind != b.Kind {
-			if a.Kind == KindCapacity {
-				return -1
-			}
-			if b.Kind == KindCapacity {
-				return 1
-			}
-			return strings.Compare(string(a.Kind), string(b.Kind))
-		}
-		switch {
-		case a.Fraction < b.Fraction:
-			return -1
-		case a.Fraction > b.Fraction:
-			return 1
-		}
-		return 0
+		return CompareLoad(a.Kind, a.Fraction, b.Kind, b.Fraction)
 	})
 	return groups
+}
+
+// CompareLoad orders loads (a kind and a fraction) the way every report
+// lists them: capacity first, then the other kinds by name, then ascending
+// fraction. It returns a negative number when load a sorts before load b,
+// a positive number when after, and 0 when neither (equal loads, or a NaN
+// fraction), as slices.SortFunc expects.
+func CompareLoad(ak Kind, af float64, bk Kind, bf float64) int {
+	if ak != bk {
+		if ak == KindCapacity {
+			return -1
+		}
+		if bk == KindCapacity {
+			return 1
+		}
+		return strings.Compare(string(ak), string(bk))
+	}
+	switch {
+	case af < bf:
+		return -1
+	case af > bf:
+		return 1
+	}
+	return 0
 }
 
 // Label names g for people: "leaderfollowers/lifo open 0.50".

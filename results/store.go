@@ -147,11 +147,8 @@ func ReadRun(dir string) (*Run, []Point, error) {
 		if oa, ob := order[a.Config.Name], order[b.Config.Name]; oa != ob {
 			return oa < ob
 		}
-		if a.Kind != b.Kind {
-			return a.Kind == KindCapacity
-		}
-		if a.Fraction != b.Fraction {
-			return a.Fraction < b.Fraction
+		if c := CompareLoad(a.Kind, a.Fraction, b.Kind, b.Fraction); c != 0 {
+			return c < 0
 		}
 		return a.Repetition < b.Repetition
 	})

@@ -4,7 +4,8 @@ import (
 	"runtime/metrics"
 )
 
-// Rusage is the CPU time and context switches of the whole process.
+// Rusage is the CPU time and context switches of the whole process (Self)
+// or of one thread (Thread).
 type Rusage struct {
 	UserNs      int64 `json:"user_ns"`
 	SystemNs    int64 `json:"system_ns"`

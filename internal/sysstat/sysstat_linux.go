@@ -3,6 +3,8 @@ package sysstat
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -11,9 +13,16 @@ import (
 )
 
 // Self returns getrusage(RUSAGE_SELF): all threads, exited ones included.
-func Self() (Rusage, error) {
+func Self() (Rusage, error) { return getrusage(unix.RUSAGE_SELF) }
+
+// Thread returns getrusage(RUSAGE_THREAD): the calling thread alone (lock
+// the goroutine to its thread for two readings to be of one thread).
+// MaxRSSKiB is still the process's. It does not allocate unless it fails.
+func Thread() (Rusage, error) { return getrusage(unix.RUSAGE_THREAD) }
+
+func getrusage(who int) (Rusage, error) {
 	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+	if err := unix.Getrusage(who, &ru); err != nil {
 		return Rusage{}, os.NewSyscallError("getrusage", err)
 	}
 	return Rusage{
@@ -25,15 +34,96 @@ func Self() (Rusage, error) {
 	}, nil
 }
 
+// taskDir returns the /proc directory of process pid's threads (0: this
+// process).
+func taskDir(pid int) string {
+	if pid > 0 {
+		return "/proc/" + strconv.Itoa(pid) + "/task"
+	}
+	return "/proc/self/task"
+}
+
+// TaskIDs lists the thread ids of process pid (0: this process), from
+// /proc/<pid>/task.
+func TaskIDs(pid int) ([]int, error) {
+	ents, err := os.ReadDir(taskDir(pid))
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// errNoSchedstat is returned when no thread has a schedstat file: the
+// kernel exposes none.
+var errNoSchedstat = errors.New("sysstat: the kernel exposes no schedstat")
+
+// schedstatWait parses the run-queue wait of a schedstat file: its second
+// field (the fields are ns on a CPU, ns runnable waiting for a CPU, and
+// timeslices).
+func schedstatWait(b []byte) (int64, error) {
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("sysstat: malformed schedstat %q", b)
+	}
+	return strconv.ParseInt(f[1], 10, 64)
+}
+
+// ThreadRunQueueNs returns the calling thread's cumulative run-queue wait
+// (ns runnable but waiting for a CPU), from /proc/thread-self/schedstat;
+// lock the goroutine to its thread for two readings to be of one thread.
+// It fails if the kernel exposes no schedstat.
+func ThreadRunQueueNs() (int64, error) {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return 0, err
+	}
+	return schedstatWait(b)
+}
+
+// RunQueueByThread returns the cumulative run-queue wait of each live
+// thread of process pid (0: this process), by thread id, from
+// /proc/<pid>/task/<tid>/schedstat. A thread that exits while it is read
+// is left out. It fails if the kernel exposes no schedstat.
+//
+// Unlike ReadTasks it does not sum: a thread that exits between two
+// readings would make the difference of two sums wrong, whereas matching
+// the two maps by thread id leaves it out.
+func RunQueueByThread(pid int) (map[int]int64, error) {
+	tids, err := TaskIDs(pid)
+	if err != nil {
+		return nil, err
+	}
+	dir := taskDir(pid) + "/"
+	m := make(map[int]int64, len(tids))
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + strconv.Itoa(tid) + "/schedstat")
+		if err != nil {
+			continue // the thread exited meanwhile (or no schedstat: see below)
+		}
+		v, err := schedstatWait(b)
+		if err != nil {
+			return nil, err
+		}
+		m[tid] = v
+	}
+	if len(m) == 0 { // a process always has a thread: the kernel has no schedstat
+		return nil, errNoSchedstat
+	}
+	return m, nil
+}
+
 // ReadTasks sums /proc/<pid>/task/*/status context switches and
 // /proc/<pid>/task/*/schedstat over the live threads of process pid (0: this
 // process). It costs about 50 µs per thread: call it only at the edges of a
 // measurement.
 func ReadTasks(pid int) (Tasks, error) {
-	dir := "/proc/self/task"
-	if pid > 0 {
-		dir = "/proc/" + strconv.Itoa(pid) + "/task"
-	}
+	dir := taskDir(pid)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return Tasks{}, err

@@ -1,7 +1,9 @@
 package sysstat
 
 import (
+	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -76,5 +78,40 @@ func TestRSS(t *testing.T) {
 	rss, err := RSS()
 	if err != nil || rss <= 0 {
 		t.Fatalf("RSS = %d, %v", rss, err)
+	}
+}
+
+// TestThreadReaders checks the per-thread readers: the calling thread's
+// rusage and run-queue wait, and this process's threads by id.
+func TestThreadReaders(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ru, err := Thread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ru.UserNs+ru.SystemNs > self.UserNs+self.SystemNs {
+		t.Errorf("the thread's CPU %d ns exceeds the process's %d ns", ru.UserNs+ru.SystemNs, self.UserNs+self.SystemNs)
+	}
+	if _, err := ThreadRunQueueNs(); err != nil {
+		t.Fatalf("ThreadRunQueueNs: %v (the kernel has schedstat)", err)
+	}
+	tids, err := TaskIDs(0)
+	if err != nil || !slices.Contains(tids, unix.Gettid()) {
+		t.Fatalf("TaskIDs(0) = %v, %v; want this thread %d among them", tids, err, unix.Gettid())
+	}
+	m, err := RunQueueByThread(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m[os.Getpid()]; !ok {
+		t.Errorf("RunQueueByThread(self) = %v lacks the main thread %d", m, os.Getpid())
+	}
+	if _, err := RunQueueByThread(1 << 30); err == nil {
+		t.Error("RunQueueByThread of a process that does not exist succeeded")
 	}
 }

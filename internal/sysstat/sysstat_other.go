@@ -11,6 +11,18 @@ var ErrUnsupported = errors.New("sysstat: not supported on this operating system
 // Self returns ErrUnsupported.
 func Self() (Rusage, error) { return Rusage{}, ErrUnsupported }
 
+// Thread returns ErrUnsupported.
+func Thread() (Rusage, error) { return Rusage{}, ErrUnsupported }
+
+// TaskIDs returns ErrUnsupported.
+func TaskIDs(pid int) ([]int, error) { return nil, ErrUnsupported }
+
+// ThreadRunQueueNs returns ErrUnsupported.
+func ThreadRunQueueNs() (int64, error) { return 0, ErrUnsupported }
+
+// RunQueueByThread returns ErrUnsupported.
+func RunQueueByThread(pid int) (map[int]int64, error) { return nil, ErrUnsupported }
+
 // ReadTasks returns ErrUnsupported.
 func ReadTasks(pid int) (Tasks, error) { return Tasks{}, ErrUnsupported }
 

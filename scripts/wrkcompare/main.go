@@ -43,7 +43,6 @@ type config struct {
 type sample struct {
 	reqPerS, ctxsw, vol, invol, cpuUs, allocs float64
 	errors, non2xx                            int64
-	wrkRequests                               int64
 	stats                                     models.Stats // delta of the per-thread counters
 }
 
@@ -135,7 +134,6 @@ func shares(st models.Stats) string {
 
 var (
 	reqRe    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	totalRe  = regexp.MustCompile(`(\d+) requests in`)
 	sockRe   = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	non2xxRe = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 )
@@ -195,9 +193,6 @@ func measure(bin string, c config, serverCPUs, wrkCPUs string, threads, conns in
 	var s sample
 	if m := reqRe.FindSubmatch(wout); m != nil {
 		s.reqPerS, _ = strconv.ParseFloat(string(m[1]), 64)
-	}
-	if m := totalRe.FindSubmatch(wout); m != nil {
-		s.wrkRequests, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	}
 	if m := sockRe.FindSubmatch(wout); m != nil {
 		for _, g := range m[1:] {
