@@ -6,8 +6,9 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 BIN       := bin/concbench
 
-.PHONY: all build test check fuzz clean
+.PHONY: all build test check fmtcheck vet fuzz clean
 
+# vet is a prerequisite of both check and test, so make all runs it once.
 all: check test
 
 ## build: the concbench binary in bin/
@@ -15,16 +16,21 @@ build:
 	$(GO) build -o $(BIN) ./cmd/concbench
 
 ## test: vet, then every test under the race detector (what CI runs)
-test:
-	$(GO) vet $(PKGS)
+test: vet
 	$(GO) test -race -count=1 $(PKGS)
 
 ## check: formatting, vet and staticcheck
-check:
+check: fmtcheck vet
+	$(GO) tool staticcheck $(PKGS)
+
+## fmtcheck: fail if gofmt would change a file
+fmtcheck:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+
+## vet: go vet every package
+vet:
 	$(GO) vet $(PKGS)
-	$(GO) tool staticcheck $(PKGS)
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 10s; the issue's bar is 60s)
 fuzz:

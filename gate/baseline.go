@@ -101,33 +101,8 @@ func WriteBaseline(dir string, b *Baseline) error {
 		out.WriteString("\n")
 	}
 	out.WriteString("  ]\n}\n")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := results.WriteFile(filepath.Join(dir, BaselineFile), out.Bytes()); err != nil {
 		return fmt.Errorf("gate: baseline: %w", err)
-	}
-	return writeAtomic(filepath.Join(dir, BaselineFile), out.Bytes())
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder and a rename, so that a reader never sees a partial baseline.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("gate: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	err = errors.Join(werr, serr, cerr)
-	if err == nil {
-		err = os.Chmod(tmp, 0o644) // CreateTemp makes 0600; a baseline is for everyone to read
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("gate: %w", err)
 	}
 	return nil
 }

@@ -42,8 +42,9 @@ type Row struct {
 	Method   Method       `json:"method"`
 	// Threshold is the rule's bound, as printed ("≥5%", "±0.05").
 	Threshold string `json:"threshold"`
-	// Old and New summarize the base's and the head's valid samples.
-	Old, New Summary `json:"-"`
+	// Old and New summarize the base's and the head's valid samples (the
+	// median and its 95 % confidence interval, ±Inf when too small).
+	Old, New results.Stats `json:"-"`
 	// Delta is the relative change of the medians (new − old) / |old|,
 	// AbsDelta the absolute one; P the U test's p-value (UTest rows).
 	Delta, AbsDelta, P float64 `json:"-"`
@@ -55,19 +56,6 @@ type Row struct {
 	Excluded []string `json:"excluded,omitempty"`
 	// Warnings are the statistics libraries' warnings about the samples.
 	Warnings []string `json:"warnings,omitempty"`
-}
-
-// Summary describes one side's sample of a row.
-type Summary struct {
-	N              int
-	Median, Lo, Hi float64 // the median and its 95 % confidence interval (±Inf when too small)
-	Min, Max       float64
-	Values         []float64
-}
-
-func summarize(xs []float64) Summary {
-	st := results.Summarize(xs)
-	return Summary{N: st.N, Median: st.Median, Lo: st.Lo, Hi: st.Hi, Min: st.Min, Max: st.Max, Values: st.Values}
 }
 
 // Report is the gate's judgement.
@@ -193,7 +181,7 @@ func Compare(base, head *Side, opt Options, mode string) *Report {
 			continue
 		}
 		for _, bg := range bgs {
-			hg := head.findGroup(name, bg.kind, bg.fraction)
+			hg := findGroup(hgs, bg.kind, bg.fraction)
 			if hg == nil {
 				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(bg.kind, bg.fraction), base.Label))
 				continue
@@ -205,7 +193,7 @@ func Compare(base, head *Side, opt Options, mode string) *Report {
 			}
 		}
 		for _, hg := range hgs {
-			if base.findGroup(name, hg.kind, hg.fraction) == nil {
+			if findGroup(bgs, hg.kind, hg.fraction) == nil {
 				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(hg.kind, hg.fraction), head.Label))
 			}
 		}
@@ -227,7 +215,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 	for _, e := range hs.excluded {
 		row.Excluded = append(row.Excluded, headLabel+" "+e)
 	}
-	row.Old, row.New = summarize(bs.values), summarize(hs.values)
+	row.Old, row.New = results.Summarize(bs.values), results.Summarize(hs.values)
 	if row.Old.N > 0 && row.New.N > 0 {
 		row.AbsDelta = row.New.Median - row.Old.Median
 		switch {
@@ -241,7 +229,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 	}
 	if rule.Method == UTest && row.Old.N > 0 && row.New.N > 0 {
 		c := results.Compare(bs.values, hs.values)
-		row.P = math.Min(c.P, 1) // benchmath's tie correction can exceed 1
+		row.P = c.P // results.Compare clamps benchmath's tie-corrected p to 1
 		row.Warnings = c.Warnings
 	}
 
@@ -315,8 +303,7 @@ func (row *Row) deltaText() string {
 	if row.Method == UTest {
 		return fmtPercent(row.Delta)
 	}
-	m := metricByName(row.Metric)
-	s := fmtValue(m, math.Abs(row.AbsDelta))
+	s := fmtUnit(row.Unit, math.Abs(row.AbsDelta))
 	switch {
 	case row.AbsDelta > 0:
 		return "+" + s
@@ -352,32 +339,24 @@ func fmtPercent(d float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*d)
 }
 
-// metricByName returns the results metric called name (a zero Metric
-// with that name if there is none).
-func metricByName(name string) results.Metric {
-	for _, m := range results.Metrics() {
-		if m.Name == name {
-			return m
-		}
-	}
-	return results.Metric{Name: name}
-}
-
 // fmtValue formats v in m's unit with the precision that unit needs.
-func fmtValue(m results.Metric, v float64) string {
+func fmtValue(m results.Metric, v float64) string { return fmtUnit(m.Unit, v) }
+
+// fmtUnit formats v in unit with the precision that unit needs.
+func fmtUnit(unit string, v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "n/a"
-	case m.Unit == "ns":
+	case unit == "ns":
 		return fmtNs(v)
-	case m.Unit == "req/s":
+	case unit == "req/s":
 		if math.Abs(v) >= 1000 {
 			return fmt.Sprintf("%.1fk", v/1000)
 		}
 		return fmt.Sprintf("%.0f", v)
-	case m.Unit == "B/req":
+	case unit == "B/req":
 		return fmt.Sprintf("%.1f", v)
-	case strings.HasSuffix(m.Unit, "/req"):
+	case strings.HasSuffix(unit, "/req"):
 		return fmt.Sprintf("%.3f", v)
 	}
 	return fmt.Sprintf("%.4g", v)

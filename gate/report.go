@@ -120,16 +120,15 @@ func shortName(row *Row) string {
 
 // cell formats one side's sample: the median, with the confidence
 // interval's half-width for U-test rows, as benchstat prints it.
-func (row *Row) cell(s *Summary) string {
+func (row *Row) cell(s *results.Stats) string {
 	if s.N == 0 {
 		return "n/a"
 	}
-	m := metricByName(row.Metric)
-	v := fmtValue(m, s.Median)
+	v := fmtUnit(row.Unit, s.Median)
 	if row.Method != UTest {
 		return v
 	}
-	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) || math.IsNaN(s.Hi) {
+	if !s.HasCI() {
 		return v + " ±∞"
 	}
 	if s.Median == 0 {
@@ -170,7 +169,8 @@ func (r *Report) excluded() []string {
 	return out
 }
 
-// jsonSummary is a Summary as JSON: absent statistics are null.
+// jsonSummary is a row's sample (Row.Old, Row.New) as JSON: absent
+// statistics are null.
 type jsonSummary struct {
 	N      int       `json:"n"`
 	Median *float64  `json:"median"`
@@ -188,7 +188,7 @@ func num(v float64) *float64 {
 	return &v
 }
 
-func (s *Summary) json() jsonSummary {
+func summaryJSON(s *results.Stats) jsonSummary {
 	vals := s.Values
 	if vals == nil {
 		vals = []float64{}
@@ -209,7 +209,7 @@ func (row Row) MarshalJSON() ([]byte, error) {
 		Delta    *float64    `json:"delta"`
 		AbsDelta *float64    `json:"abs_delta"`
 		P        *float64    `json:"p"`
-	}{plain(row), results.LoadLabel(row.Kind, row.Fraction), row.Old.json(), row.New.json(), num(row.Delta), num(row.AbsDelta), num(row.P)})
+	}{plain(row), results.LoadLabel(row.Kind, row.Fraction), summaryJSON(&row.Old), summaryJSON(&row.New), num(row.Delta), num(row.AbsDelta), num(row.P)})
 }
 
 // WriteJSON writes the report as indented JSON, with its exit code and

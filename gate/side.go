@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -122,7 +123,8 @@ func firstLine(s string) string {
 	return s
 }
 
-// configs returns the side's configurations in order of appearance.
+// configs returns the side's configurations in order of appearance, then
+// the unavailable ones without points, by name.
 func (s *Side) configs() []string {
 	var out []string
 	for i := range s.Points {
@@ -130,7 +132,7 @@ func (s *Side) configs() []string {
 			out = append(out, s.Points[i].Config)
 		}
 	}
-	for name := range s.Unavailable {
+	for _, name := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
@@ -168,26 +170,14 @@ func (s *Side) groups(config string) []*group {
 		g.points = append(g.points, p)
 	}
 	slices.SortStableFunc(gs, func(a, b *group) int {
-		if a.kind != b.kind {
-			if a.kind == results.KindCapacity {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.fraction < b.fraction:
-			return -1
-		case a.fraction > b.fraction:
-			return 1
-		}
-		return 0
+		return results.CompareLoad(a.kind, a.fraction, b.kind, b.fraction)
 	})
 	return gs
 }
 
-// findGroup returns the side's group of config, kind and fraction, or nil.
-func (s *Side) findGroup(config string, kind results.Kind, fraction float64) *group {
-	for _, g := range s.groups(config) {
+// findGroup returns the group of gs with kind and fraction, or nil.
+func findGroup(gs []*group, kind results.Kind, fraction float64) *group {
+	for _, g := range gs {
 		if g.kind == kind && g.fraction == fraction {
 			return g
 		}

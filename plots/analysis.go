@@ -2,7 +2,6 @@ package plots
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"concbench/results"
@@ -81,36 +80,21 @@ func (a *analysis) loadText() string {
 	return fmt.Sprintf("%.2f of capacity", a.load)
 }
 
-// fmtValue formats a metric value for captions and tables with three
-// significant digits and its unit.
-func fmtValue(v float64, unit string) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	if unit == "ns" {
-		return formatNs(v)
-	}
-	return trimFloat(v) + " " + unit
-}
-
 // fmtStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
-// or with the reason there is none: "45.1µs (n=5, no CI)".
+// or with the reason there is none: "45.1µs (n=5, no CI)". Latencies
+// (unit "ns") are written with their unit, other values as bare numbers.
 func fmtStat(s results.Stats, unit string) string {
 	if s.N == 0 {
 		return "n/a"
 	}
-	m := fmtValue(s.Median, unit)
-	if unit != "ns" {
-		m = trimFloat(s.Median)
+	format := trimFloat
+	if unit == "ns" {
+		format = formatNs
 	}
 	if s.HasCI() {
-		lo, hi := fmtValue(s.Lo, unit), fmtValue(s.Hi, unit)
-		if unit != "ns" {
-			lo, hi = trimFloat(s.Lo), trimFloat(s.Hi)
-		}
-		return fmt.Sprintf("%s [%s, %s]", m, lo, hi)
+		return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Lo), format(s.Hi))
 	}
-	return fmt.Sprintf("%s (n=%d, no CI)", m, s.N)
+	return fmt.Sprintf("%s (n=%d, no CI)", format(s.Median), s.N)
 }
 
 // bandText says what the figure's intervals are.

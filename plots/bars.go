@@ -210,11 +210,15 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 	if !a.hasLoad {
 		return nil
 	}
-	f, _ := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
+	f, vals := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
 	if f == nil {
 		return nil
 	}
-	verdict, warnings := testClaim(a, c)
+	pi := slices.IndexFunc(panels, func(p barPanel) bool { return p.metric.Name == c.metric.Name })
+	if pi < 0 {
+		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
+	}
+	verdict, warnings := testClaim(c, vals[pi])
 	f.Caption = fmt.Sprintf("%s per configuration at %s. %s", title, a.loadText(), verdict)
 	for _, w := range warnings {
 		f.note("Claim test: %s", w)
@@ -223,30 +227,25 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 }
 
 // testClaim tests "LF's metric is lower than HS/HR's" on every pair of an
-// LF and an HS/HR configuration at the chosen load, with benchstat's
-// Mann–Whitney U test, and says whether the data shows it, refutes it, or
-// cannot decide; warnings are the test's own (e.g. too few repetitions to
-// ever reach significance).
-func testClaim(a *analysis, c claim) (verdict string, warnings []string) {
+// LF and an HS/HR configuration at the chosen load (vals: the bars of the
+// claim's metric), with benchstat's Mann–Whitney U test, and says whether
+// the data shows it, refutes it, or cannot decide; warnings are the test's
+// own (e.g. too few repetitions to ever reach significance).
+func testClaim(c claim, vals []barValue) (verdict string, warnings []string) {
 	type side struct {
 		name string
 		agg  results.Aggregate
 	}
 	var lf, hs []side
-	for _, cfg := range a.configs {
-		g := a.atLoad(cfg.Name)
-		if g == nil {
+	for _, v := range vals {
+		if !v.ok {
 			continue
 		}
-		agg := g.Aggregate(c.metric)
-		if agg.Stats.N == 0 {
-			continue
-		}
-		switch cfg.Model {
+		switch v.cfg.Model {
 		case modelLF:
-			lf = append(lf, side{cfg.Name, agg})
+			lf = append(lf, side{v.cfg.Name, v.agg})
 		case modelHSHR:
-			hs = append(hs, side{cfg.Name, agg})
+			hs = append(hs, side{v.cfg.Name, v.agg})
 		}
 	}
 	head := fmt.Sprintf("Claim (%s): ", c.text)

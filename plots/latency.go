@@ -77,12 +77,25 @@ func latencyFigure(a *analysis) *Figure {
 		ratio float64
 		frac  float64
 	}
+	// What every panel needs of a configuration's open-loop groups,
+	// computed once.
+	type openLoad struct {
+		g        *results.Group
+		x        float64 // the offered rate
+		unstable bool    // some point's M/M/c ideal is unstable
+	}
+	loads := make([][]openLoad, len(a.configs))
+	for ci, cfg := range a.configs {
+		for _, g := range a.openGroups(cfg.Name) {
+			loads[ci] = append(loads[ci], openLoad{g: g, x: g.OfferedRate(), unstable: hasUnstableTheory(g)})
+		}
+	}
 	for pi, lp := range latencyPanels {
-		for _, cfg := range a.configs {
+		for ci, cfg := range a.configs {
 			s := series{cfg: cfg}
-			for _, g := range a.openGroups(cfg.Name) {
+			for _, ol := range loads[ci] {
+				g, x := ol.g, ol.x
 				agg := g.Aggregate(lp.metric)
-				x := g.OfferedRate()
 				st := agg.Stats
 				lo, hi, band := st.Band()
 				th := theoryAt(g, lp.theory)
@@ -117,7 +130,7 @@ func latencyFigure(a *analysis) *Figure {
 					anyInvalid = anyInvalid || agg.Invalid > 0
 					anyRange = anyRange || band == results.BandRange
 				}
-				if math.IsNaN(th) && hasUnstableTheory(g) {
+				if math.IsNaN(th) && ol.unstable {
 					f.note("%s at %.2f: the M/M/c ideal is unstable (utilization ≥ 1), so no ideal is drawn there", cfg.Name, g.Fraction)
 				}
 				if agg.Invalid > 0 {

@@ -141,6 +141,9 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 			if err := write(filepath.Join(FiguresDir, f.Name+"."+format), buf.Bytes()); err != nil {
 				return files, err
 			}
+			if format == "svg" {
+				rep.Figures[i].SVG = slices.Clone(buf.Bytes())
+			}
 		}
 		buf.Reset()
 		if err := f.WriteCSV(&buf); err != nil {
@@ -149,11 +152,14 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 		if err := write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes()); err != nil {
 			return files, err
 		}
-		buf.Reset()
-		if err := f.Render(&buf, "svg"); err != nil {
-			return files, err
+		if !slices.Contains(formats, "svg") {
+			// The HTML report embeds SVG even when it was not asked for.
+			buf.Reset()
+			if err := f.Render(&buf, "svg"); err != nil {
+				return files, err
+			}
+			rep.Figures[i].SVG = slices.Clone(buf.Bytes())
 		}
-		rep.Figures[i].SVG = slices.Clone(buf.Bytes())
 	}
 
 	buf.Reset()

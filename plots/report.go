@@ -81,13 +81,12 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		}
 		rep.Configs = append(rep.Configs, []string{c.Name, c.Model, strings.Join(c.Args, " "), threads})
 	}
-	for i := range a.points {
-		w := a.points[i].Workload
+	if len(a.points) > 0 {
+		w := a.points[0].Workload
 		rep.Workload = [][]string{
 			{"protocol", w.Protocol}, {"connections", strconv.Itoa(w.Conns)}, {"pipelining depth", strconv.Itoa(w.Depth)},
 			{"arrivals (open loop)", w.Arrival}, {"CPU work", w.CPU}, {"blocking work", w.Block}, {"response size", w.Size}, {"operations", w.Ops},
 		}
-		break
 	}
 	p := r.Provenance
 	commit := p.Commit
@@ -112,11 +111,9 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	}
 
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
-	for _, u := range r.Unavailable {
-		rep.Unavailable = append(rep.Unavailable, item{Label: u.Config.Name, Reasons: []string{u.Reason}})
-	}
 	listed := map[string]bool{}
 	for _, u := range r.Unavailable {
+		rep.Unavailable = append(rep.Unavailable, item{Label: u.Config.Name, Reasons: []string{u.Reason}})
 		listed[u.Config.Name] = true
 	}
 	for _, g := range a.groups {

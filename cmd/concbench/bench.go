@@ -85,18 +85,13 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
-	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
-		fmt.Fprint(w, benchUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}); err != nil {
+	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	set := setFlags(fs)
 
 	opt := harness.Options{Progress: stderr}
 	var sum *harness.Summary
@@ -137,7 +132,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if _, rerr := plots.RenderRun(sum.Dir, plots.Options{}); rerr != nil {
 			return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, rerr, sum.Dir)
 		}
-		fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, "report.html"), filepath.Join(sum.Dir, "figures"))
+		fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), filepath.Join(sum.Dir, plots.FiguresDir))
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {

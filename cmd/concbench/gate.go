@@ -96,18 +96,13 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.duration, "duration", time.Duration(prof.Duration), "measured window of every point (the profile's)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(prof.Warmup), "warm-up before every window (the profile's)")
 	fs.IntVar(&f.minSamples, "min-samples", gate.DefaultMinSamples, "valid samples per side a gated row needs (fewer: undecided)")
-	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
-		fmt.Fprint(w, gateUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}); err != nil {
+	if err := parseFlags(fs, args, stdout, gateUsage); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return &exitStatus{2, err}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	set := setFlags(fs)
 	if err := checkGateFlags(&f, set, fs.Args()); err != nil {
 		return &exitStatus{2, err}
 	}
@@ -118,7 +113,7 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	opt := gate.DefaultOptions()
 	opt.MinSamples = f.minSamples
 	opt.Baseline = f.baseline != ""
-	g := &gateRun{f: &f, exp: exp, opt: opt, stdout: stdout, stderr: stderr, begin: time.Now()}
+	g := &gateRun{f: &f, exp: exp, opt: opt, stdout: stdout, stderr: stderr}
 	return g.do(ctx)
 }
 
@@ -189,7 +184,6 @@ type gateRun struct {
 	exp            harness.Experiment
 	opt            gate.Options
 	stdout, stderr io.Writer
-	begin          time.Time
 	tmp            string
 	notes          []string
 	base, head     gate.Side // labels and refs, filled in as the sides are built
@@ -490,11 +484,7 @@ func undecidedReasons(r *gate.Report) []string {
 // the experiment from run.json and the configurations as recorded,
 // without the side suffix of a same-job run (the head's).
 func setupOf(run *results.Run) (gate.Setup, error) {
-	var exp harness.Experiment
-	b, err := json.Marshal(run.Experiment)
-	if err == nil {
-		err = json.Unmarshal(b, &exp)
-	}
+	exp, err := harness.ExperimentOf(run)
 	if err != nil {
 		return gate.Setup{}, err
 	}
@@ -609,14 +599,13 @@ func runIn(ctx context.Context, dir, name string, args ...string) error {
 }
 
 // gitHead returns the commit checked out in dir and whether the tree has
-// uncommitted changes.
+// uncommitted changes (harness.GitHead, its error worded for the gate).
 func gitHead(ctx context.Context, dir string) (string, bool, error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	commit, dirty, err := harness.GitHead(ctx, dir)
 	if err != nil {
 		return "", false, fmt.Errorf("git rev-parse HEAD: %w", err)
 	}
-	st, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain").Output()
-	return strings.TrimSpace(string(out)), err != nil || len(bytes.TrimSpace(st)) > 0, nil
+	return commit, dirty, nil
 }
 
 // buildBase checks rev out in a temporary git worktree under tmp, builds

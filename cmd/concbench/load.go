@@ -6,13 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"concbench/loadgen"
+	"concbench/results"
 )
 
 const loadUsage = `usage: concbench load --addr HOST:PORT (--rate R | --closed) [flags]
@@ -92,19 +91,13 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&cfg.Spin, "spin", loadgen.DefaultSpin, "poll instead of sleeping this long before each scheduled send (negative: never)")
 	fs.StringVar(&f.cpus, "cpus", "", "pin the generator to these CPUs (cpulist, e.g. 1 or 2-3; default: no pinning)")
 	fs.BoolVar(&f.strict, "strict", false, "exit with status 3 if the verdict is invalid")
-	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
-		fmt.Fprint(w, loadUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}); err != nil {
+	if err := parseFlags(fs, args, stdout, loadUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("load: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if cfg.Requests > 0 && !set["duration"] {
+	if cfg.Requests > 0 && !setFlags(fs)["duration"] {
 		cfg.Duration = 0
 	}
 	cfg.Arrival = loadgen.Arrival(f.arrival)
@@ -166,8 +159,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	return nil
 }
 
-// writeJSON writes res as indented JSON to path ("-": stdout), atomically:
-// a reader never sees a partial file.
+// writeJSON writes res as indented JSON to path ("-": stdout), atomically
+// (results.WriteFile): a reader never sees a partial file.
 func writeJSON(path string, stdout io.Writer, res *loadgen.Result) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -178,20 +171,5 @@ func writeJSON(path string, stdout io.Writer, res *loadgen.Result) error {
 		_, err := stdout.Write(b)
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return results.WriteFile(path, b)
 }

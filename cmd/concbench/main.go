@@ -75,20 +75,31 @@ var commands = []command{
 }
 
 // parseFlags parses a subcommand's flags. -h/-help prints the full usage to
-// stdout and returns flag.ErrHelp; a bad flag returns an error naming it and
-// pointing at the help (printed once, by main), never the whole usage.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, usage func(io.Writer)) error {
+// stdout (header, then the flags' defaults) and returns flag.ErrHelp; a bad
+// flag returns an error naming it and pointing at the help (printed once,
+// by main), never the whole usage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, header string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
+		fmt.Fprint(stdout, header)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
 		return err
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w (run 'concbench help %s' for the flags)", fs.Name(), err, fs.Name())
 	}
 	return nil
+}
+
+// setFlags returns the names of the flags given on the command line (after
+// fs.Parse).
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set
 }
 
 // pinCPUs pins every thread of this process to the CPU list cpus (if not

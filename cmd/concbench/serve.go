@@ -87,15 +87,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			fs.Var(fl.Value, fl.Name, fl.Usage+" (model "+m.name+")")
 		})
 	}
-	if err := parseFlags(fs, args, stdout, func(w io.Writer) {
-		fmt.Fprint(w, serveUsage)
-		for _, m := range modelTable {
-			fmt.Fprintf(w, "  %-22s %s\n", m.name, m.summary)
-		}
-		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}); err != nil {
+	header := serveUsage
+	for _, m := range modelTable {
+		header += fmt.Sprintf("  %-22s %s\n", m.name, m.summary)
+	}
+	if err := parseFlags(fs, args, stdout, header+"\nFlags:\n"); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
