@@ -181,3 +181,50 @@ func RSS() (int64, error) {
 	}
 	return atoi(f[1]) * int64(os.Getpagesize()), nil
 }
+
+// userHz is the unit of /proc/stat's CPU times (USER_HZ): 100 ticks per
+// second on every Linux architecture Go supports.
+const userHz = 100
+
+// StealNs returns the time the hypervisor ran something else while CPUs
+// cpus (all CPUs if empty) of this machine wanted to run ("steal" in
+// /proc/stat), summed, in ns, at the clock tick's resolution (10 ms). A
+// kernel or hypervisor that does not account steal time reports 0.
+func StealNs(cpus []int) (int64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseSteal(b, cpus)
+}
+
+// parseSteal sums the steal column of the "cpuN" lines of /proc/stat
+// content b for the CPUs in cpus (all of them if empty).
+func parseSteal(b []byte, cpus []int) (int64, error) {
+	want := map[int]bool{}
+	for _, c := range cpus {
+		want[c] = true
+	}
+	var ticks int64
+	found := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		f := strings.Fields(string(line))
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || len(want) > 0 && !want[n] {
+			continue
+		}
+		v, err := strconv.ParseInt(f[8], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("sysstat: /proc/stat: %s steal %q: %w", f[0], f[8], err)
+		}
+		ticks += v
+		found++
+	}
+	if found == 0 {
+		return 0, errors.New("sysstat: /proc/stat: no matching cpu lines")
+	}
+	return ticks * (1e9 / userHz), nil
+}

@@ -115,3 +115,32 @@ func TestThreadReaders(t *testing.T) {
 		t.Error("RunQueueByThread of a process that does not exist succeeded")
 	}
 }
+
+func TestParseSteal(t *testing.T) {
+	stat := []byte("cpu  46783 15 27754 67839 598 0 3707 90 0 0\n" +
+		"cpu0 23942 13 13218 34388 168 0 2232 40 0 0\n" +
+		"cpu1 22840 2 14536 33451 430 0 1474 50 0 0\n" +
+		"intr 3006610 0 0\n")
+	for _, tc := range []struct {
+		name string
+		cpus []int
+		want int64
+	}{
+		{name: "all", cpus: nil, want: 90 * 1e7},
+		{name: "cpu1", cpus: []int{1}, want: 50 * 1e7},
+		{name: "both", cpus: []int{0, 1}, want: 90 * 1e7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseSteal(stat, tc.cpus)
+			if err != nil || got != tc.want {
+				t.Fatalf("parseSteal(%v) = %d, %v; want %d", tc.cpus, got, err, tc.want)
+			}
+		})
+	}
+	if _, err := parseSteal(stat, []int{7}); err == nil {
+		t.Error("parseSteal of a CPU that is not there: no error")
+	}
+	if _, err := StealNs(nil); err != nil {
+		t.Errorf("StealNs: %v", err)
+	}
+}

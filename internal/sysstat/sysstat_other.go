@@ -28,3 +28,6 @@ func ReadTasks(pid int) (Tasks, error) { return Tasks{}, ErrUnsupported }
 
 // RSS returns ErrUnsupported.
 func RSS() (int64, error) { return 0, ErrUnsupported }
+
+// StealNs returns ErrUnsupported.
+func StealNs(cpus []int) (int64, error) { return 0, ErrUnsupported }
