@@ -33,7 +33,7 @@ func newTestWorker(t testing.TB, cfg Config) *worker {
 		}
 		fds = append(fds, fd)
 	}
-	w, err := newWorker(&cfg, 0, 1, fds, codec, sa, family, time.Now(), new(atomic.Bool))
+	w, err := newWorker(&cfg, 0, 1, fds, codec, sa, family, time.Now(), new(atomic.Bool), new(atomic.Int64))
 	if err != nil {
 		t.Fatal(err)
 	}

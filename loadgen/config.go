@@ -102,6 +102,93 @@ func ParseOpMix(s string) (OpMix, error) {
 	return OpMix{Work: w[0], Balance: w[1], Deposit: w[2], Withdraw: w[3], Transfer: w[4], Total: w[5]}, nil
 }
 
+// Limits are the verdict's bounds on the load generator's own health:
+// beyond any of them a run is invalid, because the generator, not the
+// server, would be part of what it measured. The package documentation
+// says why each default is where it is. A limit of 1 (or, for
+// SendProcessAlpha, a level below every p-value, such as 1e-300) turns
+// its check off, as tests do that must run on a machine busy with other
+// tests; an experiment that does so says so in every result.
+type Limits struct {
+	// MaxLagShare bounds how much of a reported latency percentile the
+	// generator's own lateness may account for: the verdict compares each
+	// percentile of the corrected latency with the same percentile
+	// without the generator's own send lag. Beyond MaxLagShare of p50,
+	// p90 or p99 the run is invalid; beyond it of p99.9 or p99.99 that
+	// percentile is not trusted (LagShare.Exceeded: reports leave it out),
+	// the rest of the run stands. Default 0.5: past half, the number says
+	// more about the generator than about the server. Above a tenth the
+	// result warns, and every result reports the lower bound
+	// (WithoutOwnLag) beside the value.
+	MaxLagShare float64 `json:"max_lag_share"`
+	// MaxBusy is the largest share of its time a worker may spend working
+	// (not polling or sleeping): beyond it the generator queues requests
+	// itself. Default 0.90.
+	MaxBusy float64 `json:"max_busy"`
+	// MaxRunQueue and MaxSteal are the largest shares of the workers'
+	// time they may spend waiting for their CPU (another thread or
+	// process on it), or that the hypervisor may take from their CPUs.
+	// Default 0.05 each.
+	MaxRunQueue float64 `json:"max_run_queue"`
+	MaxSteal    float64 `json:"max_steal"`
+	// SendProcessAlpha is the significance level of each statistic of
+	// the send-process check. Default 0.001.
+	SendProcessAlpha float64 `json:"send_process_alpha"`
+}
+
+// DefaultLimits are the verdict's default limits.
+var DefaultLimits = Limits{MaxLagShare: 0.5, MaxBusy: 0.90, MaxRunQueue: 0.05, MaxSteal: 0.05, SendProcessAlpha: 0.001}
+
+// Relaxed reports whether l turns off any of the checks on the
+// generator's own health.
+func (l Limits) Relaxed() bool {
+	l = l.withDefaults()
+	return l.MaxLagShare >= 1 || l.MaxBusy >= 1 || l.MaxRunQueue >= 1 || l.MaxSteal >= 1 || l.SendProcessAlpha < 1e-100
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	for _, f := range []struct{ v, def *float64 }{
+		{&l.MaxLagShare, &d.MaxLagShare}, {&l.MaxBusy, &d.MaxBusy}, {&l.MaxRunQueue, &d.MaxRunQueue},
+		{&l.MaxSteal, &d.MaxSteal}, {&l.SendProcessAlpha, &d.SendProcessAlpha},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return l
+}
+
+func (l Limits) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"max lag share", l.MaxLagShare}, {"max busy", l.MaxBusy}, {"max run queue", l.MaxRunQueue}, {"max steal", l.MaxSteal}, {"send process alpha", l.SendProcessAlpha}} {
+		if !isFinite(f.v) || f.v <= 0 || f.v > 1 {
+			return fmt.Errorf("%s %g out of range (accepted: > 0 and ≤ 1)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Poll is how a worker waits for its next event or send.
+type Poll string
+
+// The polling modes.
+const (
+	// PollSleep sleeps in epoll_pwait2 until the next deadline, and polls
+	// only during the last Spin before a scheduled send. It leaves the
+	// CPU to others, and pays the machine's timer lateness (measured and
+	// compensated by Spin). Received responses are timestamped by the
+	// kernel, so a sleeping worker does not add its wake-up to latency.
+	PollSleep Poll = "sleep"
+	// PollBusy never sleeps: it polls epoll without a timeout all the
+	// time, so that sends leave on schedule; it needs a CPU per worker,
+	// and its CPU time is not a measure of its work (Generator.BusyFraction
+	// is).
+	PollBusy Poll = "busy"
+)
+
 // Config describes one load-generation run. The zero value of a field with
 // a documented default means that default. JSON field names carry units.
 type Config struct {
@@ -192,25 +279,41 @@ type Config struct {
 	HlogPath     string        `json:"hlog_path,omitempty"`
 	HlogInterval time.Duration `json:"hlog_interval_ns"`
 
-	// MaxSendLag is the verdict's bound on the send lag's 99th percentile
-	// (how late requests left against their schedule, the in-flight
-	// bound's waits excluded); default DefaultMaxSendLag.
-	MaxSendLag time.Duration `json:"max_send_lag_ns"`
-	// Spin is how long before a scheduled send a worker stops sleeping in
-	// epoll and polls instead, because a sleeping thread wakes tens of µs
-	// late on a VM; default DefaultSpin; negative: never spin.
+	// Poll is how a worker waits between events: PollSleep (the default)
+	// or PollBusy. Give a generator busy polling when each worker has a
+	// CPU of its own ("concbench load --cpus", the harness do).
+	Poll Poll `json:"poll"`
+	// Spin is, with PollSleep, how long before a scheduled send a worker
+	// stops sleeping in epoll and polls instead, because a thread woken by
+	// a timer on a VM whose idle vCPU halts arrives tens of µs late. 0
+	// (the default) measures it: 1.5 × the p99 of how late this machine's
+	// timed waits wake, probed before the run and re-estimated from every
+	// timed wait during it (Result.Timing). Negative: never poll early.
+	// Any positive value is accepted; one longer than the gaps between
+	// sends amounts to busy polling. PollBusy ignores it.
 	Spin time.Duration `json:"spin_ns"`
+	// Limits are the verdict's bounds on the generator's own health; a
+	// zero field means its default (DefaultLimits).
+	Limits Limits `json:"limits"`
 
-	// OnWindow, if set, is called by Run when the measurement window
-	// starts (start true: the warm-up is over) and after it has ended
+	// stall, if set, makes every worker stop for stall.for every
+	// stall.every of the measurement, as a descheduled or frozen
+	// generator would: the tests' way to prove that the verdict catches a
+	// generator that cannot keep its schedule.
+	stall struct{ every, dur time.Duration }
+
+	// OnWindow, if set, is called by Run just before the measurement
+	// window starts (start true: 20 ms before the end of the warm-up, at
+	// most half of it, so that the caller's work there does not preempt
+	// the workers inside the window) and after the window has ended
 	// (start false: every worker has stopped sending and drained its
-	// requests in flight, and has not yet closed its connections), so
-	// that a caller can measure the server over the same window, without
-	// the server's connection set-up and teardown. It runs on Run's
-	// goroutine, outside the generator's own CPU and allocation counts;
-	// the workers do not wait for the start call. It is called with false
-	// only after a call with true, and not at all if the run ends before
-	// its window starts. It is not serialized.
+	// requests in flight, and has not yet closed its connections), so that
+	// a caller can measure the server over the window, without the
+	// server's connection set-up and teardown. It runs on Run's goroutine,
+	// outside the generator's own CPU and allocation counts; the workers
+	// do not wait for it. It is called with false only after a call with
+	// true, and not at all if the run ends before its window starts. It
+	// is not serialized.
 	OnWindow func(start bool) `json:"-"`
 }
 
@@ -223,17 +326,6 @@ const (
 	DefaultHistHighest  = 60 * time.Second
 	DefaultHistDigits   = 3
 	DefaultHlogInterval = time.Second
-	// DefaultMaxSendLag is the send-lag p99 above which a run is invalid.
-	// Corrected latency includes the send lag, and on this class of machine
-	// a model's latency at moderate load is tens of µs above the ~16 µs
-	// loopback floor (see ../shared/notes/anchors-and-limits.md, section 4),
-	// so a generator 100 µs late at p99 would already shift the p99s being
-	// compared. Tighter than 100 µs is not reliably met by a Go thread on a
-	// noisy 2-vCPU VM; looser would hide the generator in the figures.
-	DefaultMaxSendLag = 100 * time.Microsecond
-	// DefaultSpin covers the wake-up latency of an epoll timeout on a VM
-	// whose idle vCPU halts (17–37 µs measured here), with margin.
-	DefaultSpin = 50 * time.Microsecond
 	// MinWarmup is the shortest warm-up the verdict accepts.
 	MinWarmup = 100 * time.Millisecond
 
@@ -282,12 +374,10 @@ func (c Config) WithDefaults() Config {
 	if c.HlogInterval == 0 {
 		c.HlogInterval = DefaultHlogInterval
 	}
-	if c.MaxSendLag == 0 {
-		c.MaxSendLag = DefaultMaxSendLag
+	if c.Poll == "" {
+		c.Poll = PollSleep
 	}
-	if c.Spin == 0 {
-		c.Spin = DefaultSpin
-	}
+	c.Limits = c.Limits.withDefaults()
 	return c
 }
 
@@ -376,10 +466,11 @@ func (c Config) Validate() error {
 		return errf("histogram significant digits %d out of range (accepted: 1..5)", c.HistDigits)
 	case c.HlogInterval < 10*time.Millisecond || c.HlogInterval > time.Hour:
 		return errf("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
-	case c.MaxSendLag < 0:
-		return errf("max send lag %v out of range (accepted: > 0)", c.MaxSendLag)
-	case c.Spin > 10*time.Millisecond:
-		return errf("spin %v out of range (accepted: ≤ 10ms; negative: never spin)", c.Spin)
+	case c.Poll != PollSleep && c.Poll != PollBusy:
+		return errf("poll %q unknown (accepted: sleep, busy)", c.Poll)
+	}
+	if err := c.Limits.validate(); err != nil {
+		return errf("%v", err)
 	}
 	return nil
 }

@@ -50,7 +50,8 @@ func TestValidate(t *testing.T) {
 		{name: "hist-range", change: func(c *Config) { c.HistHighest = time.Nanosecond }, want: "histogram range 1µs..1ns out of range"},
 		{name: "hist-digits", change: func(c *Config) { c.HistDigits = 7 }, want: "histogram significant digits 7 out of range (accepted: 1..5)"},
 		{name: "hlog-interval", change: func(c *Config) { c.HlogInterval = time.Millisecond }, want: "hlog interval 1ms out of range (accepted: 10ms..1h)"},
-		{name: "spin", change: func(c *Config) { c.Spin = time.Second }, want: "spin 1s out of range"},
+		{name: "poll", change: func(c *Config) { c.Poll = "spin" }, want: `poll "spin" unknown`},
+		{name: "max-lag-share", change: func(c *Config) { c.Limits.MaxLagShare = 1.5 }, want: "max lag share 1.5 out of range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

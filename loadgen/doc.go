@@ -22,7 +22,7 @@
 //   - mixer: draws each request's operation, CPU work, blocking work,
 //     response size and priority from the configured distributions.
 //   - recorder: an HDR histogram that clamps out-of-range values and
-//     counts them; intervals and collect: the per-interval histograms of the
+//     counts them; intervals and mergeIntervals: the per-interval histograms of the
 //     .hlog, merged across workers by a collector goroutine.
 //
 // # The worker's loop
@@ -125,8 +125,12 @@
 // per worker, RUSAGE_SELF for the process), its run-queue wait
 // (/proc/thread-self/schedstat), GC pauses and cycles (runtime.MemStats,
 // read only before and after the run: it stops the world), and heap
-// allocations per request (runtime/metrics, whole process: with an hlog
-// this includes the hlog writer's few hundred allocations per interval).
+// allocations per request (runtime/metrics, whole process). An hlog adds
+// none in steady state: workers record intervals into histogram pairs made
+// before the measurement and recycled, and a collector thread at nice 19
+// merges, encodes and writes them with buffers it reuses; a worker
+// allocates a pair only when the collector is ivSpares intervals behind
+// (2 s' worth, at most 8), and counts it (ivAllocated).
 //
 // # Protocols and foreign servers
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -127,57 +128,92 @@ func finite(f float64) float64 {
 // library's OutputStartTime/OutputBaseTime, because those truncate to whole
 // seconds while interval times are relative to the exact base in
 // milliseconds: a reader would place every interval up to 999 ms early.
+//
+// Note: the interval lines are written here too, byte for byte as the
+// library's HistogramLogWriter.OutputIntervalHistogram writes them ("%f"
+// for the three numbers), from hdrCounts encoded by an hdrEncoder into a
+// reused buffer: the library's writer allocates hundreds of objects a line,
+// more the more buckets are counted (a zlib writer and its buffers, a
+// slice per count, a regexp for the tag, fmt), and the generator must not
+// allocate while it measures.
 type hlog struct {
 	f      *os.File
 	bw     *bufio.Writer
-	lw     *hdr.HistogramLogWriter
 	baseMs int64
+	enc    hdrEncoder
+	line   []byte // an interval's two lines, reused
+	// allocated counts what mergeIntervals allocated once running: pairs
+	// of histograms and growths of its ring of pending intervals (0 in
+	// steady state). Read it after mergeIntervals has returned.
+	allocated int64
 }
 
 // createHlog creates the log at path with its header; start is the
-// measurement's start (BaseTime and StartTime).
+// measurement's start (BaseTime and StartTime). It also makes the
+// encoder's zlib writer and buffers, so that the first interval does not.
 func createHlog(path string, start time.Time, comment string) (*hlog, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: hlog: %w", err)
 	}
 	l := &hlog{f: f, bw: bufio.NewWriter(f), baseMs: start.UnixMilli()}
-	l.lw = hdr.NewHistogramLogWriter(l.bw)
-	l.lw.SetBaseTime(l.baseMs)
+	lw := hdr.NewHistogramLogWriter(l.bw)
+	lw.SetBaseTime(l.baseMs)
 	secs := float64(l.baseMs) / 1000
 	for _, step := range []func() error{
-		l.lw.OutputLogFormatVersion,
-		func() error { return l.lw.OutputComment("[" + comment + "]") },
+		lw.OutputLogFormatVersion,
+		func() error { return lw.OutputComment("[" + comment + "]") },
 		func() error {
-			return l.lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]",
+			return lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]",
 				secs, time.UnixMilli(l.baseMs).UTC().Format(time.RFC3339Nano)))
 		},
-		func() error { return l.lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
-		l.lw.OutputLegend,
+		func() error { return lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
+		lw.OutputLegend,
 	} {
 		if err := step(); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("loadgen: hlog: %w", err)
 		}
 	}
+	const initialBuf = 16 << 10 // a typical interval's encoding fits
+	l.enc.raw = make([]byte, 0, initialBuf)
+	l.enc.out = make(byteSink, 0, initialBuf)
+	l.line = l.enc.appendV2Compressed(make([]byte, 0, 3*initialBuf), newHdrCounts(1, 2, 1))[:0]
 	return l, nil
 }
 
 // interval writes one interval [startMs, endMs) (ms since the epoch): the
-// corrected histogram untagged, then the uncorrected one tagged.
-func (l *hlog) interval(startMs, endMs int64, corrected, uncorrected *hdr.Histogram) error {
-	for _, x := range []struct {
-		h   *hdr.Histogram
-		tag string
-	}{{corrected, ""}, {uncorrected, "uncorrected"}} {
-		x.h.SetStartTimeMs(startMs)
-		x.h.SetEndTimeMs(endMs)
-		x.h.SetTag(x.tag)
-		if err := l.lw.OutputIntervalHistogram(x.h); err != nil {
-			return fmt.Errorf("loadgen: hlog: %w", err)
-		}
+// corrected histogram untagged, then the uncorrected one tagged. Once its
+// buffers have grown to the intervals' size, it allocates nothing.
+func (l *hlog) interval(startMs, endMs int64, corrected, uncorrected *hdrCounts) error {
+	l.line = l.appendInterval(l.line[:0], "", startMs, endMs, corrected)
+	l.line = l.appendInterval(l.line, "uncorrected", startMs, endMs, uncorrected)
+	if _, err := l.bw.Write(l.line); err != nil {
+		return fmt.Errorf("loadgen: hlog: %w", err)
 	}
 	return nil
+}
+
+// appendInterval appends c's line for [startMs, endMs), tagged if tag is
+// not empty, as OutputIntervalHistogram formats it: "%s%f,%f,%f,%s\n" of
+// the tag, the start and length in seconds from the base, computed in
+// float64 as it does, the max in ms, and the encoding.
+func (l *hlog) appendInterval(b []byte, tag string, startMs, endMs int64, c *hdrCounts) []byte {
+	if tag != "" {
+		b = append(b, "Tag="...)
+		b = append(b, tag...)
+		b = append(b, ',')
+	}
+	start := (float64(startMs) - float64(l.baseMs)) / 1000
+	end := (float64(endMs) - float64(l.baseMs)) / 1000
+	b = strconv.AppendFloat(b, start, 'f', 6, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, end-start, 'f', 6, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, float64(c.max())/hdr.MsToNsRatio, 'f', 6, 64)
+	b = append(b, ',')
+	b = l.enc.appendV2Compressed(b, c)
+	return append(b, '\n')
 }
 
 // close flushes and closes the file.

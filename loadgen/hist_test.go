@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,13 +81,14 @@ func TestHlogWriterRoundTrip(t *testing.T) {
 	}
 	var want []*hdr.Histogram
 	for _, x := range ivs {
-		p := newPair(&cfg)
+		corrected, uncorrected, h := newCounts(&cfg), newCounts(&cfg), newHistogram(&cfg)
 		for _, v := range x.values {
-			p.corrected.RecordValue(v)
-			p.uncorrected.RecordValue(v / 2)
+			corrected.record(v)
+			uncorrected.record(v / 2)
+			h.RecordValue(v)
 		}
-		want = append(want, p.corrected.Clone())
-		if err := l.interval(x.startMs, x.endMs, p.corrected, p.uncorrected); err != nil {
+		want = append(want, h)
+		if err := l.interval(x.startMs, x.endMs, corrected, uncorrected); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,6 +112,95 @@ func TestHlogWriterRoundTrip(t *testing.T) {
 		if got[i].StartTimeMs() != x.startMs || got[i].EndTimeMs() != x.endMs {
 			t.Errorf("interval %d: [%d, %d) ms, want [%d, %d)", i, got[i].StartTimeMs(), got[i].EndTimeMs(), x.startMs, x.endMs)
 		}
+	}
+}
+
+// TestHlogLinesMatchLibrary checks that an interval's lines are byte for
+// byte what hdrhistogram-go's HistogramLogWriter writes for the same
+// histograms, times and tag, including an empty interval and fractional
+// seconds.
+func TestHlogLinesMatchLibrary(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	start := time.UnixMilli(1_700_000_000_789)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name           string
+		startMs, endMs int64 // from start
+		n              int
+	}{
+		{name: "empty", startMs: 0, endMs: 1000, n: 0},
+		{name: "one", startMs: 1000, endMs: 2000, n: 1},
+		{name: "many", startMs: 2000, endMs: 3000, n: 5000},
+		{name: "partial", startMs: 123_000, endMs: 123_457, n: 70},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "l.hlog")
+			l, err := createHlog(path, start, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.close()
+			corrected, uncorrected := newCounts(&cfg), newCounts(&cfg)
+			hc, hu := newHistogram(&cfg), newHistogram(&cfg)
+			for range tc.n {
+				v := randomValue(r, int64(cfg.HistHighest))
+				corrected.record(v)
+				uncorrected.record(v / 3)
+				hc.RecordValue(v)
+				hu.RecordValue(v / 3)
+			}
+			var want bytes.Buffer
+			lw := hdr.NewHistogramLogWriter(&want)
+			lw.SetBaseTime(start.UnixMilli())
+			for _, x := range []struct {
+				h   *hdr.Histogram
+				tag string
+			}{{hc, ""}, {hu, "uncorrected"}} {
+				x.h.SetStartTimeMs(start.UnixMilli() + tc.startMs)
+				x.h.SetEndTimeMs(start.UnixMilli() + tc.endMs)
+				x.h.SetTag(x.tag)
+				if err := lw.OutputIntervalHistogram(x.h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := l.appendInterval(nil, "", start.UnixMilli()+tc.startMs, start.UnixMilli()+tc.endMs, corrected)
+			got = l.appendInterval(got, "uncorrected", start.UnixMilli()+tc.startMs, start.UnixMilli()+tc.endMs, uncorrected)
+			if string(got) != want.String() {
+				t.Errorf("lines differ from the library's:\n got %.120q\nwant %.120q", got, want.String())
+			}
+		})
+	}
+}
+
+// TestHlogIntervalAllocs checks that writing an interval's lines to the
+// log allocates nothing once the buffers have grown.
+func TestHlogIntervalAllocs(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	start := time.UnixMilli(1_700_000_000_789)
+	l, err := createHlog(filepath.Join(t.TempDir(), "a.hlog"), start, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	r := rand.New(rand.NewPCG(5, 6))
+	corrected, uncorrected := newCounts(&cfg), newCounts(&cfg)
+	for range 100000 {
+		v := randomValue(r, int64(cfg.HistHighest))
+		corrected.record(v)
+		uncorrected.record(v / 2)
+	}
+	ms := start.UnixMilli()
+	write := func() {
+		if err := l.interval(ms, ms+1000, corrected, uncorrected); err != nil {
+			t.Fatal(err)
+		}
+		ms += 1000
+	}
+	for range 3 {
+		write()
+	}
+	if n := testing.AllocsPerRun(20, write); n != 0 {
+		t.Errorf("hlog.interval: %v allocations per interval after warm-up, want 0", n)
 	}
 }
 

@@ -48,11 +48,13 @@ func (r *Result) WriteText(w io.Writer) error {
 			p("  %-8s %12s\n", row.name, row.get(&r.Latency))
 		}
 	} else {
-		p("latency   %12s %12s\n", "corrected", "uncorrected")
+		p("latency   %12s %12s %14s\n", "corrected", "uncorrected", "from intended")
 		for _, row := range rows {
-			p("  %-8s %12s %12s\n", row.name, row.get(&r.Latency), row.get(&r.Uncorrected))
+			p("  %-8s %12s %12s %14s\n", row.name, row.get(&r.Latency), row.get(&r.Uncorrected), row.get(&r.FromIntended))
 		}
-		p("  (corrected: from the intended send time; uncorrected: from the actual send)\n")
+		p("  (corrected: from the intended send time, but from the actual send for a request the generator sent late\n" +
+			"   while none of its requests was in flight; uncorrected: from the actual send; from intended: from the\n" +
+			"   intended send time always, the generator's own lateness included, as wrk2)\n")
 	}
 
 	q := &r.Requests
@@ -76,18 +78,47 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	if !c.Closed {
 		s := &r.SendLag
-		p("send lag: p50 %s, p99 %s, p99.9 %s, max %s over %d requests (p99 bound %s); held lag p99 %s over %d\n",
+		p("send lag: p50 %s, p99 %s, p99.9 %s, max %s over %d requests; held lag p99 %s over %d\n",
 			FormatNs(s.P50Ns), FormatNs(s.P99Ns), FormatNs(s.P999Ns), FormatNs(s.MaxNs), s.Count,
-			FormatNs(int64(c.MaxSendLag)), FormatNs(r.HeldLag.P99Ns), r.HeldLag.Count)
+			FormatNs(r.HeldLag.P99Ns), r.HeldLag.Count)
+		if len(r.LagShares) > 0 {
+			var parts []string
+			for _, ls := range r.LagShares {
+				mark := ""
+				if !ls.Judged {
+					mark = " (not judged)"
+				}
+				parts = append(parts, fmt.Sprintf("p%s %.1f%%%s", fmtPercentile(ls.Percentile), 100*ls.Share, mark))
+			}
+			p("  the generator's own lateness in each corrected percentile (at most %.0f%%): %s\n", 100*c.Limits.withDefaults().MaxLagShare, strings.Join(parts, ", "))
+		}
+		if sp := &r.SendProcess; sp.Applicable {
+			p("  send process (%d gaps): KS vs exponential D %.3f p %.2g (schedule: p %.2g); lag-1 ρ %.3f (schedule: %.3f)\n",
+				sp.Gaps, sp.KSD, sp.KSP, sp.PlannedKSP, sp.Lag1Rho, sp.PlannedLag1Rho)
+		} else if sp.Note != "" {
+			p("  send process: %s\n", sp.Note)
+		}
 	}
 	g := &r.Generator
 	p("generator: worker CPU %s (user %s, system %s), %s per request, busy %.0f%%; process CPU %s\n",
 		FormatNs(g.WorkerUserNs+g.WorkerSystemNs), FormatNs(g.WorkerUserNs), FormatNs(g.WorkerSystemNs),
 		FormatNs(int64(g.CPUNsPerRequest)), 100*g.BusyFraction, FormatNs(g.ProcessCPUNs))
-	p("  waited for a CPU %s; context switches %d voluntary, %d involuntary\n",
-		FormatNs(g.WorkerRunQueueNs), g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw)
+	p("  waited for a CPU %s (%.1f%%); context switches %d voluntary, %d involuntary; steal %s\n",
+		FormatNs(g.WorkerRunQueueNs), 100*g.RunQueueFraction, g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw, stealText(g))
 	p("  GC: %d cycles, %s paused; %.3f allocs per request; GOMAXPROCS %d, CPUs %s\n",
 		g.GCCycles, FormatNs(g.GCPauseNs), g.AllocsPerRequest, g.GOMAXPROCS, g.CPUs)
+	tm := &r.Timing
+	pl := tm.ProbeWakeLateness
+	p("timing: %s polling; timed waits wake late by p50 %s, p99 %s, max %s (%d probes)", tm.Poll,
+		FormatNs(pl.P50Ns), FormatNs(pl.P99Ns), FormatNs(pl.MaxNs), pl.Count)
+	if tm.Poll == PollSleep {
+		p("; spin margin %s; during the run p99 %s over %d waits", FormatNs(tm.SpinNs), FormatNs(tm.RunWakeLateness.P99Ns), tm.RunWakeLateness.Count)
+	} else {
+		p("; machine stalls %.1f%% of the window (longest %s)", 100*tm.StalledFraction, FormatNs(tm.IdleIterations.MaxNs))
+	}
+	p("\n  a send call took p50 %s, p99 %s, max %s; receive timestamps: %s (%d kernel, %d user); reads lagged the kernel by p99 %s\n",
+		FormatNs(tm.SendCall.P50Ns), FormatNs(tm.SendCall.P99Ns), FormatNs(tm.SendCall.MaxNs),
+		tm.ReceiveTimestamps, tm.KernelStamped, tm.UserStamped, FormatNs(tm.ReceiveLag.P99Ns))
 	if r.Hlog != "" {
 		p("interval histograms: %s\n", r.Hlog)
 	}
@@ -113,10 +144,21 @@ func (r *Result) WriteText(w io.Writer) error {
 	return err
 }
 
+// stealText describes the generator's steal time.
+func stealText(g *Generator) string {
+	if g.StealUnavailable != "" {
+		return "unknown (" + g.StealUnavailable + ")"
+	}
+	return fmt.Sprintf("%s (%.1f%%)", FormatNs(g.StealNs), 100*g.StealFraction)
+}
+
 // String returns a one-line summary: mode, achieved rate, p99 and verdict.
 func (r *Result) String() string {
 	v := "valid"
-	if !r.Valid {
+	switch {
+	case r.OverCapacity:
+		v = "INVALID (over capacity)"
+	case !r.Valid:
 		v = "INVALID"
 	}
 	return fmt.Sprintf("%s: %.0f req/s, p99 %s, %s", r.Mode, r.AchievedRatePerS, FormatNs(r.Latency.P99Ns), v)

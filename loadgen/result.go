@@ -2,7 +2,10 @@ package loadgen
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +67,12 @@ var expectedStatuses = map[string]bool{
 	"status_" + wire.StatusTimeout.String():           true,
 }
 
+// ExpectedOutcome reports whether an Errors kind is a normal outcome of
+// a ledger operation under a random mix (a withdrawal without funds, a
+// guarded withdrawal that timed out) rather than a failure: such requests
+// are counted and kept out of the latency, but do not make a run invalid.
+func ExpectedOutcome(kind string) bool { return expectedStatuses[kind] }
+
 // Result is the outcome of a run. It marshals to JSON with units in field
 // names and never contains NaN or Inf.
 type Result struct {
@@ -74,6 +83,15 @@ type Result struct {
 	// Reasons given (each a sentence naming the numbers).
 	Valid   bool     `json:"valid"`
 	Reasons []string `json:"reasons"`
+	// Checks names the failed checks, one short code per reason, in the
+	// same order as Reasons (the first is the main one): see the Check
+	// constants. Reports group invalid points by it.
+	Checks []Check `json:"failed_checks"`
+	// OverCapacity is set when the verdict found that the server did not
+	// keep up with the offered load (its backlog or its latency grew over
+	// the window): the point measured an overloaded server, not a steady
+	// state. Such a point is invalid (Checks contains CheckOverCapacity).
+	OverCapacity bool `json:"over_capacity"`
 	// Warnings are facts worth knowing that do not invalidate the run.
 	Warnings []string `json:"warnings"`
 	// Config is the configuration run, defaults applied.
@@ -89,9 +107,11 @@ type Result struct {
 
 	// TargetRatePerS is the mean rate the configuration asks for (0 in
 	// closed loop); ScheduledRatePerS what the schedule actually put in the
-	// window (a Poisson count varies around the target); SentRatePerS and
-	// AchievedRatePerS the measured requests sent, and answered (any
-	// outcome), per second of the window.
+	// window (a Poisson count varies around the target); SentRatePerS the
+	// measured requests sent per second of the window; AchievedRatePerS
+	// the measured requests sent AND answered (any outcome) inside the
+	// window, per second of it: responses that arrive after the window
+	// (the backlog of a server that falls behind) do not count.
 	TargetRatePerS    float64 `json:"target_rate_per_s"`
 	ScheduledRatePerS float64 `json:"scheduled_rate_per_s"`
 	SentRatePerS      float64 `json:"sent_rate_per_s"`
@@ -108,10 +128,17 @@ type Result struct {
 	// Failed requests are never in the latency histograms.
 	Errors map[string]int64 `json:"errors"`
 
-	// Latency is the corrected latency: from each request's intended send
-	// time to its response (coordinated omission corrected). Uncorrected is
-	// from the actual send. In closed loop the intended time is the actual
-	// send, so the two coincide. Only verified successful responses count.
+	// Latency is the corrected latency, from each request's intended send
+	// time (coordinated omission corrected) — except for a request that
+	// the generator itself sent late while none of its other requests
+	// was in flight: that one found the server idle, so its lateness hid
+	// no queueing, and it counts from its actual send (the generator's
+	// lateness is not the server's; SendLag measures it). Uncorrected is
+	// from the actual send for every request, FromIntended from the
+	// intended time for every request (wrk2's definition, which charges
+	// the generator's lateness to the server even when the server was
+	// idle). In closed loop all of them coincide. Only verified successful
+	// responses count.
 	Latency     Summary `json:"latency"`
 	Uncorrected Summary `json:"uncorrected_latency"`
 	// SendLag is how late requests left against their schedule (open
@@ -119,6 +146,30 @@ type Result struct {
 	// late the held ones left.
 	SendLag Summary `json:"send_lag"`
 	HeldLag Summary `json:"held_lag"`
+	// FromIntended is the latency from the intended send time with the
+	// generator's own send lag included: wrk2's definition, which charges
+	// the server with the generator's lateness too (open loop; Latency
+	// does not). Only verified successful responses count.
+	FromIntended Summary `json:"latency_from_intended"`
+	// WithoutOwnLag is the latency that never charges the generator's own
+	// send lag (from the actual send, except for requests the server held
+	// back): the lower end of what an on-time generator would have
+	// measured, as Latency is the upper end (open loop).
+	WithoutOwnLag Summary `json:"latency_without_own_lag"`
+	// LagShares compares Latency and WithoutOwnLag at each reported
+	// percentile: the generator's own lateness that Latency charges to
+	// the server. The verdict judges them (open loop).
+	LagShares []LagShare `json:"lag_shares,omitempty"`
+	// SendProcess checks the requests actually sent against the arrival
+	// process asked for (open loop, Poisson).
+	SendProcess SendProcess `json:"send_process"`
+	// Trend is the overload detector's view of the window (open loop
+	// with a duration).
+	Trend *Trend `json:"trend,omitempty"`
+	// Timing is how the workers waited and timestamped: their polling
+	// mode, the machine's measured wake-up lateness, and the source of
+	// the receive timestamps.
+	Timing Timing `json:"timing"`
 
 	// Histogram is the range and precision of every histogram above.
 	Histogram HistogramParams `json:"histogram"`
@@ -128,13 +179,58 @@ type Result struct {
 	Hlog string `json:"hlog,omitempty"`
 }
 
+// Check is a short, stable code for one of the verdict's checks, as
+// Result.Checks records a failed one.
+type Check string
+
+// The checks a run can fail. Each is explained in the package
+// documentation ("Self-checks and the verdict").
+const (
+	CheckNoResponses  Check = "no-responses"   // no successful response was measured
+	CheckRate         Check = "rate"           // too few requests sent and completed inside the window
+	CheckOverCapacity Check = "over-capacity"  // the server's backlog or latency grew over the window
+	CheckBias         Check = "generator-lag"  // the generator's own lateness moved a reported percentile
+	CheckSendProcess  Check = "send-process"   // the requests actually sent do not follow the arrival process
+	CheckUnsent       Check = "unsent"         // scheduled requests were never sent
+	CheckErrors       Check = "errors"         // requests failed (verification, transport, status)
+	CheckWarmup       Check = "warm-up"        // warm-up failures, or a warm-up too short
+	CheckOutOfRange   Check = "out-of-range"   // values beyond a histogram's range
+	CheckBusy         Check = "generator-busy" // the generator's workers were near saturation
+	CheckCPU          Check = "generator-cpu"  // the generator's threads waited for a CPU, or its CPU was stolen
+	CheckClock        Check = "clock"          // the wall clock was stepped during the run
+	CheckAborted      Check = "aborted"        // interrupted, or the server went away
+)
+
+// Meaning explains the check in one sentence, for reports that group
+// invalid points by their main check; "" for an unknown code.
+func (c Check) Meaning() string {
+	return map[Check]string{
+		CheckNoResponses:  "no successful response was measured",
+		CheckRate:         "too few requests were sent and answered inside the window",
+		CheckOverCapacity: "the server's backlog or latency grew over the window: it did not keep up with the offered load",
+		CheckBias:         "the load generator's own lateness moved a reported latency percentile",
+		CheckSendProcess:  "the requests actually sent do not follow the arrival process asked for",
+		CheckUnsent:       "scheduled requests were never sent",
+		CheckErrors:       "requests failed (verification, transport or status errors)",
+		CheckWarmup:       "the warm-up had failures, or was too short",
+		CheckOutOfRange:   "values fell beyond a histogram's range",
+		CheckBusy:         "the load generator's workers were near saturation",
+		CheckCPU:          "the load generator's threads waited for a CPU, or the hypervisor took its CPU",
+		CheckClock:        "the wall clock was stepped during the run",
+		CheckAborted:      "the run was interrupted, or the server went away",
+	}[c]
+}
+
 // Counts are request counts of a run.
 type Counts struct {
 	Scheduled int64 `json:"scheduled"` // open loop: requests the schedule put in the window
 	Sent      int64 `json:"sent"`      // measured requests written
 	Completed int64 `json:"completed"` // responses received to them, any outcome
-	OK        int64 `json:"ok"`        // verified, status ok: the latency histograms' count
-	Failed    int64 `json:"failed"`    // requests that failed (Errors without connect)
+	// InWindow counts the measured requests answered (any outcome) by the
+	// window's end: what AchievedRatePerS counts.
+	InWindow int64 `json:"in_window"`
+	OK       int64 `json:"ok"`     // verified, status ok: the latency histograms' count
+	Failed   int64 `json:"failed"` // requests that failed (Errors without connect)
 	// Held counts requests whose batch found every connection at the
 	// in-flight bound; they were sent as soon as a slot freed, late.
 	Held int64 `json:"held"`
@@ -149,6 +245,169 @@ type Counts struct {
 	ClampedDraws int64 `json:"clamped_draws"` // work/size draws clamped to a protocol limit
 	Warmup       int64 `json:"warmup"`        // responses during warm-up (not measured)
 	WarmupErrors int64 `json:"warmup_errors"` // failures during warm-up
+}
+
+// LagShare is one reported percentile of the corrected latency next to
+// the same percentile of the latency that never charges the generator's
+// own lateness: their difference is how much of the reported percentile
+// may be the generator's doing rather than the server's.
+type LagShare struct {
+	Percentile   float64 `json:"percentile"`
+	LatencyNs    int64   `json:"latency_ns"`
+	WithoutLagNs int64   `json:"without_own_lag_ns"`
+	// Share is (LatencyNs − WithoutLagNs) / LatencyNs.
+	Share float64 `json:"share"`
+	// BoundNs is the largest difference the verdict accepts at this
+	// percentile: Limits.MaxLagShare of the latency, and at least the
+	// histograms' resolution (HistLowest).
+	BoundNs int64 `json:"bound_ns"`
+	// Judged is false for a percentile with fewer than minTail responses
+	// beyond it (an order statistic of the few slowest requests, which
+	// the verdict does not judge; reports should not either).
+	Judged bool `json:"judged"`
+	// Exceeded is set when a judged percentile's difference exceeds
+	// BoundNs: for p50, p90 and p99 the run is then invalid; for p99.9 and
+	// p99.99 that percentile alone is not to be trusted (Trusted).
+	Exceeded bool `json:"exceeded"`
+}
+
+// judgedForValidity is the highest percentile whose lag share decides
+// the run's validity; beyond it a percentile that exceeds its bound is
+// merely untrusted.
+const judgedForValidity = 99
+
+// lagWarnShare is the share of a percentile the generator's lateness may
+// account for before the result warns.
+const lagWarnShare = 0.10
+
+// Trusted reports whether the reported percentile p (50, 90, 99, 99.9,
+// 99.99) of r's latency can be trusted: r is valid, and the generator's
+// own lateness does not account for more than Limits.MaxLagShare of it.
+// Reports leave an untrusted percentile out of their aggregates.
+func (r *Result) Trusted(p float64) bool {
+	if !r.Valid {
+		return false
+	}
+	for _, s := range r.LagShares {
+		if s.Percentile == p && s.Exceeded {
+			return false
+		}
+	}
+	return true
+}
+
+// minTail is the number of responses that must lie beyond a percentile
+// for the verdict to judge the generator's share of it.
+const minTail = 5
+
+// SendProcess is the check of the actual send process against the one
+// asked for, as Lancet does: the gaps between consecutive arrivals as
+// sent, in units of their mean, against the exponential distribution
+// (Kolmogorov–Smirnov), and their lag-1 rank correlation (Spearman),
+// which must be 0 for a Poisson process. The same statistics of the
+// intended times of the same arrivals are the control: the schedule
+// itself is Poisson, so a check that fails for the sends while passing
+// for the schedule is the generator's doing.
+type SendProcess struct {
+	// Applicable is false where the check does not apply (closed loop,
+	// constant or on/off arrivals, a Requests-mode run); Note says why.
+	Applicable bool   `json:"applicable"`
+	Note       string `json:"note,omitempty"`
+	Gaps       int    `json:"gaps"`
+	// ResolutionNs is the median time the run's send system calls took:
+	// gaps shorter than it count as that long on both sides of the check.
+	ResolutionNs int64 `json:"resolution_ns"`
+	// Judged is false when the generator was too busy to follow the
+	// gaps (busier than maxBusyForProcess; Note says so). The statistics
+	// are still reported.
+	Judged  bool    `json:"judged"`
+	KSD     float64 `json:"ks_d"`
+	KSP     float64 `json:"ks_p"`
+	Lag1Rho float64 `json:"lag1_spearman_rho"`
+	Lag1Z   float64 `json:"lag1_z"`
+	// The same statistics of the intended times (the control).
+	PlannedKSD     float64 `json:"planned_ks_d"`
+	PlannedKSP     float64 `json:"planned_ks_p"`
+	PlannedLag1Rho float64 `json:"planned_lag1_spearman_rho"`
+	PlannedLag1Z   float64 `json:"planned_lag1_z"`
+}
+
+// Trend is the overload detector's view of an open-loop window cut into
+// numSlices equal slices by intended send time: the mean corrected
+// latency of each slice's requests, and at each slice boundary the
+// requests in flight and how far the next send lagged its schedule for
+// want of a connection with room. A server that keeps up shows no trend;
+// one that falls behind shows latency and in-flight requests that grow
+// through the window.
+type Trend struct {
+	SliceMeanNs    []int64 `json:"slice_mean_latency_ns"`
+	InFlight       []int64 `json:"in_flight"`
+	ScheduleDebtNs []int64 `json:"schedule_debt_ns"`
+	// LatencyZ and InFlightZ are the Mann–Kendall trend statistics
+	// (standard normal scores; positive: growing) of the slice means
+	// and of the in-flight samples.
+	LatencyZ  float64 `json:"latency_trend_z"`
+	InFlightZ float64 `json:"in_flight_trend_z"`
+}
+
+// maxGapDistance is the smallest distortion of the send process the
+// verdict fails a run for, besides significance: a Kolmogorov–Smirnov
+// distance (a tenth of the gaps out of place at some length) or a lag-1
+// rank correlation of that size. A machine that stalls the generator now
+// and then (interrupts, the hypervisor) moves a few percent of the gaps,
+// detectably over 2 000 of them and harmlessly; a broken pacer moves
+// many more.
+const maxGapDistance = 0.10
+
+// trendZ is the one-sided Mann–Kendall score above which a growth is a
+// trend (p < 0.001).
+const trendZ = 3.09
+
+// Timing is how the workers waited for events and sends, and how the
+// responses were timestamped.
+type Timing struct {
+	// Poll is the workers' polling mode; SpinNs (PollSleep) the spin
+	// margin in force at the end of the run (the largest across workers).
+	Poll   Poll  `json:"poll"`
+	SpinNs int64 `json:"spin_ns"`
+	// ProbeWakeLateness is how late probeSamples timed waits of each
+	// worker woke before the run (the machine's timer and wake-up
+	// lateness: every mode measures it); RunWakeLateness how late the
+	// run's timed waits woke (PollSleep, the probe included).
+	ProbeWakeLateness Lateness `json:"probe_wake_lateness"`
+	RunWakeLateness   Lateness `json:"run_wake_lateness"`
+	// IdleIterations (PollBusy) is the length of the loop's idle
+	// iterations: a poll that found nothing costs about a microsecond, so
+	// the long ones are the machine stalling the generator's thread
+	// (interrupts, the hypervisor). StalledNs is the time lost to them
+	// (the excess over the median of every idle iteration longer than
+	// stallFactor medians, summed over workers) and StalledFraction its
+	// share of the workers' time.
+	IdleIterations Lateness `json:"idle_iterations"`
+	// SendCall is how long the write(2) calls that sent requests took: on
+	// loopback each runs the server's receive path and its wake-up in the
+	// generator's thread, so a request due meanwhile leaves late by up to
+	// that much; it is this generator's floor of punctuality here.
+	SendCall        Lateness `json:"send_call"`
+	StalledNs       int64    `json:"stalled_ns"`
+	StalledFraction float64  `json:"stalled_fraction"`
+	// ReceiveTimestamps says where response times come from: "kernel"
+	// (SO_TIMESTAMPNS: when the kernel received the data, so that a
+	// worker busy elsewhere or waking up does not add its delay),
+	// "user" (after the read returned), or "mixed" (KernelStamped and
+	// UserStamped reads of each).
+	ReceiveTimestamps string `json:"receive_timestamps"`
+	KernelStamped     int64  `json:"kernel_stamped_reads"`
+	UserStamped       int64  `json:"user_stamped_reads"`
+	// ReceiveLag is how long after the kernel's timestamp the worker read
+	// the data: what user-space timestamps would have added.
+	ReceiveLag Summary `json:"receive_lag"`
+	// ClockStepNs is how far the wall clock was stepped during the run
+	// (the kernel's timestamps are wall-clock times, converted with the
+	// offset at the start); StampedBeforeSend counts responses whose
+	// timestamp preceded their request's send (then replaced by the send).
+	ClockStepNs       int64 `json:"clock_step_ns"`
+	StampedBeforeSend int64 `json:"stamped_before_send"`
 }
 
 // HistogramParams is the range and precision of the histograms.
@@ -180,6 +439,16 @@ type Generator struct {
 	// of the workers' time spent doing work rather than waiting.
 	CPUNsPerRequest float64 `json:"cpu_ns_per_request"`
 	BusyFraction    float64 `json:"busy_fraction"`
+	// StealNs is the time the hypervisor ran something else while the
+	// generator's CPUs wanted to run, over the window (/proc/stat; 0
+	// where it is not accounted), and StealFraction its share of those
+	// CPUs' time. StealUnavailable says why it could not be read.
+	StealNs          int64   `json:"steal_ns"`
+	StealFraction    float64 `json:"steal_fraction"`
+	StealUnavailable string  `json:"steal_unavailable,omitempty"`
+	// RunQueueFraction is WorkerRunQueueNs as a share of the workers'
+	// time in the window.
+	RunQueueFraction float64 `json:"run_queue_fraction"`
 	// GC over the whole run (warm-up included): pause total and cycles.
 	GCPauseNs int64  `json:"gc_pause_total_ns"`
 	GCCycles  uint32 `json:"gc_cycles"`
@@ -190,26 +459,115 @@ type Generator struct {
 	CPUs             string  `json:"cpus"` // the generator's CPU affinity
 }
 
-// judge sets r.Valid and r.Reasons (and adds warnings) from r's numbers
-// and the run's own failures (interruption, an unreachable server), which
-// are reasons as given. It is pure, so the rules are testable on their own.
+// Limits of the verdict's other checks.
+const (
+	// minAchieved is the share of the scheduled requests that must be
+	// sent and answered inside the window.
+	minAchieved = 0.99
+	// growthFactor is how much later slices' mean latency must exceed the
+	// first ones' for a latency trend to count as falling behind, and
+	// minBacklogGrowth how much of the window's scheduled requests the
+	// requests in flight must grow by for a backlog trend to count.
+	growthFactor     = 2.0
+	minBacklogGrowth = 0.01
+	// stallWarning is the share of the window in machine stalls above
+	// which the result warns.
+	stallWarning = 0.05
+)
+
+// judge sets r.Valid, r.Reasons, r.Checks and r.OverCapacity (and adds
+// warnings) from r's numbers and the run's own failures (interruption,
+// an unreachable server), which are reasons as given. It is pure, so the
+// rules are testable on their own. Reasons come in order of importance:
+// the first is the main one.
 func judge(r *Result, failures ...string) {
 	c := &r.Config
-	reasons := append([]string(nil), failures...)
+	lim := c.Limits.withDefaults()
+	type failure struct {
+		check Check
+		text  string
+	}
+	var fails []failure
+	for _, f := range failures {
+		fails = append(fails, failure{CheckAborted, f})
+	}
 	var warns []string
-	add := func(format string, args ...any) { reasons = append(reasons, fmt.Sprintf(format, args...)) }
+	add := func(ch Check, format string, args ...any) {
+		fails = append(fails, failure{ch, fmt.Sprintf(format, args...)})
+	}
 	warn := func(format string, args ...any) { warns = append(warns, fmt.Sprintf(format, args...)) }
+	open := !c.Closed
 
 	if r.Requests.OK == 0 {
-		add("no successful responses were measured")
+		add(CheckNoResponses, "no successful responses were measured")
 	}
-	if !c.Closed && r.Requests.Scheduled > 0 && float64(r.Requests.Completed) < 0.99*float64(r.Requests.Scheduled) {
-		add("achieved %.0f req/s is below 99%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were answered",
-			r.AchievedRatePerS, r.ScheduledRatePerS, r.TargetRatePerS, r.Requests.Completed, r.Requests.Scheduled)
+	r.OverCapacity = false
+	if t := r.Trend; open && t != nil {
+		if why := overCapacity(r, t); why != "" {
+			r.OverCapacity = true
+			add(CheckOverCapacity, "over capacity: the server fell behind the offered %.0f req/s: %s", r.TargetRatePerS, why)
+		}
 	}
-	if !c.Closed && r.SendLag.Count > 0 && r.SendLag.P99Ns > int64(c.MaxSendLag) {
-		add("send lag p99 %s exceeds %s: the generator could not keep its schedule",
-			FormatNs(r.SendLag.P99Ns), FormatNs(int64(c.MaxSendLag)))
+	if open && r.Requests.Scheduled > 0 && float64(r.Requests.InWindow) < minAchieved*float64(r.Requests.Scheduled) {
+		add(CheckRate, "achieved %.0f req/s is below %.0f%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were sent and answered inside the window",
+			r.AchievedRatePerS, 100*minAchieved, r.ScheduledRatePerS, r.TargetRatePerS, r.Requests.InWindow, r.Requests.Scheduled)
+	}
+	var moved, untrusted, noted []string
+	for i := range r.LagShares {
+		s := &r.LagShares[i]
+		diff := s.LatencyNs - s.WithoutLagNs
+		text := fmt.Sprintf("p%s by %s (%s with it, %s without; %.0f%%)", fmtPercentile(s.Percentile),
+			FormatNs(diff), FormatNs(s.LatencyNs), FormatNs(s.WithoutLagNs), 100*s.Share)
+		s.Exceeded = s.Judged && diff > s.BoundNs
+		switch {
+		case s.Exceeded && s.Percentile <= judgedForValidity:
+			moved = append(moved, text)
+		case s.Exceeded:
+			untrusted = append(untrusted, text)
+		case s.Judged && s.Share > lagWarnShare:
+			noted = append(noted, text)
+		}
+	}
+	if len(moved) > 0 {
+		add(CheckBias, "the generator's own lateness may account for %s: more than %.0f%% of each, so the number says more about the generator than about the server (send lag p99 %s, max %s)",
+			strings.Join(moved, ", "), 100*lim.MaxLagShare, FormatNs(r.SendLag.P99Ns), FormatNs(r.SendLag.MaxNs))
+	}
+	if len(untrusted) > 0 {
+		warn("not to be trusted, left out of reports' aggregates: the generator's own lateness may account for %s, more than %.0f%% of each (a stall of the generator's CPU moves the few slowest requests)",
+			strings.Join(untrusted, ", "), 100*lim.MaxLagShare)
+	}
+	if len(noted) > 0 {
+		warn("the generator's own lateness may account for %s: the latency without it is the lower bound of what an on-time generator would have measured",
+			strings.Join(noted, ", "))
+	}
+	g := &r.Generator
+	if g.BusyFraction > lim.MaxBusy {
+		add(CheckBusy, "the generator's workers were busy %.0f%% of the time (at most %.0f%%): the generator itself was near saturation; give it more workers and CPUs",
+			100*g.BusyFraction, 100*lim.MaxBusy)
+	}
+	if g.RunQueueFraction > lim.MaxRunQueue {
+		add(CheckCPU, "the generator's threads waited %s for a CPU, %.1f%% of their time (at most %.0f%%; %d involuntary context switches): something else runs on the generator's CPUs",
+			FormatNs(g.WorkerRunQueueNs), 100*g.RunQueueFraction, 100*lim.MaxRunQueue, g.WorkerInvoluntaryCtxsw)
+	}
+	if g.StealFraction > lim.MaxSteal {
+		add(CheckCPU, "the hypervisor took %s (%.1f%%, at most %.0f%%) of the generator's CPUs during the window (steal time)",
+			FormatNs(g.StealNs), 100*g.StealFraction, 100*lim.MaxSteal)
+	}
+	if sp := &r.SendProcess; sp.Applicable && sp.Judged {
+		a := lim.SendProcessAlpha
+		z := zTwoSided(a)
+		if sp.KSP < a && sp.PlannedKSP >= a && sp.KSD > maxGapDistance {
+			add(CheckSendProcess, "the gaps between the requests as sent are not exponential (Kolmogorov–Smirnov D %.3f, p %.2g over %d gaps) although the schedule's are (p %.2g): the generator bunched or spaced its sends",
+				sp.KSD, sp.KSP, sp.Gaps, sp.PlannedKSP)
+		}
+		if math.Abs(sp.Lag1Z) > z && math.Abs(sp.PlannedLag1Z) <= z && math.Abs(sp.Lag1Rho) > maxGapDistance {
+			add(CheckSendProcess, "consecutive gaps between the requests as sent are correlated (lag-1 Spearman ρ %.3f, z %.1f; the schedule's z %.1f): late sends were followed by bursts",
+				sp.Lag1Rho, sp.Lag1Z, sp.PlannedLag1Z)
+		}
+	}
+	if r.Requests.Unsent > 0 {
+		add(CheckUnsent, "%d scheduled requests were never sent (every connection stayed at its in-flight bound, or the run ended first): their latency, the worst of the run, is unknown",
+			r.Requests.Unsent)
 	}
 	var bad []string
 	for _, k := range sortedKeys(r.Errors) {
@@ -218,21 +576,30 @@ func judge(r *Result, failures ...string) {
 		}
 	}
 	if len(bad) > 0 {
-		add("errors: %s", strings.Join(bad, ", "))
+		add(CheckErrors, "errors: %s", strings.Join(bad, ", "))
 	}
 	if r.Requests.WarmupErrors > 0 {
-		add("%d requests failed during warm-up", r.Requests.WarmupErrors)
+		add(CheckWarmup, "%d requests failed during warm-up", r.Requests.WarmupErrors)
 	}
 	if time.Duration(r.WarmupNs) < MinWarmup {
-		add("warm-up %v is shorter than %v", time.Duration(r.WarmupNs), MinWarmup)
+		add(CheckWarmup, "warm-up %v is shorter than %v", time.Duration(r.WarmupNs), MinWarmup)
 	}
 	for _, h := range []struct {
 		name string
 		s    *Summary
 	}{{"latency", &r.Latency}, {"uncorrected latency", &r.Uncorrected}, {"send lag", &r.SendLag}, {"held lag", &r.HeldLag}} {
 		if h.s.OutOfRange > 0 {
-			add("%d %s values fell outside the histogram range %s..%s and were clamped",
+			add(CheckOutOfRange, "%d %s values fell outside the histogram range %s..%s and were clamped",
 				h.s.OutOfRange, h.name, FormatNs(r.Histogram.LowestNs), FormatNs(r.Histogram.HighestNs))
+		}
+	}
+	if tm := &r.Timing; tm.KernelStamped > 0 {
+		step := tm.ClockStepNs
+		if step < 0 {
+			step = -step
+		}
+		if bound := int64(lim.MaxLagShare * float64(r.Latency.P50Ns)); step > max(bound, int64(c.HistLowest)) {
+			add(CheckClock, "the wall clock was stepped by %s during the run: the kernel's receive timestamps (wall-clock times) are off by that much against the send times", FormatNs(step))
 		}
 	}
 
@@ -240,18 +607,37 @@ func judge(r *Result, failures ...string) {
 		warn("%d requests (%.2f%%) waited for the in-flight bound (%d per connection) and left late (held lag p99 %s); their corrected latency includes the wait",
 			r.Requests.Held, pct(r.Requests.Held, r.Requests.Sent), c.MaxInFlight, FormatNs(r.HeldLag.P99Ns))
 	}
-	if r.Requests.Unsent > 0 {
-		warn("%d scheduled requests were never sent", r.Requests.Unsent)
-	}
-	if r.Generator.BusyFraction > 0.9 {
-		warn("the generator's workers were busy %.0f%% of the time: it is near saturation; add workers or CPUs", 100*r.Generator.BusyFraction)
-	}
-	if g := &r.Generator; r.WindowNs > 0 && g.WorkerRunQueueNs > r.WindowNs/100*int64(max(g.Workers, 1)) {
-		warn("the generator's threads waited %s for a CPU during the window (%d involuntary context switches): other work shares their CPUs, so part of the send lag is the machine's; pin the generator (--cpus) to an idle CPU",
-			FormatNs(g.WorkerRunQueueNs), g.WorkerInvoluntaryCtxsw)
-	}
 	if r.Generator.GCPauseNs > int64(time.Millisecond) {
 		warn("the generator's GC paused %s during the run", FormatNs(r.Generator.GCPauseNs))
+	}
+	if tm := &r.Timing; tm.UserStamped > 0 {
+		warn("%d of %d reads had no kernel receive timestamp: their responses were timestamped after the read, which adds the worker's own delay to their latency",
+			tm.UserStamped, tm.UserStamped+tm.KernelStamped)
+	}
+	if tm := &r.Timing; tm.StalledFraction > stallWarning {
+		warn("the machine stalled the generator's busy-polling thread for %.1f%% of the window (longest idle iteration %s, p99.9 %s): interrupts or the hypervisor; the server's CPU is likely stalled alike, and its latency includes it",
+			100*tm.StalledFraction, FormatNs(tm.IdleIterations.MaxNs), FormatNs(tm.IdleIterations.P999Ns))
+	}
+	if tm := &r.Timing; tm.StampedBeforeSend > 0 {
+		warn("%d responses carried a receive timestamp earlier than their send (a clock step): they were counted from their send", tm.StampedBeforeSend)
+	}
+	if sp := &r.SendProcess; sp.Applicable && !slices.ContainsFunc(fails, func(f failure) bool { return f.check == CheckSendProcess }) &&
+		(sp.KSP < lim.SendProcessAlpha || math.Abs(sp.Lag1Z) > zTwoSided(lim.SendProcessAlpha)) {
+		why := fmt.Sprintf("below the distortion the verdict fails a run for (%.2f)", maxGapDistance)
+		if !sp.Judged {
+			why = "not judged: " + sp.Note
+		}
+		warn("the gaps between the requests as sent differ detectably from exponential ones (Kolmogorov–Smirnov D %.3f, p %.2g; lag-1 ρ %.3f), %s", sp.KSD, sp.KSP, sp.Lag1Rho, why)
+	}
+	var unjudged []string
+	for _, s := range r.LagShares {
+		if !s.Judged && s.LatencyNs > 0 {
+			unjudged = append(unjudged, "p"+fmtPercentile(s.Percentile))
+		}
+	}
+	if open && len(unjudged) > 0 && r.Requests.OK > 0 {
+		warn("%s of %d responses rest on fewer than %d responses each: the order statistics of the slowest few, not judged against the generator's lag",
+			strings.Join(unjudged, ", "), r.Requests.OK, minTail)
 	}
 	for _, k := range sortedKeys(r.Errors) {
 		if expectedStatuses[k] {
@@ -261,17 +647,79 @@ func judge(r *Result, failures ...string) {
 	if r.Requests.ClampedDraws > 0 {
 		warn("%d work or size draws were clamped to the protocol limits", r.Requests.ClampedDraws)
 	}
-
-	r.Valid = len(reasons) == 0
-	r.Reasons = append(r.Reasons[:0], reasons...)
-	r.Warnings = append(r.Warnings, warns...)
-	if r.Reasons == nil {
-		r.Reasons = []string{}
+	if lim.Relaxed() {
+		warn("the checks on the generator's own health were relaxed (limits %+v): this verdict does not vouch for the generator", lim)
 	}
+
+	slices.SortStableFunc(fails, func(a, b failure) int { return checkOrder(a.check) - checkOrder(b.check) })
+	r.Valid = len(fails) == 0
+	r.Reasons, r.Checks = []string{}, []Check{}
+	for _, f := range fails {
+		r.Reasons = append(r.Reasons, f.text)
+		r.Checks = append(r.Checks, f.check)
+	}
+	r.Warnings = append(r.Warnings, warns...)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}
 }
+
+// checkOrder ranks the checks by importance: the reason that explains
+// the others comes first (an aborted run, an overloaded server before the
+// rate it missed, the generator's own troubles before their symptoms).
+func checkOrder(c Check) int {
+	for i, x := range []Check{CheckAborted, CheckNoResponses, CheckOverCapacity, CheckCPU, CheckBusy, CheckBias,
+		CheckRate, CheckSendProcess, CheckUnsent, CheckErrors, CheckWarmup, CheckOutOfRange, CheckClock} {
+		if x == c {
+			return i
+		}
+	}
+	return 100
+}
+
+// overCapacity returns why the window's trend shows a server falling
+// behind, or "": the mean latency of later slices more than growthFactor
+// times the first ones' with a significant upward trend, or the requests
+// in flight (or the schedule's debt, when the in-flight bound held sends
+// back) growing through the window by more than minBacklogGrowth of the
+// scheduled requests with a significant upward trend.
+func overCapacity(r *Result, t *Trend) string {
+	var why []string
+	if m := t.SliceMeanNs; len(m) >= 6 && t.LatencyZ > trendZ {
+		first, last := meanInt(m[:3]), meanInt(m[len(m)-3:])
+		if first > 0 && last > growthFactor*first {
+			why = append(why, fmt.Sprintf("the mean latency grew from %s in the first slices of the window to %s in the last (trend z %.1f)",
+				FormatNs(int64(first)), FormatNs(int64(last)), t.LatencyZ))
+		}
+	}
+	if f := t.InFlight; len(f) >= 2 && t.InFlightZ > trendZ {
+		if growth := f[len(f)-1] - f[0]; float64(growth) > minBacklogGrowth*float64(r.Requests.Scheduled) {
+			why = append(why, fmt.Sprintf("the requests in flight grew from %d to %d (trend z %.1f)", f[0], f[len(f)-1], t.InFlightZ))
+		}
+	}
+	if d := t.ScheduleDebtNs; len(d) >= 2 && r.WindowNs > 0 && float64(d[len(d)-1]) > minBacklogGrowth*float64(r.WindowNs) {
+		why = append(why, fmt.Sprintf("at the window's end the next send was %s behind its schedule, every connection at its in-flight bound", FormatNs(d[len(d)-1])))
+	}
+	return strings.Join(why, "; ")
+}
+
+func meanInt(xs []int64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += float64(x)
+	}
+	return s / float64(len(xs))
+}
+
+// zTwoSided returns the standard normal score beyond which a two-sided
+// test rejects at level alpha.
+func zTwoSided(alpha float64) float64 { return math.Sqrt2 * math.Erfinv(1-alpha) }
+
+// fmtPercentile formats a percentile for a label: 50, 99, 99.9, 99.99.
+func fmtPercentile(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
 func pct(a, b int64) float64 {
 	if b == 0 {

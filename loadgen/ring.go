@@ -18,6 +18,8 @@ const (
 	flagHeld                       // its batch waited for the in-flight bound
 	flagPrime                      // the connection's priming request
 	flagResent                     // re-issued after a server close
+	flagFirst                      // the first request of its batch (its arrival)
+	flagQueued                     // other requests were in flight when it was sent
 )
 
 // ring is a FIFO of entries: a connection's requests in flight, in the

@@ -2,13 +2,13 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,6 +52,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fds := make([]int, 0, cfg.Conns)
 	for i := range cfg.Conns {
 		fd, err := dial(sa, family, cfg.Timeout)
+		if err == nil {
+			enableRxTimestamps(fd)
+		}
 		if err != nil {
 			for _, fd := range fds {
 				unix.Close(fd)
@@ -61,13 +64,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fds = append(fds, fd)
 	}
 	var stop atomic.Bool
+	var written atomic.Int64
 	ws := make([]*worker, 0, cfg.Workers)
 	for i := range cfg.Workers {
 		var mine []int
 		for j := i; j < len(fds); j += cfg.Workers {
 			mine = append(mine, fds[j])
 		}
-		w, err := newWorker(&cfg, i, cfg.Workers, mine, codec, sa, family, base, &stop)
+		w, err := newWorker(&cfg, i, cfg.Workers, mine, codec, sa, family, base, &stop, &written)
 		if err != nil {
 			for _, w := range ws {
 				w.cleanup()
@@ -164,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	collected := make(chan error, 1)
 	if hl != nil {
 		ivOut = make(chan ivMsg, 1024)
-		go func() { collected <- collect(ivOut, ws, hl, base, &cfg) }()
+		go func() { collected <- mergeIntervals(ivOut, ws, hl, base, &cfg) }()
 	}
 	for i, w := range ws {
 		w.start, w.measureAt, w.endAt = t0, measureAt, endAt
@@ -181,13 +185,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	close(startCh)
 
-	// The process's counters at the start of the measurement.
+	// The process's counters at the start of the measurement. The
+	// window-start work (OnWindow: the harness's snapshot of the server,
+	// its /proc reads; then the process counters here) runs on the
+	// generator's CPUs and would preempt a busy-polling worker: it is done
+	// windowLead before the window starts, so that it falls in the
+	// warm-up, and its overrun into the window, if any, is reported.
 	workersDone := make(chan struct{})
 	go func() { drained.Wait(); close(workersDone) }()
+	cpus, _ := cpuset.Current() // the generator's CPUs, for their steal time
 	ruStart, ruErr := sysstat.Self()
 	allocStart := sysstat.ReadAlloc()
+	stealStart, stealErr := sysstat.StealNs(cpus)
 	windowStarted := false
-	timer := time.NewTimer(time.Until(base.Add(time.Duration(measureAt))))
+	var overrun time.Duration
+	lead := min(windowLead, cfg.Warmup/2)
+	timer := time.NewTimer(time.Until(base.Add(time.Duration(measureAt) - lead)))
 	select {
 	case <-timer.C:
 		if cfg.OnWindow != nil {
@@ -196,13 +209,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		ruStart, ruErr = sysstat.Self()
 		allocStart = sysstat.ReadAlloc()
+		stealStart, stealErr = sysstat.StealNs(cpus)
+		overrun = time.Duration(int64(time.Since(base)) - measureAt)
 		<-workersDone
 	case <-workersDone:
 		timer.Stop()
 	}
-	endNs := int64(time.Since(base))
+	now := time.Now()
+	endNs := int64(now.Sub(base))
+	// Wall-clock time elapsed minus monotonic time elapsed: a step of the
+	// wall clock, which the kernel's receive timestamps carry.
+	clockStep := now.UnixNano() - base.UnixNano() - endNs
 	ruEnd, ruEndErr := sysstat.Self()
 	allocEnd := sysstat.ReadAlloc()
+	stealEnd, stealEndErr := sysstat.StealNs(cpus)
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
 	if windowStarted {
@@ -212,8 +232,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	wg.Wait()
 
 	r := assemble(&cfg, ws, base, measureAt, endAt, endNs)
+	r.Timing.ClockStepNs = clockStep
+	if overrun > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the window-start work (OnWindow, the process counters) ran %s into the window, on the generator's CPUs", FormatNs(int64(overrun))))
+	}
 	if ruErr == nil && ruEndErr == nil {
 		r.Generator.ProcessCPUNs = ruEnd.UserNs + ruEnd.SystemNs - ruStart.UserNs - ruStart.SystemNs
+	}
+	switch g := &r.Generator; {
+	case stealErr != nil || stealEndErr != nil:
+		g.StealUnavailable = errors.Join(stealErr, stealEndErr).Error()
+	case r.WindowNs > 0 && len(cpus) > 0:
+		g.StealNs = max(stealEnd-stealStart, 0)
+		g.StealFraction = finite(float64(g.StealNs) / (float64(r.WindowNs) * float64(len(cpus))))
 	}
 	r.Generator.GCPauseNs = int64(ms1.PauseTotalNs - ms0.PauseTotalNs)
 	r.Generator.GCCycles = ms1.NumGC - ms0.NumGC
@@ -225,6 +256,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		err := <-collected
 		if cerr := hl.close(); err == nil {
 			err = cerr
+		}
+		if n := ivAllocated(ws, hl); n > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the hlog writer fell behind and allocated %d histogram pairs during the run", n))
 		}
 		if err != nil {
 			r.Warnings = append(r.Warnings, err.Error())
@@ -274,13 +308,25 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	}
 	var st workerStats
 	corrected, uncorrected, lag, heldLag := newRecorder(cfg), newRecorder(cfg), newRecorder(cfg), newRecorder(cfg)
-	var clamped int64
+	fromIntended, ownLagFree, rxLag := newRecorder(cfg), newRecorder(cfg), newRecorder(cfg)
+	var late, idle, sendCall linHist
+	var clamped, spin int64
+	var trend *Trend
+	if len(ws) > 0 && ws[0].slicing {
+		trend = &Trend{SliceMeanNs: make([]int64, numSlices), InFlight: make([]int64, numSlices+1), ScheduleDebtNs: make([]int64, numSlices+1)}
+	}
+	var sl sliceStats
+	var gapA, gapP, a1, a2, p1, p2 []float64
 	windowEnd := int64(0)
 	for _, w := range ws {
 		s := &w.st
 		st.scheduled += s.scheduled
 		st.sent += s.sent
 		st.completed += s.completed
+		st.inWindow += s.inWindow
+		st.kernelStamped += s.kernelStamped
+		st.userStamped += s.userStamped
+		st.stampBeforeSend += s.stampBeforeSend
 		st.ok += s.ok
 		st.held += s.held
 		st.unsent += s.unsent
@@ -307,7 +353,25 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		uncorrected.merge(w.uncorrected)
 		lag.merge(w.lag)
 		heldLag.merge(w.heldLag)
+		fromIntended.merge(w.fromIntended)
+		ownLagFree.merge(w.ownLagFree)
+		rxLag.merge(w.rxLag)
+		late.merge(&w.late)
+		idle.merge(&w.idle)
+		sendCall.merge(&w.sendCall)
 		clamped += w.mix.clamped
+		spin = max(spin, w.spin)
+		if trend != nil {
+			for j := range numSlices {
+				sl.n[j] += w.sl.n[j]
+				sl.sum[j] += w.sl.sum[j]
+			}
+			for j := 0; j <= numSlices && j < w.sl.sampled; j++ {
+				trend.InFlight[j] += w.sl.inflight[j]
+				trend.ScheduleDebtNs[j] = max(trend.ScheduleDebtNs[j], w.sl.debt[j])
+			}
+		}
+		w.sample.gaps(&gapA, &gapP, &a1, &a2, &p1, &p2)
 	}
 	if cfg.Duration > 0 {
 		windowEnd = endAt
@@ -326,7 +390,7 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		r.ScheduledRatePerS = perSec(st.scheduled)
 	}
 	r.SentRatePerS = perSec(st.sent)
-	r.AchievedRatePerS = perSec(st.completed)
+	r.AchievedRatePerS = perSec(st.inWindow)
 
 	var failed int64
 	for k, n := range st.errs {
@@ -339,7 +403,7 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		}
 	}
 	r.Requests = Counts{
-		Scheduled: st.scheduled, Sent: st.sent, Completed: st.completed, OK: st.ok, Failed: failed,
+		Scheduled: st.scheduled, Sent: st.sent, Completed: st.completed, InWindow: st.inWindow, OK: st.ok, Failed: failed,
 		Held: st.held, Unsent: st.unsent, Resent: st.resent,
 		Reconnects: st.reconnects, ServerCloses: st.serverCloses, ClampedDraws: clamped,
 		Warmup: st.warmup, WarmupErrors: st.warmupErrors,
@@ -348,17 +412,73 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	r.Uncorrected = Summarize(uncorrected.h, uncorrected.over+uncorrected.under)
 	r.SendLag = Summarize(lag.h, lag.over+lag.under)
 	r.HeldLag = Summarize(heldLag.h, heldLag.over+heldLag.under)
+	if !cfg.Closed {
+		r.FromIntended = Summarize(fromIntended.h, fromIntended.over+fromIntended.under)
+		r.WithoutOwnLag = Summarize(ownLagFree.h, ownLagFree.over+ownLagFree.under)
+		r.LagShares = lagShares(cfg, corrected, ownLagFree)
+	}
+	r.Trend = trend
+	if trend != nil {
+		var means []float64
+		for j := range numSlices {
+			if sl.n[j] > 0 {
+				trend.SliceMeanNs[j] = sl.sum[j] / sl.n[j]
+				means = append(means, float64(trend.SliceMeanNs[j]))
+			}
+		}
+		infl := make([]float64, len(trend.InFlight))
+		for j, v := range trend.InFlight {
+			infl[j] = float64(v)
+		}
+		trend.LatencyZ, trend.InFlightZ = mannKendallZ(means), mannKendallZ(infl)
+	}
+	r.SendProcess = sendProcess(cfg, gapA, gapP, a1, a2, p1, p2, sendCall.quantile(0.5), meanGap(ws))
+
+	tm := &r.Timing
+	tm.Poll = cfg.Poll
+	if cfg.Poll == PollSleep {
+		tm.SpinNs = spin
+		tm.RunWakeLateness = late.summary()
+	}
+	tm.ProbeWakeLateness = probeSummary(ws)
+	tm.IdleIterations = idle.summary()
+	tm.SendCall = sendCall.summary()
+	tm.KernelStamped, tm.UserStamped, tm.StampedBeforeSend = st.kernelStamped, st.userStamped, st.stampBeforeSend
+	switch {
+	case st.userStamped == 0 && st.kernelStamped > 0:
+		tm.ReceiveTimestamps = "kernel"
+	case st.kernelStamped == 0:
+		tm.ReceiveTimestamps = "user"
+	default:
+		tm.ReceiveTimestamps = "mixed"
+	}
+	tm.ReceiveLag = Summarize(rxLag.h, rxLag.over+rxLag.under)
 
 	g := &r.Generator
 	g.Workers = len(ws)
 	g.WorkerUserNs, g.WorkerSystemNs = st.userNs, st.sysNs
 	g.WorkerRunQueueNs = st.runQueueNs
+	if st.spanNs > 0 {
+		g.RunQueueFraction = finite(float64(st.runQueueNs) / float64(st.spanNs))
+		if cfg.Poll == PollBusy {
+			med := idle.quantile(0.5)
+			tm.StalledNs = idle.excess(stallFactor*med, med)
+			tm.StalledFraction = finite(float64(tm.StalledNs) / float64(st.spanNs))
+		}
+	}
 	g.WorkerVoluntaryCtxsw, g.WorkerInvoluntaryCtxsw = st.nvcsw, st.nivcsw
 	if st.sent > 0 {
 		g.CPUNsPerRequest = float64(st.userNs+st.sysNs) / float64(st.sent)
 	}
 	if st.spanNs > 0 {
 		g.BusyFraction = finite(min(float64(st.busyNs)/float64(st.spanNs), 1))
+	}
+	if sp := &r.SendProcess; sp.Applicable {
+		sp.Judged = g.BusyFraction <= maxBusyForProcess
+		if !sp.Judged {
+			sp.Note = fmt.Sprintf("the generator's workers were busy %.0f%% of the time (judged up to %.0f%%): a busy sender holds back about that share of the sends that fall due, which then leave together, so its gaps cannot be exponential at the scale of its own work; its lateness is judged through the latency percentiles instead",
+				100*g.BusyFraction, 100*maxBusyForProcess)
+		}
 	}
 	g.GOMAXPROCS = runtime.GOMAXPROCS(0)
 	if set, err := cpuset.Current(); err == nil {
@@ -367,56 +487,115 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	return r
 }
 
-// collect merges the workers' interval histograms, index by index, and
-// writes each to the hlog once every worker has sent it (the last,
-// partial ones when the workers are done). It returns the pairs to the
-// workers for reuse.
-func collect(in <-chan ivMsg, ws []*worker, hl *hlog, base time.Time, cfg *Config) error {
-	type agg struct {
-		pair       *ivPair
-		n          int
-		start, end int64
+// windowLead is how long before the window the window-start work runs
+// (at most half the warm-up).
+const windowLead = 20 * time.Millisecond
+
+// enableRxTimestamps asks the kernel to timestamp the data received on fd
+// (SO_TIMESTAMPNS: recvmsg(2) returns the wall-clock time at which the
+// kernel received the last segment read). Where the kernel refuses, the
+// worker timestamps after the read, and the result counts those reads.
+// Enabling it makes the kernel timestamp every received packet
+// system-wide (a clock read per packet, tens of ns), the server's too.
+func enableRxTimestamps(fd int) {
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+}
+
+// lagShares compares the corrected latency with the latency without the
+// generator's own lag at every percentile the outputs report.
+func lagShares(cfg *Config, corrected, withoutLag *recorder) []LagShare {
+	n := corrected.h.TotalCount()
+	var out []LagShare
+	for _, p := range reportedPercentiles {
+		l, s := corrected.h.ValueAtPercentile(p), withoutLag.h.ValueAtPercentile(p)
+		ls := LagShare{Percentile: p, LatencyNs: l, WithoutLagNs: s,
+			BoundNs: max(int64(cfg.Limits.MaxLagShare*float64(l)), int64(cfg.HistLowest)),
+			Judged:  float64(n)*(1-p/100) >= minTail}
+		if l > 0 {
+			ls.Share = finite(float64(l-s) / float64(l))
+		}
+		out = append(out, ls)
 	}
-	pending := map[int64]*agg{}
-	next := int64(0)
-	var err error
-	write := func(a *agg) {
-		if err == nil {
-			ms := func(ns int64) int64 { return base.Add(time.Duration(ns)).UnixMilli() }
-			err = hl.interval(ms(a.start), ms(a.end), a.pair.corrected, a.pair.uncorrected)
+	return out
+}
+
+// reportedPercentiles are the percentiles the outputs report (Summary):
+// the verdict judges the generator's share of each.
+var reportedPercentiles = []float64{50, 90, 99, 99.9, 99.99}
+
+// meanGap returns the mean gap between one worker's arrivals, ns (0 if
+// none samples them).
+func meanGap(ws []*worker) float64 {
+	for _, w := range ws {
+		if w.sample.on {
+			return w.sample.meanGap
 		}
 	}
-	for m := range in {
-		a := pending[m.index]
-		if a == nil {
-			a = &agg{pair: newPair(cfg), start: m.start}
-			pending[m.index] = a
-		}
-		a.pair.corrected.Merge(m.pair.corrected)
-		a.pair.uncorrected.Merge(m.pair.uncorrected)
-		a.end = max(a.end, m.end)
-		a.n++
-		m.pair.corrected.Reset()
-		m.pair.uncorrected.Reset()
-		select {
-		case ws[m.worker].iv.free <- m.pair:
-		default:
-		}
-		for a := pending[next]; a != nil && a.n == len(ws); a = pending[next] {
-			write(a)
-			delete(pending, next)
-			next++
+	return 0
+}
+
+// sendProcess runs the send-process check on the sampled gaps, in units of
+// the mean gap gap; gaps shorter than one send call (resolution, ns) are
+// counted as that long on both sides: a single sending thread cannot put
+// two requests closer together than its send system call takes.
+func sendProcess(cfg *Config, actual, planned, a1, a2, p1, p2 []float64, resolution int64, gap float64) SendProcess {
+	var sp SendProcess
+	switch {
+	case cfg.Closed:
+		sp.Note = "not applicable: a closed loop has no arrival process"
+		return sp
+	case cfg.Arrival != Poisson:
+		sp.Note = fmt.Sprintf("not applicable to %s arrivals: each send's deviation from its schedule is the send lag, judged through the latency percentiles", cfg.Arrival)
+		return sp
+	case cfg.Requests > 0:
+		sp.Note = "not applicable in Requests mode (no fixed window to spread the sample over)"
+		return sp
+	case len(actual) < minGaps:
+		sp.Note = fmt.Sprintf("not judged: %d gaps sampled, fewer than %d", len(actual), minGaps)
+		sp.Gaps = len(actual)
+		return sp
+	}
+	sp.Applicable = true
+	sp.Gaps = len(actual)
+	c := 0.0
+	if gap > 0 {
+		c = float64(resolution) / gap
+	}
+	sp.ResolutionNs = resolution
+	for _, xs := range [][]float64{actual, planned, a1, a2, p1, p2} {
+		for i := range xs {
+			xs[i] = max(xs[i], c)
 		}
 	}
-	keys := make([]int64, 0, len(pending))
-	for k := range pending {
-		keys = append(keys, k)
+	sp.KSD, sp.KSP = ksExp1(actual, c)
+	sp.PlannedKSD, sp.PlannedKSP = ksExp1(planned, c)
+
+	sp.Lag1Rho, sp.PlannedLag1Rho = spearman(a1, a2), spearman(p1, p2)
+	sp.Lag1Z = sp.Lag1Rho * math.Sqrt(float64(max(len(a1)-1, 0)))
+	sp.PlannedLag1Z = sp.PlannedLag1Rho * math.Sqrt(float64(max(len(p1)-1, 0)))
+	return sp
+}
+
+// minGaps is the fewest sampled gaps the send-process check judges.
+const minGaps = 100
+
+// maxBusyForProcess is the busy fraction of the workers up to which the
+// send-process check is judged: a worker busy a share b of its time holds
+// back about that share of the sends that fall due, which then leave
+// together, so the gaps of a busy sender cannot be exponential at the
+// scale of its own work, whatever its care.
+const maxBusyForProcess = 0.10
+
+// probeSummary merges the workers' wake-up probes: the worst worker's
+// percentiles (each worker probed its own thread) and the total count.
+func probeSummary(ws []*worker) Lateness {
+	var l Lateness
+	for _, w := range ws {
+		p := w.lateStart
+		l.Count += p.Count
+		l.P50Ns, l.P99Ns, l.P999Ns, l.MaxNs = max(l.P50Ns, p.P50Ns), max(l.P99Ns, p.P99Ns), max(l.P999Ns, p.P999Ns), max(l.MaxNs, p.MaxNs)
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		write(pending[k])
-	}
-	return err
+	return l
 }
 
 // resolve returns the socket address of host:port addr and its family. An

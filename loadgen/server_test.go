@@ -38,6 +38,11 @@ type testServer struct {
 	// silentAfter, if > 0, makes the server stop answering after that many
 	// requests (reading on, answering nothing).
 	silentAfter int64
+	// serviceTime, if > 0, makes the server take that long (asleep) over
+	// every request after priming, one request at a time across all
+	// connections: a server whose capacity is 1/serviceTime.
+	serviceTime time.Duration
+	busyMu      sync.Mutex
 	// foreign makes the server answer like a server that is not
 	// concbench's (nginx): 200 with a fixed body, no X-Request-Id, no
 	// X-Checksum (HTTP only).
@@ -156,6 +161,11 @@ func (s *testServer) serve(c net.Conn) {
 			k := s.served.Add(1)
 			if s.silentAfter > 0 && k > s.silentAfter {
 				continue
+			}
+			if s.serviceTime > 0 {
+				s.busyMu.Lock()
+				time.Sleep(s.serviceTime)
+				s.busyMu.Unlock()
 			}
 			if k == s.stallAt {
 				s.stallUntil.Store(time.Now().Add(s.stallFor).UnixNano())

@@ -58,11 +58,30 @@ const (
 // reads them after the worker has exited.
 type workerStats struct {
 	scheduled, sent, completed, ok, held, unsent, resent int64
+	inWindow                                             int64 // measured requests completed by the window's end
 	warmup, warmupErrors, reconnects, serverCloses       int64
 	errs                                                 [numErrKinds]int64
 	busyNs, spanNs, userNs, sysNs                        int64
 	runQueueNs, nvcsw, nivcsw                            int64
 	windowEnd, lastResponse                              int64
+	kernelStamped, userStamped, stampBeforeSend          int64 // reads by receive-timestamp source; responses stamped before their send
+}
+
+// numSlices is how many equal slices the overload detector cuts an open
+// loop's window into.
+const numSlices = 10
+
+// slices are one worker's per-slice statistics for the overload
+// detector: per slice of the window (by intended send time), the measured
+// successful responses and their summed corrected latency; at each slice
+// boundary (numSlices+1 of them, the window's edges included), the
+// requests in flight and how far the next send lagged its schedule.
+type sliceStats struct {
+	n, sum   [numSlices]int64
+	inflight [numSlices + 1]int64
+	debt     [numSlices + 1]int64
+	sampled  int   // boundaries sampled so far
+	next     int64 // when the next boundary is due
 }
 
 // worker is one event-loop thread: it owns a share of the connections, its
@@ -88,9 +107,13 @@ type worker struct {
 	ts      unix.Timespec // epoll_pwait2's timeout; a field, so it never escapes per call
 	noPwait bool          // the kernel lacks epoll_pwait2 (< 5.11): millisecond timeouts and spinning
 
-	conns      []*conn
-	dirty      []*conn
-	inflight   int // entries in all fly rings
+	conns    []*conn
+	dirty    []*conn
+	inflight int // entries in all fly rings
+	// written counts the requests written to a socket and not yet
+	// answered, over every worker of the run (shared): a request sent
+	// while it is above zero may have had the server's queue ahead of it.
+	written    *atomic.Int64
 	connecting int
 	down       int
 	nextRetry  int64
@@ -122,27 +145,53 @@ type worker struct {
 
 	measuring                            bool
 	corrected, uncorrected, lag, heldLag *recorder
-	iv                                   *intervals
-	st                                   workerStats
-	ru0                                  sysstat.Rusage // the worker thread's at the start of the measurement
-	runQueue0                            int64          // its schedstat wait then (-1: unavailable)
-	primeErr                             error
-	fatal                                error
-	lastUp                               int64 // the last tick that found a connection up
-	unreachable                          bool  // the run stopped early: no connection for Timeout
+	// fromIntended is the latency from the intended send time with the
+	// worker's own send lag always included (wrk2's definition);
+	// ownLagFree never includes it (from the actual send, except for
+	// requests the server held back); corrected includes it when other
+	// requests were in flight (see response); rxLag is how long after the
+	// kernel received a response the worker read it.
+	fromIntended, ownLagFree, rxLag *recorder
+	iv                              *intervals
+	st                              workerStats
+
+	busy      bool     // PollBusy
+	autoSpin  bool     // Spin measured (Config.Spin 0)
+	late      linHist  // timed waits' lateness: the probe's and the run's
+	lateStart Lateness // the probe's alone
+	idle      linHist  // PollBusy: the length of idle loop iterations (machine stalls show here)
+	sendCall  linHist  // how long each write(2) of requests took (measured requests' windows)
+	prevIdle  int64    // the previous iteration's start if it was idle, else 0
+	nextStall int64    // the test hook's next stall (Config.stall)
+
+	// Kernel receive timestamps (SO_TIMESTAMPNS): the recvmsg header and
+	// buffers, and the run base's wall-clock time to convert them.
+	msg      unix.Msghdr
+	iov      unix.Iovec
+	oob      []byte
+	realBase int64
+
+	slicing     bool // open loop with a Duration: the overload detector's slices are kept
+	sl          sliceStats
+	sample      sendSample
+	ru0         sysstat.Rusage // the worker thread's at the start of the measurement
+	runQueue0   int64          // its schedstat wait then (-1: unavailable)
+	primeErr    error
+	fatal       error
+	lastUp      int64 // the last tick that found a connection up
+	unreachable bool  // the run stopped early: no connection for Timeout
 }
 
 // newWorker returns worker idx of n for cfg (defaults applied) over the
 // connected, non-blocking sockets fds, which it owns from now on (cleanup
 // closes them), with its epoll instance and wake-up eventfd.
-func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, stop *atomic.Bool) (*worker, error) {
+func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, stop *atomic.Bool, written *atomic.Int64) (*worker, error) {
 	w := &worker{
-		idx: idx, n: n, cfg: cfg, codec: codec, sa: sa, family: family, base: base, stop: stop,
+		idx: idx, n: n, cfg: cfg, codec: codec, sa: sa, family: family, base: base, stop: stop, written: written,
 		epfd: -1, events: make([]unix.EpollEvent, maxEvents),
 		closed:  cfg.Closed,
 		depth:   cfg.Depth,
 		maxFly:  cfg.MaxInFlight,
-		spin:    int64(cfg.Spin),
 		timeout: int64(cfg.Timeout),
 		mix:     newMixer(cfg, idx),
 		nextID:  uint64(idx) + 1,
@@ -150,10 +199,19 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 
 		lastBlocked: math.MinInt64,
 
-		corrected:   newRecorder(cfg),
-		uncorrected: newRecorder(cfg),
-		lag:         newRecorder(cfg),
-		heldLag:     newRecorder(cfg),
+		corrected:    newRecorder(cfg),
+		uncorrected:  newRecorder(cfg),
+		lag:          newRecorder(cfg),
+		heldLag:      newRecorder(cfg),
+		fromIntended: newRecorder(cfg),
+		ownLagFree:   newRecorder(cfg),
+		rxLag:        newRecorder(cfg),
+
+		busy:     cfg.Poll == PollBusy,
+		autoSpin: cfg.Spin == 0,
+		spin:     int64(cfg.Spin),
+		oob:      make([]byte, 256),
+		realBase: base.UnixNano(),
 	}
 	if w.closed {
 		w.maxFly = cfg.Outstanding
@@ -242,6 +300,11 @@ func (w *worker) closeWake() {
 // request before the schedule starts. Any failure is returned: a server
 // that cannot answer one request per connection cannot be measured.
 func (w *worker) prime() error {
+	// The worker's thread is locked and never unlocked (it exits with the
+	// worker), so its timer slack can be changed for good: the default
+	// 50 µs would let every timed wait wake up to 50 µs late by design.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	w.probeLateness()
 	for _, c := range w.conns {
 		w.enqueue(c, 0, flagPrime)
 	}
@@ -252,11 +315,63 @@ func (w *worker) prime() error {
 	return w.primeErr
 }
 
+// probeSamples is how many timed waits probeLateness measures.
+const probeSamples = 64
+
+// probeLateness measures how late this machine wakes a thread from a
+// timed wait: probeSamples waits in epoll_pwait2 with nothing to wake
+// them, of 50–450 µs each (about 16 ms in all). A sleeping worker sets
+// its spin margin from it (and from every timed wait of the run); every
+// result reports it, busy or not, as the machine's wake-up lateness.
+func (w *worker) probeLateness() {
+	if w.noPwait {
+		return
+	}
+probe:
+	for i := range probeSamples {
+		timeout := int64(50*time.Microsecond) + int64(i%9)*int64(50*time.Microsecond)
+		w.ts = unix.NsecToTimespec(timeout)
+		t0 := w.clock()
+		r, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(w.epfd),
+			uintptr(unsafe.Pointer(&w.events[0])), uintptr(len(w.events)),
+			uintptr(unsafe.Pointer(&w.ts)), 0, 0)
+		late := w.clock() - t0 - timeout
+		switch {
+		case e == unix.ENOSYS:
+			w.noPwait = true
+			return
+		case e == unix.EINTR:
+			continue
+		case e != 0 || r != 0:
+			// An error, or an event (the run interrupted, a server that
+			// speaks first; level-triggered, it is reported again): the
+			// loop deals with it. Stop probing.
+			break probe
+		case late >= 0:
+			w.late.add(late)
+		}
+	}
+	w.lateStart = w.late.summary()
+	if w.autoSpin {
+		w.spin = spinFor(&w.late)
+	}
+}
+
 // run drives the schedule from w.start until the window ends and every
 // request has been answered, failed or timed out.
 func (w *worker) run() {
 	if d := w.start - w.clock(); d > 0 {
 		time.Sleep(time.Duration(d))
+	}
+	if !w.closed && !w.limited {
+		w.slicing = true
+		w.sl.next = w.measureAt
+		if w.cfg.Arrival == Poisson {
+			w.sample.init(w.measureAt, w.endAt, w.arr.gap)
+		}
+	}
+	if w.cfg.stall.every > 0 {
+		w.nextStall = w.measureAt + int64(w.cfg.stall.every)
 	}
 	w.sending = true
 	w.nextTick = 0
@@ -286,16 +401,17 @@ func (w *worker) run() {
 			w.st.runQueueNs = q - w.runQueue0
 		}
 		w.st.spanNs = now - w.measureAt
-		if w.iv != nil {
-			w.iv.finish(now)
-		}
+	}
+	if w.iv != nil {
+		w.iv.finish(now) // also when the worker never measured: the collector must hear it is done
 	}
 }
 
 // loop is the event loop: send what is due, flush, wait in epoll until the
-// next deadline (polling instead of sleeping within Spin of a scheduled
-// send), handle the events. It returns when nothing is left to send or to
-// wait for (or the run is stopped). running is false while priming.
+// next deadline (PollSleep: polling instead of sleeping within the spin
+// margin of a scheduled send; PollBusy: polling always), handle the
+// events. It returns when nothing is left to send or to wait for (or the
+// run is stopped). running is false while priming.
 func (w *worker) loop(running bool) {
 	for {
 		now := w.clock()
@@ -305,6 +421,10 @@ func (w *worker) loop(running bool) {
 		}
 		if now >= w.nextTick {
 			w.tick(now, running)
+		}
+		if w.nextStall > 0 && now >= w.nextStall && w.sending {
+			w.stallNow()
+			continue
 		}
 		worked := false
 		if w.sending && !w.closed {
@@ -324,16 +444,52 @@ func (w *worker) loop(running bool) {
 		}
 		n := w.wait(timeout)
 		if n == 0 {
+			switch {
+			case timeout > 0:
+				// A timed wait that timed out: how late did it wake?
+				if late := w.clock() - t0 - timeout; late >= 0 {
+					w.late.add(late)
+				}
+			case worked:
+				w.prevIdle = 0
+			default:
+				// An idle iteration: its length is the loop's own cost,
+				// unless the machine stalled the thread meanwhile.
+				if w.prevIdle != 0 && w.measuring {
+					w.idle.add(now - w.prevIdle)
+				}
+				w.prevIdle = now
+			}
 			continue
 		}
+		w.prevIdle = 0
 		t1 := w.clock()
 		for i := range n {
 			w.event(&w.events[i])
+			if w.sending && !w.closed && i+1 < n {
+				// Between events, send what fell due while handling them:
+				// a batch of responses must not hold back the schedule.
+				if now := w.clock(); w.start+w.arr.next <= now && !w.blocked {
+					if w.pump(now) && len(w.dirty) > 0 {
+						w.flushAll()
+					}
+				}
+			}
 		}
 		if w.measuring {
 			w.st.busyNs += w.clock() - t1
 		}
 	}
+}
+
+// stallNow is the test hook of Config.stall: the worker stops for
+// stall.dur (spinning, as a thread the machine does not run), then goes
+// on; everything due meanwhile is late.
+func (w *worker) stallNow() {
+	until := w.clock() + int64(w.cfg.stall.dur)
+	for w.clock() < until {
+	}
+	w.nextStall += int64(w.cfg.stall.every)
 }
 
 // tick does what is checked by time rather than by event: the start of the
@@ -349,8 +505,18 @@ func (w *worker) tick(now int64, running bool) {
 				w.runQueue0 = q
 			}
 		}
+		if w.slicing && w.measuring {
+			w.sampleSlices(now)
+		}
 		if w.sending && now >= w.endAt {
-			w.stopSending()
+			if !w.closed {
+				// Send what fell due before the window's end first: only
+				// what could not be sent (every connection full) is unsent.
+				w.pump(now)
+			}
+			if w.sending {
+				w.stopSending()
+			}
 		}
 		if w.iv != nil && w.measuring && now >= w.iv.end {
 			w.iv.rotate(now)
@@ -386,15 +552,39 @@ func (w *worker) tick(now int64, running bool) {
 		if w.iv != nil && w.measuring {
 			next = min(next, w.iv.end)
 		}
+		if w.slicing && w.sl.sampled <= numSlices {
+			next = min(next, w.sl.next)
+		}
 	}
 	if w.sending && w.down > 0 {
 		next = min(next, w.nextRetry)
 	}
 	w.nextTick = next
+	if w.autoSpin && !w.busy {
+		w.spin = spinFor(&w.late) // keeps measuring: every timed wait counts
+	}
+}
+
+// sampleSlices records the overload detector's boundary samples that are
+// due: the requests in flight, and how far the next send lags its
+// schedule when no connection has room for it.
+func (w *worker) sampleSlices(now int64) {
+	for w.sl.sampled <= numSlices && now >= w.sl.next {
+		i := w.sl.sampled
+		w.sl.inflight[i] = int64(w.inflight)
+		if w.blocked {
+			w.sl.debt[i] = max(now-(w.start+w.arr.next), 0)
+		}
+		w.sl.sampled++
+		w.sl.next = w.measureAt + (w.endAt-w.measureAt)*int64(w.sl.sampled)/numSlices
+	}
 }
 
 // waitTime returns how long the next epoll wait may block, in ns (0: poll).
 func (w *worker) waitTime(now int64) int64 {
+	if w.busy {
+		return 0
+	}
 	d := w.nextTick - now
 	if w.sending && !w.closed && !w.blocked {
 		send := w.start + w.arr.next - now
@@ -413,7 +603,17 @@ func (w *worker) wait(timeout int64) int {
 	var err error
 	switch {
 	case timeout == 0:
-		n, err = unix.EpollWait(w.epfd, w.events, 0)
+		// A poll never blocks: a raw system call keeps the worker's P and
+		// spares the Go scheduler's system-call bookkeeping, which a
+		// busy-polling worker would otherwise pay millions of times a
+		// second (and which wakes sysmon: measured 2 500 wake-ups a
+		// second on the generator's CPU, against 270 with the raw call).
+		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(w.epfd),
+			uintptr(unsafe.Pointer(&w.events[0])), uintptr(len(w.events)), 0, 0, 0)
+		n = int(r)
+		if e != 0 {
+			err = e
+		}
 	case w.noPwait:
 		// Millisecond resolution: sleep the whole milliseconds, poll the rest.
 		n, err = unix.EpollWait(w.epfd, w.events, int(timeout/int64(time.Millisecond)))
@@ -517,8 +717,12 @@ func (w *worker) pump(now int64) bool {
 			}
 			w.st.scheduled += k
 		}
-		for range k {
-			w.enqueue(c, t, flags)
+		for i := range k {
+			if i == 0 {
+				w.enqueue(c, t, flags|flagFirst)
+			} else {
+				w.enqueue(c, t, flags)
+			}
 		}
 		w.arr.advance()
 	}
@@ -597,9 +801,15 @@ func (w *worker) flushAll() {
 func (w *worker) flush(c *conn) {
 	if c.unsent > 0 {
 		now := w.clock()
+		others := w.written.Load() > 0
+		w.written.Add(int64(c.unsent))
 		for i := c.fly.n - c.unsent; i < c.fly.n; i++ {
 			e := c.fly.at(i)
 			e.sent = now
+			if others {
+				e.flags |= flagQueued
+			}
+			others = true // the rest of the batch follows this one
 			if w.closed {
 				e.intended = now
 			}
@@ -620,6 +830,9 @@ func (w *worker) flush(c *conn) {
 			} else {
 				w.lag.record(now - e.intended)
 			}
+			if e.flags&flagFirst != 0 && w.sample.on {
+				w.sample.add(e.intended, now, e.flags&(flagHeld|flagResent) == 0)
+			}
 		}
 		c.unsent = 0
 	}
@@ -630,7 +843,14 @@ func (w *worker) flush(c *conn) {
 // it waits for EPOLLOUT.
 func (w *worker) write(c *conn) {
 	for c.outOff < len(c.out) {
+		t0 := w.clock()
 		n, err := handleset.Write(c.fd, c.out[c.outOff:])
+		if w.measuring {
+			// On loopback a send runs the server's receive path and its
+			// wake-up in this thread: the floor of this generator's
+			// punctuality, reported (Timing.SendCall).
+			w.sendCall.add(w.clock() - t0)
+		}
 		switch {
 		case handleset.IsWouldBlock(err):
 			if !c.writing {
@@ -659,16 +879,19 @@ func (w *worker) rearm(c *conn, events uint32) {
 }
 
 // read reads what c has, decodes and checks every complete response, and
-// keeps the partial rest.
+// keeps the partial rest. The responses are timestamped with the kernel's
+// receive time of the data (SO_TIMESTAMPNS), so that a worker busy with
+// other connections, or waking from a sleep, does not add its own delay
+// to their latency; without a kernel timestamp, with the time of the read.
 func (w *worker) read(c *conn) {
 	if len(c.in) == cap(c.in) {
 		nb := make([]byte, len(c.in), 2*cap(c.in))
 		copy(nb, c.in)
 		c.in = nb
 	}
-	n, err := handleset.Read(c.fd, c.in[len(c.in):cap(c.in)])
+	n, kts, err := w.recv(c.fd, c.in[len(c.in):cap(c.in)])
 	switch {
-	case handleset.IsWouldBlock(err):
+	case err == unix.EAGAIN:
 		return
 	case err != nil:
 		w.fail(c, errRead)
@@ -678,6 +901,17 @@ func (w *worker) read(c *conn) {
 		return
 	}
 	at := w.clock()
+	if kts != 0 {
+		if k := kts - w.realBase; k <= at {
+			if w.measuring {
+				w.rxLag.record(at - k)
+			}
+			at = k
+		}
+		w.st.kernelStamped++
+	} else {
+		w.st.userStamped++
+	}
 	c.in = c.in[:len(c.in)+n]
 	off := 0
 	for off < len(c.in) {
@@ -699,6 +933,52 @@ func (w *worker) read(c *conn) {
 	}
 }
 
+// recv reads from the non-blocking socket fd into p with recvmsg(2) and
+// returns the bytes read and the kernel's receive timestamp of the data
+// (CLOCK_REALTIME ns; 0 if the kernel gave none). The message header and
+// its buffers are the worker's, reused: recv does not allocate. A raw
+// system call: the socket never blocks.
+func (w *worker) recv(fd int, p []byte) (int, int64, error) {
+	w.iov.Base = &p[0]
+	w.iov.SetLen(len(p))
+	w.msg.Iov = &w.iov
+	w.msg.SetIovlen(1)
+	w.msg.Control = &w.oob[0]
+	w.msg.SetControllen(len(w.oob))
+	w.msg.Flags = 0
+	var r uintptr
+	for {
+		var e unix.Errno
+		r, _, e = unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&w.msg)), unix.MSG_DONTWAIT)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, 0, e
+		}
+		break
+	}
+	var ts int64
+	ctl := w.oob[:w.msg.Controllen]
+	for len(ctl) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(ctl) {
+			break
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && l >= unix.SizeofCmsghdr+int(unsafe.Sizeof(unix.Timespec{})) {
+			t := (*unix.Timespec)(unsafe.Pointer(&ctl[unix.SizeofCmsghdr]))
+			ts = t.Nano()
+		}
+		l = (l + 7) &^ 7 // CMSG_ALIGN on 64-bit
+		if l >= len(ctl) {
+			break
+		}
+		ctl = ctl[l:]
+	}
+	return int(r), ts, nil
+}
+
 // response matches w.resp to the oldest request in flight on c, checks it,
 // and records its latency or its failure. It reports whether c is still
 // open.
@@ -709,6 +989,7 @@ func (w *worker) response(c *conn, at int64) bool {
 	}
 	e := c.fly.pop()
 	w.inflight--
+	w.written.Add(-1)
 	kind := w.check(c, &e)
 	switch {
 	case e.flags&flagPrime != 0:
@@ -722,16 +1003,55 @@ func (w *worker) response(c *conn, at int64) bool {
 			w.st.warmupErrors++
 		}
 	default:
+		if at < e.sent {
+			// Stamped before it was sent: the kernel's and the monotonic
+			// clock disagree (a step of the wall clock). Counted; the
+			// response gets its send time.
+			w.st.stampBeforeSend++
+			at = e.sent
+		}
 		w.st.completed++
+		if at <= w.endAt {
+			w.st.inWindow++
+		}
 		w.st.lastResponse = max(w.st.lastResponse, at)
 		if kind != kindOK {
 			w.st.errs[kind]++
 			break
 		}
 		w.st.ok++
-		lat, unc := at-e.intended, at-e.sent
+		// The corrected latency runs from the intended send time when the
+		// server held the request back (the in-flight bound, a close that
+		// made it resend: coordinated omission, the server's doing), and
+		// also when the worker itself sent it late while other requests
+		// were in flight: their queue in the server could have absorbed
+		// the lateness (had it been sent on time it would have waited
+		// anyway), so counting from the actual send could hide queueing.
+		// Sent late with nothing in flight, it found the server idle, and
+		// its latency from the actual send is what an on-time send would
+		// have measured: the worker's lateness is not the server's.
+		// ownLagFree never charges the worker's lateness: the distance
+		// between the two is what the verdict judges.
+		lat, unc, full := at-e.sent, at-e.sent, at-e.intended
+		switch {
+		case e.flags&(flagHeld|flagResent) != 0:
+			lat = full
+			w.ownLagFree.record(full)
+		case e.flags&flagQueued != 0:
+			lat = full
+			w.ownLagFree.record(unc)
+		default:
+			w.ownLagFree.record(unc)
+		}
 		w.corrected.record(lat)
 		w.uncorrected.record(unc)
+		w.fromIntended.record(full)
+		if w.slicing {
+			if j := (e.intended - w.measureAt) * numSlices / (w.endAt - w.measureAt); j >= 0 && j < numSlices {
+				w.sl.n[j]++
+				w.sl.sum[j] += lat
+			}
+		}
 		if w.iv != nil {
 			w.iv.record(at, lat, unc)
 		}
@@ -804,6 +1124,7 @@ func (w *worker) misattributed(c *conn, e *entry) errKind {
 func (w *worker) serverClose(c *conn) {
 	w.st.serverCloses++
 	written := c.fly.n - c.unsent
+	w.written.Add(-int64(written))
 	for i := 0; c.fly.n > 0; i++ {
 		e := c.fly.pop()
 		w.inflight--
@@ -837,6 +1158,7 @@ func (w *worker) eof(c *conn) {
 // reconnected after a backoff.
 func (w *worker) fail(c *conn, kind errKind) {
 	written := c.fly.n - c.unsent
+	w.written.Add(-int64(written))
 	for i := range c.fly.n {
 		e := *c.fly.at(i)
 		if i >= written {
@@ -914,6 +1236,7 @@ func (w *worker) dial(c *conn, now int64) {
 	}
 	w.down--
 	c.fd, c.connStart = fd, now
+	enableRxTimestamps(fd)
 	switch err := unix.Connect(fd, w.sa); err {
 	case nil:
 		c.state = connConnecting // up() expects a connect in progress
@@ -1007,6 +1330,7 @@ func (w *worker) interrupt() {
 			}
 		}
 		w.inflight -= c.fly.n
-		c.fly.n, c.fly.head = 0, 0
+		w.written.Add(-int64(c.fly.n - c.unsent))
+		c.fly.n, c.fly.head, c.unsent = 0, 0, 0
 	}
 }

@@ -1,0 +1,130 @@
+package loadgen
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"concbench/internal/cpuset"
+	"concbench/internal/sysstat"
+)
+
+// These tests prove that the verdict catches what it must: a generator
+// that cannot keep its schedule, a server offered more than it can serve,
+// and a generator starved of its CPU. None asserts a speed: each provokes
+// a failure far larger than any the machine could produce or hide (a
+// stall of 5% of the time, an excess of 30% over the capacity just
+// measured, a CPU shared three ways).
+
+// TestStalledGeneratorIsFlagged stalls the generator's worker for 5 ms
+// every 100 ms (the test hook Config.stall): about 5% of the requests
+// leave up to 5 ms late, which must show as the generator's share of the
+// corrected p99 and fail the run.
+func TestStalledGeneratorIsFlagged(t *testing.T) {
+	for _, poll := range []Poll{PollSleep, PollBusy} {
+		t.Run("poll="+string(poll), func(t *testing.T) {
+			s := startServer(t, "http", nil)
+			cfg := Config{Addr: s.addr(), Conns: 8, Rate: 2000, Poll: poll,
+				Warmup: 200 * time.Millisecond, Duration: time.Second, Seed: 1}
+			cfg.stall.every, cfg.stall.dur = 100*time.Millisecond, 5*time.Millisecond
+			r := mustRun(t, cfg)
+			if r.Valid || !slices.Contains(r.Checks, CheckBias) {
+				t.Fatalf("valid %t, checks %q, reasons %q: want the generator's lag flagged", r.Valid, r.Checks, r.Reasons)
+			}
+			if lag := time.Duration(r.SendLag.P99Ns); lag < time.Millisecond {
+				t.Errorf("send lag p99 %v: the stall hook did not delay the sends", lag)
+			}
+		})
+	}
+}
+
+// TestOverCapacityIsFlagged measures the capacity of a server that takes
+// 1 ms over each request, one at a time, then offers it 1.3 times that:
+// the point must be flagged over capacity, as its main reason.
+func TestOverCapacityIsFlagged(t *testing.T) {
+	s := startServer(t, "http", func(s *testServer) { s.serviceTime = time.Millisecond })
+	capRes := mustRun(t, Config{Addr: s.addr(), Conns: 4, Closed: true,
+		Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 1})
+	if capRes.AchievedRatePerS <= 0 {
+		t.Fatalf("capacity %v req/s", capRes.AchievedRatePerS)
+	}
+	r := mustRun(t, Config{Addr: s.addr(), Conns: 4, Rate: 1.3 * capRes.AchievedRatePerS,
+		Warmup: 100 * time.Millisecond, Duration: time.Second, Seed: 2})
+	if !r.OverCapacity || r.Valid || len(r.Checks) == 0 || r.Checks[0] != CheckOverCapacity {
+		t.Fatalf("at 1.3 × the capacity of %.0f req/s: over capacity %t, valid %t, checks %q, reasons %q",
+			capRes.AchievedRatePerS, r.OverCapacity, r.Valid, r.Checks, r.Reasons)
+	}
+	if r.Trend == nil || r.Trend.InFlight[len(r.Trend.InFlight)-1] <= r.Trend.InFlight[0] {
+		t.Errorf("trend %+v: want the requests in flight to grow", r.Trend)
+	}
+}
+
+// TestStarvedGeneratorIsFlagged pins this test process to one CPU and
+// runs two spinning threads beside a closed-loop generator there: the
+// generator's worker waits for the CPU most of the time, and the capacity
+// it measures is the generator's, not the server's; the run must be
+// invalid for it.
+func TestStarvedGeneratorIsFlagged(t *testing.T) {
+	if _, err := sysstat.ThreadRunQueueNs(); err != nil {
+		t.Skipf("the kernel does not expose run-queue waits (schedstat): %v", err)
+	}
+	prev, err := cpuset.Current()
+	if err != nil || len(prev) == 0 {
+		t.Fatalf("cpuset.Current: %v", err)
+	}
+	one := cpuset.Set{prev[len(prev)-1]}
+	if err := cpuset.Pin(0, one); err != nil {
+		t.Skipf("cannot pin this process to CPU %v: %v", one, err)
+	}
+	t.Cleanup(func() {
+		if err := cpuset.Pin(0, prev); err != nil {
+			t.Errorf("restoring the affinity %v: %v", prev, err)
+		}
+	})
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // a thread of its own, pinned with the process
+			for !stop.Load() {
+			}
+		}()
+	}
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+
+	s := startServer(t, "http", nil)
+	r := mustRun(t, Config{Addr: s.addr(), Conns: 8, Closed: true, Poll: PollBusy,
+		Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 1})
+	if r.Valid || !slices.Contains(r.Checks, CheckCPU) {
+		t.Fatalf("valid %t, checks %q, reasons %q (run-queue %.0f%%): want the starved generator flagged",
+			r.Valid, r.Checks, r.Reasons, 100*r.Generator.RunQueueFraction)
+	}
+}
+
+// TestKernelReceiveTimestamps checks that responses are timestamped by
+// the kernel, and never later than the worker read them.
+func TestKernelReceiveTimestamps(t *testing.T) {
+	s := startServer(t, "binary", nil)
+	r := mustRun(t, Config{Addr: s.addr(), Protocol: "binary", Conns: 2, Rate: 500,
+		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 1})
+	if r.Timing.KernelStamped == 0 || r.Timing.ReceiveTimestamps != "kernel" {
+		t.Fatalf("receive timestamps %q (%d kernel, %d user): want kernel ones", r.Timing.ReceiveTimestamps, r.Timing.KernelStamped, r.Timing.UserStamped)
+	}
+	if r.Timing.ReceiveLag.Count == 0 || r.Timing.ReceiveLag.MinNs < 0 {
+		t.Errorf("receive lag %+v", r.Timing.ReceiveLag)
+	}
+	if r.Timing.StampedBeforeSend != 0 {
+		t.Errorf("%d responses stamped before their send", r.Timing.StampedBeforeSend)
+	}
+	if r.Timing.ProbeWakeLateness.Count == 0 {
+		t.Error("the wake-up lateness was not probed")
+	}
+	if r.Timing.Poll != PollSleep {
+		t.Errorf("poll %q, want the default, sleep", r.Timing.Poll)
+	}
+}
