@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -27,26 +28,37 @@ type barPanel struct {
 // barValue is one configuration's bar in one panel.
 type barValue struct {
 	cfg results.ModelConfig
-	agg results.Aggregate
-	ok  bool // drawn: the configuration has a value
+	agg results.Aggregate // over the valid repetitions
+	ok  bool              // drawn: the configuration has a valid value
+	// excluded are the invalid repetitions' values, by repetition: drawn
+	// as crosses, in no bar, whisker or test.
+	excluded map[int]float64
 }
 
-// barFigure draws horizontal bars (median, with the band as error bars)
-// per configuration for each panel, at the groups pick chooses
-// (capacity points, or the chosen load), and tabulates them.
-func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (*Figure, [][]barValue) {
-	f := &Figure{
+// barFigure draws horizontal bars (median of the valid repetitions, with
+// the band as error bars) per configuration for each panel, at the groups
+// pick chooses (capacity points, or the chosen load), the invalid
+// repetitions as crosses at their own values, and tabulates them. The
+// caption, which the caller writes, ends with excluded, the count of
+// invalid repetitions the figure left out.
+func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (f *Figure, vals [][]barValue, excluded int) {
+	f = &Figure{
 		Name:   name,
 		Title:  title,
 		Width:  vg.Length(3.2*float64(len(panels))+2.2) * vg.Inch,
 		Height: vg.Length(1.2+0.35*float64(len(a.configs))) * vg.Inch,
-		Header: []string{"config", "metric", "unit", "load", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "skipped_reps", "plotted", "note"},
+		Header: []string{"config", "metric", "unit", "load", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "invalid_values", "skipped_reps", "plotted", "note"},
 	}
-	vals := make([][]barValue, len(panels))
+	for _, cfg := range a.configs {
+		if g := pick(cfg.Name); g != nil {
+			excluded += len(g.Invalid())
+		}
+	}
+	vals = make([][]barValue, len(panels))
 	haveAny, anyRange := false, false
 	for pi, bp := range panels {
 		for _, cfg := range a.configs {
-			bv := barValue{cfg: cfg}
+			bv := barValue{cfg: cfg, excluded: map[int]float64{}}
 			g := pick(cfg.Name)
 			note := ""
 			if g == nil {
@@ -55,7 +67,17 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			} else {
 				bv.agg = g.Aggregate(bp.metric)
 				bv.ok = bv.agg.Stats.N > 0
-				if !bv.ok {
+				for _, p := range g.Invalid() {
+					if v, ok := bp.metric.Value(p); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+						bv.excluded[p.Repetition] = v
+						haveAny = true
+					}
+				}
+				switch {
+				case !bv.ok && bv.agg.Excluded > 0:
+					note = "no valid repetition"
+					f.note("%s: no valid %s at %s (%d invalid repetition(s) excluded)", cfg.Name, bp.metric.Label, where, bv.agg.Excluded)
+				case !bv.ok:
 					note = "no measured value"
 					f.note("%s: no %s at %s (%s)", cfg.Name, bp.metric.Label, where, strings.Join(bv.agg.SkipReasons, "; "))
 				}
@@ -67,18 +89,17 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 				haveAny = true
 				anyRange = anyRange || band == results.BandRange
 			}
-			if bv.agg.Invalid > 0 {
-				note = joinNote(note, fmt.Sprintf("includes %d invalid repetition(s)", bv.agg.Invalid))
-				f.note("%s: the %s at %s includes %d repetition(s) with an invalid verdict", cfg.Name, bp.metric.Label, where, bv.agg.Invalid)
+			if bv.agg.Excluded > 0 {
+				note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", bv.agg.Excluded, strings.Join(bv.agg.ExcludedReasons, ", ")))
 			}
 			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, where, strconv.Itoa(st.N), results.FormatFloat(st.Median),
-				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Invalid), strconv.Itoa(bv.agg.Skipped),
-				strconv.FormatBool(bv.ok), note)
+				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Excluded), excludedValues(bv.excluded),
+				strconv.Itoa(bv.agg.Skipped), strconv.FormatBool(bv.ok), note)
 			vals[pi] = append(vals[pi], bv)
 		}
 	}
 	if !haveAny {
-		return nil, nil
+		return nil, nil, 0
 	}
 	f.note("Error bars: %s.", bandText)
 	if anyRange {
@@ -96,11 +117,15 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			p.X.Min = 0
 			p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
 			names := make([]string, n)
+			var crosses plotter.XYs // the invalid repetitions, drawn last, on top
 			for i, bv := range vals[pi] {
 				// The first configuration on top.
 				pos := float64(n - 1 - i)
 				if pi == 0 {
 					names[n-1-i] = tx(bv.cfg.Name)
+				}
+				for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
+					crosses = append(crosses, plotter.XY{X: bv.excluded[rep], Y: pos})
 				}
 				if !bv.ok {
 					continue
@@ -128,13 +153,8 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 					lb.Offset = vg.Point{X: vg.Points(6)}
 					p.Add(lb)
 				}
-				if bv.agg.Invalid > 0 {
-					if sc, err := plotter.NewScatter(plotter.XYs{{X: bv.agg.Stats.Median, Y: pos}}); err == nil {
-						sc.GlyphStyle = invalidGlyph()
-						p.Add(sc)
-					}
-				}
 			}
+			addExcluded(p, crosses)
 			p.X.Max *= 1.08 // room for the whiskers' caps
 			p.NominalY(names...)
 			p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
@@ -142,32 +162,23 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			row[pi] = p
 		}
 		l := newLegend()
-		l.Add(tx("bar: median"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
+		l.Add(tx("bar: median of valid reps"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
 		l.Add(tx("whisker: 95% CI (or range)"), lineThumb{draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}})
 		for _, vs := range vals {
-			if invalidIn(vs) {
-				l.Add(tx("includes invalid reps"), glyphThumb{invalidGlyph()})
+			if slices.ContainsFunc(vs, func(v barValue) bool { return len(v.excluded) > 0 }) {
+				l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
 				break
 			}
 		}
 		return [][]*plot.Plot{row}, &l
 	}
-	return f, vals
-}
-
-func invalidIn(vs []barValue) bool {
-	for _, v := range vs {
-		if v.agg.Invalid > 0 {
-			return true
-		}
-	}
-	return false
+	return f, vals, excluded
 }
 
 // capacityFigure is figure 3: capacity (closed-loop saturation rate) per
 // configuration.
 func capacityFigure(a *analysis) *Figure {
-	f, vals := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
+	f, vals, excluded := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
 		[]barPanel{{metric: results.Capacity, title: "capacity", axis: "req/s"}})
 	if f == nil {
 		return nil
@@ -184,14 +195,18 @@ func capacityFigure(a *analysis) *Figure {
 			worst = i
 		}
 	}
+	if best < 0 {
+		f.Caption = "Capacity per configuration: no configuration has a valid closed-loop saturation run." + excludedCaption(excluded)
+		return f
+	}
 	b, w := vals[0][best], vals[0][worst]
-	f.Caption = fmt.Sprintf("Capacity per configuration (median of the closed-loop saturation runs): %s is highest at %s req/s",
+	f.Caption = fmt.Sprintf("Capacity per configuration (median of the valid closed-loop saturation runs): %s is highest at %s req/s",
 		b.cfg.Name, trimFloat(b.agg.Stats.Median))
 	if best != worst {
 		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
 			w.agg.Stats.Median/b.agg.Stats.Median)
 	}
-	f.Caption += "."
+	f.Caption += "." + excludedCaption(excluded)
 	return f
 }
 
@@ -210,7 +225,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 	if !a.hasLoad {
 		return nil
 	}
-	f, vals := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
+	f, vals, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
 	if f == nil {
 		return nil
 	}
@@ -219,7 +234,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
 	}
 	verdict, warnings := testClaim(c, vals[pi])
-	f.Caption = fmt.Sprintf("%s per configuration at %s. %s", title, a.loadText(), verdict)
+	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s", title, a.loadText(), verdict) + excludedCaption(excluded)
 	for _, w := range warnings {
 		f.note("Claim test: %s", w)
 	}
@@ -228,7 +243,8 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 
 // testClaim tests "LF's metric is lower than HS/HR's" on every pair of an
 // LF and an HS/HR configuration at the chosen load (vals: the bars of the
-// claim's metric), with benchstat's Mann–Whitney U test, and says whether
+// claim's metric, valid repetitions only), with benchstat's Mann–Whitney U
+// test, and says whether
 // the data shows it, refutes it, or cannot decide; warnings are the test's
 // own (e.g. too few repetitions to ever reach significance).
 func testClaim(c claim, vals []barValue) (verdict string, warnings []string) {
@@ -254,7 +270,7 @@ func testClaim(c claim, vals []barValue) (verdict string, warnings []string) {
 		if len(lf) > 0 {
 			missing = "Half-Sync/Half-Reactive"
 		}
-		return head + fmt.Sprintf("cannot be tested — the run has no %s measurement at this load.", missing), nil
+		return head + fmt.Sprintf("cannot be tested — the run has no valid %s measurement at this load.", missing), nil
 	}
 	var higher, unsure []string
 	maxP := 0.0

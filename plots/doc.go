@@ -12,17 +12,19 @@
 // The figures, in report order:
 //
 //  1. latency: corrected p50, p99 and p99.9 latency against offered load,
-//     per configuration, log y, the median across repetitions with a
-//     shaded band, and the M/M/c ideal (Point.Theory) dashed beside it;
+//     per configuration, log y, the median across the valid repetitions
+//     with a shaded band, and the M/M/c ideal (Point.Theory) dashed beside
+//     it;
 //  2. spectrum: the percentile spectrum (x = 1/(1-p), labelled 50%, 90%,
-//     99%, …) at the chosen load, from histograms merged across
+//     99%, …) at the chosen load, from histograms merged across the valid
 //     repetitions (percentiles are never averaged);
 //  3. capacity: closed-loop saturation rate per configuration;
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
 //     load. Their captions test the seed's claims — Leader/Followers needs
 //     no hand-off, allocation or context switch per request, while
 //     Half-Sync/Half-Reactive pays each — with benchstat's Mann–Whitney U
-//     test on every pair of an LF and an HS/HR configuration, and say
+//     test on every pair of an LF and an HS/HR configuration (valid
+//     repetitions only), and say
 //     "shown", "refuted", "not shown" or "cannot be tested", from the
 //     numbers;
 //  7. threads: each Leader/Followers thread's share of the handle-set
@@ -31,7 +33,7 @@
 // The chosen load (Options.Load) is the run's measured open-loop fraction
 // closest to DefaultLoad (0.5) unless set.
 //
-// Honesty rules the figures follow:
+// Honesty rules the figures and the report follow:
 //   - Intervals are the 95% confidence interval of the median (x/perf
 //     benchmath). With fewer than 6 repetitions no such interval exists;
 //     the figures then draw the min–max range and say so (the CSV's band
@@ -39,10 +41,25 @@
 //   - Log axes never panic: values ≤ 0 are left out (a band's lower edge
 //     is clamped to the axis) and every such case is a note in the report
 //     and a cell in the figure's CSV.
-//   - Failed and unavailable points are in no statistic and are listed in
-//     the report; points with an invalid verdict are kept, marked with a
-//     red ring in the figures and * in the summary table, and listed with
-//     their reasons.
+//   - Invalid never feeds an aggregate. A repetition whose load-generator
+//     verdict is invalid (results.Point.Invalid) is in no median, band,
+//     bar, merged spectrum, claim test or summary cell (results.Aggregate
+//     excludes it), nor in bench.txt; it stays visible: drawn as a grey ×
+//     at its own value, counted in each figure's CSV (invalid_reps; the
+//     crosses' values are in the CSV too), in the figure's caption ("N invalid repetitions
+//     excluded", only when N > 0) and in the summary table ("(k invalid
+//     excluded)"; "no valid repetition" where none is left), and listed
+//     in points.csv. Failed and unavailable points are in no statistic
+//     either.
+//   - The report's Validity section is one table, configurations × loads,
+//     each cell "valid/total" with the most frequent main check among the
+//     points that are not valid ("failed" and "unavailable" count as not
+//     valid), a line explaining each code it shows, and every point's
+//     reasons folded away in a <details> element. When the run is mostly
+//     invalid (Banner: more than half of the measured points invalid, or
+//     a configuration with no valid point at some load) the report opens
+//     with a banner saying how much is valid, the main reason and what to
+//     do; concbench bench prints the same banner.
 //   - Every configuration has the same colour and marker in every figure
 //     (the run's configuration order decides); the legend sits outside
 //     the data area, in a column of its own.

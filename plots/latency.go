@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -27,17 +29,19 @@ var latencyPanels = []latencyPanel{
 	{results.LatencyP999, "p99.9", func(t *results.Theory) float64 { return t.P999Ns }},
 }
 
-// latencyPoint is one plotted load of one configuration in one panel.
+// latencyPoint is one plotted load of one configuration in one panel: the
+// median and band of the valid repetitions.
 type latencyPoint struct {
 	x, median, lo, hi float64
 	band              string
 	theory            float64 // NaN if none
-	invalid           int
 }
 
 // theoryAt returns the median of the group's stable M/M/c ideal values
 // (the ideal is computed per repetition, at that repetition's rate), or
-// NaN.
+// NaN. Invalid repetitions count here, as in Group.OfferedRate: the ideal
+// follows from the offered rate and the server's calibration, inputs of
+// the point, not from the measurement the verdict judges.
 func theoryAt(g *results.Group, pick func(*results.Theory) float64) float64 {
 	var xs []float64
 	for _, p := range g.Measured() {
@@ -63,15 +67,18 @@ func latencyFigure(a *analysis) *Figure {
 		Width:  11 * vg.Inch,
 		Height: 4 * vg.Inch,
 		Header: []string{"config", "percentile", "fraction", "offered_rate_per_s", "n", "median_ns", "band_lo_ns", "band_hi_ns",
-			"band", "theory_ns", "invalid_reps", "skipped_reps", "plotted", "note"},
+			"band", "theory_ns", "invalid_reps", "invalid_values_ns", "skipped_reps", "plotted", "note"},
 	}
 	type series struct {
 		cfg results.ModelConfig
 		pts []latencyPoint
 	}
 	panels := make([][]series, len(latencyPanels))
+	// excluded are the invalid repetitions' own values, per panel.
+	excluded := make([]plotter.XYs, len(latencyPanels))
+	excludedReps := 0
 	var all []float64
-	anyInvalid, anyTheory, anyRange := false, false, false
+	anyTheory, anyRange := false, false
 	var worst struct {
 		name  string
 		ratio float64
@@ -88,6 +95,7 @@ func latencyFigure(a *analysis) *Figure {
 	for ci, cfg := range a.configs {
 		for _, g := range a.openGroups(cfg.Name) {
 			loads[ci] = append(loads[ci], openLoad{g: g, x: g.OfferedRate(), unstable: hasUnstableTheory(g)})
+			excludedReps += len(g.Invalid())
 		}
 	}
 	for pi, lp := range latencyPanels {
@@ -99,9 +107,11 @@ func latencyFigure(a *analysis) *Figure {
 				st := agg.Stats
 				lo, hi, band := st.Band()
 				th := theoryAt(g, lp.theory)
-				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, theory: th, invalid: agg.Invalid}
+				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, theory: th}
 				note, plotted := "", st.N > 0 && !math.IsNaN(x)
 				switch {
+				case st.N == 0 && agg.Excluded > 0:
+					note = "no valid repetition"
 				case st.N == 0:
 					note = "no measured value"
 				case math.IsNaN(x):
@@ -127,19 +137,37 @@ func latencyFigure(a *analysis) *Figure {
 							worst.name, worst.ratio, worst.frac = cfg.Name, st.Median/th, g.Fraction
 						}
 					}
-					anyInvalid = anyInvalid || agg.Invalid > 0
 					anyRange = anyRange || band == results.BandRange
 				}
 				if math.IsNaN(th) && ol.unstable {
 					f.note("%s at %.2f: the M/M/c ideal is unstable (utilization ≥ 1), so no ideal is drawn there", cfg.Name, g.Fraction)
 				}
-				if agg.Invalid > 0 {
-					note = joinNote(note, fmt.Sprintf("includes %d invalid repetition(s)", agg.Invalid))
-					f.note("%s at %.2f includes %d repetition(s) with an invalid verdict (red ring)", cfg.Name, g.Fraction, agg.Invalid)
+				// The invalid repetitions, each at its own value and offered
+				// rate: drawn, in no line or band.
+				vals := map[int]float64{}
+				for _, p := range g.Invalid() {
+					v, ok := lp.metric.Value(p)
+					if !ok {
+						continue
+					}
+					vals[p.Repetition] = v
+					px := p.OfferedRatePerS
+					if !(px > 0) {
+						px = x
+					}
+					if v <= 0 || math.IsNaN(px) {
+						f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lp.label, g.Fraction, p.Repetition, formatNs(v))
+						continue
+					}
+					excluded[pi] = append(excluded[pi], plotter.XY{X: px, Y: v})
+					all = append(all, v)
+				}
+				if agg.Excluded > 0 {
+					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
 				}
 				f.addRow(cfg.Name, lp.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.Itoa(st.N),
 					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-					results.FormatFloat(th), strconv.Itoa(agg.Invalid), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+					results.FormatFloat(th), strconv.Itoa(agg.Excluded), excludedValues(vals), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
 			}
 			panels[pi] = append(panels[pi], s)
 		}
@@ -149,19 +177,22 @@ func latencyFigure(a *analysis) *Figure {
 	}
 	ymin, ymax, _ := logRange(all)
 	xmax := 0.0
-	for _, ps := range panels {
+	for pi, ps := range panels {
 		for _, s := range ps {
 			for _, p := range s.pts {
 				xmax = math.Max(xmax, p.x)
 			}
 		}
+		for _, e := range excluded[pi] {
+			xmax = math.Max(xmax, e.X)
+		}
 	}
 
-	f.Caption = fmt.Sprintf("Corrected p50, p99 and p99.9 latency against offered load for %d configuration(s): medians across repetitions, shaded bands their 95%% CI (or min–max range)", len(a.configs))
+	f.Caption = fmt.Sprintf("Corrected p50, p99 and p99.9 latency against offered load for %d configuration(s): medians across valid repetitions, shaded bands their 95%% CI (or min–max range)", len(a.configs))
 	if anyTheory && worst.name != "" {
 		f.Caption += fmt.Sprintf("; dashed: the M/M/c ideal, from which %s departs most (p99 %.1f× the ideal at %.2f of capacity)", worst.name, worst.ratio, worst.frac)
 	}
-	f.Caption += "."
+	f.Caption += "." + excludedCaption(excludedReps)
 	f.note("Bands: %s.", bandText)
 	if anyRange {
 		f.note("Some bands are min–max ranges, not confidence intervals (see the CSV's band column).")
@@ -177,6 +208,7 @@ func latencyFigure(a *analysis) *Figure {
 			for _, s := range panels[pi] {
 				addLatencySeries(p, s.pts, a.style[s.cfg.Name], ymin)
 			}
+			addExcluded(p, excluded[pi])
 			row[pi] = p
 		}
 		l := newLegend()
@@ -189,8 +221,8 @@ func latencyFigure(a *analysis) *Figure {
 			l.Add(tx("M/M/c ideal"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1), Dashes: theoryDash}})
 		}
 		l.Add(tx("band: 95% CI of median (or range)"), bandThumb{color.NRGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}})
-		if anyInvalid {
-			l.Add(tx("includes invalid reps"), glyphThumb{invalidGlyph()})
+		if slices.ContainsFunc(excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
 		}
 		return [][]*plot.Plot{row}, &l
 	}
@@ -215,9 +247,16 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// invalidGlyph marks a median that includes invalid repetitions.
-func invalidGlyph() draw.GlyphStyle {
-	return draw.GlyphStyle{Color: color.RGBA{R: 0xCC, A: 0xFF}, Radius: vg.Points(5), Shape: draw.RingGlyph{}}
+// addExcluded draws invalid repetitions' values as excludedGlyph, on top
+// of everything else.
+func addExcluded(p *plot.Plot, xys plotter.XYs) {
+	if len(xys) == 0 {
+		return
+	}
+	if sc, err := plotter.NewScatter(xys); err == nil {
+		sc.GlyphStyle = excludedGlyph()
+		p.Add(sc)
+	}
 }
 
 // addLatencySeries draws one configuration's band, median line and
@@ -267,18 +306,6 @@ func addLatencySeries(p *plot.Plot, pts []latencyPoint, st seriesStyle, ymin flo
 		ln.LineStyle = st.line()
 		sc.GlyphStyle = st.glyph()
 		p.Add(ln, sc)
-	}
-	var inv plotter.XYs
-	for _, q := range pts {
-		if q.invalid > 0 {
-			inv = append(inv, plotter.XY{X: q.x, Y: q.median})
-		}
-	}
-	if len(inv) > 0 {
-		if sc, err := plotter.NewScatter(inv); err == nil {
-			sc.GlyphStyle = invalidGlyph()
-			p.Add(sc)
-		}
 	}
 }
 

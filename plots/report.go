@@ -20,21 +20,32 @@ import (
 // report is everything report.md and report.html show, computed once so
 // that the two say the same.
 type report struct {
-	Run        *results.Run
+	Run *results.Run
+	// Banner warns that the run is mostly invalid (Banner); empty if not.
+	Banner     string
 	Partial    string // why the run is partial; empty if it finished
-	Counts     string // "96 points: 94 measured (1 invalid), 1 failed, 1 unavailable"
+	Counts     string // "96 points: 94 measured (1 with an invalid verdict, excluded from every statistic), 1 failed, 1 unavailable"
 	Experiment string // the experiment configuration as indented JSON
 	Configs    [][]string
 	Workload   [][]string
 	Provenance [][]string
 
 	Unavailable []item
-	Failed      []item
-	Invalid     []item
-	Warnings    []string // the run's own warnings
-	PointWarns  []string // the harness's warnings on points, each once with the number of points
-	LoadWarns   string   // how many points carry load-generator warnings
-	StatNotes   []string // statistics warnings behind the summary table
+	// ValidityHead and ValidityRows are the validity table: a row per
+	// configuration, a column per load, cells "valid/total" with the main
+	// reason of the points that are not valid; ValidityLegend explains
+	// the reasons the table shows.
+	ValidityHead   []string
+	ValidityRows   [][]string
+	ValidityLegend []legendItem
+	// Failed and Invalid are every failed point and every point with an
+	// invalid verdict, with their reasons (shown folded).
+	Failed     []item
+	Invalid    []item
+	Warnings   []string // the run's own warnings
+	PointWarns []string // the harness's warnings on points, each once with the number of points
+	LoadWarns  string   // how many points carry load-generator warnings
+	StatNotes  []string // statistics warnings behind the summary table
 
 	Load         string // the chosen load, "0.50 of capacity"
 	SummaryHead  []string
@@ -110,6 +121,10 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		rep.Provenance = append(rep.Provenance, []string{"other commits in points (resumed run)", strings.Join(slices.Sorted(maps.Keys(commits)), ", ")})
 	}
 
+	v := newValidity(a.groups)
+	rep.Banner = v.banner()
+	rep.ValidityHead, rep.ValidityRows, rep.ValidityLegend = v.header(), v.table(), v.legend()
+
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
 	listed := map[string]bool{}
 	for _, u := range r.Unavailable {
@@ -132,7 +147,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 				measured++
 				if pt.Invalid() {
 					invalid++
-					rep.Invalid = append(rep.Invalid, item{Label: pt.Label(), Reasons: pt.Load.Reasons})
+					rep.Invalid = append(rep.Invalid, item{Label: pt.Label(), Reasons: checkedReasons(pt)})
 				}
 			default:
 				failed++
@@ -178,7 +193,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	if loadWarned > 0 {
 		rep.LoadWarns = fmt.Sprintf("%d point(s) carry load-generator warnings (not invalidating; see the warnings column of %s).", loadWarned, PointsCSV)
 	}
-	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict), %d failed, %d unavailable",
+	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
 		len(a.points), measured, invalid, failed, unavailable)
 	rep.Warnings = r.Warnings
 
@@ -198,6 +213,24 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	return rep
 }
 
+// checkedReasons returns the reasons of p's invalid verdict, each
+// prefixed with its check's code when the verdict names them:
+// "[rate] achieved 40219 req/s is below …".
+func checkedReasons(p *results.Point) []string {
+	l := p.Load
+	if len(l.Reasons) == 0 {
+		return []string{fmt.Sprintf("[%s] (no reason recorded)", p.MainCheck())}
+	}
+	out := make([]string, len(l.Reasons))
+	for i, r := range l.Reasons {
+		out[i] = r
+		if len(l.Checks) == len(l.Reasons) {
+			out[i] = fmt.Sprintf("[%s] %s", l.Checks[i], r)
+		}
+	}
+	return out
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(no reason recorded)"
@@ -214,7 +247,8 @@ func fmtTime(t time.Time) string {
 
 // summary fills the summary table: per configuration, capacity, p99 at
 // the fractions closest to 0.5 and 0.9, and the per-request costs at the
-// chosen load, medians with their confidence intervals.
+// chosen load, medians of the valid repetitions with their confidence
+// intervals, and how many invalid repetitions each left out.
 func (rep *report) summary(a *analysis) {
 	f50, ok50 := results.NearestFraction(a.groups, 0.5)
 	f90, ok90 := results.NearestFraction(a.groups, 0.9)
@@ -238,19 +272,24 @@ func (rep *report) summary(a *analysis) {
 		}
 	}
 	warned := map[string][]string{}
-	invalidSeen := false
+	excludedSeen := false
 	cell := func(g *results.Group, m results.Metric, what string) string {
 		if g == nil {
 			return "no point"
 		}
 		agg := g.Aggregate(m)
+		if agg.Excluded > 0 {
+			excludedSeen = true
+		}
+		if agg.Stats.N == 0 && agg.Excluded > 0 {
+			return fmt.Sprintf("no valid repetition (%d invalid excluded)", agg.Excluded)
+		}
 		s := fmtStat(agg.Stats, m.Unit)
 		for _, w := range agg.Stats.Warnings {
 			warned[w] = append(warned[w], what)
 		}
-		if agg.Invalid > 0 {
-			s += " *"
-			invalidSeen = true
+		if agg.Excluded > 0 {
+			s += fmt.Sprintf(" (%d invalid excluded)", agg.Excluded)
 		}
 		if agg.Skipped > 0 && agg.Stats.N > 0 {
 			s += fmt.Sprintf(" (%d skipped)", agg.Skipped)
@@ -273,9 +312,9 @@ func (rep *report) summary(a *analysis) {
 		rep.SummaryRows = append(rep.SummaryRows, row)
 	}
 	rep.SummaryNotes = append(rep.SummaryNotes,
-		"Each cell is the median across repetitions with its 95% confidence interval in brackets (x/perf benchmath, order statistics); \"no CI\" when there were too few repetitions for one.")
-	if invalidSeen {
-		rep.SummaryNotes = append(rep.SummaryNotes, "* includes repetitions whose load-generator verdict is invalid (listed under Validity).")
+		"Each cell is the median across the valid repetitions with its 95% confidence interval in brackets (x/perf benchmath, order statistics); \"no CI\" when there were too few repetitions for one.")
+	if excludedSeen {
+		rep.SummaryNotes = append(rep.SummaryNotes, "\"(k invalid excluded)\": k repetitions were measured but their load-generator verdict is invalid, so they are in no median, interval or test (see Validity).")
 	}
 	for _, w := range slices.Sorted(maps.Keys(warned)) {
 		cells := warned[w]
@@ -325,7 +364,9 @@ var funcs = map[string]any{
 }
 
 var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# concbench run {{.Run.ID}}
-{{if .Partial}}
+{{if .Banner}}
+> **{{.Banner}}**
+{{end}}{{if .Partial}}
 > **Partial run:** {{.Partial}}.
 {{end}}
 {{.Counts}}.
@@ -359,7 +400,17 @@ var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# c
 Unavailable on this machine:
 {{range .Unavailable}}
 - **{{.Label}}**: {{join .Reasons "; "}}{{end}}
-{{end}}{{if .Failed}}
+{{end}}{{if .ValidityRows}}
+Valid repetitions per configuration and load (valid/total; where some are not valid, the most frequent main reason among them). Only valid repetitions enter the statistics, figures and bench.txt.
+
+|{{range .ValidityHead}} {{cell .}} |{{end}}
+{{sep (len .ValidityHead)}}
+{{range .ValidityRows}}|{{range .}} {{cell .}} |{{end}}
+{{end}}{{if .ValidityLegend}}
+{{range $i, $l := .ValidityLegend}}{{if $i}} {{end}}` + "`{{$l.Code}}`" + `: {{$l.Meaning}}.{{end}}
+{{end}}{{end}}{{if or .Failed .Invalid}}
+<details><summary>Every point that is not valid, with its reasons ({{len .Failed}} failed, {{len .Invalid}} invalid)</summary>
+{{if .Failed}}
 Failed points (not in any statistic):
 {{range .Failed}}
 - **{{.Label}}**:{{range .Reasons}}{{if multiline .}}
@@ -368,9 +419,11 @@ Failed points (not in any statistic):
     {{indent .}}
     ` + "```" + `{{else}} {{.}}{{end}}{{end}}{{end}}
 {{end}}{{if .Invalid}}
-Points with an invalid load-generator verdict (kept in the statistics, marked *):
+Points with an invalid load-generator verdict (excluded from every statistic; [code] names the failed check):
 {{range .Invalid}}
 - **{{.Label}}**: {{join .Reasons "; "}}{{end}}
+{{end}}
+</details>
 {{end}}{{if not (or .Unavailable .Failed .Invalid)}}
 Every point was measured and every verdict is valid.
 {{end}}{{if .Warnings}}
@@ -437,6 +490,7 @@ table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 .partial { background: #fff3cd; border: 1px solid #e0c060; padding: 0.5rem 1rem; }
+.banner { background: #f8d7da; border: 1px solid #d06070; padding: 0.5rem 1rem; font-weight: bold; }
 figure { margin: 2rem 0; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { margin-top: 0.5rem; }
@@ -446,6 +500,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 </head>
 <body>
 <h1>concbench run {{.Run.ID}}</h1>
+{{if .Banner}}<p class="banner">{{.Banner}}</p>{{end}}
 {{if .Partial}}<p class="partial"><strong>Partial run:</strong> {{.Partial}}.</p>{{end}}
 <p>{{.Counts}}.</p>
 
@@ -468,10 +523,18 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 <h2>Validity</h2>
 {{if .Unavailable}}<p>Unavailable on this machine:</p>
 <ul>{{range .Unavailable}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
+{{if .ValidityRows}}<p>Valid repetitions per configuration and load (valid/total; where some are not valid, the most frequent main reason among them). Only valid repetitions enter the statistics, figures and bench.txt.</p>
+<table>
+<tr>{{range .ValidityHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .ValidityRows}}<tr>{{range $i, $c := .}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{end}}</table>
+{{if .ValidityLegend}}<p class="notes">{{range $i, $l := .ValidityLegend}}{{if $i}} {{end}}<code>{{$l.Code}}</code>: {{$l.Meaning}}.{{end}}</p>{{end}}{{end}}
+{{if or .Failed .Invalid}}<details><summary>Every point that is not valid, with its reasons ({{len .Failed}} failed, {{len .Invalid}} invalid)</summary>
 {{if .Failed}}<p>Failed points (not in any statistic):</p>
 <ul>{{range .Failed}}<li><strong>{{.Label}}</strong>:{{range .Reasons}}<pre>{{.}}</pre>{{end}}</li>{{end}}</ul>{{end}}
-{{if .Invalid}}<p>Points with an invalid load-generator verdict (kept in the statistics, marked *):</p>
+{{if .Invalid}}<p>Points with an invalid load-generator verdict (excluded from every statistic; [code] names the failed check):</p>
 <ul>{{range .Invalid}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
+</details>{{end}}
 {{if not (or .Unavailable .Failed .Invalid)}}<p>Every point was measured and every verdict is valid.</p>{{end}}
 {{if .Warnings}}<p>Run warnings:</p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .PointWarns}}<p>Warnings on points:</p><ul>{{range .PointWarns}}<li>{{.}}</li>{{end}}</ul>{{end}}

@@ -20,18 +20,22 @@ const spectrumMaxX = 1e6
 
 // spectrumFigure is figure 2: the corrected latency percentile spectrum
 // (x = 1/(1-p), log) at the chosen load, every configuration, from the
-// histograms merged across repetitions.
+// histograms merged across the valid repetitions; each invalid
+// repetition's own p50, p90, p99 and p99.9 are drawn as crosses.
 func spectrumFigure(a *analysis) *Figure {
 	if !a.hasLoad {
 		return nil
 	}
 	f := &Figure{
 		Name:   "spectrum",
-		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, all repetitions merged)", a.loadText()),
+		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, valid repetitions merged)", a.loadText()),
 		Width:  8 * vg.Inch,
 		Height: 4.5 * vg.Inch,
-		Header: []string{"config", "fraction", "percentile", "inverse_tail", "latency_ns", "reps_merged", "requests", "dropped", "out_of_range", "plotted", "note"},
+		Header: []string{"config", "fraction", "percentile", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
 	}
+	// excluded are the invalid repetitions' own percentiles.
+	var excluded plotter.XYs
+	excludedReps := 0
 	type series struct {
 		name string
 		xys  plotter.XYs
@@ -44,6 +48,36 @@ func spectrumFigure(a *analysis) *Figure {
 		p999 float64
 	}
 	var tails []tail
+	// addInvalid draws g's invalid repetitions' own percentiles and
+	// tabulates them after the configuration's merged spectrum.
+	addInvalid := func(name string, g *results.Group) {
+		for _, p := range g.Invalid() {
+			s := &p.Load.Latency
+			if s.Count == 0 {
+				continue
+			}
+			for _, pv := range []struct {
+				q, x float64 // the percentile and its 1/(1-q)
+				v    int64
+			}{{0.5, 2, s.P50Ns}, {0.9, 10, s.P90Ns}, {0.99, 100, s.P99Ns}, {0.999, 1000, s.P999Ns}} {
+				x := pv.x
+				if x > float64(s.Count) {
+					break
+				}
+				v := float64(pv.v)
+				plotted, note := v > 0, fmt.Sprintf("invalid repetition %d (%s): excluded from the merged spectrum, drawn as a grey ×", p.Repetition, p.MainCheck())
+				if plotted {
+					excluded = append(excluded, plotter.XY{X: x, Y: v})
+					ys = append(ys, v)
+					xmax = math.Max(xmax, x)
+				} else {
+					note += "; latency ≤ 0 cannot be shown on the log axis; left out"
+				}
+				f.addRow(name, results.FormatFloat(a.load), percentileLabel(pv.q), results.FormatFloat(x), results.FormatFloat(v),
+					"0", "1", strconv.FormatInt(s.Count, 10), "0", strconv.FormatInt(s.OutOfRange, 10), strconv.FormatBool(plotted), note)
+			}
+		}
+	}
 	for _, cfg := range a.configs {
 		g := a.atLoad(cfg.Name)
 		if g == nil {
@@ -51,14 +85,17 @@ func spectrumFigure(a *analysis) *Figure {
 			continue
 		}
 		m := g.MergeLatency(false)
-		if inv := g.Invalid(); len(inv) > 0 {
-			f.note("%s at %.2f: the merged histogram includes %d repetition(s) with an invalid verdict", cfg.Name, a.load, len(inv))
-		}
+		excludedReps += m.Excluded
 		for _, pr := range m.Problems {
 			f.note("%s: %s", cfg.Name, pr)
 		}
 		if m.Hist == nil || m.Hist.TotalCount() == 0 {
-			f.note("%s at %.2f: no latency histogram to merge", cfg.Name, a.load)
+			if m.Excluded > 0 {
+				f.note("%s at %.2f: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.load, m.Excluded)
+			} else {
+				f.note("%s at %.2f: no latency histogram to merge", cfg.Name, a.load)
+			}
+			addInvalid(cfg.Name, g)
 			continue
 		}
 		if m.Dropped > 0 {
@@ -86,7 +123,7 @@ func spectrumFigure(a *analysis) *Figure {
 				note = "latency ≤ 0 cannot be shown on the log axis; left out"
 			}
 			f.addRow(cfg.Name, results.FormatFloat(a.load), percentileLabel(q), results.FormatFloat(x), results.FormatFloat(v),
-				strconv.Itoa(m.Points), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
+				strconv.Itoa(m.Points), strconv.Itoa(m.Excluded), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
 				strconv.FormatBool(plotted), note)
 		}
 		if dropped > 0 {
@@ -97,12 +134,13 @@ func spectrumFigure(a *analysis) *Figure {
 		}
 		ss = append(ss, s)
 		tails = append(tails, tail{cfg.Name, float64(m.Hist.ValueAtQuantile(99.9))})
+		addInvalid(cfg.Name, g)
 	}
 	if len(ys) == 0 {
 		return nil
 	}
 	ymin, ymax, _ := logRange(ys)
-	f.Caption = fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of all repetitions merged", a.loadText())
+	f.Caption = fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of the valid repetitions merged", a.loadText())
 	if len(tails) > 0 {
 		lo, hi := tails[0], tails[0]
 		for _, t := range tails[1:] {
@@ -119,7 +157,7 @@ func spectrumFigure(a *analysis) *Figure {
 			f.Caption += fmt.Sprintf(": p99.9 of %s is %s", lo.name, formatNs(lo.p999))
 		}
 	}
-	f.Caption += "."
+	f.Caption += "." + excludedCaption(excludedReps)
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
 		p := newPlot("", tx("percentile"), tx("latency"))
@@ -137,6 +175,10 @@ func spectrumFigure(a *analysis) *Figure {
 				}
 			}
 			l.Add(tx(s.name), lineThumb{st.line()})
+		}
+		addExcluded(p, excluded)
+		if len(excluded) > 0 {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
 		}
 		return [][]*plot.Plot{{p}}, &l
 	}

@@ -14,12 +14,11 @@ import (
 	"concbench/results"
 )
 
-// threadShares returns, for each repetition of g, the threads' shares of
-// the handle-set events (in %), busiest first; repetitions without
-// per-thread events are left out.
-func threadShares(g *results.Group) [][]float64 {
-	var out [][]float64
-	for _, p := range g.Measured() {
+// threadShares returns, for each of pts, the threads' shares of the
+// handle-set events (in %), busiest first, and the repetitions they come
+// from; points without per-thread events are left out.
+func threadShares(pts []*results.Point) (out [][]float64, reps []int) {
+	for _, p := range pts {
 		var total uint64
 		for _, t := range p.Server.PerThread {
 			total += t.Events
@@ -41,13 +40,27 @@ func threadShares(g *results.Group) [][]float64 {
 			return 0
 		})
 		out = append(out, shares)
+		reps = append(reps, p.Repetition)
+	}
+	return out, reps
+}
+
+// trusted returns the points of g that may enter a statistic: measured,
+// and not invalid (Aggregate's rule, for the server's own counters).
+func trusted(g *results.Group) []*results.Point {
+	var out []*results.Point
+	for _, p := range g.Measured() {
+		if !p.Invalid() {
+			out = append(out, p)
+		}
 	}
 	return out
 }
 
 // threadsFigure is figure 7: each thread's share of the handle-set events
 // for the Leader/Followers configurations (one per promotion order) at the
-// chosen load, threads ranked busiest first, grouped bars per rank.
+// chosen load, threads ranked busiest first, grouped bars per rank: the
+// median share of the valid repetitions, the invalid ones as crosses.
 func threadsFigure(a *analysis) *Figure {
 	if !a.hasLoad {
 		return nil
@@ -57,13 +70,17 @@ func threadsFigure(a *analysis) *Figure {
 		Title:  fmt.Sprintf("Leader/Followers: share of events per thread at %s", a.loadText()),
 		Width:  8 * vg.Inch,
 		Height: 4 * vg.Inch,
-		Header: []string{"config", "fraction", "rank", "threads", "n", "median_share_pct", "band_lo_pct", "band_hi_pct", "band", "uniform_share_pct"},
+		Header: []string{"config", "fraction", "rank", "threads", "n", "median_share_pct", "band_lo_pct", "band_hi_pct", "band", "uniform_share_pct",
+			"invalid_reps", "invalid_values_pct"},
 	}
 	type series struct {
 		name    string
 		threads int
 		stats   []results.Stats // per rank
+		// excluded are the invalid repetitions' shares per rank.
+		excluded [][]float64
 	}
+	excludedReps := 0
 	var ss []series
 	maxThreads := 0
 	for _, cfg := range a.configs {
@@ -75,13 +92,18 @@ func threadsFigure(a *analysis) *Figure {
 			f.note("%s has no measured point at %.2f of capacity", cfg.Name, a.load)
 			continue
 		}
-		reps := threadShares(g)
-		if len(reps) == 0 {
+		reps, _ := threadShares(trusted(g))
+		inv, invReps := threadShares(g.Invalid())
+		excludedReps += len(g.Invalid())
+		if len(reps) == 0 && len(inv) == 0 {
 			f.note("%s at %.2f: no per-thread event counts", cfg.Name, a.load)
 			continue
 		}
-		s := series{name: cfg.Name}
-		for _, r := range reps {
+		if len(reps) == 0 {
+			f.note("%s at %.2f: no valid repetition (%d invalid excluded)", cfg.Name, a.load, len(g.Invalid()))
+		}
+		s := series{name: cfg.Name, excluded: inv}
+		for _, r := range append(slices.Clone(reps), inv...) {
 			s.threads = max(s.threads, len(r))
 		}
 		for rank := range s.threads {
@@ -96,9 +118,15 @@ func threadsFigure(a *analysis) *Figure {
 			st := results.Summarize(xs)
 			s.stats = append(s.stats, st)
 			lo, hi, band := st.Band()
+			vals := map[int]float64{}
+			for i, r := range inv {
+				if rank < len(r) {
+					vals[invReps[i]] = r[rank]
+				}
+			}
 			f.addRow(cfg.Name, results.FormatFloat(a.load), strconv.Itoa(rank+1), strconv.Itoa(s.threads), strconv.Itoa(st.N),
 				results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-				results.FormatFloat(100/float64(s.threads)))
+				results.FormatFloat(100/float64(s.threads)), strconv.Itoa(len(g.Invalid())), excludedValues(vals))
 		}
 		maxThreads = max(maxThreads, s.threads)
 		ss = append(ss, s)
@@ -111,9 +139,14 @@ func threadsFigure(a *analysis) *Figure {
 
 	var parts []string
 	for _, s := range ss {
+		if s.stats[0].N == 0 {
+			parts = append(parts, fmt.Sprintf("%s has no valid repetition", s.name))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s's busiest thread handles %.0f%% (uniform: %.0f%%)", s.name, s.stats[0].Median, 100/float64(s.threads)))
 	}
-	f.Caption = fmt.Sprintf("Share of handle-set events per Leader/Followers thread, busiest first, at %s: %s.", a.loadText(), joinAnd(parts))
+	f.Caption = fmt.Sprintf("Share of handle-set events per Leader/Followers thread, busiest first, at %s (medians of the valid repetitions): %s.", a.loadText(), joinAnd(parts)) +
+		excludedCaption(excludedReps)
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
 		p := newPlot("", tx("thread rank (1 = busiest)"), tx("share of events (%)"))
@@ -123,14 +156,19 @@ func threadsFigure(a *analysis) *Figure {
 		for si, s := range ss {
 			st := a.style[s.name]
 			off := -0.4 + width*(float64(si)+0.5)
-			cats, meds := make([]float64, len(s.stats)), make([]float64, len(s.stats))
+			var cats, meds []float64
 			for i, x := range s.stats {
-				cats[i], meds[i] = float64(i), x.Median
+				if x.N > 0 {
+					cats, meds = append(cats, float64(i)), append(meds, x.Median)
+				}
 			}
 			b := &bars{Cats: cats, Values: meds, Width: width * 0.9, Offset: off, Color: st.fill(0xB0),
 				Line: draw.LineStyle{Color: st.Color, Width: vg.Points(0.8)}}
 			p.Add(b)
 			for i, x := range s.stats {
+				if x.N == 0 {
+					continue
+				}
 				lo, hi, _ := x.Band()
 				if e, err := plotter.NewYErrorBars(errBar{x: float64(i) + off, y: x.Median, lo: lo, hi: hi}); err == nil {
 					e.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
@@ -148,6 +186,19 @@ func threadsFigure(a *analysis) *Figure {
 			}
 		}
 		l.Add(tx("uniform share 1/threads"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(0.8), Dashes: theoryDash}})
+		var crosses plotter.XYs
+		for si, s := range ss {
+			off := -0.4 + width*(float64(si)+0.5)
+			for _, r := range s.excluded {
+				for i, share := range r {
+					crosses = append(crosses, plotter.XY{X: float64(i) + off, Y: share})
+				}
+			}
+		}
+		addExcluded(p, crosses)
+		if len(crosses) > 0 {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+		}
 		names := make([]string, maxThreads)
 		for i := range names {
 			names[i] = strconv.Itoa(i + 1)

@@ -17,8 +17,11 @@
 // Status says whether it was measured (ok), failed (the server died or
 // the point could not run; Failure holds why, with the server's stderr
 // tail) or is unavailable on the machine (e.g. no io_uring). A measured
-// point may still be invalid: Load.Valid is the load generator's verdict
-// and Load.Reasons why it is not to be trusted.
+// point may still be invalid (Point.Invalid): Load.Valid is the load
+// generator's verdict, Load.Reasons why it is not to be trusted,
+// Load.Checks the failed checks as short codes (the first is the main
+// one, Point.MainCheck) and Load.OverCapacity whether the server did not
+// keep up with the offered load.
 //
 // # A run folder
 //
@@ -44,7 +47,7 @@
 // (Metrics lists them: capacity, latency percentiles corrected and
 // uncorrected, achieved rate, send lag, context switches, CPU,
 // allocations, bytes, run-queue wait, RSS); Group.Aggregate summarizes it
-// across the repetitions:
+// across the valid repetitions:
 //
 //   - the median, with a 95% confidence interval from order statistics,
 //     exactly what benchstat reports (x/perf benchmath, AssumeNothing):
@@ -56,28 +59,40 @@
 //     range and median absolute deviation (montanaflynn/stats);
 //   - the libraries' warnings, kept with the numbers (Stats.Warnings).
 //
-// Failed and unavailable points are skipped, and counted (Aggregate.Skipped
-// and SkipReasons); so are measured points that lack the metric (a counter
-// the kernel did not expose is absent, never 0). Points with an invalid
-// verdict are kept and counted (Aggregate.Invalid) so that every use can
-// flag them. Compare tests two samples with the Mann–Whitney U test
-// (benchstat's), for statements such as "LF switches less than HS/HR".
+// Invalid never feeds an aggregate. A statistic uses only the repetitions
+// that may be trusted: measured points whose verdict is valid
+// (Point.Valid), and, for the server's own costs, measured points that
+// carry no load-generator verdict at all. A measured point whose verdict
+// is invalid is left out of every statistic, whatever values it carries,
+// and counted beside it (Aggregate.Excluded, with ExcludedReasons naming
+// each one's repetition and main check), so that every use can say how
+// many were excluded. Failed and unavailable points are skipped, and
+// counted (Aggregate.Skipped and SkipReasons); so are valid points that
+// lack the metric (a counter the kernel did not expose is absent, never
+// 0). The only summary over every measured point is Group.OfferedRate:
+// the offered rate is the experiment's input, not a measurement the
+// verdict judges. Compare tests two samples with the Mann–Whitney U test
+// (benchstat's), for statements such as "LF switches less than HS/HR";
+// the figures give it Aggregate's values, so valid repetitions only.
 //
 // Latency percentiles across repetitions come from merged histograms
-// (Group.MergeLatency), never from averaged percentiles; values the merge
-// cannot hold are counted (Merged.Dropped), never hidden.
+// (Group.MergeLatency), never from averaged percentiles; the merge takes
+// the valid repetitions only (Merged.Excluded counts the others), and
+// values it cannot hold are counted (Merged.Dropped), never hidden.
 //
 // # Exports
 //
-// WriteCSV writes every point, one row each, under a full header with the
-// unit in every column name; a value a point does not carry is an empty
-// cell. WriteBench writes the Go benchmark format (x/perf benchfmt) that
-// benchstat reads: one line per measured repetition, named with
-// key=value parts (BenchName, e.g.
+// WriteCSV writes every point, invalid ones included, one row each, under
+// a full header with the unit in every column name (valid,
+// invalid_reasons, failed_checks and over_capacity carry the verdict); a
+// value a point does not carry is an empty cell. WriteBench writes the Go
+// benchmark format (x/perf benchfmt) that benchstat reads: one line per
+// valid repetition (invalid ones are left out, as from every statistic),
+// named with key=value parts (BenchName, e.g.
 // BenchmarkServe/model=leaderfollowers/variant=lifo/kind=open/load=0.50),
 // units benchstat understands (p99-ns, ctxsw/op, allocs/op, B/op,
 // cpu-ns/op, req/s) with their better direction, and configuration lines
-// (goos, goarch, cpu, commit, go, kernel, valid). Compare models with
+// (goos, goarch, cpu, commit, go, kernel). Compare models with
 //
-//	go tool benchstat -filter valid:true -col /model bench.txt
+//	go tool benchstat -col /model bench.txt
 package results

@@ -39,7 +39,7 @@ func FormatFloat(v float64) string {
 // csvFixed are the CSV columns before the metrics; csvTheory after them.
 var (
 	csvFixed = []string{"run", "config", "model", "threads", "args", "kind", "fraction", "offered_rate_per_s",
-		"repetition", "status", "valid", "invalid_reasons", "failure", "warnings",
+		"repetition", "status", "valid", "invalid_reasons", "failed_checks", "over_capacity", "failure", "warnings",
 		"requests_ok", "requests_failed", "errors", "start_time"}
 	csvTheory = []string{"theory_model", "theory_c", "theory_service_ns", "theory_utilization", "theory_stable",
 		"theory_mean_ns", "theory_p50_ns", "theory_p99_ns", "theory_p99_9_ns"}
@@ -58,9 +58,13 @@ func CSVHeader() []string {
 // WriteCSV writes pts as CSV, one row per point (every status), under the
 // full header of CSVHeader. A value a point does not carry (a failed
 // point's latency, a counter the kernel did not expose) is an empty cell,
-// never 0. valid is empty for points without a load-generator verdict.
-// Lists (reasons, warnings) are joined with " | ", errors as kind=count
-// separated by spaces.
+// never 0. Invalid points are written like the others: valid says the
+// load generator's verdict, invalid_reasons why it is false,
+// failed_checks the checks that failed (one code per reason, the main one
+// first) and over_capacity whether the server did not keep up; the four
+// are empty for points without a verdict. Lists (reasons, checks,
+// warnings) are joined with " | ", errors as kind=count separated by
+// spaces.
 func WriteCSV(w io.Writer, r *Run, pts []Point) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
@@ -79,10 +83,16 @@ func WriteCSV(w io.Writer, r *Run, pts []Point) error {
 }
 
 func csvRow(r *Run, p *Point) []string {
-	valid, reasons, okReq, failedReq, errs := "", "", "", "", ""
+	valid, reasons, checks, overCap, okReq, failedReq, errs := "", "", "", "", "", "", ""
 	if p.Load != nil {
 		valid = strconv.FormatBool(p.Load.Valid)
 		reasons = strings.Join(p.Load.Reasons, " | ")
+		cs := make([]string, len(p.Load.Checks))
+		for i, c := range p.Load.Checks {
+			cs[i] = string(c)
+		}
+		checks = strings.Join(cs, " | ")
+		overCap = strconv.FormatBool(p.Load.OverCapacity)
 		okReq = strconv.FormatInt(p.Load.Requests.OK, 10)
 		failedReq = strconv.FormatInt(p.Load.Requests.Failed, 10)
 		var kv []string
@@ -101,7 +111,7 @@ func csvRow(r *Run, p *Point) []string {
 	}
 	row := []string{r.ID, p.Config.Name, p.Config.Model, strconv.Itoa(effectiveThreads(p)), strings.Join(p.Config.Args, " "),
 		string(p.Kind), FormatFloat(p.Fraction), FormatFloat(p.OfferedRatePerS),
-		strconv.Itoa(p.Repetition), string(p.Status), valid, reasons, p.Failure, strings.Join(warnings, " | "),
+		strconv.Itoa(p.Repetition), string(p.Status), valid, reasons, checks, overCap, p.Failure, strings.Join(warnings, " | "),
 		okReq, failedReq, errs, start}
 	for _, m := range Metrics() {
 		cell := ""
@@ -161,15 +171,14 @@ func benchSafe(s string) string {
 }
 
 // WriteBench writes pts in the Go benchmark format (x/perf benchfmt),
-// which benchstat reads: one result line per measured repetition, named
-// by BenchName, with every metric that has a BenchUnit and a value for
-// the point; iterations are the point's successful requests. File
-// configuration lines give goos, goarch, cpu, commit, go and kernel from
-// the run's provenance, and valid (the load generator's verdict), so that
-// benchstat puts invalid repetitions in a table of their own (select with
-// -filter valid:true). Unit lines declare which direction is better.
-// Failed and unavailable points have no result line (WriteCSV lists
-// them).
+// which benchstat reads: one result line per valid repetition
+// (Point.Valid), named by BenchName, with every metric that has a
+// BenchUnit and a value for the point; iterations are the point's
+// successful requests. File configuration lines give goos, goarch, cpu,
+// commit, go and kernel from the run's provenance. Unit lines declare
+// which direction is better. Invalid, failed and unavailable points have
+// no result line, so that nothing benchstat computes rests on a
+// measurement the load generator rejected (WriteCSV lists every point).
 func WriteBench(w io.Writer, r *Run, pts []Point) error {
 	var buf bytes.Buffer
 	bw := benchfmt.NewWriter(&buf)
@@ -198,7 +207,7 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 	}
 	for i := range pts {
 		p := &pts[i]
-		if !p.Measured() || p.Load == nil {
+		if !p.Valid() {
 			continue
 		}
 		if p.Provenance.Commit != "" { // a resumed run may span commits
@@ -213,7 +222,7 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 		}
 		for _, kv := range [][2]string{
 			{"goos", prov.OS}, {"goarch", prov.Arch}, {"cpu", prov.CPUModel}, {"commit", commit},
-			{"go", prov.GoVersion}, {"kernel", prov.Kernel}, {"valid", strconv.FormatBool(p.Load.Valid)},
+			{"go", prov.GoVersion}, {"kernel", prov.Kernel},
 		} {
 			if kv[1] != "" {
 				res.Config = append(res.Config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -50,7 +50,33 @@ func TestWriteCSV(t *testing.T) {
 		}
 	}
 	col := func(name string) int { return slices.Index(header, name) }
+	if c := col("failed_checks"); c != col("invalid_reasons")+1 || col("over_capacity") != c+1 {
+		t.Errorf("failed_checks and over_capacity are not right after invalid_reasons: %q", header)
+	}
+	invalid, overCapacity := 0, 0
 	for i, row := range rows[1:] {
+		// Invalid points are in the CSV, with their checks; valid ones
+		// have none.
+		switch row[col("valid")] {
+		case "false":
+			invalid++
+			if row[col("failed_checks")] == "" || row[col("invalid_reasons")] == "" {
+				t.Errorf("row %d: invalid without its checks (%q) or reasons (%q)", i+1, row[col("failed_checks")], row[col("invalid_reasons")])
+			}
+			if n, m := len(strings.Split(row[col("failed_checks")], " | ")), len(strings.Split(row[col("invalid_reasons")], " | ")); n != m {
+				t.Errorf("row %d: %d checks for %d reasons", i+1, n, m)
+			}
+		case "true":
+			if row[col("failed_checks")] != "" || row[col("over_capacity")] != "false" {
+				t.Errorf("row %d: valid, with checks %q, over_capacity %q", i+1, row[col("failed_checks")], row[col("over_capacity")])
+			}
+		}
+		if row[col("over_capacity")] == "true" {
+			overCapacity++
+			if !strings.HasPrefix(row[col("failed_checks")], "over-capacity") {
+				t.Errorf("row %d: over capacity, but the main check is %q", i+1, row[col("failed_checks")])
+			}
+		}
 		if len(row) != len(header) {
 			t.Errorf("row %d has %d cells for %d columns", i+1, len(row), len(header))
 		}
@@ -69,6 +95,15 @@ func TestWriteCSV(t *testing.T) {
 		if row[col("config")] == "netpoll" && row[col("status")] == "ok" && row[col("runqueue_ns_per_req")] != "" {
 			t.Errorf("row %d: netpoll has no schedstat, but runqueue_ns_per_req = %q", i+1, row[col("runqueue_ns_per_req")])
 		}
+	}
+	wantInvalid := 0
+	for i := range pts {
+		if pts[i].Invalid() {
+			wantInvalid++
+		}
+	}
+	if invalid != wantInvalid || overCapacity != 2 {
+		t.Errorf("%d invalid rows (%d over capacity), want every invalid point: %d (2 over capacity)", invalid, overCapacity, wantInvalid)
 	}
 }
 
@@ -95,8 +130,8 @@ func TestBenchName(t *testing.T) {
 }
 
 // TestWriteBench reads the export back with benchfmt.Reader: one result
-// per measured repetition, key=value names, the configuration lines, the
-// units, and the values of the points.
+// per valid repetition (no invalid, failed or unavailable point), key=value
+// names, the configuration lines, the units, and the values of the points.
 func TestWriteBench(t *testing.T) {
 	_, r, pts := readSynthetic(t)
 	var buf bytes.Buffer
@@ -106,17 +141,22 @@ func TestWriteBench(t *testing.T) {
 	golden(t, "bench.txt", buf.Bytes())
 
 	byName := map[string][]*results.Point{}
-	measured := 0
+	valid, invalid := 0, 0
 	for i := range pts {
-		if pts[i].Measured() {
-			measured++
+		if pts[i].Invalid() {
+			invalid++
+		}
+		if pts[i].Valid() {
+			valid++
 			n := results.BenchName(&pts[i])
 			byName[n] = append(byName[n], &pts[i])
 		}
 	}
+	if invalid < 2 {
+		t.Fatalf("the synthetic run has %d invalid points; the test needs some", invalid)
+	}
 	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "bench.txt")
 	results_, seen := 0, map[string]int{}
-	invalid := 0
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -125,8 +165,8 @@ func TestWriteBench(t *testing.T) {
 			results_++
 			name := rec.Name.String()
 			want := byName[name]
-			if len(want) == 0 {
-				t.Errorf("result %q names no measured point", name)
+			if seen[name] >= len(want) {
+				t.Errorf("result %q: %d results, but only %d valid points have that name", name, seen[name]+1, len(want))
 				continue
 			}
 			p := want[seen[name]]
@@ -136,13 +176,10 @@ func TestWriteBench(t *testing.T) {
 				t.Errorf("name %q: base %q parts %q, want Serve with 4 key=value parts", name, base, parts)
 			}
 			for key, want := range map[string]string{"goos": "linux", "goarch": "amd64", "cpu": "Synthetic CPU @ 2.00GHz",
-				"commit": "0123456789abcdef0123456789abcdef01234567", "valid": strconv.FormatBool(p.Load.Valid)} {
+				"commit": "0123456789abcdef0123456789abcdef01234567", "valid": ""} {
 				if got := rec.GetConfig(key); got != want {
 					t.Errorf("%s: config %s = %q, want %q", name, key, got, want)
 				}
-			}
-			if !p.Load.Valid {
-				invalid++
 			}
 			if rec.Iters != int(p.Load.Requests.OK) {
 				t.Errorf("%s: iters %d, want %d", name, rec.Iters, p.Load.Requests.OK)
@@ -170,11 +207,13 @@ func TestWriteBench(t *testing.T) {
 	if err := rd.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if results_ != measured {
-		t.Errorf("%d results, want one per measured repetition: %d", results_, measured)
+	if results_ != valid {
+		t.Errorf("%d results, want one per valid repetition: %d", results_, valid)
 	}
-	if invalid != 1 {
-		t.Errorf("%d results marked valid: false, want 1", invalid)
+	// Every repetition of netpoll open 0.90 is invalid: the benchmark is
+	// absent, not a table of rejected measurements.
+	if bytes.Contains(buf.Bytes(), []byte("model=netpoll/variant=default/kind=open/load=0.90")) {
+		t.Errorf("bench.txt has netpoll open 0.90, whose every repetition is invalid")
 	}
 	units := rd.Units()
 	for unit, want := range map[string]string{"p99-sec": "lower", "ctxsw/op": "lower", "req/s": "higher"} {
@@ -203,7 +242,7 @@ func TestBenchstatReads(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(gobin, "tool", "benchstat", "-filter", "valid:true", "-col", "/model", path)
+	cmd := exec.Command(gobin, "tool", "benchstat", "-col", "/model", path)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("benchstat: %v\n%s", err, out)

@@ -5,17 +5,42 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"concbench/loadgen"
 )
 
 // Measured reports whether p was measured (Status ok): failed and
 // unavailable points carry no measurement.
 func (p *Point) Measured() bool { return p.Status == StatusOK }
 
+// Valid reports whether p was measured and the load generator's verdict
+// is that the measurement can be trusted (Load.Valid).
+func (p *Point) Valid() bool { return p.Measured() && p.Load != nil && p.Load.Valid }
+
 // Invalid reports whether p was measured but the load generator's verdict
-// is that the measurement cannot be trusted (Load.Reasons says why).
-// Invalid points are kept in the statistics and flagged wherever they are
-// used.
+// is that the measurement cannot be trusted (Load.Reasons says why,
+// Load.Checks names the failed checks). Invalid points are in no
+// statistic: Group.Aggregate and Group.MergeLatency exclude and count
+// them, and WriteBench leaves them out; WriteCSV keeps them.
 func (p *Point) Invalid() bool { return p.Measured() && p.Load != nil && !p.Load.Valid }
+
+// UnclassifiedCheck is MainCheck's answer for an invalid point whose
+// verdict names no failed check (a record written before the load
+// generator recorded Checks).
+const UnclassifiedCheck loadgen.Check = "unclassified"
+
+// MainCheck returns the main reason p's verdict is invalid: the first of
+// Load.Checks, or UnclassifiedCheck if the verdict names none. It returns
+// "" for a point that is not Invalid.
+func (p *Point) MainCheck() loadgen.Check {
+	if !p.Invalid() {
+		return ""
+	}
+	if len(p.Load.Checks) == 0 || p.Load.Checks[0] == "" {
+		return UnclassifiedCheck
+	}
+	return p.Load.Checks[0]
+}
 
 // Label names p for people: "leaderfollowers/lifo open 0.50 rep 2".
 func (p *Point) Label() string {
@@ -125,6 +150,9 @@ func (g *Group) Label() string { return g.Config.Name + " " + LoadLabel(g.Kind, 
 // ones included.
 func (g *Group) Measured() []*Point { return g.where((*Point).Measured) }
 
+// Valid returns the measured points whose verdict is valid.
+func (g *Group) Valid() []*Point { return g.where((*Point).Valid) }
+
 // Invalid returns the measured points whose verdict is invalid.
 func (g *Group) Invalid() []*Point { return g.where((*Point).Invalid) }
 
@@ -141,6 +169,9 @@ func (g *Group) where(keep func(*Point) bool) []*Point {
 // OfferedRate returns the median offered rate of g's measured points (the
 // rate follows each repetition's capacity, so it may differ between
 // repetitions), or NaN if none was measured or the group is closed-loop.
+// Invalid points count here, unlike in Aggregate: the offered rate is the
+// experiment's input, set before the point ran, not a measurement the
+// verdict judges.
 func (g *Group) OfferedRate() float64 {
 	var xs []float64
 	for _, p := range g.Measured() {
@@ -154,24 +185,48 @@ func (g *Group) OfferedRate() float64 {
 	return Summarize(xs).Median
 }
 
-// Aggregate is a metric's statistics over a group's repetitions.
+// Aggregate is a metric's statistics over a group's valid repetitions.
+// Every point of the group is in exactly one of Stats, Skipped and
+// Excluded.
 type Aggregate struct {
 	Metric Metric
-	Stats  Stats
+	// Stats summarizes the metric over the repetitions that may be
+	// trusted: measured points whose verdict is valid (and measured points
+	// without a load-generator verdict, for the server's own costs).
+	Stats Stats
 	// Skipped counts the group's points that do not carry the metric:
 	// failed or unavailable points, or measured points without it;
 	// SkipReasons says why, one line per point.
 	Skipped     int
 	SkipReasons []string
-	// Invalid counts the points in Stats whose verdict is invalid.
-	Invalid int
+	// Excluded counts the group's invalid repetitions (Point.Invalid): they
+	// were measured, but the load generator's verdict is that they cannot
+	// be trusted, so they are left out of Stats whatever they carry.
+	// ExcludedReasons names them, one line per point with its main check:
+	// "rep 2: generator-lag".
+	Excluded        int
+	ExcludedReasons []string
 }
 
-// Aggregate returns m's statistics over g's repetitions.
+// Aggregate returns m's statistics over g's valid repetitions, and counts
+// the points left out: invalid repetitions (Excluded) and points without
+// the metric (Skipped).
 func (g *Group) Aggregate(m Metric) Aggregate {
 	a := Aggregate{Metric: m}
 	var xs []float64
 	for _, p := range g.Points {
+		if p.Invalid() {
+			a.Excluded++
+			a.ExcludedReasons = append(a.ExcludedReasons, fmt.Sprintf("rep %d: %s", p.Repetition, p.MainCheck()))
+			continue
+		}
+		if m.Percentile > 0 && p.Load != nil && !p.Load.Trusted(m.Percentile) {
+			// A valid point whose verdict does not trust this percentile:
+			// the generator's lateness may account for most of it.
+			a.Excluded++
+			a.ExcludedReasons = append(a.ExcludedReasons, fmt.Sprintf("rep %d: p%v untrusted (generator-lag)", p.Repetition, m.Percentile))
+			continue
+		}
 		v, ok := m.Value(p)
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 			a.Skipped++
@@ -179,9 +234,6 @@ func (g *Group) Aggregate(m Metric) Aggregate {
 			continue
 		}
 		xs = append(xs, v)
-		if p.Invalid() {
-			a.Invalid++
-		}
 	}
 	a.Stats = Summarize(xs)
 	return a

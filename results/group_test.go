@@ -2,7 +2,12 @@ package results_test
 
 import (
 	"flag"
+	"fmt"
+	"math"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"concbench/loadgen"
@@ -72,8 +77,14 @@ func TestGroupPoints(t *testing.T) {
 		t.Errorf("halfsynchalfreactive open 0.90: %d measured, want %d (one failed)", n, resultstest.Repetitions-1)
 	}
 	fifo := results.Find(groups, "leaderfollowers/fifo", results.KindOpen, 0.9)
-	if inv := fifo.Invalid(); len(inv) != 1 || inv[0].Repetition != 2 {
-		t.Errorf("leaderfollowers/fifo open 0.90: invalid %v, want rep 2", inv)
+	if inv := fifo.Invalid(); len(inv) != 1 || inv[0].Repetition != 2 || inv[0].MainCheck() != loadgen.CheckRate {
+		t.Errorf("leaderfollowers/fifo open 0.90: invalid %v, want rep 2 (rate)", inv)
+	}
+	if n := len(fifo.Valid()); n != resultstest.Repetitions-1 {
+		t.Errorf("leaderfollowers/fifo open 0.90: %d valid, want %d", n, resultstest.Repetitions-1)
+	}
+	if c := fifo.Points[0].MainCheck(); c != "" {
+		t.Errorf("MainCheck of a valid point = %q, want empty", c)
 	}
 	if results.Find(groups, "netpoll", results.KindOpen, 0.3) != nil {
 		t.Errorf("Find found a fraction the run does not have")
@@ -91,13 +102,19 @@ func TestAggregate(t *testing.T) {
 		metric   results.Metric
 		n        int
 		skipped  int
-		invalid  int
+		excluded []string
 	}{
 		{name: "all measured", config: "leaderfollowers/lifo", kind: results.KindOpen, fraction: 0.5, metric: results.LatencyP99, n: 6},
-		{name: "a failed point is skipped", config: "halfsynchalfreactive", kind: results.KindOpen, fraction: 0.9, metric: results.LatencyP99, n: 5, skipped: 1},
-		{name: "an invalid point is kept and counted", config: "leaderfollowers/fifo", kind: results.KindOpen, fraction: 0.9, metric: results.CtxswPerReq, n: 6, invalid: 1},
-		{name: "a metric the kernel did not expose is skipped", config: "netpoll", kind: results.KindOpen, fraction: 0.5, metric: results.RunQueuePerReq, n: 0, skipped: 6},
-		{name: "capacity only from capacity points", config: "netpoll", kind: results.KindOpen, fraction: 0.5, metric: results.Capacity, n: 0, skipped: 6},
+		{name: "a failed point is skipped, invalid ones excluded", config: "halfsynchalfreactive", kind: results.KindOpen, fraction: 0.9, metric: results.LatencyP99, n: 3, skipped: 1,
+			excluded: []string{"rep 1: over-capacity", "rep 3: over-capacity"}},
+		{name: "an invalid point is excluded and counted", config: "leaderfollowers/fifo", kind: results.KindOpen, fraction: 0.9, metric: results.CtxswPerReq, n: 5,
+			excluded: []string{"rep 2: rate"}},
+		{name: "an invalid capacity point is excluded", config: "leaderfollowers/lifo", kind: results.KindCapacity, fraction: 1, metric: results.Capacity, n: 5,
+			excluded: []string{"rep 4: errors"}},
+		{name: "no valid repetition", config: "netpoll", kind: results.KindOpen, fraction: 0.9, metric: results.LatencyP99, n: 0,
+			excluded: []string{"rep 0: generator-lag", "rep 1: generator-lag", "rep 2: generator-lag", "rep 3: generator-lag", "rep 4: generator-lag", "rep 5: generator-lag"}},
+		{name: "a metric the kernel did not expose is skipped", config: "netpoll", kind: results.KindOpen, fraction: 0.1, metric: results.RunQueuePerReq, n: 0, skipped: 6},
+		{name: "capacity only from capacity points", config: "netpoll", kind: results.KindOpen, fraction: 0.1, metric: results.Capacity, n: 0, skipped: 6},
 		{name: "send lag only in open loop", config: "netpoll", kind: results.KindCapacity, fraction: 1, metric: results.SendLagP99, n: 0, skipped: 6},
 		{name: "an unavailable point is skipped", config: "proactor", kind: results.KindCapacity, fraction: 1, metric: results.Capacity, n: 0, skipped: 1},
 	}
@@ -108,8 +125,13 @@ func TestAggregate(t *testing.T) {
 				t.Fatalf("no group %s %s %v", tc.config, tc.kind, tc.fraction)
 			}
 			a := g.Aggregate(tc.metric)
-			if a.Stats.N != tc.n || a.Skipped != tc.skipped || a.Invalid != tc.invalid || len(a.SkipReasons) != a.Skipped {
-				t.Errorf("N=%d skipped=%d (%q) invalid=%d; want %d, %d, %d", a.Stats.N, a.Skipped, a.SkipReasons, a.Invalid, tc.n, tc.skipped, tc.invalid)
+			if a.Stats.N != tc.n || a.Skipped != tc.skipped || len(a.SkipReasons) != a.Skipped ||
+				a.Excluded != len(tc.excluded) || !slices.Equal(a.ExcludedReasons, tc.excluded) {
+				t.Errorf("N=%d skipped=%d (%q) excluded=%d (%q); want %d, %d, %q", a.Stats.N, a.Skipped, a.SkipReasons,
+					a.Excluded, a.ExcludedReasons, tc.n, tc.skipped, tc.excluded)
+			}
+			if a.Stats.N+a.Skipped+a.Excluded != len(g.Points) {
+				t.Errorf("%d values + %d skipped + %d excluded for %d points", a.Stats.N, a.Skipped, a.Excluded, len(g.Points))
 			}
 		})
 	}
@@ -120,6 +142,95 @@ func TestAggregate(t *testing.T) {
 	if a.Stats.N != 6 || a.Stats.Min != 0 {
 		t.Errorf("netpoll p50 at 0.10: N=%d min=%v, want 6 values with a 0", a.Stats.N, a.Stats.Min)
 	}
+}
+
+// TestAggregateValidOnly checks, on every group and metric of the
+// synthetic run, that Aggregate summarizes exactly the values of the
+// valid repetitions, and that the run's invalid values are far enough
+// off that mixing them in would show: the test fails if they are used.
+func TestAggregateValidOnly(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	moved := 0
+	for _, g := range results.GroupPoints(r, pts) {
+		for _, m := range results.Metrics() {
+			var valid, all []float64
+			for _, p := range g.Points {
+				v, ok := m.Value(p)
+				if !ok {
+					continue
+				}
+				all = append(all, v)
+				if !p.Invalid() {
+					valid = append(valid, v)
+				}
+			}
+			a := g.Aggregate(m)
+			slices.Sort(valid)
+			if !slices.Equal(a.Stats.Values, valid) {
+				t.Errorf("%s %s: values %v, want the valid repetitions' %v", g.Label(), m.Name, a.Stats.Values, valid)
+			}
+			if a.Excluded != len(g.Invalid()) {
+				t.Errorf("%s %s: excluded %d, want %d", g.Label(), m.Name, a.Excluded, len(g.Invalid()))
+			}
+			if len(valid) > 0 && len(all) > len(valid) {
+				mixed := results.Summarize(all).Median
+				if math.Abs(mixed-a.Stats.Median) > 0.25*math.Abs(a.Stats.Median) {
+					moved++
+				}
+			}
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no group's median would move by more than 25%% if its invalid repetitions were mixed in: the run does not test the exclusion")
+	}
+
+	// The merged histogram leaves the invalid repetitions out too.
+	g := results.Find(results.GroupPoints(r, pts), "netpoll", results.KindOpen, 0.5)
+	m := g.MergeLatency(false)
+	var count int64
+	for _, p := range g.Valid() {
+		count += p.Load.Latency.Count
+	}
+	if m.Points != 3 || m.Excluded != 3 || m.Hist.TotalCount() != count {
+		t.Errorf("netpoll open 0.50: merged %d points (%d excluded), count %d; want 3, 3, %d", m.Points, m.Excluded, m.Hist.TotalCount(), count)
+	}
+}
+
+// TestAggregatesGolden writes the median, interval and counts of every
+// group for the metrics the figures and the report show, from the valid
+// repetitions, and beside them (median_with_invalid) the median the
+// group would have if its invalid repetitions were mixed in: a change in
+// which repetitions feed the statistics changes this file.
+func TestAggregatesGolden(t *testing.T) {
+	_, r, pts := readSynthetic(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "group\tmetric\tn\tmedian\tlo\thi\tskipped\texcluded\tmedian_with_invalid\n")
+	for _, g := range results.GroupPoints(r, pts) {
+		for _, m := range []results.Metric{results.Capacity, results.LatencyP50, results.LatencyP99, results.LatencyP999,
+			results.CtxswPerReq, results.CPUPerReq, results.AllocsPerReq} {
+			if (m.Name == results.Capacity.Name) != (g.Kind == results.KindCapacity) {
+				continue
+			}
+			a := g.Aggregate(m)
+			if a.Stats.N == 0 && a.Excluded == 0 {
+				continue
+			}
+			mixed := ""
+			if a.Excluded > 0 {
+				var all []float64
+				for _, p := range g.Points {
+					if v, ok := m.Value(p); ok {
+						all = append(all, v)
+					}
+				}
+				mixed = results.FormatFloat(results.Summarize(all).Median)
+			}
+			fmt.Fprintf(&b, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", g.Label(), m.Name, a.Stats.N, results.FormatFloat(a.Stats.Median),
+				results.FormatFloat(a.Stats.Lo), results.FormatFloat(a.Stats.Hi), a.Skipped,
+				strings.Join(append([]string{strconv.Itoa(a.Excluded)}, a.ExcludedReasons...), "; "), mixed)
+		}
+	}
+	golden(t, "aggregates.tsv", []byte(b.String()))
 }
 
 func TestNearestFraction(t *testing.T) {
@@ -150,15 +261,19 @@ func TestMergeLatency(t *testing.T) {
 	g := results.Find(groups, "halfsynchalfreactive", results.KindOpen, 0.9)
 	m := g.MergeLatency(false)
 	var count int64
-	for _, p := range g.Measured() {
+	for _, p := range g.Valid() {
 		count += p.Load.Latency.Count
 	}
-	if m.Hist == nil || m.Hist.TotalCount() != count || m.Points != 5 || m.Skipped != 1 || m.Dropped != 0 {
-		t.Fatalf("merged %d points (%d skipped, %d dropped), count %v; want 5, 1, 0, %d", m.Points, m.Skipped, m.Dropped, m.Hist, count)
+	if m.Hist == nil || m.Hist.TotalCount() != count || m.Points != 3 || m.Excluded != 2 || m.Skipped != 1 || m.Dropped != 0 {
+		total := int64(-1)
+		if m.Hist != nil {
+			total = m.Hist.TotalCount()
+		}
+		t.Fatalf("merged %d points (%d excluded, %d skipped, %d dropped), count %d; want 3, 2, 1, 0, %d", m.Points, m.Excluded, m.Skipped, m.Dropped, total, count)
 	}
-	// The merged median lies between the repetitions' medians.
+	// The merged median lies between the valid repetitions' medians.
 	lo, hi := int64(1<<62), int64(0)
-	for _, p := range g.Measured() {
+	for _, p := range g.Valid() {
 		lo, hi = min(lo, p.Load.Latency.P50Ns), max(hi, p.Load.Latency.P50Ns)
 	}
 	if v := m.Hist.ValueAtQuantile(50); v < lo || v > hi {
@@ -180,9 +295,9 @@ func TestMergeLatencyRanges(t *testing.T) {
 		return loadgen.Summarize(h, 0)
 	}
 	pts := []*results.Point{
-		{Status: results.StatusOK, Repetition: 0, Load: &loadgen.Result{Latency: enc(1000, 1e6, 5000, 900000)}},
-		{Status: results.StatusOK, Repetition: 1, Load: &loadgen.Result{Latency: enc(1000, 1e9, 5e8)}},
-		{Status: results.StatusOK, Repetition: 2, Load: &loadgen.Result{Latency: loadgen.Summary{Count: 3, Histogram: "not a histogram"}}},
+		{Status: results.StatusOK, Repetition: 0, Load: &loadgen.Result{Valid: true, Latency: enc(1000, 1e6, 5000, 900000)}},
+		{Status: results.StatusOK, Repetition: 1, Load: &loadgen.Result{Valid: true, Latency: enc(1000, 1e9, 5e8)}},
+		{Status: results.StatusOK, Repetition: 2, Load: &loadgen.Result{Valid: true, Latency: loadgen.Summary{Count: 3, Histogram: "not a histogram"}}},
 		{Status: results.StatusFailed, Repetition: 3},
 	}
 	g := &results.Group{Points: pts}

@@ -16,7 +16,10 @@ type Merged struct {
 	Hist *hdr.Histogram
 	// Points counts the repetitions merged.
 	Points int
-	// Skipped counts the group's points not merged (not measured, no
+	// Excluded counts the group's invalid repetitions (Point.Invalid),
+	// never merged: their verdict is that they cannot be trusted.
+	Excluded int
+	// Skipped counts the other points not merged (not measured, no
 	// successful response, or a histogram that did not decode); Problems
 	// says why for those that had data.
 	Skipped  int
@@ -30,8 +33,9 @@ type Merged struct {
 }
 
 // MergeLatency merges the corrected (or, with uncorrected, the
-// uncorrected) latency histograms of g's measured points. The merged
-// histogram spans the widest range and precision of the points'.
+// uncorrected) latency histograms of g's valid points; invalid ones are
+// counted (Merged.Excluded), never merged. The merged histogram spans the
+// widest range and precision of the points'.
 func (g *Group) MergeLatency(uncorrected bool) Merged {
 	var m Merged
 	type decoded struct {
@@ -42,6 +46,10 @@ func (g *Group) MergeLatency(uncorrected bool) Merged {
 	var lowest, highest int64
 	digits := 0
 	for _, p := range g.Points {
+		if p.Invalid() {
+			m.Excluded++
+			continue
+		}
 		l, ok := load(p)
 		if !ok {
 			m.Skipped++

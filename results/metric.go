@@ -23,6 +23,11 @@ type Metric struct {
 	BenchScale float64
 	// HigherIsBetter is true for throughput-like metrics.
 	HigherIsBetter bool
+	// Percentile, for a percentile of the corrected latency (50, 90, 99,
+	// 99.9), lets aggregates leave out a point whose load-generator verdict
+	// does not trust that percentile (loadgen.Result.Trusted); 0 for other
+	// metrics.
+	Percentile float64
 	// Value returns the point's value of the metric.
 	Value func(p *Point) (float64, bool)
 }
@@ -87,10 +92,10 @@ var (
 			return l.AchievedRatePerS, true
 		}}
 
-	LatencyP50  = Metric{Name: "latency_p50_ns", Label: "p50 latency", Unit: "ns", BenchUnit: "p50-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P50Ns })}
-	LatencyP90  = Metric{Name: "latency_p90_ns", Label: "p90 latency", Unit: "ns", BenchUnit: "p90-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P90Ns })}
-	LatencyP99  = Metric{Name: "latency_p99_ns", Label: "p99 latency", Unit: "ns", BenchUnit: "p99-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P99Ns })}
-	LatencyP999 = Metric{Name: "latency_p99_9_ns", Label: "p99.9 latency", Unit: "ns", BenchUnit: "p99.9-ns", Value: latency(false, func(s *loadgen.Summary) int64 { return s.P999Ns })}
+	LatencyP50  = Metric{Name: "latency_p50_ns", Label: "p50 latency", Unit: "ns", BenchUnit: "p50-ns", Percentile: 50, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P50Ns })}
+	LatencyP90  = Metric{Name: "latency_p90_ns", Label: "p90 latency", Unit: "ns", BenchUnit: "p90-ns", Percentile: 90, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P90Ns })}
+	LatencyP99  = Metric{Name: "latency_p99_ns", Label: "p99 latency", Unit: "ns", BenchUnit: "p99-ns", Percentile: 99, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P99Ns })}
+	LatencyP999 = Metric{Name: "latency_p99_9_ns", Label: "p99.9 latency", Unit: "ns", BenchUnit: "p99.9-ns", Percentile: 99.9, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P999Ns })}
 
 	UncorrectedP50  = Metric{Name: "uncorrected_latency_p50_ns", Label: "p50 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p50-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P50Ns })}
 	UncorrectedP90  = Metric{Name: "uncorrected_latency_p90_ns", Label: "p90 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p90-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P90Ns })}

@@ -54,6 +54,16 @@ type Workload struct {
 	Ops      string `json:"ops"`
 }
 
+// FailedBy is what failed a point.
+type FailedBy string
+
+// What can fail a point.
+const (
+	FailedServer FailedBy = "server"
+	FailedLoad   FailedBy = "load"
+	FailedNoRate FailedBy = "no-rate"
+)
+
 // Point is one measured point: one configuration, one kind, one offered
 // load, one repetition. It is written as one JSON file, atomically.
 type Point struct {
@@ -67,7 +77,14 @@ type Point struct {
 	Repetition      int         `json:"repetition"`         // 0-based
 	Status          Status      `json:"status"`
 	Failure         string      `json:"failure,omitempty"` // why the point failed, with the tail of the server's stderr
-	StartTime       time.Time   `json:"start_time"`
+	// FailedBy says, for a failed point, what failed: FailedServer (the
+	// server died, did not start, or its control channel broke),
+	// FailedLoad (the load generator could not run the load: no
+	// connection, a priming request unanswered), or FailedNoRate (an open
+	// point that had no valid capacity measurement to take its rate from,
+	// so nothing was offered).
+	FailedBy  FailedBy  `json:"failed_by,omitempty"`
+	StartTime time.Time `json:"start_time"`
 
 	// Load is the load generator's result (latency histograms, achieved
 	// rate, validity verdict). Nil when the point failed before measuring.

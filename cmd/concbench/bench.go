@@ -16,6 +16,7 @@ import (
 
 	"concbench/harness"
 	"concbench/plots"
+	"concbench/results"
 )
 
 const benchUsage = `usage: concbench bench [--profile default|thesis|gate] [flags]
@@ -33,7 +34,9 @@ switches, CPU, allocations and run-queue wait per request, perf counters,
 the M/M/c ideal, and provenance; run.json describes the run.
 
 A progress line per point goes to standard error; at the end, the run's
-summary and its folder go to standard output, and the figures and the
+summary and its folder go to standard output (preceded by a warning when
+most of the run is invalid: more than half of the measured points, or a
+configuration with no valid point at some load), and the figures and the
 report (report.md, report.html) are rendered into the folder (as
 "concbench figures" does; --no-figures skips it). A model that cannot run here is recorded as unavailable
 with its reason; a point whose server died is recorded as failed; neither
@@ -58,7 +61,7 @@ type benchFlags struct {
 	reps, gomaxprocs                   int
 	duration, warmup                   time.Duration
 	seed                               uint64
-	print, noFigures                   bool
+	print, noFigures, relaxLoadChecks  bool
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -84,6 +87,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&f.serverBinary, "server-binary", "", "the concbench executable that serves (e.g. another commit's build); default: this one")
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
+	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
@@ -126,18 +130,38 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
 		return fmt.Errorf("bench: %w (the points measured so far are in %s)", err, sum.Dir)
 	}
-	fmt.Fprintf(stdout, "%s\nrun: %s\n", sum, sum.Dir)
-	if !f.noFigures {
-		// Render whatever was measured, an interrupted run included.
-		if _, rerr := plots.RenderRun(sum.Dir, plots.Options{}); rerr != nil {
-			return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, rerr, sum.Dir)
-		}
-		fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), filepath.Join(sum.Dir, plots.FiguresDir))
+	if err := finishRun(stdout, sum, !f.noFigures); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {
 		return fmt.Errorf("bench: interrupted; continue with: concbench bench --resume %s", sum.Dir)
 	}
+	return nil
+}
+
+// finishRun reads the run in sum.Dir back and writes to stdout, in this
+// order: the warning of a mostly invalid run (plots.Banner), if it is
+// one, and the run's summary and folder. When render is set it then
+// renders the figures and the report into the folder and says where they
+// are.
+func finishRun(stdout io.Writer, sum *harness.Summary, render bool) error {
+	run, pts, err := results.ReadRun(sum.Dir)
+	if err != nil {
+		return fmt.Errorf("bench: reading the run back from %s: %w (the points are kept; render with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
+	}
+	if banner := plots.Banner(run, pts); banner != "" {
+		fmt.Fprintf(stdout, "%s\n\n", banner)
+	}
+	fmt.Fprintf(stdout, "%s\nrun: %s\n", sum, sum.Dir)
+	if !render {
+		return nil
+	}
+	// Render whatever was measured, an interrupted run included.
+	if _, err := plots.Render(sum.Dir, run, pts, plots.Options{}); err != nil {
+		return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
+	}
+	fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), filepath.Join(sum.Dir, plots.FiguresDir))
 	return nil
 }
 
@@ -215,6 +239,9 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 	}
 	if set["seed"] {
 		exp.Seed = f.seed
+	}
+	if f.relaxLoadChecks {
+		exp.LoadLimits = relaxedLimits
 	}
 	if err := exp.Validate(); err != nil {
 		return exp, fmt.Errorf("bench: %w", err)

@@ -16,8 +16,17 @@
 //   - a failed point (halfsynchalfreactive open 0.90 rep 5, the server
 //     killed), which leaves that group five repetitions: too few for a
 //     95% confidence interval of the median;
-//   - an invalid verdict (leaderfollowers/fifo open 0.90 rep 2: the
-//     achieved rate missed the schedule);
+//   - invalid verdicts (Load.Valid false, with Reasons and Checks), whose
+//     values are made far off so that a statistic that mixed them in would
+//     show it: leaderfollowers/fifo open 0.90 rep 2 (rate: the achieved
+//     rate missed the schedule); leaderfollowers/lifo capacity rep 4
+//     (errors: read errors, 0.6 of the capacity); halfsynchalfreactive
+//     open 0.90 reps 1 and 3 (over-capacity, then rate: the server did not
+//     keep up, latency 4×); netpoll open 0.50 reps 1, 3 and 5
+//     (generator-lag, then generator-cpu: latency 10×, which would move
+//     that group's median far up); and every repetition of netpoll open
+//     0.90 (generator-lag), a load with no valid point at all, which makes
+//     the run "mostly invalid" for the report's banner;
 //   - zeros that would break a log axis: netpoll open 0.10 rep 3 has a
 //     p50 latency of 0, and the M/M/c ideal of halfsynchalfreactive at
 //     0.90 is unstable (latencies 0);
@@ -213,13 +222,8 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 	if name == "netpoll" && kind == results.KindOpen && frac == 0.9 && rep == 0 {
 		res.Warnings = []string{"120 requests (0.33%) waited for the in-flight bound (256 per connection) and left late (held lag p99 1.20ms); their corrected latency includes the wait"}
 	}
-	if name == "leaderfollowers/fifo" && kind == results.KindOpen && frac == 0.9 && rep == 2 {
-		achieved := 0.95 * rate
-		res.AchievedRatePerS = achieved
-		res.Requests.Completed = int64(achieved * window.Seconds())
-		res.Valid = false
-		res.Reasons = []string{fmt.Sprintf("achieved %.0f req/s is below 99%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were answered",
-			achieved, math.Round(rate), math.Round(rate), res.Requests.Completed, ok)}
+	if err := invalidate(res, name, kind, frac, rep, rate, meanNs, window); err != nil {
+		return p, err
 	}
 	p.Load = res
 
@@ -265,6 +269,84 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 		p.Theory = t
 	}
 	return p, nil
+}
+
+// invalidate makes res invalid, with its reasons, checks and numbers to
+// match, if the point (name, kind, frac, rep) is one of the run's invalid
+// points (see the package documentation).
+func invalidate(res *loadgen.Result, name string, kind results.Kind, frac float64, rep int, rate, meanNs float64, window time.Duration) error {
+	open := kind == results.KindOpen
+	missed := func(achieved float64) string {
+		res.AchievedRatePerS = achieved
+		res.Requests.Completed = int64(achieved * window.Seconds())
+		return fmt.Sprintf("achieved %.0f req/s is below 99%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were answered",
+			achieved, math.Round(rate), math.Round(rate), res.Requests.Completed, res.Requests.Scheduled)
+	}
+	// slower replaces the corrected (and, with uncorrected, the
+	// uncorrected) latency by one k times slower.
+	slower := func(k float64, uncorrected bool) error {
+		lat, err := summary(1000, 15000, k*meanNs)
+		if err != nil {
+			return err
+		}
+		res.Latency = lat
+		if uncorrected {
+			unc, err := summary(1000, 15000, 0.8*k*meanNs)
+			if err != nil {
+				return err
+			}
+			res.Uncorrected = unc
+		}
+		return nil
+	}
+	switch {
+	case name == "leaderfollowers/fifo" && open && frac == 0.9 && rep == 2:
+		res.Reasons = []string{missed(0.95 * rate)}
+		res.Checks = []loadgen.Check{loadgen.CheckRate}
+	case name == "leaderfollowers/lifo" && kind == results.KindCapacity && rep == 4:
+		res.AchievedRatePerS = 0.6 * rate
+		res.Requests.Failed = 120
+		res.Errors = map[string]int64{"read": 120}
+		res.Reasons = []string{"errors: read 120"}
+		res.Checks = []loadgen.Check{loadgen.CheckErrors}
+	case name == "halfsynchalfreactive" && open && frac == 0.9 && (rep == 1 || rep == 3):
+		if err := slower(4, true); err != nil {
+			return err
+		}
+		res.OverCapacity = true
+		res.Reasons = []string{
+			"the server did not keep up: its backlog grew by 2400 requests over the window and the last tenth's p99 latency is 6.1× the first tenth's",
+			missed(0.9 * rate),
+		}
+		res.Checks = []loadgen.Check{loadgen.CheckOverCapacity, loadgen.CheckRate}
+	case name == "netpoll" && open && frac == 0.5 && rep%2 == 1:
+		if err := slower(10, false); err != nil {
+			return err
+		}
+		lag, err := summary(100, 2000, 1.5e6)
+		if err != nil {
+			return err
+		}
+		res.SendLag = lag
+		res.Generator.WorkerRunQueueNs = int64(85 * time.Millisecond)
+		res.Reasons = []string{
+			fmt.Sprintf("send lag p99 %s exceeds 1.00ms: the generator could not keep its schedule, which moved the reported latency", loadgen.FormatNs(lag.P99Ns)),
+			"the generator's threads waited 85.0ms for a CPU during the window: other work shares its CPU",
+		}
+		res.Checks = []loadgen.Check{loadgen.CheckBias, loadgen.CheckCPU}
+	case name == "netpoll" && open && frac == 0.9:
+		lag, err := summary(100, 2000, 2e6)
+		if err != nil {
+			return err
+		}
+		res.SendLag = lag
+		res.Reasons = []string{fmt.Sprintf("send lag p99 %s exceeds 1.00ms: the generator could not keep its schedule, which moved the reported latency", loadgen.FormatNs(lag.P99Ns))}
+		res.Checks = []loadgen.Check{loadgen.CheckBias}
+	default:
+		return nil
+	}
+	res.Valid = false
+	return nil
 }
 
 // summary returns a latency Summary of n values floor + an exponential
