@@ -56,6 +56,7 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Fatalf("Run with a missing experiment binary succeeded")
 	}
 	exp.ServerBinary = serverBinary
+	exp.LoadLimits = relaxed
 	bad := exp
 	bad.Configs = slices.Clone(exp.Configs)
 	bad.Configs[1].ServerBinary = filepath.Join(dir, "missing")

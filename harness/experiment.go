@@ -61,6 +61,14 @@ type Config struct {
 	// interleave them (A B A B). Each point's provenance names the
 	// commit of the binary that served it.
 	ServerBinary string `json:"server_binary,omitempty"`
+	// RatesFrom, if set, names another configuration of the experiment
+	// whose capacity sets this configuration's open-loop rates, so that
+	// the two are compared at equal absolute load: the CI gate's head is
+	// offered the rates derived from its base's capacity, and a head that
+	// got slower is not offered less load (which would hide its latency
+	// regression). The named configuration must not have a RatesFrom of
+	// its own.
+	RatesFrom string `json:"rates_from,omitempty"`
 }
 
 // gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
@@ -122,6 +130,17 @@ type Experiment struct {
 	// the same schedule seed for every configuration (common random
 	// numbers, so configurations differ by their own doing).
 	Seed uint64 `json:"seed"`
+	// LoadLimits are the load generator's limits on its own health (its
+	// verdict; zero fields: loadgen.DefaultLimits). Relaxing them is for
+	// tests that run on a machine busy with other tests: every point of
+	// such a run carries the load generator's warning that it was done.
+	LoadLimits loadgen.Limits `json:"load_limits"`
+	// Counterbalance reverses the order of the configurations in every
+	// odd repetition (A B, B A, A B, …), so that no configuration is
+	// measured first, or right after another one, more often than the
+	// others: the CI gate's base and head share the machine's drift and
+	// warm-up effects alike.
+	Counterbalance bool `json:"counterbalance,omitempty"`
 }
 
 // Limits of an experiment.
@@ -217,6 +236,17 @@ func (e *Experiment) Validate() error {
 		}
 		if c.GOMAXPROCSPerConn && c.GOMAXPROCS != 0 {
 			bad("configuration %q: gomaxprocs %d and gomaxprocs_per_conn both set (accepted: one of them)", c.Name, c.GOMAXPROCS)
+		}
+		if c.RatesFrom != "" {
+			i := slices.IndexFunc(e.Configs, func(o Config) bool { return o.Name == c.RatesFrom })
+			switch {
+			case c.RatesFrom == c.Name:
+				bad("configuration %q: rates_from names itself (accepted: another configuration)", c.Name)
+			case i < 0:
+				bad("configuration %q: rates_from %q is not a configuration of the experiment", c.Name, c.RatesFrom)
+			case e.Configs[i].RatesFrom != "":
+				bad("configuration %q: rates_from %q takes its own rates from %q (accepted: a configuration without rates_from)", c.Name, c.RatesFrom, e.Configs[i].RatesFrom)
+			}
 		}
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")

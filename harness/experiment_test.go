@@ -94,6 +94,12 @@ func TestValidateMessages(t *testing.T) {
 		{name: "one CPU list", change: func(e *Experiment) { e.ServerCPUs = "0" }, want: []string{"give both or neither"}},
 		{name: "bad CPU list", change: func(e *Experiment) { e.ServerCPUs, e.LoadCPUs = "x", "1" }, want: []string{`server CPUs: cpu list "x"`}},
 		{name: "colliding files", change: func(e *Experiment) { e.Configs[1].Name = "leaderfollowers_lifo" }, want: []string{`configurations "leaderfollowers/lifo" and "leaderfollowers_lifo" would share point files`}},
+		{name: "rates from nowhere", change: func(e *Experiment) { e.Configs[1].RatesFrom = "nosuch" }, want: []string{`rates_from "nosuch" is not a configuration`}},
+		{name: "rates from itself", change: func(e *Experiment) { e.Configs[1].RatesFrom = e.Configs[1].Name }, want: []string{"rates_from names itself"}},
+		{name: "rates chained", change: func(e *Experiment) {
+			e.Configs[1].RatesFrom, e.Configs[2].RatesFrom = e.Configs[2].Name, e.Configs[3].Name
+		},
+			want: []string{`takes its own rates from "leaderfollowers/os"`}},
 		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,6 +157,10 @@ type runConfig struct {
 	bin    string
 	commit string
 	dirty  bool
+	// ratesFrom is the run name of the configuration whose capacity sets
+	// the open-loop rates (Config.RatesFrom, under the same workload); the
+	// configuration's own name otherwise.
+	ratesFrom string
 }
 
 // runner is the state of one run.
@@ -169,6 +173,8 @@ type runner struct {
 	prov results.Provenance
 	// cpuWarning is set when the server and generator share the CPUs.
 	cpuWarning string
+	// poll is how the load generator's workers wait.
+	poll loadgen.Poll
 
 	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
@@ -224,14 +230,18 @@ func (r *runner) resolve() error {
 		}
 	}
 	names := r.exp.runNames()
-	for _, w := range r.exp.Workloads {
+	for wi, w := range r.exp.Workloads {
 		for _, c := range r.exp.Configs {
 			name := names[len(r.cfgs)]
+			ratesFrom := name
+			if c.RatesFrom != "" {
+				ratesFrom = names[wi*len(r.exp.Configs)+slices.IndexFunc(r.exp.Configs, func(o Config) bool { return o.Name == c.RatesFrom })]
+			}
 			args := slices.Clone(c.Args)
 			if n := c.gomaxprocs(&w); n > 0 {
 				args = append(args, "--gomaxprocs", fmt.Sprint(n))
 			}
-			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary,
+			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom,
 				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}}
 			if c.ServerBinary != "" {
 				rc.bin = c.ServerBinary
@@ -261,6 +271,9 @@ func (r *runner) runWarnings() []string {
 	var ws []string
 	if r.cpuWarning != "" {
 		ws = append(ws, r.cpuWarning)
+	}
+	if r.exp.LoadLimits.Relaxed() {
+		ws = append(ws, fmt.Sprintf("the load generator's checks on its own health were relaxed (%+v): its verdicts do not vouch for it", r.exp.LoadLimits))
 	}
 	if r.exp.Repetitions < 5 {
 		ws = append(ws, fmt.Sprintf("%d repetitions: reported figures need at least 5 for their confidence intervals", r.exp.Repetitions))
@@ -340,6 +353,13 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 			cpuset.Pin(0, prev)
 		}()
 	}
+	// A generator with a CPU per worker busy-polls: on a VM whose idle
+	// vCPUs halt, a thread woken by a timer arrives tens of µs late, and
+	// a sleeping generator would add that to every send (loadgen.PollBusy).
+	r.poll = loadgen.PollSleep
+	if set, _ := cpuset.Parse(r.exp.LoadCPUs); len(set) >= r.exp.LoadWorkers {
+		r.poll = loadgen.PollBusy
+	}
 	r.prov.LoadGOMAXPROCS = runtime.GOMAXPROCS(0)
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
 	r.run.Provenance = r.prov
@@ -355,7 +375,11 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * kinds
 plan:
 	for rep := range r.exp.Repetitions {
-		for ci := range r.cfgs {
+		for i := range r.cfgs {
+			ci := i
+			if r.exp.Counterbalance && rep%2 == 1 {
+				ci = len(r.cfgs) - 1 - i
+			}
 			rc := &r.cfgs[ci]
 			for k := range kinds {
 				if ctx.Err() != nil {
@@ -476,10 +500,10 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		return false
 	}
 	if p.Kind == results.KindOpen {
-		capRate := r.capacity(rc.name, p.Repetition)
+		capRate := r.capacity(rc.ratesFrom, p.Repetition)
 		if capRate <= 0 {
-			p.Status = results.StatusFailed
-			p.Failure = fmt.Sprintf("no valid capacity measurement of %s in repetitions 0..%d to take %g of", rc.name, p.Repetition, p.Fraction)
+			p.Status, p.FailedBy = results.StatusFailed, results.FailedNoRate
+			p.Failure = fmt.Sprintf("no valid capacity measurement of %s in repetitions 0..%d to take %g of", rc.ratesFrom, p.Repetition, p.Fraction)
 			return false
 		}
 		p.OfferedRatePerS = p.Fraction * capRate
@@ -505,7 +529,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 				p.Status, p.Failure = results.StatusUnavailable, reason
 				return false
 			}
-			p.Status, p.Failure = results.StatusFailed, err.Error()
+			p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
 			return false
 		}
 		r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
@@ -522,6 +546,8 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
 	lc.Seed = r.seed(p.Repetition, fi+1)
+	lc.Poll = r.poll
+	lc.Limits = r.exp.LoadLimits
 	if p.Kind == results.KindCapacity {
 		lc.Closed, lc.Rate = true, 0
 		lc.Outstanding = r.exp.CapacityOutstanding * lc.Depth
@@ -593,14 +619,14 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 
 	switch {
 	case srv.exited():
-		p.Status = results.StatusFailed
+		p.Status, p.FailedBy = results.StatusFailed, results.FailedServer
 		p.Failure = fmt.Sprintf("the server (pid %d) exited during the point: %s; its stderr ends: %s", srv.pid, exitText(srv.waitErr), srv.stderr.String())
 		srv.stdin.Close() // reaped already; the next point starts another
 		r.srv = nil
 	case err != nil:
-		p.Status, p.Failure = results.StatusFailed, "load generator: "+err.Error()
+		p.Status, p.Failure, p.FailedBy = results.StatusFailed, "load generator: "+err.Error(), results.FailedLoad
 	case ctlErr != nil || w.before == nil || w.after == nil:
-		p.Status = results.StatusFailed
+		p.Status, p.FailedBy = results.StatusFailed, results.FailedServer
 		p.Failure = fmt.Sprintf("control channel: %v", ctlErr)
 		if ctlErr == nil {
 			p.Failure = "control channel: the window's snapshots were not taken"

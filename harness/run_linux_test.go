@@ -33,6 +33,7 @@ func tinyExperiment() Experiment {
 		Warmup:      Duration(100 * time.Millisecond),
 		Duration:    Duration(200 * time.Millisecond),
 		Seed:        7,
+		LoadLimits:  relaxed,
 		// ServerBinary is set by each test.
 	}
 }

@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"concbench/results"
+)
+
+// TestCounterbalancedEqualLoad runs two configurations of one model, the
+// second taking its open-loop rates from the first (RatesFrom), with
+// Counterbalance: repetition 0 measures a then b, repetition 1 b then a;
+// b's open points are offered the fraction of a's capacity, not of its
+// own.
+func TestCounterbalancedEqualLoad(t *testing.T) {
+	w := DefaultWorkload()
+	w.Conns = 4
+	exp := Experiment{
+		Profile: "test",
+		Configs: []Config{
+			{Name: "a", Model: "netpoll"},
+			{Name: "b", Model: "netpoll", RatesFrom: "a"},
+		},
+		Workloads:      []Workload{{Workload: w}},
+		Fractions:      []float64{0.2},
+		Repetitions:    2,
+		Warmup:         Duration(100 * time.Millisecond),
+		Duration:       Duration(150 * time.Millisecond),
+		Seed:           3,
+		Counterbalance: true,
+		LoadLimits:     relaxed,
+		ServerBinary:   serverBinary,
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Run(context.Background(), exp, dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, pts, byKey := readPoints(t, dir)
+	pts = slices.Clone(pts) // byKey points into the original
+	slices.SortFunc(pts, func(x, y results.Point) int { return x.StartTime.Compare(y.StartTime) })
+	var order []string
+	for _, p := range pts {
+		if p.Kind == results.KindCapacity {
+			order = append(order, p.Config.Name)
+		}
+	}
+	if want := []string{"a", "b", "b", "a"}; !slices.Equal(order, want) {
+		t.Errorf("capacity points in the order %q, want %q", order, want)
+	}
+	capA := map[int]float64{}
+	for rep := range 2 {
+		p := byKey[pointKey{"a", results.KindCapacity, rep}]
+		if p == nil || p.Load == nil || !p.Load.Valid {
+			t.Skipf("a's capacity in repetition %d is not valid here (%v); the rates cannot be checked", rep, p)
+		}
+		capA[rep] = p.Load.AchievedRatePerS
+	}
+	for _, tc := range []struct {
+		rep  int
+		want float64
+	}{
+		{rep: 0, want: 0.2 * capA[0]}, // a measured first
+		{rep: 1, want: 0.2 * capA[0]}, // b measured first: a's repetition 0 only
+	} {
+		p := byKey[pointKey{"b", results.KindOpen, tc.rep}]
+		if p == nil {
+			t.Fatalf("no open point of b in repetition %d", tc.rep)
+		}
+		if math.Abs(p.OfferedRatePerS-tc.want) > 1e-6*tc.want {
+			t.Errorf("b's open point in repetition %d offered %.1f req/s, want %.1f (0.2 of a's capacity)", tc.rep, p.OfferedRatePerS, tc.want)
+		}
+	}
+	if p := byKey[pointKey{"a", results.KindOpen, 1}]; p != nil {
+		if want := 0.2 * (capA[0] + capA[1]) / 2; math.Abs(p.OfferedRatePerS-want) > 1e-6*want {
+			t.Errorf("a's open point in repetition 1 offered %.1f req/s, want %.1f (0.2 of the median of its own)", p.OfferedRatePerS, want)
+		}
+	}
+}
