@@ -59,27 +59,22 @@ figures: build
 	@test -n "$(RUN)" || { echo "usage: make figures RUN=out/bench-<UTC time>"; exit 2; }
 	$(BIN) figures --run $(RUN)
 
-## gate: the CI performance-regression gate, same job: the base commit BASE
-## (default HEAD, i.e. your uncommitted changes; for a branch or a pull
-## request use its merge base: make gate BASE=$$(git merge-base origin/main HEAD))
-## is built in a temporary git worktree and measured interleaved with the
-## current tree, under 4 minutes. Exit 0 pass, 1 regression, 2 undecided;
-## the Markdown report goes to stdout and, with gate.json, into
-## out/gate-<UTC time>/. GATEFLAGS for more (see bin/concbench help gate).
-## gate-ci: the current tree against the committed baseline results/baseline/
-## on its robust metrics (allocations, bytes and context switches per
-## request): what .ci/run runs after make test.
-## baseline: measure the current tree and rewrite results/baseline/. Only on
-## the CI machine type, after an intended performance change or a Go
-## toolchain change, committed on its own as a reviewed change.
+## gate: the CI performance-regression gate: the base revision BASE (default
+## HEAD, i.e. your uncommitted changes; for a branch use its merge base:
+## make gate BASE=$$(git merge-base origin/main HEAD)) is built in a
+## temporary git worktree, the current tree is built too, and both are
+## measured in this job, interleaved and counterbalanced, at equal load.
+## Exit 0 pass, 1 regression, 2 undecided; the Markdown report goes to
+## stdout and, with gate.json, into out/gate-<UTC time>/. GATEFLAGS for
+## more (see bin/concbench help gate), e.g. GATEFLAGS="--head-tags
+## concbench_regress_cpu" for a self-test with an injected regression.
+## gate-ci: the same against the revision named in results/baseline/reference
+## (what .ci/run runs after make test).
 BASE      ?= HEAD
 GATEFLAGS ?=
-.PHONY: gate gate-ci baseline
+.PHONY: gate gate-ci
 gate: build
 	$(BIN) gate --base $(BASE) $(GATEFLAGS)
 
 gate-ci: build
-	$(BIN) gate --baseline results/baseline --head-binary $(BIN) $(GATEFLAGS)
-
-baseline: build
-	$(BIN) gate --write-baseline results/baseline --head-binary $(BIN) $(GATEFLAGS)
+	$(BIN) gate --reference --head-binary $(BIN) $(GATEFLAGS)

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -18,7 +19,6 @@ const (
 	Better     Verdict = "better"     // a change beyond the threshold in the good direction (never fails)
 	Regression Verdict = "REGRESSION" // a change beyond the threshold in the bad direction
 	Undecided  Verdict = "undecided"  // the row cannot be judged (too few valid samples)
-	Info       Verdict = "info"       // reported, not gated (a timing metric against a committed baseline)
 )
 
 // Outcome is the gate's result.
@@ -46,9 +46,15 @@ type Row struct {
 	// median and its 95 % confidence interval, ±Inf when too small).
 	Old, New results.Stats `json:"-"`
 	// Delta is the relative change of the medians (new − old) / |old|,
-	// AbsDelta the absolute one; P the U test's p-value (UTest rows).
-	Delta, AbsDelta, P float64 `json:"-"`
-	Verdict            Verdict `json:"verdict"`
+	// AbsDelta the absolute one; P the U test's p-value and PAdj its
+	// Holm-adjusted value (UTest rows).
+	Delta, AbsDelta, P, PAdj float64 `json:"-"`
+	// MinEffect is a UTest row's minimum effect.
+	MinEffect float64 `json:"min_effect,omitempty"`
+	// bad is the change of the medians in the bad direction (UTest rows,
+	// between judge and judgeUTests).
+	bad     float64
+	Verdict Verdict `json:"verdict"`
 	// Why explains an undecided row, or a significant change that the
 	// minimum effect size kept from failing the gate.
 	Why string `json:"why,omitempty"`
@@ -61,12 +67,13 @@ type Row struct {
 // Report is the gate's judgement.
 type Report struct {
 	Outcome Outcome `json:"outcome"`
-	// Mode says what was compared: "same job" (a base build measured
-	// interleaved with the head) or "baseline" (a committed baseline).
+	// Mode says what was compared and how.
 	Mode string `json:"mode"`
-	Base Side   `json:"base"`
-	Head Side   `json:"head"`
-	Rows []Row  `json:"rows"`
+	// Alpha is the family-wise error rate of the U-test rows.
+	Alpha float64 `json:"alpha"`
+	Base  Side    `json:"base"`
+	Head  Side    `json:"head"`
+	Rows  []Row   `json:"rows"`
 	// Problems are why the gate could not decide beyond undecided rows:
 	// a build that failed, a model unavailable on one side, a baseline
 	// measured with another setup, ….
@@ -149,9 +156,11 @@ func Failed(base, head Side, mode string, problems ...string) *Report {
 // Compare judges head against base under opt and returns the report.
 // Configurations are taken in base's order (head's others follow); each
 // configuration's groups (capacity, then each open-loop fraction) are
-// judged by every rule of their kind.
+// judged by every rule of their kind. The U-test rows are judged last,
+// together: significance is decided by Holm's step-down procedure over all
+// of them, so that the run's family-wise error rate is opt.Alpha.
 func Compare(base, head *Side, opt Options, mode string) *Report {
-	r := &Report{Mode: mode, Base: *base, Head: *head}
+	r := &Report{Mode: mode, Base: *base, Head: *head, Alpha: opt.Alpha}
 	r.Base.Points, r.Head.Points = nil, nil // the rows carry the samples
 	names := base.configs()
 	for _, n := range head.configs() {
@@ -198,17 +207,22 @@ func Compare(base, head *Side, opt Options, mode string) *Report {
 			}
 		}
 	}
+	r.judgeUTests(&opt)
 	r.decide()
 	return r
 }
 
-// judge applies rule to one group's samples on both sides.
+// judge applies rule to one group's samples on both sides. A U-test row
+// gets its p-value here; its verdict waits for judgeUTests.
 func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, headLabel string) Row {
 	m := rule.Metric
 	row := Row{Config: config, Kind: bg.kind, Fraction: bg.fraction, Metric: m.Name, Label: m.Label, Unit: m.Unit,
-		Method: rule.Method, Threshold: rule.threshold(), Delta: math.NaN(), AbsDelta: math.NaN(), P: math.NaN()}
-	gated := !opt.Baseline || rule.Robust
+		Method: rule.Method, Threshold: rule.threshold(), MinEffect: rule.MinEffect,
+		Delta: math.NaN(), AbsDelta: math.NaN(), P: math.NaN(), PAdj: math.NaN()}
 	bs, hs := sampleOf(bg, m.Name), sampleOf(hg, m.Name)
+	if rule.Method == Failures {
+		return judgeFailures(row, bg, hg, bs, hs, baseLabel, headLabel)
+	}
 	for _, e := range bs.excluded {
 		row.Excluded = append(row.Excluded, baseLabel+" "+e)
 	}
@@ -227,29 +241,9 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 			row.Delta = math.Copysign(math.Inf(1), row.AbsDelta)
 		}
 	}
-	if rule.Method == UTest && row.Old.N > 0 && row.New.N > 0 {
-		c := results.Compare(bs.values, hs.values)
-		row.P = c.P // results.Compare clamps benchmath's tie-corrected p to 1
-		row.Warnings = c.Warnings
-	}
-
 	if n := opt.MinSamples; row.Old.N < n || row.New.N < n {
 		row.Why = fmt.Sprintf("too few valid samples: %s %d, %s %d (%d needed)", baseLabel, row.Old.N, headLabel, row.New.N, n)
 		row.Verdict = Undecided
-		if !gated {
-			row.Verdict = Info
-		}
-		return row
-	}
-	if !gated {
-		row.Verdict = Info
-		row.Why = "not gated against a committed baseline (measured in another job)"
-		return row
-	}
-	if pmin := minP(row.Old.N, row.New.N); rule.Method == UTest && pmin >= opt.Alpha {
-		// Not "~": a test that cannot reject would pass silently.
-		row.Verdict = Undecided
-		row.Why = fmt.Sprintf("n=%d+%d: the U test cannot reach p < %g with so few valid samples (the smallest possible p is %.3f)", row.Old.N, row.New.N, opt.Alpha, pmin)
 		return row
 	}
 
@@ -274,24 +268,96 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 			row.Verdict = Same
 		}
 	case UTest:
-		effect := math.Abs(row.Delta)
-		significant := row.P < opt.Alpha
-		switch {
-		case !significant:
-			row.Verdict = Same
-		case effect < rule.MinEffect:
-			row.Verdict = Same
-			row.Why = fmt.Sprintf("significant (p=%.3f) but %.1f%% is below the minimum effect %.0f%%", row.P, 100*effect, 100*rule.MinEffect)
-		case bad > 0:
-			row.Verdict = Regression
-		default:
-			row.Verdict = Better
-		}
+		c := results.Compare(bs.values, hs.values)
+		row.P = c.P // results.Compare clamps benchmath's tie-corrected p to 1
+		row.Warnings = c.Warnings
+		row.bad = bad
 	default:
 		row.Verdict = Undecided
 		row.Why = fmt.Sprintf("unknown method %q", rule.Method)
 	}
 	return row
+}
+
+// judgeFailures judges the Failures row of a group: the points the server
+// failed on each side. Any more on the head side is a regression; the
+// row is undecided when either side has fewer than half of its points
+// measured at all, so that a comparison of scraps never passes.
+func judgeFailures(row Row, bg, hg *group, bs, hs sample, baseLabel, headLabel string) Row {
+	row.Old = results.Summarize([]float64{float64(bs.server)})
+	row.New = results.Summarize([]float64{float64(hs.server)})
+	row.AbsDelta = float64(hs.server - bs.server)
+	for _, e := range hs.excluded {
+		if strings.Contains(e, "failed by the server") {
+			row.Excluded = append(row.Excluded, headLabel+" "+e)
+		}
+	}
+	for _, e := range bs.excluded {
+		if strings.Contains(e, "failed by the server") {
+			row.Excluded = append(row.Excluded, baseLabel+" "+e)
+		}
+	}
+	switch {
+	case hs.server > bs.server:
+		row.Verdict = Regression
+		row.Why = fmt.Sprintf("the server failed %d of %d %s points against %d of %d %s points", hs.server, len(hg.points), headLabel, bs.server, len(bg.points), baseLabel)
+	case hs.server < bs.server:
+		row.Verdict = Better
+	default:
+		row.Verdict = Same
+	}
+	return row
+}
+
+// judgeUTests decides the U-test rows together. Holm's step-down
+// procedure: sort the m p-values ascending; the i-th (from 0) is
+// significant if it and every smaller one is below Alpha/(m−i). A row
+// whose samples could not reach significance even as the smallest of the
+// family (its smallest possible p at least Alpha/m) is undecided, never
+// "~". A significant row fails only with at least its minimum effect in
+// the bad direction.
+func (r *Report) judgeUTests(opt *Options) {
+	var idx []int
+	for i := range r.Rows {
+		if row := &r.Rows[i]; row.Method == UTest && row.Verdict == "" {
+			idx = append(idx, i)
+		}
+	}
+	m := len(idx)
+	if m == 0 {
+		return
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Rows[a].P, r.Rows[b].P) })
+	stopped := false
+	adj := 0.0
+	for k, i := range idx {
+		row := &r.Rows[i]
+		adj = math.Max(adj, math.Min(1, float64(m-k)*row.P))
+		row.PAdj = adj
+		significant := !stopped && row.P < opt.Alpha/float64(m-k)
+		if !significant {
+			stopped = true
+		}
+		if pmin := minP(row.Old.N, row.New.N); pmin >= opt.Alpha/float64(m) {
+			// Not "~": a test that cannot reject would pass silently.
+			row.Verdict = Undecided
+			row.Why = fmt.Sprintf("n=%d+%d: the smallest p the U test can give, %.4f, is not below α/m = %.4f (family-wise α %g over %d U tests)",
+				row.Old.N, row.New.N, pmin, opt.Alpha/float64(m), opt.Alpha, m)
+			continue
+		}
+		effect := math.Abs(row.Delta)
+		switch {
+		case !significant:
+			row.Verdict = Same
+		case effect < row.MinEffect:
+			row.Verdict = Same
+			row.Why = fmt.Sprintf("significant (p=%.4f, Holm-adjusted %.4f) but %.1f%% is below the minimum effect %.0f%%", row.P, row.PAdj, 100*effect, 100*row.MinEffect)
+		case row.bad > 0:
+			row.Verdict = Regression
+		default:
+			row.Verdict = Better
+		}
+	}
 }
 
 // deltaText is the row's change as printed: relative for U-test rows,
@@ -381,35 +447,6 @@ func fmtNs(ns float64) string {
 		return fmt.Sprintf("%.1f%s", v, unit)
 	}
 	return fmt.Sprintf("%.0f%s", v, unit)
-}
-
-// Usable lists why side cannot serve as a baseline under opt: a
-// configuration that is unavailable, or a group with fewer than
-// MinSamples valid samples of a metric its rules judge. Nil means usable.
-func Usable(side *Side, opt Options) []string {
-	var out []string
-	for _, name := range side.configs() {
-		if why, ok := side.Unavailable[name]; ok {
-			out = append(out, fmt.Sprintf("%s is unavailable: %s", name, why))
-			continue
-		}
-		for _, g := range side.groups(name) {
-			for i := range opt.Rules {
-				rule := &opt.Rules[i]
-				if rule.Kind != g.kind {
-					continue
-				}
-				if s := sampleOf(g, rule.Metric.Name); len(s.values) < opt.MinSamples {
-					out = append(out, fmt.Sprintf("%s %s %s: %d valid samples (%d needed): %s", name, results.LoadLabel(g.kind, g.fraction),
-						rule.Metric.Label, len(s.values), opt.MinSamples, strings.Join(s.excluded, "; ")))
-				}
-			}
-		}
-	}
-	if len(side.Points) == 0 {
-		out = append(out, "no points")
-	}
-	return out
 }
 
 // minP is the smallest two-sided p-value a Mann–Whitney U test of

@@ -29,11 +29,22 @@ func (s *Side) add(config string, kind results.Kind, metric string, vals ...floa
 	return s
 }
 
-// invalidate marks the first n points of s invalid.
+// invalidate marks the first n points of s invalid by the load
+// generator's verdict on itself.
 func (s *Side) invalidate(n int) *Side {
 	for i := range n {
-		s.Points[i].Valid = false
-		s.Points[i].Why = "send lag p99 250µs exceeds 100µs"
+		s.Points[i].Valid, s.Points[i].Fault = false, GeneratorFault
+		s.Points[i].Why = "the generator's own lateness moved p99 by 250µs"
+	}
+	return s
+}
+
+// serverFail marks the first n points of s failed by the server: over
+// capacity at the equal load.
+func (s *Side) serverFail(n int) *Side {
+	for i := range n {
+		s.Points[i].Valid, s.Points[i].Fault = false, ServerFault
+		s.Points[i].Why = "over capacity: the server fell behind the offered 20000 req/s"
 	}
 	return s
 }
@@ -43,7 +54,8 @@ func oneRule(r Rule) Options {
 }
 
 var (
-	strictAllocs = Rule{Metric: results.AllocsPerReq, Kind: results.KindCapacity, Method: Strict, Abs: 0.05, Robust: true}
+	strictAllocs = Rule{Metric: results.AllocsPerReq, Kind: results.KindCapacity, Method: Strict, Abs: 0.05}
+	failures     = Rule{Metric: ServerFailures, Kind: results.KindCapacity, Method: Failures}
 	tolCtxsw     = Rule{Metric: results.CtxswPerReq, Kind: results.KindCapacity, Method: Tolerance, Abs: 0.1, Rel: 0.1}
 	uCapacity    = Rule{Metric: results.Capacity, Kind: results.KindCapacity, Method: UTest, MinEffect: 0.05}
 	uP99         = Rule{Metric: results.LatencyP99, Kind: results.KindOpen, Method: UTest, MinEffect: 0.25}
@@ -103,6 +115,7 @@ func TestJudge(t *testing.T) {
 		{name: "u-test latency up 30%", rule: uP99, old: p99, new: scale(p99, 1.3), want: Regression},
 		{name: "u-test latency up 20% (below 25%)", rule: uP99, old: p99, new: scale(p99, 1.2), want: Same, wantWhy: "below the minimum effect 25%"},
 		{name: "u-test latency down 30%", rule: uP99, old: p99, new: scale(p99, 0.7), want: Better},
+		{name: "tolerance scales with the base", rule: tolCtxsw, old: scale(ctxsw, 10), new: shift(scale(ctxsw, 10), 1.05), want: Same},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.rule.Metric.Name
@@ -138,12 +151,13 @@ func TestJudge(t *testing.T) {
 
 // TestOutcomes checks the gate's decision and exit status: undecided
 // rows and problems (too few valid samples, unavailable models, a side
-// without a group), the precedence of a regression over them, and the
-// baseline mode's info rows.
+// without a group), the precedence of a regression over them, the
+// exclusion of points the generator invalidated, and the failures rows.
 func TestOutcomes(t *testing.T) {
 	six := []float64{1, 1, 1, 1, 1, 1}
 	m := results.AllocsPerReq.Name
 	opts := oneRule(strictAllocs)
+	withFailures := Options{Rules: []Rule{strictAllocs, failures}, MinSamples: 4, Alpha: 0.05}
 	for _, tc := range []struct {
 		name       string
 		base, head *Side
@@ -157,7 +171,7 @@ func TestOutcomes(t *testing.T) {
 			opt: opts, want: Pass, wantCode: 0, wantRow: Same},
 		{name: "two invalid points excluded, still decided", base: mkSide("base", "lf", results.KindCapacity, m, six...),
 			head: mkSide("head", "lf", results.KindCapacity, m, shift(six, 1)...).invalidate(2),
-			opt:  opts, want: Regressed, wantCode: 1, wantRow: Regression, wantText: "head rep 1 invalid: send lag"},
+			opt:  opts, want: Regressed, wantCode: 1, wantRow: Regression, wantText: "head rep 1 invalid (the load generator's verdict on itself)"},
 		{name: "three invalid points: too few samples", base: mkSide("base", "lf", results.KindCapacity, m, six...),
 			head: mkSide("head", "lf", results.KindCapacity, m, six...).invalidate(3),
 			opt:  opts, want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "too few valid samples: base 6, head 3 (4 needed)"},
@@ -165,7 +179,7 @@ func TestOutcomes(t *testing.T) {
 			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
 			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(3),
 			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 3, Alpha: 0.05},
-			want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "n=3+3: the U test cannot reach p < 0.05 with so few valid samples (the smallest possible p is 0.100)"},
+			want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "n=3+3: the smallest p the U test can give, 0.1000, is not below α/m = 0.0500"},
 		{name: "three and five samples: the U test decides",
 			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
 			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(1),
@@ -188,25 +202,25 @@ func TestOutcomes(t *testing.T) {
 		{name: "a group on one side only", base: mkSide("base", "lf", results.KindCapacity, m, six...).add("lf", results.KindOpen, m, six...),
 			head: mkSide("head", "lf", results.KindCapacity, m, six...),
 			opt:  opts, want: Unsure, wantCode: 2, wantText: "lf open 0.50 was measured on the base side only"},
-		{name: "failed points excluded", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+		{name: "a server failure on the head is a regression", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, six...).serverFail(1),
+			opt:  withFailures, want: Regressed, wantCode: 1, wantText: "the server failed 1 of 6 head points against 0 of 6 base points"},
+		{name: "failures on both sides alike", base: mkSide("base", "lf", results.KindCapacity, m, six...).serverFail(1),
+			head: mkSide("head", "lf", results.KindCapacity, m, six...).serverFail(1),
+			opt:  withFailures, want: Pass, wantCode: 0},
+		{name: "half the head crashed", base: mkSide("base", "lf", results.KindCapacity, m, six...),
 			head: func() *Side {
 				s := mkSide("head", "lf", results.KindCapacity, m, six...)
 				for i := range 3 {
-					s.Points[i].Status, s.Points[i].Why = results.StatusFailed, "the server (pid 7) exited during the point"
+					s.Points[i].Status, s.Points[i].Fault, s.Points[i].Valid = results.StatusFailed, ServerFault, false
+					s.Points[i].Why = "the server (pid 7) exited during the point"
 				}
 				return s
 			}(),
-			opt: opts, want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "head rep 0 failed: the server (pid 7) exited"},
-		{name: "baseline: a timing rule is info only",
-			base: mkSide("baseline", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).add("lf", results.KindCapacity, m, six...),
-			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).add("lf", results.KindCapacity, m, six...),
-			opt:  Options{Rules: []Rule{uCapacity, strictAllocs}, MinSamples: 4, Alpha: 0.05, Baseline: true},
-			want: Pass, wantCode: 0, wantRow: Info, wantText: "not gated against a committed baseline"},
-		{name: "baseline: nothing robust to judge",
-			base: mkSide("baseline", "lf", results.KindCapacity, results.Capacity.Name, six...),
-			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, six...),
-			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 4, Alpha: 0.05, Baseline: true},
-			want: Unsure, wantCode: 2, wantRow: Info, wantText: "nothing was judged"},
+			opt: withFailures, want: Regressed, wantCode: 1, wantText: "head rep 0 failed by the server: the server (pid 7) exited"},
+		{name: "generator-invalid points are not failures", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: mkSide("head", "lf", results.KindCapacity, m, six...).invalidate(2),
+			opt:  withFailures, want: Pass, wantCode: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Compare(tc.base, tc.head, tc.opt, "test")
@@ -234,6 +248,47 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
+// TestHolm checks the family-wise correction: three U-test rows whose
+// samples are completely separated (p 0.0022 each at 6+6) all fail
+// together, but a row with p between α/m and α does not, although alone
+// it would.
+func TestHolm(t *testing.T) {
+	base := []float64{100, 101, 99, 100, 102, 98}
+	slow := scale(base, 0.8)
+	mixed := []float64{80, 81, 99.5, 79, 82, 78} // one overlap: p ≈ 0.0043 at 6+6
+	mk := func(label string, a, b, c []float64) *Side {
+		s := mkSide(label, "a", results.KindCapacity, results.Capacity.Name, a...)
+		s.add("b", results.KindCapacity, results.Capacity.Name, b...)
+		s.add("c", results.KindCapacity, results.Capacity.Name, c...)
+		return s
+	}
+	opt := Options{Rules: []Rule{uCapacity}, MinSamples: 4, Alpha: 0.05}
+	r := Compare(mk("base", base, base, base), mk("head", slow, slow, slow), opt, "test")
+	if r.Outcome != Regressed || len(r.Regressions()) != 3 {
+		t.Errorf("three separated rows: outcome %s, regressions %q, want all three", r.Outcome, r.Regressions())
+	}
+	alone := Compare(mkSide("base", "a", results.KindCapacity, results.Capacity.Name, base...),
+		mkSide("head", "a", results.KindCapacity, results.Capacity.Name, mixed...), opt, "test")
+	if alone.Outcome != Regressed {
+		t.Fatalf("one overlapping row alone: %s (p %.4f), want a regression", alone.Outcome, alone.Rows[0].P)
+	}
+	// With many rows the same p is not significant after Holm: the other
+	// rows are unchanged (p near 1), so the family has 12 rows.
+	many := []*Side{mkSide("base", "x", results.KindCapacity, results.Capacity.Name, base...), mkSide("head", "x", results.KindCapacity, results.Capacity.Name, mixed...)}
+	for i := range 11 {
+		name := string(rune('d' + i))
+		many[0].add(name, results.KindCapacity, results.Capacity.Name, base...)
+		many[1].add(name, results.KindCapacity, results.Capacity.Name, base...)
+	}
+	r = Compare(many[0], many[1], opt, "test")
+	if r.Outcome != Pass {
+		t.Errorf("the same row among 12: outcome %s (p %.4f, adjusted %.4f), want pass", r.Outcome, r.Rows[0].P, r.Rows[0].PAdj)
+	}
+	if got := r.Rows[0].PAdj; math.Abs(got-math.Min(1, 12*r.Rows[0].P)) > 1e-9 {
+		t.Errorf("adjusted p %.5f, want 12 × %.5f", got, r.Rows[0].P)
+	}
+}
+
 // TestFailed checks the report of a gate that could not measure: exit
 // status 2 with the reason.
 func TestFailed(t *testing.T) {
@@ -245,27 +300,6 @@ func TestFailed(t *testing.T) {
 	r.decide()
 	if r.ExitCode() != 2 {
 		t.Errorf("an empty report exits %d, want 2 (it judged nothing)", r.ExitCode())
-	}
-}
-
-// TestUsable checks what keeps a run from becoming a baseline.
-func TestUsable(t *testing.T) {
-	opt := Options{Rules: []Rule{strictAllocs}, MinSamples: 4}
-	m := results.AllocsPerReq.Name
-	if p := Usable(mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1, 1, 1), opt); p != nil {
-		t.Errorf("a complete side: %q, want usable", p)
-	}
-	s := mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1, 1, 1).invalidate(3)
-	if p := Usable(s, opt); len(p) != 1 || !strings.Contains(p[0], "lf capacity allocations per request: 3 valid samples (4 needed)") {
-		t.Errorf("three invalid points: %q", p)
-	}
-	s = mkSide("b", "lf", results.KindCapacity, m, 1, 1, 1, 1)
-	s.Unavailable["px"] = "no io_uring"
-	if p := Usable(s, opt); len(p) != 1 || !strings.Contains(p[0], "px is unavailable: no io_uring") {
-		t.Errorf("an unavailable configuration: %q", p)
-	}
-	if p := Usable(&Side{}, opt); len(p) != 1 || p[0] != "no points" {
-		t.Errorf("an empty side: %q", p)
 	}
 }
 

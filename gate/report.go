@@ -45,11 +45,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				row.cell(&row.Old), row.cell(&row.New), row.deltaText(), row.testText(), row.verdictText())
 		}
 		b.WriteString("\n")
-		b.WriteString("`~` no significant change, or within the tolerance · `+x% better`, `better` an improvement (never fails) · " +
-			"**REGRESSION** beyond the threshold in the bad direction · `undecided` too few valid samples · `info` reported, not gated. " +
-			"Values are medians of the valid repetitions (± the 95 % confidence interval of the median, for U-test rows). " +
-			"U test: Mann–Whitney (x/perf benchmath), p < α = 0.05 *and* at least the minimum effect shown; " +
-			"strict and tolerance rows compare the medians with the bound shown.\n\n")
+		fmt.Fprintf(&b, "`~` no significant change, or within the tolerance · `+x%% better`, `better` an improvement (never fails) · "+
+			"**REGRESSION** beyond the threshold in the bad direction · `undecided` too few valid samples. "+
+			"Values are medians of the valid repetitions (± the 95 %% confidence interval of the median, for U-test rows); "+
+			"server failures are counts of points. U test: Mann–Whitney (x/perf benchmath), significant after Holm's correction over "+
+			"the run's %d U tests (family-wise α = %g; p_adj is Holm-adjusted) *and* at least the minimum effect shown; "+
+			"strict and tolerance rows compare the medians with the bound shown; a failures row fails on any more server failures on the %s side.\n\n",
+			r.uTests(), r.Alpha, r.Head.Label)
 	}
 
 	if len(r.Problems) > 0 {
@@ -62,7 +64,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var why []string
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Why != "" && row.Verdict != Info {
+		if row.Why != "" {
 			why = append(why, fmt.Sprintf("%s %s %s: %s", row.Config, results.LoadLabel(row.Kind, row.Fraction), shortName(row), row.Why))
 		}
 	}
@@ -74,7 +76,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if ex := r.excluded(); len(ex) > 0 {
-		b.WriteString("Points excluded (failed, or an invalid load-generator verdict; never mixed into a sample):\n")
+		b.WriteString("Points excluded from the samples (never mixed in): those the server failed (counted in its failures rows) and those whose load-generator verdict on itself is invalid:\n")
 		for _, s := range ex {
 			fmt.Fprintf(&b, "- %s\n", s)
 		}
@@ -112,6 +114,8 @@ func shortName(row *Row) string {
 	switch {
 	case row.Metric == results.Capacity.Name:
 		return "throughput req/s"
+	case row.Metric == results.CPUPerReq.Name:
+		return "server CPU µs/req"
 	case strings.HasSuffix(row.Unit, "/req"):
 		return row.Unit
 	}
@@ -146,11 +150,25 @@ func (row *Row) testText() string {
 	case UTest:
 		p := "p=n/a"
 		if !math.IsNaN(row.P) {
-			p = fmt.Sprintf("p=%.3f", row.P)
+			p = fmt.Sprintf("p=%.4f p_adj=%.3f", row.P, row.PAdj)
 		}
 		return fmt.Sprintf("%s %s, min %s", p, n, strings.TrimPrefix(row.Threshold, "≥"))
+	case Failures:
+		return "failures > base"
 	}
 	return fmt.Sprintf("%s %s %s", row.Method, row.Threshold, n)
+}
+
+// uTests counts the U tests the run made: the family of the Holm
+// correction (rows with too few samples for a test are not in it).
+func (r *Report) uTests() int {
+	n := 0
+	for i := range r.Rows {
+		if r.Rows[i].Method == UTest && !math.IsNaN(r.Rows[i].PAdj) {
+			n++
+		}
+	}
+	return n
 }
 
 // excluded returns the points left out of the samples, once per group
@@ -209,7 +227,8 @@ func (row Row) MarshalJSON() ([]byte, error) {
 		Delta    *float64    `json:"delta"`
 		AbsDelta *float64    `json:"abs_delta"`
 		P        *float64    `json:"p"`
-	}{plain(row), results.LoadLabel(row.Kind, row.Fraction), summaryJSON(&row.Old), summaryJSON(&row.New), num(row.Delta), num(row.AbsDelta), num(row.P)})
+		PAdj     *float64    `json:"p_holm"`
+	}{plain(row), results.LoadLabel(row.Kind, row.Fraction), summaryJSON(&row.Old), summaryJSON(&row.New), num(row.Delta), num(row.AbsDelta), num(row.P), num(row.PAdj)})
 }
 
 // WriteJSON writes the report as indented JSON, with its exit code and

@@ -8,13 +8,65 @@ import (
 	"strconv"
 	"strings"
 
+	"concbench/loadgen"
 	"concbench/results"
 )
 
+// Fault says whose doing it is that a point cannot be used.
+type Fault string
+
+// The faults.
+const (
+	// NoFault: the point was measured and its verdict is valid.
+	NoFault Fault = ""
+	// ServerFault: the server failed the point: it died (the point
+	// failed), a response failed verification, or the verdict is invalid
+	// for what the server did (over capacity, the rate missed, requests
+	// never sent, no response). The Failures rule counts these.
+	ServerFault Fault = "server"
+	// GeneratorFault: the load generator's verdict on itself is invalid
+	// (it could not keep its schedule, its CPU was taken, …): the point
+	// says nothing about the server and is left out of every sample.
+	GeneratorFault Fault = "generator"
+	// Unmeasured: the configuration was unavailable.
+	Unmeasured Fault = "unmeasured"
+)
+
+// serverChecks are the verdict checks that fail for what the server did.
+var serverChecks = []loadgen.Check{loadgen.CheckOverCapacity, loadgen.CheckRate, loadgen.CheckUnsent,
+	loadgen.CheckErrors, loadgen.CheckNoResponses, loadgen.CheckWarmup}
+
+// faultOf classifies a point.
+func faultOf(p *results.Point) Fault {
+	switch {
+	case p.Status == results.StatusUnavailable:
+		return Unmeasured
+	case p.FailedBy == results.FailedNoRate:
+		// Nothing was offered: the capacity it would take its rate from
+		// was never validly measured (the generator's verdicts).
+		return GeneratorFault
+	case !p.Measured() || p.Load == nil:
+		return ServerFault // the server died, or never answered
+	}
+	for k, n := range p.Load.Errors {
+		if n > 0 && k != "interrupted" && !loadgen.ExpectedOutcome(k) {
+			return ServerFault // a response failed verification, or the transport failed
+		}
+	}
+	if p.Load.Valid {
+		return NoFault
+	}
+	for _, c := range p.Load.Checks {
+		if slices.Contains(serverChecks, c) {
+			return ServerFault
+		}
+	}
+	return GeneratorFault
+}
+
 // Point is one measured point reduced to what the gate judges: its
-// identity, its outcome, the load generator's verdict and the value of
-// every metric the rules read. A committed baseline stores its points in
-// this form.
+// identity, its outcome, whose fault it is if it cannot be used, and the
+// value of every metric the rules read.
 type Point struct {
 	Config     string         `json:"config"`
 	Kind       results.Kind   `json:"kind"`
@@ -24,6 +76,9 @@ type Point struct {
 	// Valid is the load generator's verdict; false for a point that was
 	// not measured.
 	Valid bool `json:"valid"`
+	// Fault says whose doing it is that the point cannot be used (""
+	// for a valid point).
+	Fault Fault `json:"fault,omitempty"`
 	// Why is the failure, or the reasons of an invalid verdict, joined.
 	Why string `json:"why,omitempty"`
 	// Values maps a metric's Name to the point's value; a metric the
@@ -76,7 +131,7 @@ func FromRun(run *results.Run, pts []results.Point, label, suffix string, metric
 			s.Commit, s.Dirty = p.Provenance.Commit, p.Provenance.Dirty
 		}
 		gp := Point{Config: name, Kind: p.Kind, Fraction: p.Fraction, Repetition: p.Repetition, Status: p.Status,
-			Valid: p.Measured() && p.Load != nil && p.Load.Valid}
+			Valid: p.Measured() && p.Load != nil && p.Load.Valid, Fault: faultOf(p)}
 		switch {
 		case p.Status == results.StatusUnavailable:
 			gp.Why = p.Failure
@@ -89,6 +144,8 @@ func FromRun(run *results.Run, pts []results.Point, label, suffix string, metric
 			gp.Why = "no load-generator result"
 		case !p.Load.Valid:
 			gp.Why = strings.Join(p.Load.Reasons, "; ")
+		case gp.Fault == ServerFault:
+			gp.Why = "responses failed: " + errorsText(p.Load.Errors)
 		}
 		for _, m := range metrics {
 			if v, ok := m.Value(p); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -104,6 +161,15 @@ func FromRun(run *results.Run, pts []results.Point, label, suffix string, metric
 		s.Commit = "unknown"
 	}
 	return s
+}
+
+// errorsText lists a load result's error counts, by kind.
+func errorsText(errs map[string]int64) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		kv = append(kv, fmt.Sprintf("%s %d", k, errs[k]))
+	}
+	return strings.Join(kv, ", ")
 }
 
 // round keeps 6 significant digits: far below every threshold, and a
@@ -189,15 +255,15 @@ func findGroup(gs []*group, kind results.Kind, fraction float64) *group {
 // other points were left out.
 type sample struct {
 	values   []float64
-	excluded []string // "rep 2 invalid: send lag …"
-	invalid  int      // measured points excluded for an invalid verdict
-	failed   int      // points not measured
+	excluded []string // "rep 2 invalid (generator): send lag …"
+	server   int      // points the server failed (Fault ServerFault)
 	missing  int      // valid points without the metric
 }
 
 // sampleOf collects metric's values from g: only points measured with a
 // valid verdict count; the others are excluded and said why (invalid
-// points are never mixed into a sample).
+// points are never mixed into a sample), and those the server failed are
+// counted.
 func sampleOf(g *group, metric string) sample {
 	var s sample
 	if g == nil {
@@ -205,12 +271,13 @@ func sampleOf(g *group, metric string) sample {
 	}
 	for _, p := range g.points {
 		switch {
+		case p.Fault == ServerFault:
+			s.server++
+			s.excluded = append(s.excluded, fmt.Sprintf("rep %d failed by the server: %s", p.Repetition, p.Why))
 		case p.Status != results.StatusOK:
-			s.failed++
 			s.excluded = append(s.excluded, fmt.Sprintf("rep %d %s: %s", p.Repetition, p.Status, p.Why))
 		case !p.Valid:
-			s.invalid++
-			s.excluded = append(s.excluded, fmt.Sprintf("rep %d invalid: %s", p.Repetition, p.Why))
+			s.excluded = append(s.excluded, fmt.Sprintf("rep %d invalid (the load generator's verdict on itself): %s", p.Repetition, p.Why))
 		default:
 			v, ok := p.Values[metric]
 			if !ok {

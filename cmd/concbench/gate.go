@@ -11,41 +11,45 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"concbench/gate"
 	"concbench/harness"
+	"concbench/loadgen"
 	"concbench/results"
 )
 
-const gateUsage = `usage: concbench gate --base REV [flags]          same job: the base commit against the current tree
-       concbench gate --baseline DIR [flags]      the current tree against a committed baseline
-       concbench gate --write-baseline DIR        measure the current tree and write it as the baseline
-       concbench gate --run DIR [--baseline DIR]  judge a gate run folder again (nothing is measured)
+const gateUsage = `usage: concbench gate --base REV [flags]      a base revision against the current tree
+       concbench gate --reference [flags]     the revision named in results/baseline/reference against it (CI)
+       concbench gate --run DIR               judge a gate run folder again (nothing is measured)
 
-The CI performance-regression gate. It runs the harness's "gate" profile
-(leaderfollowers/lifo, halfsynchalfreactive and netpoll; capacity and 50%
-of it; 6 repetitions) and compares the current tree with a base:
+The CI performance-regression gate. It builds the base revision in a
+temporary git worktree and the current tree, and measures both in one job
+on this machine with the harness's "gate" profile (leaderfollowers/lifo,
+halfsynchalfreactive and netpoll; capacity, and an open-loop point at 50%
+of the BASE's capacity for both sides: equal load), interleaved and
+counterbalanced (base head, head base, …), from one load generator in this
+process. Nothing measured on another machine is compared.
 
-  --base REV       preferred. REV is checked out in a temporary git worktree
-                   (removed afterwards) and built; the current tree is built
-                   too; both run in one experiment, interleaved A B A B
-                   within every repetition, so that the machine's drift hits
-                   both. The load generator is this process, for both sides.
-  --baseline DIR   the committed baseline DIR/baseline.json (results/baseline,
-                   written only by make baseline). It was measured in another
-                   job, so only the robust metrics (allocations and bytes per
-                   request) are gated; the others are reported as info.
+  --base REV       the base: a commit, a branch, HEAD (your uncommitted
+                   changes against the last commit), or a merge base.
+  --reference      the base is the revision named in results/baseline/reference
+                   (what make gate-ci and .ci/run use; see gate/doc.go).
 
-Every configuration × load × metric is judged: allocations and bytes per
-request strictly (a fixed absolute bound on the change of the medians),
-context switches per request within a tolerance measured from no-change
-runs, throughput and latency percentiles by a Mann–Whitney U test (p <
-0.05) AND a minimum effect size. Only changes in the bad direction fail;
-improvements are reported. Points with an invalid load-generator verdict or
-that failed are excluded from every sample (and listed); a row needs
---min-samples valid samples per side.
+Every configuration × load × metric is a row: allocations and bytes per
+request strictly (a fixed bound on the change of the medians), context
+switches per request within a tolerance that scales with the base's value,
+throughput, server CPU per request and latency percentiles by a
+Mann–Whitney U test that must be significant after Holm's correction over
+all of the run's U tests (a family-wise error rate of 5%) AND show a
+minimum effect; and the points the server failed (died, failed
+verification, fell behind the equal load) — any more of them on the head
+side is a regression. Only changes in the bad direction fail;
+improvements are reported. Points whose load-generator verdict on itself
+is invalid are left out of every sample (and listed); a row with fewer
+than --min-samples valid samples on a side is undecided.
 
 The report (Markdown, benchstat's manner, for a pull-request comment) goes
 to standard output and, with the JSON verdict, into the run folder
@@ -53,21 +57,23 @@ to standard output and, with the JSON verdict, into the run folder
 error.
 
 Exit status: 0 pass, 1 regression, 2 the gate could not decide (a build
-failed, a baseline or run folder cannot be read or was measured with
-another setup, too few valid samples, a model unavailable on one side, the
-run was interrupted, bad flags) — never a silent pass.
+failed, a run folder cannot be read, too few valid samples, a model
+unavailable on one side, the run was interrupted, bad flags) — never a
+silent pass. .ci/run measures once more when the gate cannot decide, and
+then passes with a warning (see gate/doc.go).
 
 Flags:
 `
 
 // gateFlags are the gate command's settings.
 type gateFlags struct {
-	base, baseline, writeBaseline, run string
-	baseBinary, headBinary, headTags   string
-	md, json, out                      string
-	models                             string
-	reps, conns, minSamples            int
-	duration, warmup                   time.Duration
+	base, run                        string
+	reference, relaxLoadChecks       bool
+	baseBinary, headBinary, headTags string
+	md, json, out                    string
+	models                           string
+	reps, conns, minSamples          int
+	duration, warmup                 time.Duration
 }
 
 // Side suffixes of the configurations of a same-job run.
@@ -81,21 +87,21 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	var f gateFlags
 	prof, _ := harness.Profile("gate")
 	fs.StringVar(&f.base, "base", "", "the base git revision (e.g. HEAD, origin/main, a merge base), built in a temporary worktree and measured in the same job")
-	fs.StringVar(&f.baseline, "baseline", "", "the committed baseline's folder (results/baseline) to compare with instead of a base build")
-	fs.StringVar(&f.writeBaseline, "write-baseline", "", "measure the current tree and write its baseline into this folder (make baseline)")
+	fs.BoolVar(&f.reference, "reference", false, "the base is the revision named in "+gate.ReferenceFile+" (make gate-ci)")
 	fs.StringVar(&f.run, "run", "", "judge this existing gate run folder instead of measuring (with --baseline: against the baseline)")
 	fs.StringVar(&f.baseBinary, "base-binary", "", "a concbench built from the base, instead of --base (e.g. built elsewhere)")
 	fs.StringVar(&f.headBinary, "head-binary", "", "a concbench built from the current tree, instead of building it (make gate-ci and make baseline pass bin/concbench, just built)")
-	fs.StringVar(&f.headTags, "head-tags", "", "build tags for the current tree's build: concbench_regression injects a regression into leaderfollowers (the gate's self-test)")
+	fs.StringVar(&f.headTags, "head-tags", "", "build tags for the current tree's build: concbench_regress_<alloc|cpu|handoff|stall> injects a regression into leaderfollowers (the gate's self-tests; one at a time)")
 	fs.StringVar(&f.md, "md", "", "also write the Markdown report to this file")
 	fs.StringVar(&f.json, "json", "", "also write the JSON verdict to this file")
 	fs.StringVar(&f.out, "out", "out", "the folder under which the run folder gate-<UTC time> is made")
 	fs.StringVar(&f.models, "models", "", "comma-separated configurations, by name or model (default: the gate profile's)")
-	fs.IntVar(&f.reps, "reps", prof.Repetitions, "repetitions per side (the profile's; a baseline needs the same)")
+	fs.IntVar(&f.reps, "reps", prof.Repetitions, "repetitions per side (the profile's)")
 	fs.IntVar(&f.conns, "conns", prof.Workloads[0].Conns, "connections (the profile's)")
 	fs.DurationVar(&f.duration, "duration", time.Duration(prof.Duration), "measured window of every point (the profile's)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(prof.Warmup), "warm-up before every window (the profile's)")
 	fs.IntVar(&f.minSamples, "min-samples", gate.DefaultMinSamples, "valid samples per side a gated row needs (fewer: undecided)")
+	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; the report says so)")
 	if err := parseFlags(fs, args, stdout, gateUsage); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -112,7 +118,6 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	opt := gate.DefaultOptions()
 	opt.MinSamples = f.minSamples
-	opt.Baseline = f.baseline != ""
 	g := &gateRun{f: &f, exp: exp, opt: opt, stdout: stdout, stderr: stderr}
 	return g.do(ctx)
 }
@@ -123,22 +128,20 @@ func checkGateFlags(f *gateFlags, set map[string]bool, rest []string) error {
 		return fmt.Errorf("gate: unexpected argument %q (flags only)", rest[0])
 	}
 	modes := 0
-	for _, m := range []string{"base", "base-binary", "baseline", "write-baseline"} {
+	for _, m := range []string{"base", "base-binary", "reference"} {
 		if set[m] {
 			modes++
 		}
 	}
 	switch {
-	case set["base"] && set["base-binary"]:
-		return errors.New("gate: --base and --base-binary both given (accepted: one base)")
 	case f.run == "" && modes != 1:
-		return errors.New("gate: give one of --base REV, --baseline DIR or --write-baseline DIR (run 'concbench help gate')")
-	case f.run != "" && (set["base"] || set["base-binary"]):
-		return errors.New("gate: --run judges a folder that already holds both sides; --base/--base-binary cannot change it")
-	case f.run != "" && (set["head-binary"] || set["head-tags"] || set["models"] || set["reps"] || set["conns"] || set["duration"] || set["warmup"]):
+		return errors.New("gate: give one base: --base REV, --reference or --base-binary FILE (run 'concbench help gate')")
+	case f.run != "" && modes > 0:
+		return errors.New("gate: --run judges a folder that already holds both sides; --base, --reference and --base-binary cannot change it")
+	case f.run != "" && (set["head-binary"] || set["head-tags"] || set["models"] || set["reps"] || set["conns"] || set["duration"] || set["warmup"] || set["relax-load-checks"]):
 		return errors.New("gate: --run judges a folder as it was measured; the measurement flags cannot change it")
-	case set["write-baseline"] && (set["head-tags"] || set["baseline"]):
-		return errors.New("gate: --write-baseline measures the plain current tree (no --head-tags, no --baseline)")
+	case f.headTags != "" && !slices.Contains(regressionTags, f.headTags):
+		return fmt.Errorf("gate: --head-tags %q unknown (accepted: one of %s)", f.headTags, strings.Join(regressionTags, ", "))
 	case set["head-binary"] && set["head-tags"]:
 		return errors.New("gate: --head-binary and --head-tags both given (accepted: a build, or tags to build with)")
 	case f.minSamples < 1 || f.minSamples > harness.MaxRepetitions:
@@ -146,6 +149,14 @@ func checkGateFlags(f *gateFlags, set map[string]bool, rest []string) error {
 	}
 	return nil
 }
+
+// relaxedLimits turn off every check of the load generator on its own
+// health (--relax-load-checks).
+var relaxedLimits = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+
+// regressionTags are the build tags that inject a regression into the
+// head's build (models/leaderfollowers/inject_none.go), one at a time.
+var regressionTags = []string{"concbench_regress_alloc", "concbench_regress_cpu", "concbench_regress_handoff", "concbench_regress_stall"}
 
 // gateExperiment is the gate profile with the flags that were set
 // applied over it.
@@ -172,6 +183,9 @@ func gateExperiment(f *gateFlags, set map[string]bool) (harness.Experiment, erro
 	if set["warmup"] {
 		exp.Warmup = harness.Duration(f.warmup)
 	}
+	if f.relaxLoadChecks {
+		exp.LoadLimits = relaxedLimits
+	}
 	if err := exp.Validate(); err != nil {
 		return exp, fmt.Errorf("gate: %w", err)
 	}
@@ -192,10 +206,7 @@ type gateRun struct {
 
 // mode names the comparison for the report.
 func (g *gateRun) mode() string {
-	if g.f.baseline != "" {
-		return "against a committed baseline (measured in another job: only the robust metrics are gated)"
-	}
-	return "same job, interleaved A B A B within every repetition"
+	return "same job, interleaved and counterbalanced (base head, head base, …); open points at the same absolute rate on both sides (a fraction of the base's capacity)"
 }
 
 // undecided ends the gate with exit status 2 and a report that says why.
@@ -209,33 +220,15 @@ func (g *gateRun) do(ctx context.Context) error {
 	f := g.f
 	g.base = gate.Side{Label: "base", Commit: "unknown"}
 	g.head = gate.Side{Label: "head", Commit: "unknown", Ref: "working tree"}
-	if f.baseline != "" {
-		g.base.Label, g.base.Ref = "baseline", f.baseline
-	}
-	if f.writeBaseline != "" {
-		g.head.Label = "baseline"
-	}
 	var err error
 	if g.tmp, err = os.MkdirTemp("", "concbench-gate-"); err != nil {
 		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
 	}
 	defer os.RemoveAll(g.tmp)
 
-	var bl *gate.Baseline
-	if f.baseline != "" {
-		if bl, err = gate.ReadBaseline(f.baseline); err != nil {
-			return g.undecided("the baseline cannot be read: %v", err)
-		}
-		g.base.Commit, g.base.Dirty = bl.Commit, bl.Dirty
-		g.base.Ref = fmt.Sprintf("%s, measured %s", f.baseline, bl.Provenance.Time.Format("2006-01-02"))
-	}
-
 	if f.run != "" {
 		g.dir = f.run
-		g.head.Ref = ""
-		if f.baseline == "" {
-			g.base.Ref = ""
-		}
+		g.head.Ref, g.base.Ref = "", ""
 		g.notes = append(g.notes, fmt.Sprintf("Judged the existing run folder %s (nothing was measured).", f.run))
 	} else {
 		if err := g.measure(ctx); err != nil {
@@ -247,34 +240,14 @@ func (g *gateRun) do(ctx context.Context) error {
 	if err != nil {
 		return g.undecided("the run folder cannot be read: %v", err)
 	}
-	setup, err := setupOf(run)
-	if err != nil {
-		return g.undecided("the run folder's experiment cannot be read: %v", err)
-	}
 	metrics := gate.Metrics(g.opt.Rules)
-
-	if f.writeBaseline != "" {
-		return g.writeBaseline(run, pts, setup, metrics)
-	}
-
-	var base, head *gate.Side
-	if bl != nil {
-		base = &bl.Side
-		head = gate.FromRun(run, pts, "head", "", metrics)
-	} else {
-		base = gate.FromRun(run, pts, "base", baseSuffix, metrics)
-		head = gate.FromRun(run, pts, "head", headSuffix, metrics)
-	}
+	base := gate.FromRun(run, pts, "base", baseSuffix, metrics)
+	head := gate.FromRun(run, pts, "head", headSuffix, metrics)
 	label(base, &g.base)
 	label(head, &g.head)
 	r := gate.Compare(base, head, g.opt, g.mode())
-	if bl != nil {
-		for _, d := range bl.Setup.Diff(&setup) {
-			r.AddProblem("this run's setup differs from the baseline's, so they are not comparable: %s (refresh the baseline with make baseline, or run with its settings)", d)
-		}
-		g.notes = append(g.notes, provenanceNotes(&bl.Provenance, &run.Provenance)...)
-	} else if len(base.Points) == 0 && len(head.Points) == 0 {
-		r.AddProblem("the run folder %s has no %s and %s configurations (not a same-job gate run; give --baseline to judge it against a baseline)", g.dir, baseSuffix, headSuffix)
+	if len(base.Points) == 0 && len(head.Points) == 0 {
+		r.AddProblem("the run folder %s has no %s and %s configurations (not a gate run)", g.dir, baseSuffix, headSuffix)
 	}
 	if run.Partial() {
 		r.AddProblem("the run did not finish (interrupted or still running): only %d points were measured", len(pts))
@@ -301,10 +274,20 @@ func (g *gateRun) measure(ctx context.Context) error {
 
 	// The base first: a base that cannot be built ends the gate before
 	// anything else is spent.
-	var baseBin string
-	if f.base != "" || f.baseBinary != "" {
-		baseBin = f.baseBinary
+	baseBin := f.baseBinary
+	if baseBin != "" {
 		g.base.Ref = "--base-binary " + f.baseBinary
+	}
+	if f.reference {
+		if treeErr != nil {
+			return g.undecided("the reference cannot be read: %v", treeErr)
+		}
+		rev, err := gate.ReadReference(filepath.Join(tree.modRoot, gate.ReferenceFile))
+		if err != nil {
+			return g.undecided("%v", err)
+		}
+		f.base = rev
+		g.notes = append(g.notes, fmt.Sprintf("The base is the reference revision %s named in %s.", rev, gate.ReferenceFile))
 	}
 	if f.base != "" {
 		g.base.Ref = "--base " + f.base
@@ -349,18 +332,15 @@ func (g *gateRun) measure(ctx context.Context) error {
 
 	exp := g.exp
 	exp.ServerBinary = headBin
-	if baseBin != "" {
-		exp.Configs = nil
-		for _, c := range g.exp.Configs {
-			b, h := c, c
-			b.Name, b.ServerBinary = c.Name+baseSuffix, baseBin
-			h.Name, h.ServerBinary = c.Name+headSuffix, headBin
-			exp.Configs = append(exp.Configs, b, h)
-		}
-		g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench) for both sides; only the servers' binaries differ.")
-	} else {
-		g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench).")
+	exp.Counterbalance = true
+	exp.Configs = nil
+	for _, c := range g.exp.Configs {
+		b, h := c, c
+		b.Name, b.ServerBinary = c.Name+baseSuffix, baseBin
+		h.Name, h.ServerBinary, h.RatesFrom = c.Name+headSuffix, headBin, b.Name
+		exp.Configs = append(exp.Configs, b, h)
 	}
+	g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench) for both sides; only the servers' binaries differ.")
 	buildTime := time.Since(buildStart)
 	if err := exp.Validate(); err != nil {
 		return g.undecided("the experiment is invalid: %v", err)
@@ -381,6 +361,9 @@ func (g *gateRun) measure(ctx context.Context) error {
 	if !setupIsProfile(&g.exp) {
 		g.notes = append(g.notes, "The setup was changed by flags: this is not the gate profile's suite.")
 	}
+	if g.exp.LoadLimits.Relaxed() {
+		g.notes = append(g.notes, "The load generator's checks on its own health were turned off (--relax-load-checks): this run is a test of the gate's mechanics, not a measurement to trust.")
+	}
 	return nil
 }
 
@@ -392,37 +375,6 @@ func setupIsProfile(exp *harness.Experiment) bool {
 	a, _ := json.Marshal(p)
 	b, _ := json.Marshal(exp)
 	return bytes.Equal(a, b)
-}
-
-// writeBaseline checks that the run can serve as a baseline (every
-// configuration available, enough valid samples of every metric) and
-// writes it.
-func (g *gateRun) writeBaseline(run *results.Run, pts []results.Point, setup gate.Setup, metrics []results.Metric) error {
-	side := gate.FromRun(run, pts, "baseline", "", metrics)
-	if problems := gate.Usable(side, g.opt); len(problems) > 0 {
-		r := gate.Failed(g.base, g.head, "writing a baseline", problems...)
-		r.AddProblem("the baseline was NOT written: run make baseline again (on a quiet machine)")
-		r.Notes = g.notes
-		return g.finish(r)
-	}
-	b := &gate.Baseline{About: gate.About, Setup: setup, Provenance: run.Provenance, Side: *side}
-	if c := g.head.Commit; c != "" && c != "unknown" {
-		b.Commit, b.Dirty = c, g.head.Dirty
-	}
-	b.Label, b.Ref = "baseline", ""
-	if err := gate.WriteBaseline(g.f.writeBaseline, b); err != nil {
-		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
-	}
-	dirty := ""
-	if b.Dirty {
-		dirty = " WITH UNCOMMITTED CHANGES (commit them before the baseline, so that the baseline names the code it measured)"
-	}
-	fmt.Fprintf(g.stdout, "baseline: %s (%d points of commit %s%s); review and commit it\n",
-		filepath.Join(g.f.writeBaseline, gate.BaselineFile), len(b.Points), b.Commit, dirty)
-	for _, n := range g.notes {
-		fmt.Fprintf(g.stdout, "- %s\n", n)
-	}
-	return nil
 }
 
 // finish writes the report (stdout, the run folder, --md, --json) and
@@ -478,62 +430,6 @@ func undecidedReasons(r *gate.Report) []string {
 		out = append(out, fmt.Sprintf("%d rows undecided (see the report)", n))
 	}
 	return out
-}
-
-// setupOf describes what run measured, for comparing it with a baseline:
-// the experiment from run.json and the configurations as recorded,
-// without the side suffix of a same-job run (the head's).
-func setupOf(run *results.Run) (gate.Setup, error) {
-	exp, err := harness.ExperimentOf(run)
-	if err != nil {
-		return gate.Setup{}, err
-	}
-	s := gate.Setup{Profile: exp.Profile, Fractions: exp.Fractions, Repetitions: exp.Repetitions,
-		Warmup: exp.Warmup.String(), Duration: exp.Duration.String(), CapacityOutstanding: exp.CapacityOutstanding,
-		LoadWorkers: exp.LoadWorkers, Seed: exp.Seed}
-	for _, w := range exp.Workloads {
-		s.Workloads = append(s.Workloads, w.Workload)
-	}
-	same := false
-	for _, c := range run.Configs {
-		if strings.HasSuffix(c.Name, headSuffix) {
-			same = true
-		}
-	}
-	for _, c := range run.Configs {
-		if same {
-			name, ok := strings.CutSuffix(c.Name, headSuffix)
-			if !ok {
-				continue
-			}
-			c.Name = name
-		}
-		s.Configs = append(s.Configs, c)
-	}
-	return s, nil
-}
-
-// provenanceNotes says where the baseline's machine and build differ from
-// this run's.
-func provenanceNotes(old, cur *results.Provenance) []string {
-	var ds []string
-	for _, d := range []struct{ what, a, b string }{
-		{"Go", old.GoVersion, cur.GoVersion},
-		{"CPU", old.CPUModel, cur.CPUModel},
-		{"CPUs", fmt.Sprint(old.NumCPU), fmt.Sprint(cur.NumCPU)},
-		{"kernel", old.Kernel, cur.Kernel},
-		{"server CPUs", old.ServerCPUs, cur.ServerCPUs},
-		{"load CPUs", old.LoadCPUs, cur.LoadCPUs},
-	} {
-		if d.a != d.b {
-			ds = append(ds, fmt.Sprintf("%s %s (baseline: %s)", d.what, d.b, d.a))
-		}
-	}
-	if len(ds) == 0 {
-		return []string{fmt.Sprintf("The baseline was measured on the same kind of machine and toolchain (%s, %d CPUs, %s, kernel %s).", cur.CPUModel, cur.NumCPU, cur.GoVersion, cur.Kernel)}
-	}
-	return []string{"This run's machine or toolchain differs from the baseline's: " + strings.Join(ds, ", ") +
-		". A new Go version can change allocations: refresh the baseline (make baseline) in the commit that changes the toolchain."}
 }
 
 func tagText(tags string) string {
