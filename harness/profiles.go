@@ -75,9 +75,9 @@ func Profile(name string) (Experiment, error) {
 			}
 		}
 		base.Configs = cs
-		base.Fractions = []float64{0.5}
-		base.Repetitions = 6
-		base.Warmup = Duration(500 * time.Millisecond)
+		base.Fractions = []float64{0.1, 0.5}
+		base.Repetitions = 7
+		base.Warmup = Duration(300 * time.Millisecond)
 		base.Duration = Duration(2 * time.Second)
 		return base, nil
 	}

@@ -152,8 +152,8 @@ func TestJudge(t *testing.T) {
 		{name: "busy-closed", change: func(r *Result) { r.Config.Closed = true; r.Generator.BusyFraction = 0.95 }, reason: "busy 95%", check: CheckBusy},
 		{name: "gc", change: func(r *Result) { r.Generator.GCPauseNs = 2e6 }, warning: "GC paused 2.00ms"},
 		{name: "run-queue", change: func(r *Result) {
-			r.Generator.WorkerRunQueueNs, r.Generator.RunQueueFraction, r.Generator.WorkerInvoluntaryCtxsw = 6e8, 0.06, 900
-		}, reason: "waited 600ms for a CPU, 6.0% of their time (at most 5%; 900 involuntary context switches)", check: CheckCPU},
+			r.Generator.WorkerRunQueueNs, r.Generator.RunQueueFraction, r.Generator.WorkerInvoluntaryCtxsw = 1.2e9, 0.12, 900
+		}, reason: "waited 1.20s for a CPU, 12.0% of their time (at most 10%; 900 involuntary context switches)", check: CheckCPU},
 		{name: "run-queue-closed", change: func(r *Result) { r.Config.Closed = true; r.Generator.RunQueueFraction = 0.3 }, reason: "for a CPU", check: CheckCPU},
 		{name: "steal", change: func(r *Result) { r.Generator.StealNs, r.Generator.StealFraction = 8e8, 0.08 },
 			reason: "the hypervisor took 800ms (8.0%, at most 5%)", check: CheckCPU},
