@@ -19,6 +19,7 @@ const (
 	Better     Verdict = "better"     // a change beyond the threshold in the good direction (never fails)
 	Regression Verdict = "REGRESSION" // a change beyond the threshold in the bad direction
 	Undecided  Verdict = "undecided"  // the row cannot be judged (too few valid samples)
+	NotGated   Verdict = "not gated"  // reported only: the metric is too coarse at this load (Rule.MinRequests)
 )
 
 // Outcome is the gate's result.
@@ -196,7 +197,7 @@ func Compare(base, head *Side, opt Options, mode string) *Report {
 				continue
 			}
 			for i := range opt.Rules {
-				if rule := &opt.Rules[i]; rule.Kind == bg.kind {
+				if rule := &opt.Rules[i]; rule.applies(bg.kind, bg.fraction) {
 					r.Rows = append(r.Rows, judge(name, bg, hg, rule, &opt, base.Label, head.Label))
 				}
 			}
@@ -219,7 +220,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 	row := Row{Config: config, Kind: bg.kind, Fraction: bg.fraction, Metric: m.Name, Label: m.Label, Unit: m.Unit,
 		Method: rule.Method, Threshold: rule.threshold(), MinEffect: rule.MinEffect,
 		Delta: math.NaN(), AbsDelta: math.NaN(), P: math.NaN(), PAdj: math.NaN()}
-	bs, hs := sampleOf(bg, m.Name), sampleOf(hg, m.Name)
+	bs, hs := sampleOf(bg, m.Name, rule.MinRequests), sampleOf(hg, m.Name, rule.MinRequests)
 	if rule.Method == Failures {
 		return judgeFailures(row, bg, hg, bs, hs, baseLabel, headLabel)
 	}
@@ -240,6 +241,11 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 		default:
 			row.Delta = math.Copysign(math.Inf(1), row.AbsDelta)
 		}
+	}
+	if (row.Old.N == 0 && bs.short > 0) || (row.New.N == 0 && hs.short > 0) {
+		row.Verdict = NotGated
+		row.Why = fmt.Sprintf("not gated: the windows hold fewer than the %d requests this metric needs to be exact", rule.MinRequests)
+		return row
 	}
 	if n := opt.MinSamples; row.Old.N < n || row.New.N < n {
 		row.Why = fmt.Sprintf("too few valid samples: %s %d, %s %d (%d needed)", baseLabel, row.Old.N, headLabel, row.New.N, n)

@@ -248,6 +248,34 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
+// TestNotGated checks that a rule with MinRequests does not read points
+// whose windows are too short: reported, neither gated nor undecided.
+func TestNotGated(t *testing.T) {
+	rule := Rule{Metric: results.AllocsPerReq, Kind: results.KindCapacity, Method: Strict, Abs: 0.05, MinRequests: 20000}
+	base := mkSide("base", "lf", results.KindCapacity, rule.Metric.Name, 1, 1, 1, 1, 1, 1)
+	head := mkSide("head", "lf", results.KindCapacity, rule.Metric.Name, 2, 2, 2, 2, 2, 2)
+	for _, s := range []*Side{base, head} {
+		for i := range s.Points {
+			s.Points[i].Requests = 6700
+		}
+	}
+	r := Compare(base, head, oneRule(rule), "test")
+	if r.Rows[0].Verdict != NotGated || !strings.Contains(r.Rows[0].Why, "fewer than the 20000 requests") {
+		t.Errorf("row %s (%q), want not gated", r.Rows[0].Verdict, r.Rows[0].Why)
+	}
+	if r.Outcome != Unsure { // nothing else was judged
+		t.Errorf("outcome %s, want undecided (nothing gated)", r.Outcome)
+	}
+	for _, s := range []*Side{base, head} {
+		for i := range s.Points {
+			s.Points[i].Requests = 30000
+		}
+	}
+	if r := Compare(base, head, oneRule(rule), "test"); r.Rows[0].Verdict != Regression {
+		t.Errorf("with long enough windows: %s, want a regression", r.Rows[0].Verdict)
+	}
+}
+
 // TestHolm checks the family-wise correction: three U-test rows whose
 // samples are completely separated (p 0.0022 each at 6+6) all fail
 // together, but a row with p between α/m and α does not, although alone

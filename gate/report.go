@@ -46,7 +46,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "`~` no significant change, or within the tolerance · `+x%% better`, `better` an improvement (never fails) · "+
-			"**REGRESSION** beyond the threshold in the bad direction · `undecided` too few valid samples. "+
+			"**REGRESSION** beyond the threshold in the bad direction · `undecided` too few valid samples · `not gated` the metric is too coarse at that load. "+
 			"Values are medians of the valid repetitions (± the 95 %% confidence interval of the median, for U-test rows); "+
 			"server failures are counts of points. U test: Mann–Whitney (x/perf benchmath), significant after Holm's correction over "+
 			"the run's %d U tests (family-wise α = %g; p_adj is Holm-adjusted) *and* at least the minimum effect shown; "+

@@ -57,7 +57,7 @@ func (s *Side) full(config string, f func(kind results.Kind, rep int) values) *S
 				vals[results.LatencyP99.Name] = v.p99
 			}
 			s.Points = append(s.Points, Point{Config: config, Kind: kind, Fraction: frac, Repetition: rep,
-				Status: results.StatusOK, Valid: true, Values: vals})
+				Status: results.StatusOK, Valid: true, Values: vals, Requests: 50000})
 		}
 	}
 	return s

@@ -84,6 +84,8 @@ type Point struct {
 	// Values maps a metric's Name to the point's value; a metric the
 	// point does not carry is absent, never 0.
 	Values map[string]float64 `json:"values,omitempty"`
+	// Requests is what the server served in the point's window.
+	Requests uint64 `json:"requests,omitempty"`
 }
 
 // Side is one side of a comparison: the base (a base commit's build, or a
@@ -131,7 +133,7 @@ func FromRun(run *results.Run, pts []results.Point, label, suffix string, metric
 			s.Commit, s.Dirty = p.Provenance.Commit, p.Provenance.Dirty
 		}
 		gp := Point{Config: name, Kind: p.Kind, Fraction: p.Fraction, Repetition: p.Repetition, Status: p.Status,
-			Valid: p.Measured() && p.Load != nil && p.Load.Valid, Fault: faultOf(p)}
+			Valid: p.Measured() && p.Load != nil && p.Load.Valid, Fault: faultOf(p), Requests: p.Server.Requests}
 		switch {
 		case p.Status == results.StatusUnavailable:
 			gp.Why = p.Failure
@@ -258,18 +260,24 @@ type sample struct {
 	excluded []string // "rep 2 invalid (generator): send lag …"
 	server   int      // points the server failed (Fault ServerFault)
 	missing  int      // valid points without the metric
+	short    int      // valid points whose window held too few requests
 }
 
 // sampleOf collects metric's values from g: only points measured with a
 // valid verdict count; the others are excluded and said why (invalid
 // points are never mixed into a sample), and those the server failed are
-// counted.
-func sampleOf(g *group, metric string) sample {
+// counted. Valid points whose window held fewer than minRequests requests
+// are left out too, and counted in short.
+func sampleOf(g *group, metric string, minRequests uint64) sample {
 	var s sample
 	if g == nil {
 		return s
 	}
 	for _, p := range g.points {
+		if p.Valid && p.Requests < minRequests {
+			s.short++
+			continue
+		}
 		switch {
 		case p.Fault == ServerFault:
 			s.server++

@@ -52,26 +52,33 @@
 //
 // The capacity is the achieved rate of a closed loop (every connection
 // keeps CapacityOutstanding requests in flight) over the window. Each open
-// point's rate is its fraction of the median of the configuration's valid
-// capacity measurements in repetitions 0..r, this repetition's included:
-// every model is compared at the same relative load, a one-off capacity
-// outlier is outvoted from the second repetition on, and the rule depends
-// only on which points exist, so a resumed run applies it exactly as an
-// uninterrupted one. Each point records its offered rate, so the report
-// can also compare models at the same absolute load. Without a valid
-// capacity the open points of that repetition fail, saying so.
+// point's rate is its fraction of the median of the valid capacity
+// measurements, in the repetitions measured so far (0..r), of the
+// configuration itself — or of the one its Config.RatesFrom names, so that
+// two configurations are offered the same absolute rates (the CI gate's
+// head is offered the base's) — so a one-off capacity outlier is outvoted
+// from the second repetition on. Each point records its offered rate, so
+// the report can also compare models at the same absolute load. Without a
+// valid capacity the open points of that repetition fail, saying so
+// (results.FailedNoRate: nothing was offered).
 //
 // Repetitions are interleaved: repetition 0 of every configuration, then
 // repetition 1, and so on, so that drift of the machine hits every
-// configuration alike. The load generator's seed depends on the
-// repetition and the point's index, not on the configuration: at a given
-// repetition and fraction every configuration sees the same arrival
-// process scaled to its rate (common random numbers).
+// configuration alike; with Experiment.Counterbalance the configurations'
+// order is reversed in every odd repetition (A B, B A, …), so that none is
+// measured first, or right after another, more often. The load
+// generator's seed depends on the repetition and the point's index, not on
+// the configuration: at a given repetition and fraction every
+// configuration sees the same arrival process scaled to its rate (common
+// random numbers).
 //
 // # The window and the server's cost
 //
-// The load generator calls back when its warm-up ends and when its window
-// has drained (loadgen.Config.OnWindow). At the start the harness reads
+// The load generator calls back just before its window starts (20 ms
+// before the warm-up ends, so that this work on the generator's CPU does
+// not preempt its busy-polling worker inside the window) and when its
+// window has drained (loadgen.Config.OnWindow). At the start the harness
+// reads
 // the server threads' run-queue waits (/proc/<pid>/task/*/schedstat,
 // through sysstat.RunQueueByThread), its perf counters, and a
 // control-channel snapshot; at the end the same in mirror order. The cost
@@ -126,8 +133,14 @@
 // both recorded in every point's provenance. The harness pins itself (the
 // load generator runs in-process) and sets its GOMAXPROCS to its CPU
 // count, as "concbench load --cpus" does; both are restored when the run
-// ends. With a single CPU both run unpinned, and run.json and every point
-// carry a warning that the generator's work is in the measurement.
+// ends. With a CPU per load worker the generator busy-polls
+// (loadgen.PollBusy): on a VM whose idle vCPUs halt a sleeping generator
+// wakes tens of µs late for every send. With a single CPU both run
+// unpinned, the generator sleeps between sends, and run.json and every
+// point carry a warning that the generator's work is in the measurement.
+// Experiment.LoadLimits are the generator's limits on its own health
+// (loadgen.Limits); relaxing them is for tests on a busy machine, and every
+// point of such a run says so.
 //
 // A server pinned to one CPU gets GOMAXPROCS 1 from the Go runtime. A
 // model built on locked OS threads then has its threads hand the single P
@@ -135,8 +148,8 @@
 // a request) must wait for the thread holding the P to enter a system
 // call and for sysmon to retake it (20 µs to 10 ms), and parks meanwhile
 // — waits and context switches that are the Go runtime's, not the
-// pattern's (../shared/notes/go-on-linux-facts.md, section 1, "P
-// accounting"). Measured here (server on CPU 0, generator on CPU 1, HTTP,
+// pattern's (the runtime's retake in proc.go: sysmon takes the P of a
+// thread in a system call after 20 µs if other work waits). Measured here (server on CPU 0, generator on CPU 1, HTTP,
 // 64 connections, exp:10us CPU work, 5 interleaved repetitions, medians;
 // a shared, noisy 2-vCPU VM, so the capacities are within the noise of
 // each other): leaderfollowers/lifo, 4 threads, with GOMAXPROCS 1 against

@@ -55,9 +55,8 @@ func TestMM1(t *testing.T) {
 }
 
 // TestMMcPublishedValues checks the Erlang C probability of waiting and
-// the response-time percentiles against the table in
-// ../shared/notes/anchors-and-limits.md (section 4: exponential service of
-// mean 100 µs, values rounded to the µs, P(wait) to 3 digits).
+// the response-time percentiles against a published table (exponential
+// service of mean 100 µs, values rounded to the µs, P(wait) to 3 digits).
 func TestMMcPublishedValues(t *testing.T) {
 	for _, tc := range []struct {
 		c                    int

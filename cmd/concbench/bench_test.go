@@ -66,7 +66,7 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "gate keeps its own fields", args: []string{"--profile", "gate"}, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "gate" || len(e.Configs) != 3 || e.Repetitions != 6 || len(e.Fractions) != 1 {
+			if e.Profile != "gate" || len(e.Configs) != 3 || e.Repetitions != 7 || len(e.Fractions) != 2 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},

@@ -7,8 +7,7 @@
 // (RunQueueByThread, over TaskIDs: what the harness differences across a
 // measured window).
 //
-// Where the numbers come from, and their traps (measured on this VM, see
-// ../shared/notes/go-on-linux-facts.md, sections 2 and 3):
+// Where the numbers come from, and their traps (measured on a 2-vCPU VM):
 //
 //   - getrusage(RUSAGE_SELF) sums every thread of the process, including
 //     threads that have exited. /proc/<pid>/status alone counts only the

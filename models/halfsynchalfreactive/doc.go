@@ -2,7 +2,8 @@
 // one reactor thread demultiplexes every connection and hands each request
 // through a bounded queue to a pool of worker threads that serve it
 // synchronously. It is the design the Leader/Followers paper
-// (../shared/reference/003_…, section 2) measures itself against: passing a
+// (Schmidt, O'Ryan, Kircher, Pyarali, Buschmann, PLoP 2000, section 2)
+// measures itself against: passing a
 // request from the network I/O thread to a worker costs "a dynamic memory
 // allocation, multiple synchronization operations, and a context switch".
 // This package pays exactly those costs, where the pattern puts them, and
