@@ -47,15 +47,20 @@ type Row struct {
 	// median and its 95 % confidence interval, ±Inf when too small).
 	Old, New results.Stats `json:"-"`
 	// Delta is the relative change of the medians (new − old) / |old|,
-	// AbsDelta the absolute one; P the U test's p-value and PAdj its
-	// Holm-adjusted value (UTest rows).
+	// AbsDelta the absolute one; P the one-sided U test's p-value for a
+	// change in the bad direction and PAdj its Holm-adjusted value (UTest
+	// rows).
 	Delta, AbsDelta, P, PAdj float64 `json:"-"`
 	// MinEffect is a UTest row's minimum effect.
 	MinEffect float64 `json:"min_effect,omitempty"`
-	// bad is the change of the medians in the bad direction (UTest rows,
-	// between judge and judgeUTests).
-	bad     float64
-	Verdict Verdict `json:"verdict"`
+	// Trimmed counts the values left out of the two samples
+	// (Rule.TrimHighest).
+	Trimmed int `json:"trimmed,omitempty"`
+	// bad is the change of the medians in the bad direction, and pBetter
+	// the one-sided p-value of a change in the good direction (UTest
+	// rows, between judge and judgeUTests).
+	bad, pBetter float64
+	Verdict      Verdict `json:"verdict"`
 	// Why explains an undecided row, or a significant change that the
 	// minimum effect size kept from failing the gate.
 	Why string `json:"why,omitempty"`
@@ -230,6 +235,14 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 	for _, e := range hs.excluded {
 		row.Excluded = append(row.Excluded, headLabel+" "+e)
 	}
+	if t := rule.TrimHighest; t > 0 {
+		for _, s := range []*sample{&bs, &hs} {
+			if len(s.values) >= opt.MinSamples+t {
+				s.values = slices.Sorted(slices.Values(s.values))[:len(s.values)-t]
+				row.Trimmed += t
+			}
+		}
+	}
 	row.Old, row.New = results.Summarize(bs.values), results.Summarize(hs.values)
 	if row.Old.N > 0 && row.New.N > 0 {
 		row.AbsDelta = row.New.Median - row.Old.Median
@@ -274,9 +287,12 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 			row.Verdict = Same
 		}
 	case UTest:
-		c := results.Compare(bs.values, hs.values)
-		row.P = c.P // results.Compare clamps benchmath's tie-corrected p to 1
-		row.Warnings = c.Warnings
+		// One-sided, in the bad direction: only a regression fails.
+		worse, better := results.Greater(bs.values, hs.values), results.Greater(hs.values, bs.values)
+		if !rule.lowerIsBetter() {
+			worse, better = better, worse
+		}
+		row.P, row.pBetter = worse, better
 		row.bad = bad
 	default:
 		row.Verdict = Undecided
@@ -316,12 +332,16 @@ func judgeFailures(row Row, bg, hg *group, bs, hs sample, baseLabel, headLabel s
 }
 
 // judgeUTests decides the U-test rows together. Holm's step-down
-// procedure: sort the m p-values ascending; the i-th (from 0) is
-// significant if it and every smaller one is below Alpha/(m−i). A row
-// whose samples could not reach significance even as the smallest of the
-// family (its smallest possible p at least Alpha/m) is undecided, never
-// "~". A significant row fails only with at least its minimum effect in
-// the bad direction.
+// procedure over the one-sided p-values for a change in the bad direction:
+// sort the m p-values ascending; the i-th (from 0) is significant if it
+// and every smaller one is below Alpha/(m−i), so that the probability of
+// any false regression in the run is at most Alpha. A row whose samples
+// could not reach significance even as the smallest of the family (its
+// smallest possible p at least Alpha/m) is undecided, never "~". A
+// significant row fails only with at least its minimum effect in the bad
+// direction. A change of at least the minimum effect in the good
+// direction, significant one-sided at Alpha by itself, is reported as an
+// improvement (never a failure, so not part of the family).
 func (r *Report) judgeUTests(opt *Options) {
 	var idx []int
 	for i := range r.Rows {
@@ -347,21 +367,21 @@ func (r *Report) judgeUTests(opt *Options) {
 		if pmin := minP(row.Old.N, row.New.N); pmin >= opt.Alpha/float64(m) {
 			// Not "~": a test that cannot reject would pass silently.
 			row.Verdict = Undecided
-			row.Why = fmt.Sprintf("n=%d+%d: the smallest p the U test can give, %.4f, is not below α/m = %.4f (family-wise α %g over %d U tests)",
+			row.Why = fmt.Sprintf("n=%d+%d: the smallest p the one-sided U test can give, %.4f, is not below α/m = %.4f (family-wise α %g over %d U tests)",
 				row.Old.N, row.New.N, pmin, opt.Alpha/float64(m), opt.Alpha, m)
 			continue
 		}
 		effect := math.Abs(row.Delta)
 		switch {
+		case row.bad < 0 && effect >= row.MinEffect && row.pBetter < opt.Alpha:
+			row.Verdict = Better
 		case !significant:
 			row.Verdict = Same
-		case effect < row.MinEffect:
+		case effect < row.MinEffect || row.bad <= 0:
 			row.Verdict = Same
 			row.Why = fmt.Sprintf("significant (p=%.4f, Holm-adjusted %.4f) but %.1f%% is below the minimum effect %.0f%%", row.P, row.PAdj, 100*effect, 100*row.MinEffect)
-		case row.bad > 0:
-			row.Verdict = Regression
 		default:
-			row.Verdict = Better
+			row.Verdict = Regression
 		}
 	}
 }
@@ -455,13 +475,13 @@ func fmtNs(ns float64) string {
 	return fmt.Sprintf("%.0f%s", v, unit)
 }
 
-// minP is the smallest two-sided p-value a Mann–Whitney U test of
+// minP is the smallest one-sided p-value a Mann–Whitney U test of
 // samples of n1 and n2 values can give (no ties, complete separation):
-// 2 / C(n1+n2, n1). 3+3 values give 0.1, 4+4 0.029, 3+5 0.036.
+// 1 / C(n1+n2, n1). 3+3 values give 0.05, 6+6 0.0011, 7+7 0.00029.
 func minP(n1, n2 int) float64 {
 	c := 1.0 // C(n1+n2, n1), built up as a product
 	for i := 1; i <= n1; i++ {
 		c = c * float64(n2+i) / float64(i)
 	}
-	return math.Min(1, 2/c)
+	return math.Min(1, 1/c)
 }

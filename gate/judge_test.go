@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestOutcomes(t *testing.T) {
 			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
 			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(3),
 			opt:  Options{Rules: []Rule{uCapacity}, MinSamples: 3, Alpha: 0.05},
-			want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "n=3+3: the smallest p the U test can give, 0.1000, is not below α/m = 0.0500"},
+			want: Unsure, wantCode: 2, wantRow: Undecided, wantText: "n=3+3: the smallest p the one-sided U test can give, 0.0500, is not below α/m = 0.0500"},
 		{name: "three and five samples: the U test decides",
 			base: mkSide("base", "lf", results.KindCapacity, results.Capacity.Name, 100, 101, 99, 100, 102, 98).invalidate(3),
 			head: mkSide("head", "lf", results.KindCapacity, results.Capacity.Name, 50, 51, 49, 50, 52, 48).invalidate(1),
@@ -277,13 +278,13 @@ func TestNotGated(t *testing.T) {
 }
 
 // TestHolm checks the family-wise correction: three U-test rows whose
-// samples are completely separated (p 0.0022 each at 6+6) all fail
-// together, but a row with p between α/m and α does not, although alone
-// it would.
+// samples are completely separated (one-sided p 0.0011 each at 6+6) all
+// fail together, but a row with one overlap (p 0.0022), significant alone,
+// is not among 24 rows (α/24 = 0.0021).
 func TestHolm(t *testing.T) {
 	base := []float64{100, 101, 99, 100, 102, 98}
 	slow := scale(base, 0.8)
-	mixed := []float64{80, 81, 99.5, 79, 82, 78} // one overlap: p ≈ 0.0043 at 6+6
+	mixed := []float64{80, 81, 99.5, 79, 82, 78} // one overlap
 	mk := func(label string, a, b, c []float64) *Side {
 		s := mkSide(label, "a", results.KindCapacity, results.Capacity.Name, a...)
 		s.add("b", results.KindCapacity, results.Capacity.Name, b...)
@@ -300,20 +301,39 @@ func TestHolm(t *testing.T) {
 	if alone.Outcome != Regressed {
 		t.Fatalf("one overlapping row alone: %s (p %.4f), want a regression", alone.Outcome, alone.Rows[0].P)
 	}
-	// With many rows the same p is not significant after Holm: the other
-	// rows are unchanged (p near 1), so the family has 12 rows.
 	many := []*Side{mkSide("base", "x", results.KindCapacity, results.Capacity.Name, base...), mkSide("head", "x", results.KindCapacity, results.Capacity.Name, mixed...)}
-	for i := range 11 {
-		name := string(rune('d' + i))
+	for i := range 23 {
+		name := fmt.Sprintf("r%d", i)
 		many[0].add(name, results.KindCapacity, results.Capacity.Name, base...)
 		many[1].add(name, results.KindCapacity, results.Capacity.Name, base...)
 	}
 	r = Compare(many[0], many[1], opt, "test")
 	if r.Outcome != Pass {
-		t.Errorf("the same row among 12: outcome %s (p %.4f, adjusted %.4f), want pass", r.Outcome, r.Rows[0].P, r.Rows[0].PAdj)
+		t.Errorf("the same row among 24: outcome %s (p %.4f, adjusted %.4f), want pass", r.Outcome, r.Rows[0].P, r.Rows[0].PAdj)
 	}
-	if got := r.Rows[0].PAdj; math.Abs(got-math.Min(1, 12*r.Rows[0].P)) > 1e-9 {
-		t.Errorf("adjusted p %.5f, want 12 × %.5f", got, r.Rows[0].P)
+	if got := r.Rows[0].PAdj; math.Abs(got-math.Min(1, 24*r.Rows[0].P)) > 1e-9 {
+		t.Errorf("adjusted p %.5f, want 24 × %.5f", got, r.Rows[0].P)
+	}
+}
+
+// TestTrimHighest checks that a latency row leaves out each side's
+// highest repetition: one stalled repetition of the base does not hide a
+// regression that moved every repetition of the head.
+func TestTrimHighest(t *testing.T) {
+	rule := Rule{Metric: results.LatencyP99, Kind: results.KindOpen, Method: UTest, MinEffect: 0.25, TrimHighest: 1}
+	base := []float64{229e3, 296e3, 301e3, 343e3, 462e3, 493e3, 1308e3} // one stall of the machine
+	head := []float64{1159e3, 1167e3, 1190e3, 1204e3, 1211e3, 1225e3, 4497e3}
+	opt := Options{Rules: []Rule{rule}, MinSamples: 5, Alpha: 0.05}
+	r := Compare(mkSide("base", "lf", results.KindOpen, rule.Metric.Name, base...), mkSide("head", "lf", results.KindOpen, rule.Metric.Name, head...), opt, "test")
+	if row := r.Rows[0]; row.Verdict != Regression || row.Trimmed != 2 || row.Old.N != 6 {
+		t.Errorf("row %s (p %.4f, trimmed %d, n %d), want a regression on 6+6", row.Verdict, row.P, row.Trimmed, row.Old.N)
+	}
+	untrimmed := rule
+	untrimmed.TrimHighest = 0
+	opt.Rules = []Rule{untrimmed}
+	r = Compare(mkSide("base", "lf", results.KindOpen, rule.Metric.Name, base...), mkSide("head", "lf", results.KindOpen, rule.Metric.Name, head...), opt, "test")
+	if p := r.Rows[0].P; p < 0.005 {
+		t.Errorf("untrimmed p %.4f: the outlier should weaken the test (the point of trimming)", p)
 	}
 }
 
@@ -331,14 +351,14 @@ func TestFailed(t *testing.T) {
 	}
 }
 
-// TestMinP checks the smallest p-value of the U test against exact
-// values: 2 / C(n1+n2, n1).
+// TestMinP checks the smallest one-sided p-value of the U test against
+// exact values: 1 / C(n1+n2, n1).
 func TestMinP(t *testing.T) {
 	for _, tc := range []struct {
 		n1, n2 int
 		want   float64
 	}{
-		{3, 3, 0.1}, {3, 4, 2.0 / 35}, {3, 5, 2.0 / 56}, {4, 4, 2.0 / 70}, {6, 6, 2.0 / 924}, {1, 1, 1}, {0, 5, 1},
+		{3, 3, 0.05}, {3, 4, 1.0 / 35}, {3, 5, 1.0 / 56}, {4, 4, 1.0 / 70}, {6, 6, 1.0 / 924}, {7, 7, 1.0 / 3432}, {1, 1, 0.5}, {0, 5, 1},
 	} {
 		if got := minP(tc.n1, tc.n2); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("minP(%d, %d) = %v, want %v", tc.n1, tc.n2, got, tc.want)

@@ -117,7 +117,11 @@ var (
 	InvoluntaryCtxswPerReq = Metric{Name: "involuntary_ctxsw_per_req", Label: "involuntary context switches per request", Unit: "ctxsw/req", BenchUnit: "ivctxsw/op", Value: server(func(s *ServerCost) float64 { return s.InvoluntaryCtxswPerRequest })}
 	// CPUPerReq is the server's user+system CPU per request, in µs
 	// (cpu-ns/op in the benchmark format).
-	CPUPerReq      = Metric{Name: "cpu_us_per_req", Label: "server CPU per request", Unit: "µs/req", BenchUnit: "cpu-ns/op", BenchScale: 1e3, Value: server(func(s *ServerCost) float64 { return s.CPUNsPerRequest / 1e3 })}
+	CPUPerReq = Metric{Name: "cpu_us_per_req", Label: "server CPU per request", Unit: "µs/req", BenchUnit: "cpu-ns/op", BenchScale: 1e3, Value: server(func(s *ServerCost) float64 { return s.CPUNsPerRequest / 1e3 })}
+	// UserCPUPerReq is the server's user CPU per request, in µs: the code
+	// the server runs, without the kernel's share (system calls, wake-ups),
+	// which varies with how the machine schedules.
+	UserCPUPerReq  = Metric{Name: "user_cpu_us_per_req", Label: "server user CPU per request", Unit: "µs/req", BenchUnit: "user-cpu-ns/op", BenchScale: 1e3, Value: server(func(s *ServerCost) float64 { return s.UserNsPerRequest / 1e3 })}
 	AllocsPerReq   = Metric{Name: "allocs_per_req", Label: "allocations per request", Unit: "allocs/req", BenchUnit: "allocs/op", Value: server(func(s *ServerCost) float64 { return s.AllocsPerRequest })}
 	BytesPerReq    = Metric{Name: "alloc_bytes_per_req", Label: "allocated bytes per request", Unit: "B/req", BenchUnit: "B/op", Value: server(func(s *ServerCost) float64 { return s.BytesPerRequest })}
 	RunQueuePerReq = Metric{Name: "runqueue_ns_per_req", Label: "run-queue wait per request", Unit: "ns/req", BenchUnit: "runq-ns/op",
@@ -144,6 +148,6 @@ func Metrics() []Metric {
 		UncorrectedP50, UncorrectedP90, UncorrectedP99, UncorrectedP999,
 		SendLagP99,
 		CtxswPerReq, VoluntaryCtxswPerReq, InvoluntaryCtxswPerReq,
-		CPUPerReq, AllocsPerReq, BytesPerReq, RunQueuePerReq, RSS,
+		CPUPerReq, UserCPUPerReq, AllocsPerReq, BytesPerReq, RunQueuePerReq, RSS,
 	}
 }

@@ -149,3 +149,41 @@ func TestComparePAtMostOne(t *testing.T) {
 		t.Fatalf("p = %v, want within [0, 1]", c.P)
 	}
 }
+
+// TestGreater checks the one-sided Mann–Whitney test against exact
+// values, ties, and its normal approximation against the exact
+// distribution where both apply.
+func TestGreater(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b []float64
+		want float64
+	}{
+		{name: "separated 3+3", a: []float64{1, 2, 3}, b: []float64{4, 5, 6}, want: 1.0 / 20},
+		{name: "separated the other way", a: []float64{4, 5, 6}, b: []float64{1, 2, 3}, want: 1},
+		{name: "separated 7+7", a: []float64{1, 2, 3, 4, 5, 6, 7}, b: []float64{8, 9, 10, 11, 12, 13, 14}, want: 1.0 / 3432},
+		{name: "one overlap 6+6", a: []float64{1, 2, 3, 4, 5, 7}, b: []float64{6, 8, 9, 10, 11, 12}, want: 2.0 / 924},
+		{name: "all tied", a: []float64{5, 5, 5}, b: []float64{5, 5, 5}, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := results.Greater(tc.a, tc.b); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("Greater = %.6g, want %.6g", got, tc.want)
+			}
+		})
+	}
+	// The approximation (above 40 values) against the exact tail, 20+20:
+	// shifted samples with a few ties.
+	var a, b []float64
+	for i := range 20 {
+		a = append(a, float64(i%17))
+		b = append(b, float64(i%17)+2.5)
+	}
+	exact := results.Greater(a, b)
+	a2, b2 := append(slices.Clone(a), a...), append(slices.Clone(b), b...) // 40+40: approximated
+	if exact <= 0 || exact >= 0.5 {
+		t.Fatalf("exact p %.4g for a shifted sample", exact)
+	}
+	if approx := results.Greater(a2, b2); approx >= exact {
+		t.Errorf("doubling the samples did not lower p: %.4g (exact, 20+20) vs %.4g (approximated, 40+40)", exact, approx)
+	}
+}

@@ -143,8 +143,11 @@ func runDirOf(js string) (string, error) {
 		return "", fmt.Errorf("%s: %w", js, err)
 	}
 	for _, n := range v.Notes {
-		if rest, ok := strings.CutPrefix(n, "Run folder: "); ok {
-			return strings.Fields(rest)[0], nil
+		// A measured run's note, or a re-judged one's.
+		for _, prefix := range []string{"Run folder: ", "Judged the existing run folder "} {
+			if rest, ok := strings.CutPrefix(n, prefix); ok {
+				return strings.TrimSuffix(strings.Fields(rest)[0], "."), nil
+			}
 		}
 	}
 	return "", fmt.Errorf("%s names no run folder", js)
