@@ -32,8 +32,8 @@ func TestProfilesValidate(t *testing.T) {
 					t.Errorf("thesis: %d repetitions, %d workloads, fractions %v", e.Repetitions, len(e.Workloads), e.Fractions)
 				}
 			case "gate":
-				if e.Repetitions < 6 || len(e.Configs) != 3 || len(e.Fractions) != 1 {
-					t.Errorf("gate: %d repetitions, %d configurations, fractions %v; want ≥ 6, 3, one", e.Repetitions, len(e.Configs), e.Fractions)
+				if e.Repetitions < 6 || len(e.Configs) != 3 || !hasFractions(e.Fractions, 0.1, 0.5) || len(e.Fractions) != 2 {
+					t.Errorf("gate: %d repetitions, %d configurations, fractions %v; want ≥ 6, 3, 0.1 and 0.5", e.Repetitions, len(e.Configs), e.Fractions)
 				}
 			}
 			for _, c := range e.Configs {

@@ -334,17 +334,20 @@ func TestGateBaseNotACommit(t *testing.T) {
 // TestGateSelfTest is the gate's self-test, short: a plain build as the
 // base and the current tree built with the concbench_regress_alloc tag
 // (one allocation of 64 bytes per request in leaderfollowers) as the
-// head, measured for real with short windows (long enough for the
-// capacity point's 20 000 requests the allocation rules need); the gate
-// must fail, naming leaderfollowers/lifo's allocations. The allocation
-// rows are deterministic, so this holds even on a loaded machine (whose
-// load-generator verdicts are relaxed for it); the timing regressions'
+// head, measured for real with short windows; the gate must fail, naming
+// leaderfollowers/lifo's allocations. The allocation rows are
+// deterministic, so this holds even on a loaded machine (whose
+// load-generator verdicts are relaxed for it) as long as the capacity
+// point's window holds the 20 000 requests the allocation rules need: 3 s
+// gives that down to 6 700 req/s, less than half of what leaderfollowers
+// serves on a 2-vCPU VM busy with another gate run (1 s did not: 14.7k
+// req/s there, 2 of 2 capacity rows "not gated"). The timing regressions'
 // power is measured by scripts/gaterate (gate/doc.go).
 func TestGateSelfTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds concbench twice and measures for ~15 s")
 	}
-	selfTest(t, "--models", "leaderfollowers/lifo", "--reps", "2", "--duration", "1s", "--warmup", "100ms", "--conns", "8", "--min-samples", "1",
+	selfTest(t, "--models", "leaderfollowers/lifo", "--reps", "2", "--duration", "3s", "--warmup", "100ms", "--conns", "8", "--min-samples", "1",
 		"--relax-load-checks")
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"concbench/handleset"
 	"concbench/internal/sysstat"
@@ -164,7 +165,14 @@ func TestStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The client holds every response, but the send completion of the
+	// last responses may not be reaped yet: wait for the per-thread
+	// events to cover an accept, a receive and a send per connection
+	// (a condition, polled with a deadline; no fixed sleep).
 	st := s.Stats()
+	for deadline := time.Now().Add(10 * time.Second); eventsOf(st) < 3*conns && time.Now().Before(deadline); st = s.Stats() {
+		time.Sleep(time.Millisecond)
+	}
 	multishot, err := probeKernel()
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +202,7 @@ func TestStats(t *testing.T) {
 		t.Errorf("accepts counter %d, want %d", c["accepts"], conns)
 	}
 	// Every completion dispatched is an event; each connection had at least
-	// an accept, a receive and a send completion.
+	// an accept, a receive and a send completion (waited for above).
 	if events != c["completions"] || events < 3*conns {
 		t.Errorf("events %d, completions %d; want equal and at least %d", events, c["completions"], 3*conns)
 	}
@@ -586,4 +594,13 @@ func benchRoundTrip(b *testing.B, protocol string, opts Options) {
 	}
 	ctxsw := (r1.Voluntary + r1.Involuntary) - (r0.Voluntary + r0.Involuntary)
 	b.ReportMetric(float64(ctxsw)/float64(b.N), "ctxsw/op")
+}
+
+// eventsOf sums the completions the dispatcher threads have handled.
+func eventsOf(st models.Stats) uint64 {
+	var n uint64
+	for _, th := range st.PerThread {
+		n += th.Events
+	}
+	return n
 }
