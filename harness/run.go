@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	mstats "github.com/montanaflynn/stats"
@@ -586,7 +587,12 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 	}
 
 	// The load generator stops at once if the server dies; an interrupt
-	// of the run (ctx) waits for the point instead.
+	// of the run (ctx) waits for the point instead. A point that outlives
+	// its schedule by far (watchdog) is stopped and fails, so that no
+	// point can hold up a run, or CI, for good: every request times out
+	// after lc.Timeout and every control call after controlTimeout, so
+	// only a fault of the machine (a VM paused and resumed) or of the
+	// generator could get there.
 	pctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
@@ -595,8 +601,18 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		case <-pctx.Done():
 		}
 	}()
+	limit := lc.Warmup + lc.Duration + max(lc.Timeout, loadgen.DefaultTimeout) + 2*controlTimeout + pointGrace
+	var overran atomic.Bool
+	watchdog := time.AfterFunc(limit, func() {
+		overran.Store(true)
+		cancel()
+	})
 	res, err := loadgen.Run(pctx, lc)
+	watchdog.Stop()
 	cancel()
+	if err != nil && overran.Load() {
+		err = fmt.Errorf("the point did not finish within %v (warm-up, window, the response timeout, two control calls and %v): stopped (%w)", limit, pointGrace, err)
+	}
 	switch {
 	case ps == nil:
 		w.perfUnavailable = perfUnavailable

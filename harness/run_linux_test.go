@@ -269,3 +269,31 @@ func checkMeasured(t *testing.T, p *results.Point) {
 		t.Errorf("%s: server GOMAXPROCS %d, want the configured 2", name, p.ServerInfo.GOMAXPROCS)
 	}
 }
+
+// TestPointWatchdog sets the points' watchdog to fire 300 ms into 3 s
+// windows: the point must be stopped and fail, saying so, and the run
+// must go on (the run returns; nothing waits for the window's end).
+func TestPointWatchdog(t *testing.T) {
+	exp := tinyExperiment()
+	exp.ServerBinary = serverBinary
+	exp.Configs = exp.Configs[1:2] // netpoll
+	exp.Repetitions = 1
+	exp.Duration = Duration(3 * time.Second)
+	saved := pointGrace
+	defer func() { pointGrace = saved }()
+	pointGrace = 300*time.Millisecond - (time.Duration(exp.Warmup) + time.Duration(exp.Duration) + 5*time.Second + 2*controlTimeout)
+
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Run(context.Background(), exp, dir, Options{}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_, _, byKey := readPoints(t, dir)
+	p := byKey[pointKey{"netpoll", results.KindCapacity, 0}]
+	if p == nil || p.Status != results.StatusFailed || p.FailedBy != results.FailedLoad || !strings.Contains(p.Failure, "did not finish within") {
+		t.Fatalf("capacity point %+v: want failed by the load generator, stopped by the watchdog", p)
+	}
+	if p.Load != nil && p.Load.Valid {
+		t.Errorf("a stopped point has a valid load result")
+	}
+	t.Logf("failure: %s", p.Failure)
+}

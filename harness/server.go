@@ -28,6 +28,7 @@ var (
 	probeTimeout   = 5 * time.Second  // for the readiness probe's response
 	quitTimeout    = 5 * time.Second  // after "quit", before SIGTERM
 	termTimeout    = 2 * time.Second  // after SIGTERM, before SIGKILL
+	pointGrace     = time.Minute      // a point's watchdog, beyond its schedule and timeouts
 )
 
 // stderrLines is how many lines of a server's stderr are kept for failure
