@@ -27,11 +27,22 @@ kept out of the latency.
 Prints a summary (percentile table, target and achieved rate, errors,
 send lag, the generator's own CPU and GC, and a verdict) on standard
 output; --json writes the full result, --hlog the per-interval histograms.
-A run that cannot be trusted (achieved rate below 99% of the schedule,
-send lag p99 over --max-send-lag, any verification failure, warm-up under
-100ms, histogram overflow) is marked INVALID; with --strict it then exits
-with status 3. A run that cannot be made (no connection, a failed priming
-request) exits with status 1.
+A run that cannot be trusted is marked INVALID, each reason with its code:
+generator-lag (the generator's own lateness may account for more than
+--max-lag-share of p50, p90 or p99), over-capacity (the requests in flight
+grew through the window, or a schedule debt was left), rate (under 99% of
+the scheduled requests sent and answered inside the window), generator-busy
+(the generator's workers busy over 90%), generator-cpu (its threads waited
+for a CPU over 10% of the time, or the hypervisor stole over 5%),
+send-process (the requests as sent are not the arrival process: KS test
+and lag-1 correlation of the gaps), unsent, errors (any failed request),
+warm-up, out-of-range, clock (the wall clock stepped), aborted. It warns
+without invalidating when the lateness passes a tenth of a percentile,
+when p99.9 or p99.99 is untrusted (printed marked), when only latency
+trends upward, when the machine stalled the generator over 5% of the
+time, and for held requests and GC pauses. With --strict an INVALID run
+exits with status 3. A run that cannot be made (no connection, a failed
+priming request) exits with status 1.
 
 Distributions (--cpu, --block, --size, --prio): V or fixed:V, exp:MEAN,
 bimodal:P:A:B (A with probability P, else B). Durations for --cpu and
