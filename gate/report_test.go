@@ -101,7 +101,7 @@ func sampleReport() *Report {
 		full("netpoll", func(k results.Kind, rep int) values {
 			v := np(k, rep)
 			v.capacity *= 0.98 // not significant after Holm's correction
-			v.cpu *= 1.045     // significant, but below 5 %
+			v.cpu *= 1.09      // significant, but below 10 %
 			v.p50 *= 0.85
 			v.ctxsw -= 0.4
 			return v
@@ -142,7 +142,7 @@ func TestMarkdownGolden(t *testing.T) {
 		"| configuration | load | metric | base | head | delta | test | verdict |",
 		"| netpoll | open 0.50 | p50 latency |",
 		"+15.0% better",
-		"below the minimum effect 5%",
+		"below the minimum effect 10%",
 		"too few valid samples: base 6, head 2 (5 needed)",
 		"halfsynchalfreactive open 0.50: head rep 0 invalid (the load generator's verdict on itself): the generator's own lateness",
 		"- leaderfollowers/lifo open 0.50: server failures +1",

@@ -133,10 +133,19 @@ const (
 	// well inside (gate/doc.go).
 	DefaultCtxswAbs = 0.1
 	DefaultCtxswRel = 0.25
-	// DefaultCapacityEffect is throughput's minimum effect.
-	DefaultCapacityEffect = 0.05
-	// DefaultCPUEffect is CPU per request's minimum effect.
-	DefaultCPUEffect = 0.05
+	// DefaultCapacityEffect is throughput's minimum effect, and
+	// DefaultCPUEffect CPU per request's. 10 %, not 5 %: two builds of
+	// identical server code (the reference b975a35 and 2293848, which
+	// changed only the harness, load generator and gate) differed at
+	// capacity by −1.3, −4.6 and −6.5 % (leaderfollowers/lifo), −4.9,
+	// −1.7, −2.0 % (Half-Sync/Half-Reactive) and −6.1, −1.7, +3.0 %
+	// (netpoll) in three CI gate runs on one machine, and the −6.5 % was
+	// significant (one-sided p 0.002, Holm-adjusted 0.037): a binary's
+	// layout moves a server by about 5 %, and a gate that fails on that
+	// blocks changes that did not touch the server. The injected cpu
+	// regression still shows at +22 to +42 % (gate/doc.go).
+	DefaultCapacityEffect = 0.10
+	DefaultCPUEffect      = 0.10
 	// DefaultP50Effect is p50 latency's minimum effect.
 	DefaultP50Effect = 0.10
 	// DefaultP99Effect is p99 latency's minimum effect.
