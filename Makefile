@@ -77,4 +77,4 @@ gate: build
 	$(BIN) gate --base $(BASE) $(GATEFLAGS)
 
 gate-ci: build
-	$(BIN) gate --reference --head-binary $(BIN) $(GATEFLAGS)
+	$(BIN) gate --reference $(GATEFLAGS)

@@ -90,7 +90,7 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.BoolVar(&f.reference, "reference", false, "the base is the revision named in "+gate.ReferenceFile+" (make gate-ci)")
 	fs.StringVar(&f.run, "run", "", "judge this existing gate run folder instead of measuring (with --baseline: against the baseline)")
 	fs.StringVar(&f.baseBinary, "base-binary", "", "a concbench built from the base, instead of --base (e.g. built elsewhere)")
-	fs.StringVar(&f.headBinary, "head-binary", "", "a concbench built from the current tree, instead of building it (make gate-ci and make baseline pass bin/concbench, just built)")
+	fs.StringVar(&f.headBinary, "head-binary", "", "a concbench built from the current tree, instead of building it (by default the gate builds it, with the same flags as the base)")
 	fs.StringVar(&f.headTags, "head-tags", "", "build tags for the current tree's build: concbench_regress_<alloc|cpu|handoff|stall> injects a regression into leaderfollowers (the gate's self-tests; one at a time)")
 	fs.StringVar(&f.md, "md", "", "also write the Markdown report to this file")
 	fs.StringVar(&f.json, "json", "", "also write the JSON verdict to this file")
