@@ -26,7 +26,7 @@ import (
 // sent late while its connection had nothing in flight is rightly not
 // charged with the lateness (it found the server idle), and with eight
 // connections a stall's ~10 late requests could each land on an idle
-// connection (valid in 1 of ~4 make test runs on a busy machine).
+// connection (it was judged valid once, in one of nine .ci/run runs).
 func TestStalledGeneratorIsFlagged(t *testing.T) {
 	for _, poll := range []Poll{PollSleep, PollBusy} {
 		t.Run("poll="+string(poll), func(t *testing.T) {
