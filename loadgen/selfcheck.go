@@ -3,6 +3,8 @@ package loadgen
 import (
 	"math"
 	"slices"
+
+	"concbench/internal/rank"
 )
 
 // linHist is a histogram of non-negative nanosecond durations in linear
@@ -156,7 +158,7 @@ func spearman(x, y []float64) float64 {
 	if len(x) != len(y) || len(x) < 3 {
 		return 0
 	}
-	rx, ry := ranks(x), ranks(y)
+	rx, ry := rank.Average(x), rank.Average(y)
 	mean := float64(len(x)+1) / 2
 	var sxy, sxx, syy float64
 	for i := range rx {
@@ -169,36 +171,6 @@ func spearman(x, y []float64) float64 {
 		return 0
 	}
 	return sxy / math.Sqrt(sxx*syy)
-}
-
-// ranks returns the ranks (1-based, ties averaged) of xs.
-func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
-			j++
-		}
-		avg := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			r[idx[k]] = avg
-		}
-		i = j + 1
-	}
-	return r
 }
 
 // mannKendallZ returns the Mann–Kendall trend statistic of xs as a

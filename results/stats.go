@@ -1,13 +1,14 @@
 package results
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 
 	mstats "github.com/montanaflynn/stats"
 	"golang.org/x/perf/benchmath"
+
+	"concbench/internal/rank"
 )
 
 // Confidence is the confidence level of every interval this package
@@ -161,7 +162,7 @@ func Greater(a, b []float64) float64 {
 	}
 	all := make([]float64, 0, n1+n2)
 	all = append(append(all, a...), b...)
-	r := rankAverage(all)
+	r := rank.Average(all)
 	// Twice the rank sum of b: integers even with averaged ties.
 	var w2 int
 	for i := n1; i < n1+n2; i++ {
@@ -192,27 +193,6 @@ func Greater(a, b []float64) float64 {
 	}
 	z := (u - mean - 0.5) / math.Sqrt(v)
 	return 0.5 * math.Erfc(z/math.Sqrt2)
-}
-
-// rankAverage returns the ranks (1-based) of xs, ties given their average.
-func rankAverage(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(xs[i], xs[j]) })
-	r := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
 }
 
 // exactRankSumTail returns P(2W ≥ w2) where W is the sum of k ranks drawn
