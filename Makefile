@@ -32,7 +32,7 @@ fmtcheck:
 vet:
 	$(GO) vet $(PKGS)
 
-## fuzz: run every fuzz target for FUZZTIME each (default 10s; the issue's bar is 60s)
+## fuzz: run every fuzz target for FUZZTIME each (default 10s; give a codec change 60s or more)
 fuzz:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
