@@ -32,14 +32,14 @@ const (
 	errVerifyBody                 // the OpWork body is not AppendBody(id, size)
 	errInterrupted                // in flight when the run was interrupted
 	errStatusBase                 // + wire.Status: a response whose status is not ok
-	numErrKinds           = errStatusBase + 8
+	numErrKinds           = errStatusBase + wire.NumStatuses
 )
 
 var errKindNames = func() (n [numErrKinds]string) {
 	copy(n[:], []string{"ok", "connect", "read", "write", "timeout", "unexpected_close",
 		"unexpected_response", "malformed_response", "verify_id", "verify_order",
 		"verify_checksum", "verify_body", "interrupted"})
-	for s := range wire.Status(8) {
+	for s := range wire.Status(wire.NumStatuses) {
 		n[errStatusBase+errKind(s)] = "status_" + s.String()
 	}
 	return n
@@ -52,7 +52,7 @@ func statusKind(s wire.Status) errKind {
 	if s == wire.StatusOK {
 		return kindOK
 	}
-	if s >= 8 {
+	if s >= wire.NumStatuses {
 		return errStatusBase + errKind(wire.StatusInternal)
 	}
 	return errStatusBase + errKind(s)

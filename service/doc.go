@@ -44,4 +44,13 @@
 // (transfers move money, they neither create nor destroy it). Audit checks
 // it; tests, and the conformance suite after concurrent transfers, rely on
 // it. Errors are exported sentinels, mapped to wire statuses by StatusOf.
+//
+// The money is bounded: a Supply holds the ledger's money (initial +
+// deposited − withdrawn) and refuses a deposit that would take it above
+// math.MaxInt64 (ErrOverflow, wire status overflow, HTTP 422), changing
+// nothing. Every balance is a non-negative part of that money, so no sum of
+// balances — the total, or any shard's — can wrap, and /total is exact at
+// the limit. Shards of one ledger (the Active Object's servants) share one
+// Supply and move money between each other with Debit and Credit, which
+// leave it alone.
 package service

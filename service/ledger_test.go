@@ -39,17 +39,55 @@ func TestLedgerOps(t *testing.T) {
 		{name: "deposit/negative", op: func(l *Ledger) (int64, error) { return l.Deposit(12, -5) }, wantErr: ErrBadAmount},
 		{name: "deposit/no-account", op: func(l *Ledger) (int64, error) { return l.Deposit(3, 5) }, wantErr: ErrNoAccount},
 		{
-			name:    "deposit/overflow",
+			// The ledger's money (400) plus the deposit would pass the
+			// limit, although the account alone would not.
+			name:    "deposit/overflow-supply",
+			op:      func(l *Ledger) (int64, error) { return l.Deposit(12, math.MaxInt64-399) },
+			wantErr: ErrOverflow,
+		},
+		{
+			name:    "deposit/overflow-balance",
 			op:      func(l *Ledger) (int64, error) { return l.Deposit(12, math.MaxInt64-99) },
 			wantErr: ErrOverflow,
 		},
 		{
-			name:  "deposit/to-max",
-			op:    func(l *Ledger) (int64, error) { return l.Deposit(12, math.MaxInt64-100) },
+			name:  "deposit/to-limit",
+			op:    func(l *Ledger) (int64, error) { return l.Deposit(12, math.MaxInt64-400) },
+			want:  math.MaxInt64 - 300,
+			after: []int64{100, 100, math.MaxInt64 - 300, 100},
+			flow:  [2]int64{math.MaxInt64 - 400, 0},
+		},
+		{
+			name: "deposit/at-limit",
+			op: func(l *Ledger) (int64, error) {
+				if _, err := l.Deposit(12, math.MaxInt64-400); err != nil {
+					return 0, err
+				}
+				return l.Deposit(10, 1)
+			},
+			wantErr: ErrOverflow,
+			after:   []int64{100, 100, math.MaxInt64 - 300, 100},
+			flow:    [2]int64{math.MaxInt64 - 400, 0},
+		},
+		{
+			// Credit is money from another shard of the same Supply: it
+			// reserves nothing, so only the balance bounds it.
+			name:  "credit",
+			op:    func(l *Ledger) (int64, error) { return l.Credit(12, math.MaxInt64-100) },
 			want:  math.MaxInt64,
 			after: []int64{100, 100, math.MaxInt64, 100},
 			flow:  [2]int64{math.MaxInt64 - 100, 0},
 		},
+		{name: "credit/overflow", op: func(l *Ledger) (int64, error) { return l.Credit(12, math.MaxInt64-99) }, wantErr: ErrOverflow},
+		{name: "credit/no-account", op: func(l *Ledger) (int64, error) { return l.Credit(9, 1) }, wantErr: ErrNoAccount},
+		{
+			name:  "debit",
+			op:    func(l *Ledger) (int64, error) { return l.Debit(13, 40) },
+			want:  60,
+			after: []int64{100, 100, 100, 60},
+			flow:  [2]int64{0, 40},
+		},
+		{name: "debit/insufficient", op: func(l *Ledger) (int64, error) { return l.Debit(13, 101) }, wantErr: ErrInsufficientFunds},
 		{
 			name:  "withdraw",
 			op:    func(l *Ledger) (int64, error) { return l.Withdraw(13, 40) },
@@ -227,7 +265,7 @@ func TestStatusOf(t *testing.T) {
 		{err: ErrInsufficientFunds, want: wire.StatusInsufficientFunds},
 		{err: ErrTimeout, want: wire.StatusTimeout},
 		{err: ErrBadAmount, want: wire.StatusBadRequest},
-		{err: ErrOverflow, want: wire.StatusBadRequest},
+		{err: ErrOverflow, want: wire.StatusOverflow},
 		{err: fmt.Errorf("shard 3: %w", ErrNoAccount), want: wire.StatusNoAccount},
 		{err: errors.New("something else"), want: wire.StatusInternal},
 		{err: errUnhandledOp, want: wire.StatusInternal},
@@ -235,5 +273,81 @@ func TestStatusOf(t *testing.T) {
 		if got := StatusOf(tt.err); got != tt.want {
 			t.Errorf("StatusOf(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestSupply: deposits reserve room in the ledger's money and withdrawals
+// give it back; Credit and Debit (money moving between shards) leave it
+// alone; shards that share a Supply are bounded together, so the sum of
+// their balances never wraps.
+func TestSupply(t *testing.T) {
+	s := NewSupply(300)
+	a := NewShard(0, 2, 100, s) // accounts 0, 1
+	b := NewShard(2, 1, 100, s) // account 2
+	sum := func() int64 { return a.Total() + b.Total() }
+	if _, err := a.Deposit(0, math.MaxInt64-300); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Total(); got != math.MaxInt64 {
+		t.Fatalf("Supply.Total() = %d, want %d", got, int64(math.MaxInt64))
+	}
+	if _, err := b.Deposit(2, 1); err != ErrOverflow {
+		t.Fatalf("deposit on the other shard at the limit: %v, want %v", err, ErrOverflow)
+	}
+	// A transfer between the shards: Debit on one, Credit on the other.
+	if _, err := a.Debit(0, math.MaxInt64-300); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Credit(2, math.MaxInt64-300); err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(); got != math.MaxInt64 || s.Total() != math.MaxInt64 {
+		t.Fatalf("after the transfer: balances sum to %d, supply %d; want both %d", got, s.Total(), int64(math.MaxInt64))
+	}
+	if _, err := b.Withdraw(2, 50); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Total(); got != math.MaxInt64-50 {
+		t.Fatalf("after a withdrawal of 50: supply %d, want %d", got, int64(math.MaxInt64-50))
+	}
+	if _, err := a.Deposit(1, 50); err != nil {
+		t.Fatalf("deposit into the room the withdrawal made: %v", err)
+	}
+	if _, err := a.Deposit(1, 1); err != ErrOverflow {
+		t.Fatalf("deposit past the limit: %v, want %v", err, ErrOverflow)
+	}
+	if got := sum(); got != math.MaxInt64 {
+		t.Fatalf("balances sum to %d, want %d", got, int64(math.MaxInt64))
+	}
+	// Each shard's own audit holds: Debit and Credit are its flow.
+	for name, l := range map[string]*Ledger{"a": a, "b": b} {
+		if err := l.Audit(l.InitialTotal()); err != nil {
+			t.Errorf("shard %s: %v", name, err)
+		}
+	}
+}
+
+// TestLedgerTotalAtTheLimit: a ledger of many accounts cannot be pushed
+// past math.MaxInt64 through deposits, each of which fits its account, so
+// Total stays exact and non-negative.
+func TestLedgerTotalAtTheLimit(t *testing.T) {
+	l := NewLedger(0, 8, 1000)
+	per := int64(math.MaxInt64 / 4) // four of these fit one balance each, not the ledger
+	accepted := 0
+	for a := range uint32(8) {
+		if _, err := l.Deposit(a, per); err == nil {
+			accepted++
+		} else if err != ErrOverflow {
+			t.Fatalf("deposit %d: %v", a, err)
+		}
+	}
+	if accepted != 3 {
+		t.Errorf("%d deposits of MaxInt64/4 accepted on top of 8000, want 3", accepted)
+	}
+	if got, want := l.Total(), 8000+3*per; got != want || got < 0 {
+		t.Errorf("Total() = %d, want %d", got, want)
+	}
+	if err := l.Audit(8000); err != nil {
+		t.Error(err)
 	}
 }

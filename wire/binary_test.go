@@ -216,7 +216,7 @@ func TestBinaryDecodeResponseErrors(t *testing.T) {
 		{name: "magic/request", frame: frame(func(h []byte) { h[1] = 'B' }), want: KindMalformed},
 		{name: "magic/http", frame: []byte("HTTP/1.1 200 OK\r\n"), want: KindMalformed},
 		{name: "version=2", frame: frame(func(h []byte) { h[2] = 2 }), want: KindUnsupported},
-		{name: "status=8", frame: frame(func(h []byte) { h[3] = 8 }), want: KindMalformed},
+		{name: "status=undefined", frame: frame(func(h []byte) { h[3] = byte(numStatuses) }), want: KindMalformed},
 		{name: "reserved/4", frame: frame(func(h []byte) { h[4] = 1 }), want: KindMalformed},
 		{name: "reserved/7", frame: frame(func(h []byte) { h[7] = 1 }), want: KindMalformed},
 		{name: "payload/over-limit/header-only", frame: frame(func(h []byte) { copy(h[16:], le32bytes(1001)) }), want: KindTooLarge},

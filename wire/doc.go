@@ -68,7 +68,8 @@
 //	0      2    magic: 'C' 'R' (0x43 0x52)
 //	2      1    version: 1
 //	3      1    status: 0 ok, 1 bad_request, 2 too_large, 3 no_account,
-//	            4 insufficient_funds, 5 timeout, 6 unavailable, 7 internal
+//	            4 insufficient_funds, 5 timeout, 6 unavailable, 7 internal,
+//	            8 overflow
 //	4      4    reserved: zero
 //	8      8    request id (u64) of the request answered
 //	16     4    payload length (u32): 0 .. MaxPayload
@@ -165,6 +166,7 @@
 //	timeout             504 Gateway Timeout (not 408, which clients may retry)
 //	unavailable         503 Service Unavailable
 //	internal            500 Internal Server Error
+//	overflow            422 Unprocessable Content
 //
 // A request that fails to decode gets 400 (malformed), 413 (body too large),
 // 431 (head too large) or 501 (not implemented) with "Connection: close", a

@@ -62,6 +62,10 @@ var httpStatuses = [numStatuses]struct {
 	StatusTimeout:     {504, "Gateway Timeout"},
 	StatusUnavailable: {503, "Service Unavailable"},
 	StatusInternal:    {500, "Internal Server Error"},
+	// A well-formed request the ledger cannot carry out without exceeding
+	// its limit: not 400, which this server answers by closing the
+	// connection, nor 409, which is insufficient funds.
+	StatusOverflow: {422, "Unprocessable Content"},
 }
 
 // statusLines holds "HTTP/1.1 <code> <reason>\r\n" for each Status, so that
@@ -75,7 +79,8 @@ var statusLines = func() (l [numStatuses]string) {
 
 // HTTPStatus returns the HTTP status code that carries s: ok 200,
 // bad_request 400, too_large 413, no_account 404, insufficient_funds 409,
-// timeout 504, unavailable 503, internal 500; an undefined Status gives 500.
+// timeout 504, unavailable 503, internal 500, overflow 422; an undefined
+// Status gives 500.
 // DecodeResponse maps each of these codes back to its Status.
 func HTTPStatus(s Status) int {
 	if s < numStatuses {
@@ -98,6 +103,8 @@ func statusFromHTTP(code int) Status {
 		return StatusNoAccount
 	case 409:
 		return StatusInsufficientFunds
+	case 422:
+		return StatusOverflow
 	case 408, 504:
 		return StatusTimeout
 	case 429, 502, 503:

@@ -243,6 +243,7 @@ func TestHTTPStatus(t *testing.T) {
 		{status: StatusTimeout, code: 504},
 		{status: StatusUnavailable, code: 503},
 		{status: StatusInternal, code: 500},
+		{status: StatusOverflow, code: 422},
 		{status: numStatuses, code: 500},
 		{status: 255, code: 500},
 	}

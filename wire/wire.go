@@ -56,11 +56,16 @@ const (
 	StatusTimeout           Status = 5 // ledger: a guarded withdrawal waited Timeout without funds
 	StatusUnavailable       Status = 6 // the server is shutting down or overloaded
 	StatusInternal          Status = 7 // a server bug; never expected
-	numStatuses                    = 8
+	StatusOverflow          Status = 8 // ledger: a deposit would take the ledger's money above its limit (math.MaxInt64)
+	numStatuses                    = 9
 )
 
+// NumStatuses is the number of defined statuses, 0..NumStatuses-1: a
+// decoder refuses any other value.
+const NumStatuses = numStatuses
+
 var statusNames = [numStatuses]string{"ok", "bad_request", "too_large", "no_account",
-	"insufficient_funds", "timeout", "unavailable", "internal"}
+	"insufficient_funds", "timeout", "unavailable", "internal", "overflow"}
 
 // String returns the status's name.
 func (s Status) String() string {

@@ -10,6 +10,7 @@ import (
 	"concbench/handleset"
 	"concbench/internal/futex"
 	"concbench/models"
+	"concbench/service"
 )
 
 // Defaults and bounds of the model's settings.
@@ -49,6 +50,11 @@ type Options struct {
 	// observe, if set (by in-package tests), is called on the scheduler
 	// thread just before each method request executes.
 	observe func(object int, mr MethodRequest)
+	// unboundedLedger, if set (by in-package tests), gives the shards no
+	// shared service.Supply, so that a balance can reach math.MaxInt64 and
+	// the paths that handle an overflowing credit (refunds that wait for
+	// room) can be driven; with the Supply those paths cannot be reached.
+	unboundedLedger bool
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -127,6 +133,12 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.proxy = &Proxy{accounts: uint32(scfg.Accounts)}
+	// One Supply for all shards: the ledger's money, initial plus deposits
+	// minus withdrawals, stays ≤ math.MaxInt64, so /total cannot wrap.
+	var supply *service.Supply
+	if !opts.unboundedLedger {
+		supply = service.NewSupply(int64(scfg.Accounts) * scfg.InitialBalance)
+	}
 	for i := range opts.Objects {
 		port, err := newCompletionPort(s, i)
 		if err != nil {
@@ -138,7 +150,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		sc := &scheduler{
 			index:   i,
 			queue:   NewActivationQueue(opts.QueueCapacity),
-			servant: newServant(first, n, scfg.InitialBalance),
+			servant: newServant(first, n, scfg.InitialBalance, supply),
 			svc:     cfg.Service,
 			port:    port,
 			observe: opts.observe,

@@ -114,9 +114,19 @@
 // money is never created or lost. No lock is held across the two halves and
 // no scheduler waits for another: there is nothing to deadlock on.
 //
+// The shards share one service.Supply, the ledger's money: a client's
+// deposit reserves its amount there and is refused (ErrOverflow, wire
+// status overflow) if the money would exceed math.MaxInt64; a withdrawal
+// gives it back; the two halves of a transfer (service.Ledger's Debit and
+// Credit) leave it alone. Every balance and every amount in flight is a
+// part of it, so a Total cannot wrap, and a credit cannot overflow: the
+// Refund path above is reached only without the Supply (an in-package
+// test option) and stays as the defence should that accounting ever break.
+//
 // Invariant: the money in all balances, plus the money in flight (debited
 // by a TransferOut, not yet credited by its TransferIn or Refund), equals
-// accounts × initial + deposits − withdrawals, at every consistent cut.
+// accounts × initial + deposits − withdrawals ≤ math.MaxInt64, at every
+// consistent cut.
 // Because a transfer's future completes only when its money has landed,
 // nothing is in flight once every transfer a client issued has its
 // response.
@@ -169,6 +179,7 @@
 // I/O thread blocked on a full queue stalls all its connections. Requests
 // deferred by their guard count against the queue's capacity, as in the
 // pattern: a queue full of waiting withdrawals blocks enqueuers until their
-// deadlines pass. A refund that must wait for room (both accounts near the
-// int64 limit) delays its transfer's response until room appears.
+// deadlines pass. A refund that must wait for room (possible only without
+// the shared Supply, see above) delays its transfer's response until room
+// appears.
 package activeobject

@@ -149,16 +149,58 @@ func TestWithdrawOutcomes(t *testing.T) {
 	}
 }
 
-// TestTransferOverflowRefunds: a transfer whose credit would overflow the
+// TestSupplyBoundsTheLedger: the shards share one service.Supply, so a
+// deposit on one object is refused once deposits on another have taken the
+// ledger's money to math.MaxInt64, the total never wraps, and transfers
+// between objects at the limit move the money without loss.
+func TestSupplyBoundsTheLedger(t *testing.T) {
+	_, p := startProxy(t, 4, 100, Options{Objects: 2}) // accounts 0,1 | 2,3
+	big := int64(math.MaxInt64 - 400)
+	if f := await(t, "deposit", p.Deposit(3, big)); f.Err() != nil {
+		t.Fatal(f.Err())
+	}
+	f := await(t, "deposit", p.Deposit(0, 1))
+	if f.Err() != service.ErrOverflow || f.Status() != wire.StatusOverflow {
+		t.Fatalf("deposit beyond the limit on the other object: %v (%v), want %v", f.Err(), f.Status(), service.ErrOverflow)
+	}
+	if b := await(t, "balance", p.Balance(0)); b.Value() != 100 {
+		t.Fatalf("balance after the refused deposit: %d, want 100", b.Value())
+	}
+	if f := await(t, "transfer", p.Transfer(3, 0, big)); f.Err() != nil || f.Value() != 100 {
+		t.Fatalf("transfer at the limit: %d, %v; want 100, nil", f.Value(), f.Err())
+	}
+	if f := await(t, "total", p.Total()); f.Err() != nil || f.Value() != math.MaxInt64 {
+		t.Fatalf("total at the limit: %d, %v; want %d", f.Value(), f.Err(), int64(math.MaxInt64))
+	}
+	a, err := p.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Check(); err != nil || a.InFlight != 0 {
+		t.Fatalf("audit at the limit: %+v, %v", a, err)
+	}
+	if f := await(t, "withdraw", p.Withdraw(0, 7, 0)); f.Err() != nil {
+		t.Fatal(f.Err())
+	}
+	if f := await(t, "deposit", p.Deposit(2, 7)); f.Err() != nil {
+		t.Fatalf("deposit into the room a withdrawal made: %v", f.Err())
+	}
+	if f := await(t, "deposit", p.Deposit(2, 1)); f.Err() != service.ErrOverflow {
+		t.Fatalf("deposit beyond the limit again: %v, want %v", f.Err(), service.ErrOverflow)
+	}
+}
+
+// TestTransferOverflowRefunds: without the shared Supply (the only way a
+// balance can reach the limit), a transfer whose credit would overflow the
 // destination (on another active object) fails as Ledger.Transfer does,
 // and the money debited from the source comes back.
 func TestTransferOverflowRefunds(t *testing.T) {
-	_, p := startProxy(t, 4, 100, Options{Objects: 2}) // accounts 0,1 | 2,3
+	_, p := startProxy(t, 4, 100, Options{Objects: 2, unboundedLedger: true}) // accounts 0,1 | 2,3
 	if f := await(t, "deposit", p.Deposit(3, math.MaxInt64-150)); f.Err() != nil {
 		t.Fatal(f.Err())
 	}
 	f := await(t, "transfer", p.Transfer(0, 3, 80))
-	if f.Err() != service.ErrOverflow || f.Status() != wire.StatusBadRequest {
+	if f.Err() != service.ErrOverflow || f.Status() != wire.StatusOverflow {
 		t.Fatalf("overflowing transfer: %v (%v), want %v", f.Err(), f.Status(), service.ErrOverflow)
 	}
 	if b := await(t, "balance", p.Balance(0)); b.Value() != 100 {
@@ -225,7 +267,8 @@ func TestCloseWakesEverything(t *testing.T) {
 }
 
 // TestRefundWaitsForRoomAndStaysAudited drives the rarest path of a
-// transfer between objects: the credit overflows the destination, and by the
+// transfer between objects, reachable only without the shared Supply: the
+// credit overflows the destination, and by the
 // time the refund reaches the source, the source account has no room for
 // it either. The refund waits in the activation list (its guard), its money
 // is counted in flight by every snapshot meanwhile, and it completes once a
@@ -238,7 +281,7 @@ func TestRefundWaitsForRoomAndStaysAudited(t *testing.T) {
 			once.Do(func() { reached <- true; <-release })
 		}
 	}
-	srv, p := startProxy(t, 4, 100, Options{Objects: 2, observe: hook}) // accounts 0,1 | 2,3
+	srv, p := startProxy(t, 4, 100, Options{Objects: 2, observe: hook, unboundedLedger: true}) // accounts 0,1 | 2,3
 	if f := await(t, "deposit", p.Deposit(3, math.MaxInt64-150)); f.Err() != nil {
 		t.Fatal(f.Err())
 	}

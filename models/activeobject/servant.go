@@ -19,7 +19,8 @@ import (
 // where deposited and withdrawn are the clients' deposits and withdrawals
 // into this shard, sent is the money debited by TransferOut, and received
 // the money credited by TransferIn and Refund. Transfers between shards go
-// through the ledger as a withdrawal and a deposit, so the ledger's own
+// through the ledger as a Debit and a Credit (counted as its withdrawals
+// and deposits, but leaving the shared service.Supply alone), so the ledger's own
 // Audit (balances = initial + its flow) checks the same equation. Money of
 // refunds that have arrived but wait for room in their account (held) is
 // the servant's too, outside the ledger.
@@ -36,8 +37,8 @@ type servant struct {
 	version uint64
 }
 
-func newServant(first, n uint32, initial int64) *servant {
-	return &servant{ledger: service.NewLedger(first, n, initial), initial: int64(n) * initial}
+func newServant(first, n uint32, initial int64, supply *service.Supply) *servant {
+	return &servant{ledger: service.NewShard(first, n, initial, supply), initial: int64(n) * initial}
 }
 
 // changed records a change of state (when err is nil) and passes the result
@@ -66,7 +67,7 @@ func (sv *servant) transfer(from, to uint32, amt int64) (int64, error) {
 // transferOut debits amt from account from for a transfer to another shard
 // and returns from's new balance. The money is then in flight.
 func (sv *servant) transferOut(from uint32, amt int64) (int64, error) {
-	v, err := sv.ledger.Withdraw(from, amt)
+	v, err := sv.ledger.Debit(from, amt)
 	if err == nil {
 		sv.sent += amt
 	}
@@ -75,7 +76,7 @@ func (sv *servant) transferOut(from uint32, amt int64) (int64, error) {
 
 // transferIn credits amt, sent by another shard, to account to.
 func (sv *servant) transferIn(to uint32, amt int64) error {
-	_, err := sv.ledger.Deposit(to, amt)
+	_, err := sv.ledger.Credit(to, amt)
 	if err == nil {
 		sv.received += amt
 	}

@@ -30,6 +30,10 @@
 //     disturb concurrent well-behaved connections.
 //   - ConnectionClose (HTTP): "Connection: close" is honoured.
 //   - Ledger: concurrent transfers over many connections conserve money.
+//   - LedgerLimits: a deposit that would take the ledger's money past
+//     math.MaxInt64 is refused with StatusOverflow and changes nothing;
+//     /total is exact at the limit (it never wraps); transfers there
+//     succeed.
 //   - Close: with idle, half-sent and busy connections open, Close returns
 //     and leaves no goroutines, descriptors or model threads behind.
 //

@@ -3,6 +3,7 @@ package modeltest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -61,6 +62,7 @@ func Run(t *testing.T, start StartFunc) {
 				{name: "Malformed", fn: testMalformed},
 				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
 				{name: "Ledger", fn: testLedger},
+				{name: "LedgerLimits", fn: testLedgerLimits},
 				{name: "Close", fn: testClose},
 			}
 			for _, tc := range tests {
@@ -644,6 +646,75 @@ func testLedger(t *testing.T, e *env) {
 	}
 	if want := fmt.Sprint(ledgerAccounts * ledgerInitial); resp.Status != wire.StatusOK || string(resp.Payload) != want {
 		t.Fatalf("total after concurrent transfers: status %v, %q; want %s (money not conserved)", resp.Status, resp.Payload, want)
+	}
+}
+
+// testLedgerLimits drives the ledger to its limit: a deposit that would
+// take the ledger's money above math.MaxInt64 is refused with
+// StatusOverflow and changes nothing, /total stays exact (never wraps) at
+// the limit, transfers there succeed, and the test gives back what it
+// deposited, so the suite's shared ledger is as it found it.
+func testLedgerLimits(t *testing.T, e *env) {
+	srv := e.startServer(t)
+	c, err := dial(srv.Addr().String(), e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	var id uint64
+	do := func(r wire.Request) (wire.Status, int64) {
+		t.Helper()
+		id++
+		r.ID = id
+		if err := c.send(&r); err != nil {
+			t.Fatal(err)
+		}
+		var resp wire.Response
+		if err := c.recv(&resp); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkResponse(&r, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != wire.StatusOK {
+			return resp.Status, 0
+		}
+		v, err := strconv.ParseInt(string(resp.Payload), 10, 64)
+		if err != nil {
+			t.Fatalf("%v: payload %q: %v", r.Op, resp.Payload, err)
+		}
+		return resp.Status, v
+	}
+	expect := func(what string, r wire.Request, want wire.Status) {
+		t.Helper()
+		if st, _ := do(r); st != want {
+			t.Fatalf("%s: status %v, want %v", what, st, want)
+		}
+	}
+	total := func() int64 {
+		t.Helper()
+		st, v := do(wire.Request{Op: wire.OpTotal})
+		if st != wire.StatusOK {
+			t.Fatalf("total: status %v", st)
+		}
+		return v
+	}
+	const first, last = 0, ledgerAccounts - 1 // on different shards where a model shards the ledger
+	t0 := total()
+	room := int64(math.MaxInt64) - t0
+	expect("deposit up to the limit", wire.Request{Op: wire.OpDeposit, Account: first, Amount: room}, wire.StatusOK)
+	expect("deposit past the limit", wire.Request{Op: wire.OpDeposit, Account: last, Amount: 1}, wire.StatusOverflow)
+	if got := total(); got != math.MaxInt64 {
+		t.Fatalf("total at the limit: %d, want %d", got, int64(math.MaxInt64))
+	}
+	expect("transfer at the limit", wire.Request{Op: wire.OpTransfer, Account: first, To: last, Amount: room / 2}, wire.StatusOK)
+	if got := total(); got != math.MaxInt64 {
+		t.Fatalf("total after a transfer at the limit: %d, want %d", got, int64(math.MaxInt64))
+	}
+	expect("transfer back", wire.Request{Op: wire.OpTransfer, Account: last, To: first, Amount: room / 2}, wire.StatusOK)
+	expect("withdraw the deposit", wire.Request{Op: wire.OpWithdraw, Account: first, Amount: room}, wire.StatusOK)
+	if got := total(); got != t0 {
+		t.Fatalf("total after giving the deposit back: %d, want %d", got, t0)
 	}
 }
 
