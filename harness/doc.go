@@ -25,8 +25,9 @@
 //     (results.HasPoint).
 //   - provenance: the machine and the build measured, in run.json and
 //     every point. The commit is the server binary's VCS stamp (read once
-//     per binary per run), else the working directory's HEAD (GitHead,
-//     exported for other tools that need a tree's commit).
+//     per binary per run), else "unknown" with a run warning — never the
+//     working directory's HEAD, which may be another tree. GitHead is
+//     exported for tools that need a tree's commit (the gate).
 //   - server: one "concbench serve" process: started, readiness-checked
 //     (its address line, "info" on the control channel, and one verified
 //     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM

@@ -18,8 +18,8 @@ import (
 // dirty flag come from the server binary's embedded VCS stamp (bin; go
 // build records vcs.revision and vcs.modified), which names exactly the
 // code that served, even when it is another build (the CI gate's base);
-// failing that, from git in the working directory; failing that,
-// "unknown". The CPU lists and GOMAXPROCS values are filled in by the
+// without one, "unknown" (never the working directory's HEAD, which may
+// be another tree). The CPU lists and GOMAXPROCS values are filled in by the
 // caller.
 func provenance(bin stamp, now time.Time) results.Provenance {
 	p := results.Provenance{
@@ -32,10 +32,12 @@ func provenance(bin stamp, now time.Time) results.Provenance {
 		NumCPU:    runtime.NumCPU(),
 		Time:      now.UTC(),
 	}
+	// Only the binary's own stamp says what was built: the HEAD of the
+	// current directory may be another tree altogether (a binary built
+	// with -buildvcs=false, or elsewhere). Without a stamp the commit is
+	// "unknown", and the run says why (runner.runWarnings).
 	if bin.ok {
 		p.Commit, p.Dirty = bin.commit, bin.dirty
-	} else if commit, dirty, err := GitHead(context.Background(), ""); err == nil && commit != "" {
-		p.Commit, p.Dirty = commit, dirty
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		p.Kernel = strings.TrimSpace(string(b)) // uname -r

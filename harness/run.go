@@ -84,12 +84,14 @@ func Run(ctx context.Context, exp Experiment, dir string, opt Options) (*Summary
 	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err == nil {
 		return nil, fmt.Errorf("harness: %s already holds a run (continue it with Resume)", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("harness: %w", err)
-	}
 	r := &runner{exp: exp, dir: dir, opt: opt}
+	// Resolve first, so that an experiment that cannot run (a server
+	// binary that does not exist) leaves no empty run folder behind.
 	if err := r.resolve(); err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
 	}
 	now := time.Now()
 	r.run = &results.Run{
@@ -109,6 +111,16 @@ func Resume(ctx context.Context, dir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: resume: %w", err)
 	}
+	// An unreadable point (a file cut short by a crash, say) is measured
+	// again; its file is kept beside, renamed, for whoever wants to look.
+	for _, u := range run.Unreadable {
+		aside := u.File + ".unreadable"
+		if err := os.Rename(u.File, aside); err != nil {
+			return nil, fmt.Errorf("harness: resume: setting aside the unreadable point %s: %w", u, err)
+		}
+		run.Warnings = append(run.Warnings, fmt.Sprintf("point file %s could not be read (%s): kept as %s and measured again", filepath.Base(u.File), u.Reason, filepath.Base(aside)))
+	}
+	run.Unreadable = nil
 	exp, err := ExperimentOf(run)
 	if err != nil {
 		return nil, fmt.Errorf("harness: resume: %s's experiment: %w", filepath.Join(dir, results.RunFile), err)
@@ -278,6 +290,9 @@ func (r *runner) runWarnings() []string {
 	}
 	if r.exp.Repetitions < 5 {
 		ws = append(ws, fmt.Sprintf("%d repetitions: reported figures need at least 5 for their confidence intervals", r.exp.Repetitions))
+	}
+	if st := r.stampOf(r.exp.ServerBinary); !st.ok {
+		ws = append(ws, fmt.Sprintf("the server binary %s carries no VCS stamp (built with -buildvcs=false, or outside a git checkout): the commit measured is unknown", r.exp.ServerBinary))
 	}
 	return ws
 }

@@ -50,6 +50,10 @@ const DefaultMaxPendingOutput = 256 << 10
 // MaxThreads is the largest Threads value any model accepts.
 const MaxThreads = 4096
 
+// MaxBacklog is the largest Backlog accepted: listen(2) takes an int, and
+// the kernel caps it at net.core.somaxconn anyway.
+const MaxBacklog = 1 << 20
+
 // WithDefaults returns c with zero-valued settings replaced by their
 // defaults; defThreads is the model's default thread count.
 func (c Config) WithDefaults(defThreads int) Config {
@@ -71,6 +75,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("models: config has no service")
 	case c.Threads < 0 || c.Threads > MaxThreads:
 		return fmt.Errorf("threads %d out of range (accepted: 0 for the model's default, or 1..%d)", c.Threads, MaxThreads)
+	case c.Backlog < 0 || c.Backlog > MaxBacklog:
+		return fmt.Errorf("backlog %d out of range (accepted: 0 for the default, or 1..%d; the kernel caps it at net.core.somaxconn)", c.Backlog, MaxBacklog)
 	case c.MaxPendingOutput < 0 || c.MaxPendingOutput > 1<<30:
 		return fmt.Errorf("max pending output %d out of range (accepted: 0 for the default %d, or 1..%d bytes)",
 			c.MaxPendingOutput, DefaultMaxPendingOutput, 1<<30)

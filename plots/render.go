@@ -99,8 +99,18 @@ func RenderRun(dir string, opts Options) (files []string, err error) {
 	return Render(dir, r, pts, opts)
 }
 
-// Render is RenderRun on a run already read.
+// Render is RenderRun on a run already read. Point files the reader could
+// not read (r.Unreadable) become run warnings in the report.
 func Render(dir string, r *results.Run, pts []results.Point, opts Options) (files []string, err error) {
+	if len(r.Unreadable) > 0 {
+		rr := *r
+		rr.Warnings = slices.Clone(r.Warnings)
+		for _, u := range r.Unreadable {
+			rr.Warnings = append(rr.Warnings, fmt.Sprintf("point file %s could not be read (%s): its point is in no statistic, figure or table",
+				filepath.Join(results.PointsDir, filepath.Base(u.File)), u.Reason))
+		}
+		r = &rr
+	}
 	formats, err := checkFormats(opts.Formats)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,22 @@ type Run struct {
 	Finished    time.Time     `json:"finished,omitzero"` // zero while running or if interrupted
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Warnings    []string      `json:"warnings,omitempty"`
+
+	// Unreadable lists the point files ReadRun could not read (not
+	// stored: it describes the folder as read). Their points are in no
+	// statistic; every reader of a run must say so.
+	Unreadable []UnreadablePoint `json:"-"`
 }
+
+// UnreadablePoint is a point file that could not be read: truncated,
+// corrupt, or of another schema.
+type UnreadablePoint struct {
+	File   string // its path
+	Reason string
+}
+
+// String describes the file and why it could not be read.
+func (u UnreadablePoint) String() string { return u.File + ": " + u.Reason }
 
 // Unavailable is a configuration that could not run on this machine.
 type Unavailable struct {
@@ -106,7 +121,10 @@ func HasPoint(dir string, p *Point) bool {
 }
 
 // ReadRun reads a run folder: its run.json and every point, sorted by
-// configuration (in the run's order), kind, fraction and repetition.
+// configuration (in the run's order), kind, fraction and repetition. A
+// point file that cannot be read does not make the whole run unreadable:
+// it is left out of the points and listed in Run.Unreadable, which the
+// caller must report. A run.json that cannot be read is an error.
 func ReadRun(dir string) (*Run, []Point, error) {
 	b, err := os.ReadFile(filepath.Join(dir, RunFile))
 	if err != nil {
@@ -125,16 +143,17 @@ func ReadRun(dir string) (*Run, []Point, error) {
 	}
 	pts := make([]Point, 0, len(files))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, nil, fmt.Errorf("results: %w", err)
-		}
 		var p Point
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, nil, fmt.Errorf("results: %s: %w", f, err)
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = json.Unmarshal(b, &p)
 		}
-		if p.Schema != SchemaVersion {
-			return nil, nil, fmt.Errorf("results: %s has schema %d, this build reads %d", f, p.Schema, SchemaVersion)
+		if err == nil && p.Schema != SchemaVersion {
+			err = fmt.Errorf("schema %d, this build reads %d", p.Schema, SchemaVersion)
+		}
+		if err != nil {
+			r.Unreadable = append(r.Unreadable, UnreadablePoint{File: f, Reason: err.Error()})
+			continue
 		}
 		pts = append(pts, p)
 	}

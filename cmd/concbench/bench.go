@@ -102,7 +102,10 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var err error
 	if f.resume != "" {
 		for name := range set {
-			if name != "resume" {
+			// --no-figures and --out change what is done with the run, not
+			// the experiment; --out is meaningless here (the folder is
+			// --resume's) and stays refused.
+			if name != "resume" && name != "no-figures" {
 				return fmt.Errorf("bench: --resume takes the experiment from %s/run.json; --%s cannot change it", f.resume, name)
 			}
 		}
@@ -251,7 +254,9 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 
 // selectConfigs keeps the configurations named in list (comma-separated),
 // by name or by model, in the order of the list; a name that is not in
-// the experiment is looked up in harness.AllConfigs.
+// the experiment is looked up in harness.AllConfigs. A configuration named
+// twice (halfsynchalfreactive, a model, includes
+// halfsynchalfreactive/pooled) is kept once.
 func selectConfigs(have []harness.Config, list string) ([]harness.Config, error) {
 	var out []harness.Config
 	for _, want := range strings.Split(list, ",") {
@@ -259,9 +264,12 @@ func selectConfigs(have []harness.Config, list string) ([]harness.Config, error)
 		found := false
 		for _, pool := range [][]harness.Config{have, harness.AllConfigs()} {
 			for _, c := range pool {
-				if (c.Name == want || c.Model == want) && !slices.ContainsFunc(out, func(o harness.Config) bool { return o.Name == c.Name }) {
+				if c.Name != want && c.Model != want {
+					continue
+				}
+				found = true
+				if !slices.ContainsFunc(out, func(o harness.Config) bool { return o.Name == c.Name }) {
 					out = append(out, c)
-					found = true
 				}
 			}
 			if found {

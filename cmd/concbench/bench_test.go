@@ -79,6 +79,15 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("configurations %s", got)
 			}
 		}},
+		{name: "model and one of its configurations", args: []string{"--models", "halfsynchalfreactive,halfsynchalfreactive/pooled"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, c := range e.Configs {
+				names = append(names, c.Name)
+			}
+			if got := strings.Join(names, " "); got != "halfsynchalfreactive halfsynchalfreactive/pooled" {
+				t.Errorf("configurations %s", got)
+			}
+		}},
 		{name: "model outside the profile", args: []string{"--profile", "gate", "--models", "proactor"}, check: func(t *testing.T, e harness.Experiment) {
 			if len(e.Configs) != 1 || e.Configs[0].Name != "proactor" {
 				t.Errorf("configurations %+v", e.Configs)
@@ -171,6 +180,19 @@ func TestBenchErrors(t *testing.T) {
 	}
 }
 
+// TestBenchMissingServerBinary: a server binary that does not exist is
+// refused by name, and no empty run folder is left behind.
+func TestBenchMissingServerBinary(t *testing.T) {
+	out := t.TempDir()
+	err := runBench(context.Background(), []string{"--server-binary", "/nonexistent/concbench", "--out", out}, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/concbench") {
+		t.Fatalf("bench with a missing server binary: %v, want an error naming it", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("left behind in --out: %v", ents)
+	}
+}
+
 // concbenchBinary builds this command into a test folder: the test
 // binary cannot serve.
 func concbenchBinary(t *testing.T) string {
@@ -221,8 +243,8 @@ func TestBenchRun(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := runBench(context.Background(), []string{"--resume", dir}, nil, &stdout, &bytes.Buffer{}); err != nil {
-		t.Fatalf("bench --resume: %v", err)
+	if err := runBench(context.Background(), []string{"--resume", dir, "--no-figures"}, nil, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatalf("bench --resume --no-figures: %v", err)
 	}
 	if !strings.Contains(stdout.String(), "2 already measured") {
 		t.Errorf("resume of a finished run: %s", stdout.String())

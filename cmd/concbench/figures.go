@@ -78,6 +78,9 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 		}
 	}
 	fmt.Fprintf(stdout, "run %s: %s, %d points\n", r.ID, state, len(pts))
+	for _, u := range r.Unreadable {
+		fmt.Fprintf(stdout, "warning: left out an unreadable point file: %s\n", u)
+	}
 	var figs []string
 	for _, f := range files {
 		if filepath.Base(filepath.Dir(f)) == plots.FiguresDir && filepath.Ext(f) == ".csv" {

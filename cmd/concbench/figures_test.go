@@ -71,6 +71,38 @@ func TestFiguresPartial(t *testing.T) {
 	}
 }
 
+// TestFiguresUnreadablePoint: one corrupt point file does not stop the
+// figures: the rest is rendered, and the output and the report's run
+// warnings name the file.
+func TestFiguresUnreadablePoint(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := resultstest.WriteRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, results.PointsDir, "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no point files")
+	}
+	bad := files[len(files)/2]
+	if err := os.WriteFile(bad, []byte(`{"schema": 1, "config": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &out, &out); err != nil {
+		t.Fatalf("figures with one corrupt point: %v", err)
+	}
+	if !strings.Contains(out.String(), "warning: left out an unreadable point file: "+bad) {
+		t.Errorf("output does not name the unreadable file %s:\n%s", bad, out.String())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, plots.ReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), filepath.Join(results.PointsDir, filepath.Base(bad))+" could not be read") {
+		t.Errorf("the report does not name the unreadable file %s", filepath.Base(bad))
+	}
+}
+
 func TestFiguresFlags(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := resultstest.WriteRun(dir); err != nil {

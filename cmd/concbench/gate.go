@@ -240,6 +240,9 @@ func (g *gateRun) do(ctx context.Context) error {
 	if err != nil {
 		return g.undecided("the run folder cannot be read: %v", err)
 	}
+	if len(run.Unreadable) > 0 {
+		return g.undecided("%d point file(s) of the run cannot be read, so a side may have lost samples: %v", len(run.Unreadable), run.Unreadable)
+	}
 	metrics := gate.Metrics(g.opt.Rules)
 	base := gate.FromRun(run, pts, "base", baseSuffix, metrics)
 	head := gate.FromRun(run, pts, "head", headSuffix, metrics)

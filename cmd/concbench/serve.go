@@ -138,6 +138,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	out := &lineWriter{w: stdout}
 	out.line(srv.Addr().String())
+	if srv.Addr().Addr().IsUnspecified() {
+		fmt.Fprintf(stderr, "concbench serve: warning: listening on every interface (%s): any host that can reach this one can load it; use 127.0.0.1 for a benchmark on this machine\n", srv.Addr())
+	}
 	info := serveInfo(&f, srv, codec, svc, cfg)
 	fmt.Fprintf(stderr, "concbench serve: model %s%s, %s on %s, threads %d, GOMAXPROCS %d, CPUs %s, calibration %.3f ns/iter\n",
 		info.Model, variantSuffix(info.Variant), info.Protocol, info.Addr, info.Threads, info.GOMAXPROCS, info.CPUs, info.NsPerIter)

@@ -154,6 +154,28 @@ func TestServeStopsOnContextCancel(t *testing.T) {
 	p.done <- nil
 }
 
+// TestServeWildcardAddress: every model listens on IPv4 only for an IPv4
+// wildcard (netpoll included, where Go's "tcp" would listen dual-stack),
+// and serve warns that the server is reachable from other hosts.
+func TestServeWildcardAddress(t *testing.T) {
+	for _, model := range []string{"netpoll", "threadperconn"} {
+		t.Run(model, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"serve", "--ns-per-iter", "2", "--model", model, "--addr", "0.0.0.0:0"},
+				strings.NewReader("quit\n"), &stdout, &stderr)
+			if err != nil {
+				t.Fatalf("serve: %v\n%s", err, stderr.String())
+			}
+			if addr, _, _ := strings.Cut(stdout.String(), "\n"); !strings.HasPrefix(addr, "0.0.0.0:") {
+				t.Errorf("bound address %q, want 0.0.0.0:<port> (IPv4 only)", addr)
+			}
+			if !strings.Contains(stderr.String(), "warning: listening on every interface") {
+				t.Errorf("no warning about the wildcard address on stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
 func TestServeFlagErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -172,6 +194,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{name: "cpus", args: []string{"--model", "netpoll", "--cpus", "x"}, want: `"x" is not a CPU number`},
 		{name: "max payload", args: []string{"--model", "netpoll", "--max-payload", "-5"}, want: "max payload -5 out of range"},
 		{name: "accounts", args: []string{"--model", "netpoll", "--accounts", "-1"}, want: "accounts -1 out of range"},
+		{name: "backlog", args: []string{"--model", "threadperconn", "--backlog", "-1"}, want: "backlog -1 out of range"},
+		{name: "cpus offline", args: []string{"--model", "netpoll", "--cpus", "1000"}, want: "not online"},
 		{name: "bad address", args: []string{"--model", "threadperconn", "--addr", "256.0.0.1:0"}, want: "256.0.0.1"},
 		{name: "stray argument", args: []string{"--model", "netpoll", "extra"}, want: `unexpected argument "extra"`},
 		{name: "unknown flag", args: []string{"--modle", "netpoll"}, want: "flag provided but not defined: -modle (run 'concbench help serve'"},

@@ -3,7 +3,9 @@ package cpuset
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +17,19 @@ import (
 func Pin(pid int, s Set) error {
 	if len(s) == 0 {
 		return fmt.Errorf("cpuset: empty CPU set")
+	}
+	// The kernel drops CPUs that are not online from a mask without a
+	// word, and fails with a bare EINVAL when none is left: say which.
+	if on, err := Online(); err == nil {
+		var missing Set
+		for _, c := range s {
+			if !slices.Contains(on, c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("cpuset: CPU %v not online on this machine (online: %v)", missing, on)
+		}
 	}
 	var mask unix.CPUSet
 	for _, c := range s {
@@ -40,7 +55,11 @@ func Pin(pid int, s Set) error {
 			}
 			fresh++
 			if err := unix.SchedSetaffinity(tid, &mask); err != nil && err != unix.ESRCH {
-				return fmt.Errorf("cpuset: pin thread %d to CPUs %v: %w", tid, s, os.NewSyscallError("sched_setaffinity", err))
+				hint := ""
+				if err == unix.EINVAL {
+					hint = " (none of them is allowed to this process: a cgroup cpuset may restrict it)"
+				}
+				return fmt.Errorf("cpuset: pin thread %d to CPUs %v%s: %w", tid, s, hint, os.NewSyscallError("sched_setaffinity", err))
 			}
 			done[tid] = true
 		}
@@ -48,6 +67,16 @@ func Pin(pid int, s Set) error {
 			return nil
 		}
 	}
+}
+
+// Online returns the CPUs online on this machine
+// (/sys/devices/system/cpu/online).
+func Online() (Set, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, err
+	}
+	return Parse(strings.TrimSpace(string(b)))
 }
 
 // Current returns the CPUs the calling thread may run on.

@@ -12,3 +12,6 @@ func Pin(pid int, s Set) error { return ErrUnsupported }
 
 // Current returns ErrUnsupported.
 func Current() (Set, error) { return nil, ErrUnsupported }
+
+// Online returns ErrUnsupported.
+func Online() (Set, error) { return nil, ErrUnsupported }

@@ -41,11 +41,22 @@ func Start(cfg models.Config, _ Options) (*Server, error) {
 	cfg = cfg.WithDefaults(0)
 	// Note: net.Listen takes its backlog from net.core.somaxconn; Go offers
 	// no per-listener backlog, so Config.Backlog is ignored by this model.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	//
+	// An IPv4 address, or none ("0.0.0.0:0", ":0"), listens on IPv4 only,
+	// as handleset.Listen does for the other models: Go's "tcp" would make
+	// the wildcard a dual-stack IPv6 socket.
+	ta, err := net.ResolveTCPAddr("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	tl := ln.(*net.TCPListener)
+	network := "tcp"
+	if ta.IP == nil || ta.IP.To4() != nil {
+		network = "tcp4"
+	}
+	tl, err := net.ListenTCP(network, ta)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:   cfg,
 		ln:    tl,
