@@ -40,9 +40,11 @@ warm-up, out-of-range, clock (the wall clock stepped), aborted. It warns
 without invalidating when the lateness passes a tenth of a percentile,
 when p99.9 or p99.99 is untrusted (printed marked), when only latency
 trends upward, when the machine stalled the generator over 5% of the
-time, and for held requests and GC pauses. With --strict an INVALID run
-exits with status 3. A run that cannot be made (no connection, a failed
-priming request) exits with status 1.
+time, and for held requests and GC pauses. An INVALID run exits with
+status 3 after printing its results (--allow-invalid: status 0), so that a
+script cannot take an invalid measurement for a valid one. A run that
+cannot be made (no connection, a failed priming request) exits with
+status 1.
 
 Distributions (--cpu, --block, --size, --prio): V or fixed:V, exp:MEAN,
 bimodal:P:A:B (A with probability P, else B). Durations for --cpu and
@@ -59,7 +61,7 @@ Flags:
 // loadFlags holds the load command's settings that are not Config fields.
 type loadFlags struct {
 	cpu, block, size, prio, ops, arrival, cpus, jsonPath, poll string
-	strict                                                     bool
+	allowInvalid                                               bool
 }
 
 func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -102,15 +104,27 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.poll, "poll", "", "how the workers wait: busy (poll without sleeping; needs a CPU per worker) or sleep (default: busy with --cpus, else sleep)")
 	fs.DurationVar(&cfg.Spin, "spin", 0, "sleep polling: poll instead of sleeping this long before each scheduled send (0: measured from how late this machine wakes timed waits; negative: never)")
 	fs.StringVar(&f.cpus, "cpus", "", "pin the generator to these CPUs (cpulist, e.g. 1 or 2-3; default: no pinning)")
-	fs.BoolVar(&f.strict, "strict", false, "exit with status 3 if the verdict is invalid")
+	fs.BoolVar(&f.allowInvalid, "allow-invalid", false, "exit with status 0 even if the verdict is invalid (default: status 3)")
 	if err := parseFlags(fs, args, stdout, loadUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("load: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	if cfg.Requests > 0 && !setFlags(fs)["duration"] {
+	set := setFlags(fs)
+	if cfg.Requests > 0 && !set["duration"] {
 		cfg.Duration = 0
+	}
+	// loadgen.Config reads 0 as "the default" in these fields; from the
+	// command line a 0 (or less) is a mistake, not a request for the
+	// default, and must not run as one.
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"conns", cfg.Conns}, {"workers", cfg.Workers}, {"depth", cfg.Depth}, {"max-in-flight", cfg.MaxInFlight}} {
+		if set[c.name] && c.v < 1 {
+			return fmt.Errorf("load: --%s %d out of range (accepted: 1 or more)", c.name, c.v)
+		}
 	}
 	cfg.Arrival = loadgen.Arrival(f.arrival)
 	cfg.Poll = loadgen.Poll(f.poll)
@@ -174,7 +188,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	switch {
 	case runErr != nil:
 		return fmt.Errorf("load: %w", runErr)
-	case f.strict && !res.Valid:
+	case !f.allowInvalid && !res.Valid:
 		return &exitStatus{code: 3, err: fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; "))}
 	}
 	return nil

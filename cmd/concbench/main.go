@@ -7,6 +7,7 @@
 //	concbench bench [--profile P]       run an experiment, then render its figures and report
 //	concbench figures --run DIR         render a run folder's figures and report
 //	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
+//	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
 //
 // Run "concbench help serve" for the server's flags.
@@ -72,6 +73,7 @@ var commands = []command{
 	{name: "figures", summary: "render a run folder: figures (svg/pdf/png/tex + CSV each), points.csv, bench.txt (benchstat), report.md and report.html", run: runFigures},
 	{name: "gate", summary: "the CI performance-regression gate: the current tree against a base commit (same job) or the committed baseline; exit 0 pass, 1 regression, 2 undecided", run: runGate},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
+	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }
 
 // parseFlags parses a subcommand's flags. -h/-help prints the full usage to
@@ -141,6 +143,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return errors.New("no command given")
 	}
 	name, rest := args[0], args[1:]
+	if name == "--version" || name == "-version" {
+		name = "version"
+	}
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(rest) == 0 {
 			usage(stdout)
