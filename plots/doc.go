@@ -64,6 +64,14 @@
 //     (the run's configuration order decides); the legend sits outside
 //     the data area, in a column of its own.
 //
+// The report reads top-down: the answer, then why, then how it was
+// measured. After the banner (if any) come the Answers — per summary
+// metric, the best configuration by median and every other one's value as
+// a factor of it with a 95% distribution-free interval
+// (results.RatioCI), "no significant difference" said as plainly as a
+// win — then the Summary table, the Figures, and last the Experiment,
+// Provenance and Validity sections with the run's warnings.
+//
 // Output is deterministic for a given run: no timestamps in SVG, fixed
 // fonts (Liberation Sans, compiled in), stable orders. The PDF embeds its
 // fonts (≈200 KB per figure); the SVG does not, so viewers substitute a

@@ -47,6 +47,12 @@ type report struct {
 	LoadWarns  string   // how many points carry load-generator warnings
 	StatNotes  []string // statistics warnings behind the summary table
 
+	// Answers open the report: per summary metric, the best configuration
+	// and every other's factor of it (answers.go); AnswerNote says how
+	// to read them.
+	Answers    []answer
+	AnswerNote string
+
 	Load         string // the chosen load, "0.50 of capacity"
 	SummaryHead  []string
 	SummaryRows  [][]string
@@ -198,6 +204,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	rep.Warnings = r.Warnings
 
 	rep.summary(a)
+	rep.answers(a)
 	for _, f := range figs {
 		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
 		for _, format := range formats {
@@ -371,6 +378,42 @@ var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# c
 {{end}}
 {{.Counts}}.
 
+## Answers
+{{if .Answers}}{{range .Answers}}
+- **{{.Metric}}**: {{.Text}}{{end}}
+
+{{.AnswerNote}}
+{{else}}
+Nothing to compare: fewer than two configurations have valid repetitions.
+{{end}}
+## Summary
+{{if .Load}}
+Costs per request at {{.Load}}.
+{{end}}
+|{{range .SummaryHead}} {{cell .}} |{{end}}
+{{sep (len .SummaryHead)}}
+{{range .SummaryRows}}|{{range .}} {{cell .}} |{{end}}
+{{end}}{{range .SummaryNotes}}
+{{.}}
+{{end}}{{if .StatNotes}}
+Statistics warnings:
+{{range .StatNotes}}
+- {{.}}{{end}}
+{{end}}
+## Figures
+{{range .Figures}}
+### {{.Title}}
+
+{{if .Image}}![{{.Title}}]({{.Image}})
+
+{{end}}{{.Caption}}
+{{range .Notes}}
+- {{.}}{{end}}
+
+Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}[{{base $f}}]({{$f}}){{end}}; data: [{{base .CSV}}]({{.CSV}}).
+{{end}}{{range .Omitted}}
+- {{.}}{{end}}
+
 ## Experiment
 
 | configuration | model | arguments | threads |
@@ -437,33 +480,6 @@ Warnings on points:
 {{end}}{{if .LoadWarns}}
 {{.LoadWarns}}
 {{end}}
-## Summary
-{{if .Load}}
-Costs per request at {{.Load}}.
-{{end}}
-|{{range .SummaryHead}} {{cell .}} |{{end}}
-{{sep (len .SummaryHead)}}
-{{range .SummaryRows}}|{{range .}} {{cell .}} |{{end}}
-{{end}}{{range .SummaryNotes}}
-{{.}}
-{{end}}{{if .StatNotes}}
-Statistics warnings:
-{{range .StatNotes}}
-- {{.}}{{end}}
-{{end}}
-## Figures
-{{range .Figures}}
-### {{.Title}}
-
-{{if .Image}}![{{.Title}}]({{.Image}})
-
-{{end}}{{.Caption}}
-{{range .Notes}}
-- {{.}}{{end}}
-
-Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}[{{base $f}}]({{$f}}){{end}}; data: [{{base .CSV}}]({{.CSV}}).
-{{end}}{{range .Omitted}}
-- {{.}}{{end}}
 `))
 
 // writeMarkdown writes report.md.
@@ -504,6 +520,29 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{if .Partial}}<p class="partial"><strong>Partial run:</strong> {{.Partial}}.</p>{{end}}
 <p>{{.Counts}}.</p>
 
+<h2>Answers</h2>
+{{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>
+<p class="notes">{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}
+
+<h2>Summary</h2>
+{{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}
+<table>
+<tr>{{range .SummaryHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .SummaryRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .SummaryNotes}}<p class="notes">{{.}}</p>{{end}}
+{{if .StatNotes}}<p class="notes">Statistics warnings:</p><ul class="notes">{{range .StatNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+
+<h2>Figures</h2>
+{{range .Figures}}<figure id="{{.Name}}">
+<h3>{{.Title}}</h3>
+<img alt="{{.Title}}" src="{{svg .SVG}}">
+<figcaption>{{.Caption}}
+{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</figcaption>
+</figure>
+{{end}}{{if .Omitted}}<ul>{{range .Omitted}}<li>{{.}}</li>{{end}}</ul>{{end}}
+
 <h2>Experiment</h2>
 <table>
 <tr><th>configuration</th><th>model</th><th>arguments</th><th>threads</th></tr>
@@ -539,25 +578,6 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{if .Warnings}}<p>Run warnings:</p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .PointWarns}}<p>Warnings on points:</p><ul>{{range .PointWarns}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .LoadWarns}}<p>{{.LoadWarns}}</p>{{end}}
-
-<h2>Summary</h2>
-{{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}
-<table>
-<tr>{{range .SummaryHead}}<th>{{.}}</th>{{end}}</tr>
-{{range .SummaryRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{range .SummaryNotes}}<p class="notes">{{.}}</p>{{end}}
-{{if .StatNotes}}<p class="notes">Statistics warnings:</p><ul class="notes">{{range .StatNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-
-<h2>Figures</h2>
-{{range .Figures}}<figure id="{{.Name}}">
-<h3>{{.Title}}</h3>
-<img alt="{{.Title}}" src="{{svg .SVG}}">
-<figcaption>{{.Caption}}
-{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-</figcaption>
-</figure>
-{{end}}{{if .Omitted}}<ul>{{range .Omitted}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body>
 </html>
 `))
