@@ -89,10 +89,11 @@
 // benchmark format (x/perf benchfmt) that benchstat reads: one line per
 // valid repetition (invalid ones are left out, as from every statistic),
 // named with key=value parts (BenchName, e.g.
-// BenchmarkServe/model=leaderfollowers/variant=lifo/kind=open/load=0.50),
+// BenchmarkServe/config=leaderfollowers-lifo/kind=open/load=0.50),
 // units benchstat understands (p99-ns, ctxsw/op, allocs/op, B/op,
 // cpu-ns/op, req/s) with their better direction, and configuration lines
-// (goos, goarch, cpu, commit, go, kernel). Compare models with
+// (goos, goarch, cpu, commit, go, kernel). Compare configurations, one
+// column each, their rows (kind and load) aligned, with
 //
-//	go tool benchstat -col /model bench.txt
+//	go tool benchstat -col /config bench.txt
 package results

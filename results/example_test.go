@@ -30,5 +30,5 @@ func ExampleBenchName() {
 	}
 	fmt.Println("Benchmark" + results.BenchName(&p))
 	// Output:
-	// BenchmarkServe/model=leaderfollowers/variant=lifo/kind=open/load=0.50
+	// BenchmarkServe/config=leaderfollowers-lifo/kind=open/load=0.50
 }

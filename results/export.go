@@ -139,26 +139,18 @@ func effectiveThreads(p *Point) int {
 }
 
 // BenchName returns p's benchmark name, without the "Benchmark" prefix,
-// in key=value sub-names: "Serve/model=leaderfollowers/variant=lifo/kind=open/load=0.50"
-// (load=max for capacity points). The variant is the configuration name
-// without the model's prefix ("default" if nothing remains); characters
-// the format reserves ('/', '=', blanks) are replaced by '-'.
+// in key=value sub-names: "Serve/config=leaderfollowers-lifo/kind=open/load=0.50"
+// (load=max for capacity points). The configuration is one key, so that
+// "benchstat -col /config bench.txt" puts every configuration in a column
+// and the rows — kind and load — align across them (a separate model and
+// variant key would give each model its own rows); characters the format
+// reserves ('/', '=', blanks) are replaced by '-'.
 func BenchName(p *Point) string {
-	variant := p.Config.Name
-	if variant == p.Config.Model {
-		variant = ""
-	} else if rest, ok := strings.CutPrefix(variant, p.Config.Model+"/"); ok {
-		variant = rest
-	}
-	if variant == "" {
-		variant = "default"
-	}
 	load := "max"
 	if p.Kind != KindCapacity {
 		load = strconv.FormatFloat(p.Fraction, 'f', 2, 64)
 	}
-	return fmt.Sprintf("Serve/model=%s/variant=%s/kind=%s/load=%s",
-		benchSafe(p.Config.Model), benchSafe(variant), benchSafe(string(p.Kind)), load)
+	return fmt.Sprintf("Serve/config=%s/kind=%s/load=%s", benchSafe(p.Config.Name), benchSafe(string(p.Kind)), load)
 }
 
 func benchSafe(s string) string {

@@ -114,11 +114,11 @@ func TestBenchName(t *testing.T) {
 		want string
 	}{
 		{name: "variant after the model", p: results.Point{Config: results.ModelConfig{Name: "leaderfollowers/lifo", Model: "leaderfollowers"}, Kind: results.KindOpen, Fraction: 0.5},
-			want: "Serve/model=leaderfollowers/variant=lifo/kind=open/load=0.50"},
+			want: "Serve/config=leaderfollowers-lifo/kind=open/load=0.50"},
 		{name: "no variant", p: results.Point{Config: results.ModelConfig{Name: "netpoll", Model: "netpoll"}, Kind: results.KindCapacity, Fraction: 1},
-			want: "Serve/model=netpoll/variant=default/kind=capacity/load=max"},
+			want: "Serve/config=netpoll/kind=capacity/load=max"},
 		{name: "reserved characters", p: results.Point{Config: results.ModelConfig{Name: "hshr pooled/q=64", Model: "halfsynchalfreactive"}, Kind: results.KindOpen, Fraction: 0.125},
-			want: "Serve/model=halfsynchalfreactive/variant=hshr-pooled-q-64/kind=open/load=0.12"},
+			want: "Serve/config=hshr-pooled-q-64/kind=open/load=0.12"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,8 +172,8 @@ func TestWriteBench(t *testing.T) {
 			p := want[seen[name]]
 			seen[name]++
 			base, parts := rec.Name.Parts()
-			if string(base) != "Serve" || len(parts) != 4 || !bytes.HasPrefix(parts[0], []byte("/model=")) {
-				t.Errorf("name %q: base %q parts %q, want Serve with 4 key=value parts", name, base, parts)
+			if string(base) != "Serve" || len(parts) != 3 || !bytes.HasPrefix(parts[0], []byte("/config=")) {
+				t.Errorf("name %q: base %q parts %q, want Serve with 3 key=value parts, config first", name, base, parts)
 			}
 			for key, want := range map[string]string{"goos": "linux", "goarch": "amd64", "cpu": "Synthetic CPU @ 2.00GHz",
 				"commit": "0123456789abcdef0123456789abcdef01234567", "valid": ""} {
@@ -212,7 +212,7 @@ func TestWriteBench(t *testing.T) {
 	}
 	// Every repetition of netpoll open 0.90 is invalid: the benchmark is
 	// absent, not a table of rejected measurements.
-	if bytes.Contains(buf.Bytes(), []byte("model=netpoll/variant=default/kind=open/load=0.90")) {
+	if bytes.Contains(buf.Bytes(), []byte("config=netpoll/kind=open/load=0.90")) {
 		t.Errorf("bench.txt has netpoll open 0.90, whose every repetition is invalid")
 	}
 	units := rd.Units()
@@ -242,12 +242,13 @@ func TestBenchstatReads(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(gobin, "tool", "benchstat", "-col", "/model", path)
+	cmd := exec.Command(gobin, "tool", "benchstat", "-col", "/config", path)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("benchstat: %v\n%s", err, out)
 	}
-	for _, want := range []string{"leaderfollowers", "halfsynchalfreactive", "p99-sec", "ctxsw/op", "allocs/op", "cpu-sec/op"} {
+	// One row per load, shared by every configuration's column.
+	for _, want := range []string{"leaderfollowers-lifo", "halfsynchalfreactive", "p99-sec", "ctxsw/op", "allocs/op", "cpu-sec/op", "Serve/kind=open/load=0.50"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("benchstat output lacks %q:\n%s", want, out)
 		}

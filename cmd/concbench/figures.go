@@ -18,8 +18,8 @@ const figuresUsage = `usage: concbench figures --run DIR [--formats svg,pdf,png,
 Renders a run folder from its stored results only (nothing is measured):
 the figures under DIR/figures/ (each in every --formats format, with a CSV
 of exactly the data it plots beside it), the exports DIR/points.csv (every
-point, one row each) and DIR/bench.txt (Go benchmark format: benchstat
-DIR/bench.txt), and the report DIR/report.md and the self-contained
+point, one row each) and DIR/bench.txt (Go benchmark format: go tool
+benchstat -col /config DIR/bench.txt), and the report DIR/report.md and the self-contained
 DIR/report.html (figures embedded). Re-running it replaces them.
 
 An interrupted or still-running sweep renders too: the report says the run
@@ -90,7 +90,7 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(*dir, plots.ReportHTML), filepath.Join(*dir, plots.ReportMD))
 	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(*dir, plots.FiguresDir),
 		strings.Join(figs, ", "), strings.Join(fmts, ", "))
-	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat %[2]s)\n",
+	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat -col /config %[2]s)\n",
 		filepath.Join(*dir, plots.PointsCSV), filepath.Join(*dir, plots.BenchFile))
 	return nil
 }
