@@ -47,7 +47,9 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 		Title:  title,
 		Width:  vg.Length(3.2*float64(len(panels))+2.2) * vg.Inch,
 		Height: vg.Length(1.2+0.35*float64(len(a.configs))) * vg.Inch,
-		Header: []string{"config", "metric", "unit", "load", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "invalid_values", "skipped_reps", "plotted", "note"},
+		// One variable per column: the point's kind and its fraction (1
+		// for capacity) apart, numbers as numbers.
+		Header: []string{"config", "metric", "unit", "kind", "fraction", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "invalid_values", "skipped_reps", "plotted", "note"},
 	}
 	for _, cfg := range a.configs {
 		if g := pick(cfg.Name); g != nil {
@@ -92,7 +94,11 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			if bv.agg.Excluded > 0 {
 				note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", bv.agg.Excluded, strings.Join(bv.agg.ExcludedReasons, ", ")))
 			}
-			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, where, strconv.Itoa(st.N), results.FormatFloat(st.Median),
+			kind, frac := string(results.KindCapacity), "1"
+			if where != "capacity" {
+				kind, frac = string(results.KindOpen), results.FormatFloat(a.load)
+			}
+			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, kind, frac, strconv.Itoa(st.N), results.FormatFloat(st.Median),
 				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Excluded), excludedValues(bv.excluded),
 				strconv.Itoa(bv.agg.Skipped), strconv.FormatBool(bv.ok), note)
 			vals[pi] = append(vals[pi], bv)

@@ -61,11 +61,19 @@ func (f *Figure) canvas(format string) (vg.CanvasWriterTo, error) {
 		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(150))}, nil
 	case "tex":
 		// A pgfpicture to \input into a LaTeX document that loads pgf: its
-		// text is typeset in the document's fonts.
-		return vgtex.New(f.Width, f.Height), nil
+		// text is typeset in the document's fonts, at the sizes the figure
+		// asks for. It is laid out at most TexMaxWidth wide, so that it fits
+		// a thesis's text width at its natural size: scaling a wider
+		// picture down (\resizebox) would shrink its labels to 4–5 pt.
+		return vgtex.New(min(f.Width, TexMaxWidth), f.Height), nil
 	}
 	return nil, fmt.Errorf("plots: unknown format %q (want one of %v)", format, Formats)
 }
+
+// TexMaxWidth is the widest a TeX figure is laid out: within the text
+// width of a thesis or article page (420–470 pt), so that it is included
+// at its natural size and its labels keep theirs.
+const TexMaxWidth = 455 * vg.Length(1)
 
 // Render draws the figure in format (svg, pdf, png or tex) to w.
 func (f *Figure) Render(w io.Writer, format string) (err error) {

@@ -16,6 +16,8 @@ import (
 	"concbench/models"
 	"concbench/results"
 	"concbench/results/resultstest"
+
+	"gonum.org/v1/plot/vg"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -451,6 +453,26 @@ func TestTexEscaped(t *testing.T) {
 			if m := text.FindStringSubmatch(line); m != nil && bad.MatchString(m[1]) {
 				t.Errorf("%s.tex: unescaped text %q", f.Name, m[1])
 			}
+		}
+	}
+}
+
+// TestTexWidth: every figure's TeX canvas fits a thesis text width, so it
+// is included at its natural size (scaled down, its labels would shrink).
+func TestTexWidth(t *testing.T) {
+	_, r, pts := synthetic(t)
+	figs, _ := Figures(r, pts, Options{})
+	for _, f := range figs {
+		c, err := f.canvas("tex")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sz, ok := c.(interface{ Size() (w, h vg.Length) })
+		if !ok {
+			t.Fatalf("%s: the TeX canvas does not report its size", f.Name)
+		}
+		if w, _ := sz.Size(); w > TexMaxWidth {
+			t.Errorf("%s.tex is %v wide, more than %v", f.Name, w, TexMaxWidth)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func spectrumFigure(a *analysis) *Figure {
 		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, valid repetitions merged)", a.loadText()),
 		Width:  8 * vg.Inch,
 		Height: 4.5 * vg.Inch,
-		Header: []string{"config", "fraction", "percentile", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
+		Header: []string{"config", "fraction", "percentile_pct", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
 	}
 	// excluded are the invalid repetitions' own percentiles.
 	var excluded plotter.XYs
@@ -73,7 +73,7 @@ func spectrumFigure(a *analysis) *Figure {
 				} else {
 					note += "; latency ≤ 0 cannot be shown on the log axis; left out"
 				}
-				f.addRow(name, results.FormatFloat(a.load), percentileLabel(pv.q), results.FormatFloat(x), results.FormatFloat(v),
+				f.addRow(name, results.FormatFloat(a.load), results.FormatFloat(100*pv.q), results.FormatFloat(x), results.FormatFloat(v),
 					"0", "1", strconv.FormatInt(s.Count, 10), "0", strconv.FormatInt(s.OutOfRange, 10), strconv.FormatBool(plotted), note)
 			}
 		}
@@ -122,7 +122,7 @@ func spectrumFigure(a *analysis) *Figure {
 				dropped++
 				note = "latency ≤ 0 cannot be shown on the log axis; left out"
 			}
-			f.addRow(cfg.Name, results.FormatFloat(a.load), percentileLabel(q), results.FormatFloat(x), results.FormatFloat(v),
+			f.addRow(cfg.Name, results.FormatFloat(a.load), results.FormatFloat(100*q), results.FormatFloat(x), results.FormatFloat(v),
 				strconv.Itoa(m.Points), strconv.Itoa(m.Excluded), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
 				strconv.FormatBool(plotted), note)
 		}
