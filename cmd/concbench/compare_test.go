@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"concbench/results"
+	"concbench/results/resultstest"
+)
+
+// writeRun writes the synthetic run to a new folder, after edit changes
+// its points.
+func writeRun(t *testing.T, edit func(p *results.Point)) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := results.WriteRun(dir, resultstest.Run()); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := resultstest.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pts {
+		if edit != nil {
+			edit(&pts[i])
+		}
+		if err := results.WritePoint(dir, &pts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCompare: a run against itself differs nowhere; against a copy in
+// which one configuration's server spends twice the CPU per request, that
+// row, and only rows of that metric and configuration, differ — B is 2×
+// A, worse.
+func TestCompare(t *testing.T) {
+	a := writeRun(t, nil)
+	var out bytes.Buffer
+	if err := runCompare(context.Background(), []string{"--json", "-", a, a}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	var same struct{ Rows []compareRow }
+	if err := json.Unmarshal(out.Bytes(), &same); err != nil {
+		t.Fatalf("--json -: %v\n%s", err, out.String())
+	}
+	if len(same.Rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, r := range same.Rows {
+		if r.Verdict != "no significant difference" && r.Verdict != "not comparable" {
+			t.Errorf("a run against itself: %s %s %s: %s", r.Config, r.Load, r.Metric, r.Verdict)
+		}
+	}
+
+	b := writeRun(t, func(p *results.Point) {
+		if p.Config.Name == "halfsynchalfreactive" {
+			p.Server.CPUNsPerRequest *= 2
+		}
+	})
+	out.Reset()
+	if err := runCompare(context.Background(), []string{"--metrics", "cpu,p99", a, b}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"halfsynchalfreactive open 0.50 server CPU per request: B is 2× [", "A (p = 0.0022; worse)",
+		"leaderfollowers/lifo open 0.50 server CPU per request: no significant difference", "B/A [95% CI]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "p99 latency: B is") {
+		t.Errorf("a p99 row differs, though only the CPU changed:\n%s", text)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	a := writeRun(t, nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{args: []string{a}, want: "want two run folders"},
+		{args: []string{"--metrics", "speed", a, a}, want: `unknown metric "speed"`},
+		{args: []string{a, "/nonexistent/run"}, want: "run B"},
+	} {
+		err := runCompare(context.Background(), tc.args, nil, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("compare %q: %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
