@@ -50,6 +50,14 @@ Distributions (--cpu, --block, --size, --prio): V or fixed:V, exp:MEAN,
 bimodal:P:A:B (A with probability P, else B). Durations for --cpu and
 --block (10us, 1.5ms), numbers for --size (bytes) and --prio (0..255).
 
+Its defaults are for driving a server by hand, and differ from the
+experiment's that "concbench bench" runs (its default profile): 16
+connections (bench 64), a 1s warm-up (250ms) and a 10s window (1s, repeated
+6 times), no CPU work per request (exponential, mean 10us), and no CPU
+pinning unless --cpus is given (bench pins the generator to its own CPU,
+--load-cpus). To reproduce one bench point by hand: --conns 64 --cpu
+exp:10us --warmup 250ms --duration 1s --cpus 1, with the server on CPU 0.
+
 Examples:
   concbench load --addr 127.0.0.1:8080 --rate 20000 --conns 64 --duration 10s --json out.json
   concbench load --addr 127.0.0.1:8080 --closed --conns 64 --duration 10s
