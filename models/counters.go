@@ -10,7 +10,7 @@ import (
 // errKinds are the error kinds a Shard counts, indexed by errIndex.
 var errKinds = [...]string{
 	wire.KindMalformed.String(), wire.KindTooLarge.String(), wire.KindHeaderTooLarge.String(),
-	wire.KindUnsupported.String(), ErrTruncated, ErrPeerReset, ErrIO, ErrAcceptBackoff, ErrAccept,
+	wire.KindUnsupported.String(), ErrTruncated, ErrPeerReset, ErrIO, ErrAcceptBackoff, ErrAccept, ErrRefused,
 }
 
 func errIndex(kind string) int {

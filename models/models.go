@@ -125,4 +125,5 @@ const (
 	ErrIO            = "io"             // another read or write failure
 	ErrAcceptBackoff = "accept_backoff" // accept hit a descriptor or memory limit; the acceptor backed off
 	ErrAccept        = "accept"         // accept failed for another reason
+	ErrRefused       = "refused"        // a connection refused at the model's limit (thread per connection's thread cap): answered with status unavailable and closed
 )

@@ -476,3 +476,27 @@ func TestTexWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestReportServerErrors: errors a server counted (a connection refused at
+// a model's limit) are listed per configuration in the report.
+func TestReportServerErrors(t *testing.T) {
+	dir, r, pts := synthetic(t)
+	for i := range pts {
+		if pts[i].Config.Name == "netpoll" && pts[i].Measured() {
+			pts[i].Server.Errors = map[string]uint64{"refused": 2, "peer_reset": 1}
+		}
+	}
+	if _, err := Render(dir, r, pts, Options{Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`- netpoll: peer_reset [0-9]+, refused [0-9]+`).Match(md) {
+		t.Errorf("report.md does not list netpoll's server errors")
+	}
+	if strings.Contains(string(md), "- leaderfollowers/lifo: ") {
+		t.Errorf("report.md lists server errors for a configuration without any")
+	}
+}

@@ -40,12 +40,15 @@ type report struct {
 	ValidityLegend []legendItem
 	// Failed and Invalid are every failed point and every point with an
 	// invalid verdict, with their reasons (shown folded).
-	Failed     []item
-	Invalid    []item
-	Warnings   []string // the run's own warnings
-	PointWarns []string // the harness's warnings on points, each once with the number of points
-	LoadWarns  string   // how many points carry load-generator warnings
-	StatNotes  []string // statistics warnings behind the summary table
+	Failed   []item
+	Invalid  []item
+	Warnings []string // the run's own warnings
+	// ServerErrors are the errors the servers counted over the measured
+	// windows, per configuration: "threadperconn: refused 120, peer_reset 3".
+	ServerErrors []string
+	PointWarns   []string // the harness's warnings on points, each once with the number of points
+	LoadWarns    string   // how many points carry load-generator warnings
+	StatNotes    []string // statistics warnings behind the summary table
 
 	// Answers open the report: per summary metric, the best configuration
 	// and every other's factor of it (answers.go); AnswerNote says how
@@ -198,6 +201,25 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	}
 	if loadWarned > 0 {
 		rep.LoadWarns = fmt.Sprintf("%d point(s) carry load-generator warnings (not invalidating; see the warnings column of %s).", loadWarned, PointsCSV)
+	}
+	for _, cfg := range a.configs {
+		sums := map[string]uint64{}
+		for i := range a.points {
+			if p := &a.points[i]; p.Config.Name == cfg.Name && p.Measured() {
+				for k, n := range p.Server.Errors {
+					sums[k] += n
+				}
+			}
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(sums)) {
+			if sums[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", k, sums[k]))
+			}
+		}
+		if len(parts) > 0 {
+			rep.ServerErrors = append(rep.ServerErrors, fmt.Sprintf("%s: %s", cfg.Name, strings.Join(parts, ", ")))
+		}
 	}
 	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
 		len(a.points), measured, invalid, failed, unavailable)
@@ -473,6 +495,10 @@ Every point was measured and every verdict is valid.
 Run warnings:
 {{range .Warnings}}
 - {{.}}{{end}}
+{{end}}{{if .ServerErrors}}
+Errors the servers counted over the measured windows (see the models' documentation for each kind; "refused": connections turned away at a model's limit):
+{{range .ServerErrors}}
+- {{.}}{{end}}
 {{end}}{{if .PointWarns}}
 Warnings on points:
 {{range .PointWarns}}
@@ -576,6 +602,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 </details>{{end}}
 {{if not (or .Unavailable .Failed .Invalid)}}<p>Every point was measured and every verdict is valid.</p>{{end}}
 {{if .Warnings}}<p>Run warnings:</p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .ServerErrors}}<p>Errors the servers counted over the measured windows (see the models' documentation for each kind; "refused": connections turned away at a model's limit):</p><ul>{{range .ServerErrors}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .PointWarns}}<p>Warnings on points:</p><ul>{{range .PointWarns}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .LoadWarns}}<p>{{.LoadWarns}}</p>{{end}}
 </body>

@@ -15,9 +15,14 @@
 //     returning it to its pool: a thread lives exactly as long as its
 //     connection, as in the classic model.
 //
-// Config.Threads bounds the number of connection threads (default 1024);
-// when it is reached the acceptor stops accepting until a connection ends,
-// leaving further clients in the listen backlog.
+// Config.Threads bounds the number of connection threads (default 1024).
+// At the cap the acceptor still accepts, and refuses the new connection at
+// once: it answers status unavailable (HTTP 503, request id 0, with a
+// one-line reason and "Connection: close"), closes it, and counts
+// models.ErrRefused ("refused" in the snapshot's errors and in every
+// point's server errors). A client is told, never left hanging in the
+// listen backlog until some connection ends — the model's nature is that
+// it serves at most Threads clients at once; the cap makes that explicit.
 //
 // Note: Go offers no direct way to create an OS thread; a new locked
 // goroutine may run on an idle thread the runtime already has rather than a

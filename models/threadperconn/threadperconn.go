@@ -1,6 +1,7 @@
 package threadperconn
 
 import (
+	"fmt"
 	"net/netip"
 	"runtime"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
+	"concbench/wire"
 )
 
 // DefaultThreads is the default bound on connection threads.
@@ -79,15 +81,10 @@ func (s *Server) acceptor() {
 	runtime.LockOSThread()
 	s.acceptSh.SetTID(models.CurrentThreadID())
 	var backoff connio.AcceptBackoff
+	refusal := s.refusal()
 	for {
-		select {
-		case s.slots <- struct{}{}:
-		case <-s.stop:
-			return
-		}
 		fd, _, err := s.ln.Accept()
 		if err != nil {
-			<-s.slots
 			select {
 			case <-s.stop:
 				return // the listener was shut down
@@ -99,6 +96,15 @@ func (s *Server) acceptor() {
 			continue
 		}
 		backoff.Reset()
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			// Every connection thread is taken: refuse this client at once,
+			// with a reason it can read, rather than leave it hanging in the
+			// listen backlog until a connection ends.
+			s.refuse(fd, refusal)
+			continue
+		}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
@@ -112,6 +118,28 @@ func (s *Server) acceptor() {
 		s.acceptSh.AddAccepted()
 		go s.serveConn(fd)
 	}
+}
+
+// refusal returns the response that refuses a connection at the thread
+// cap: status unavailable (HTTP 503), request id 0, closing, with a
+// one-line reason.
+func (s *Server) refusal() []byte {
+	msg := fmt.Sprintf("thread per connection: all %d connection threads are taken (--threads); try again later\n", s.cfg.Threads)
+	return s.cfg.Codec.AppendResponse(nil, &wire.Response{ID: 0, Status: wire.StatusUnavailable, Close: true, Payload: []byte(msg)})
+}
+
+// refuse answers a connection accepted at the thread cap with resp and
+// closes it, counting models.ErrRefused. The write cannot block for long: a
+// new connection's send buffer is empty and resp is small. The FIN goes
+// after the response (shutdown), so that a client that reads finds it
+// before the end of the stream.
+func (s *Server) refuse(fd int, resp []byte) {
+	_, _ = handleset.Write(fd, resp) // a client that is gone already needs no answer
+	_ = handleset.Shutdown(fd)
+	handleset.Close(fd)
+	s.acceptSh.AddAccepted()
+	s.acceptSh.AddClosed()
+	s.acceptSh.AddError(models.ErrRefused)
 }
 
 // fdStream adapts a blocking socket to io.ReadWriter.
