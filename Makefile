@@ -44,6 +44,14 @@ fuzz:
 clean:
 	rm -rf bin out
 
+## browser: install Debian's headless Chromium, which the report's browser
+## test (skipped without it) and report.png (a screenshot of each run's
+## report) use; nothing else needs it
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+.PHONY: browser
+browser:
+	$(SUDO) apt-get install -y chromium
+
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
 ## (every model, a few minutes); PROFILE=thesis for the long sweep, gate for
 ## the CI suite; BENCHFLAGS for more (see bin/concbench help bench)

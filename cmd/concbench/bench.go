@@ -164,8 +164,24 @@ func finishRun(stdout io.Writer, sum *harness.Summary, render bool) error {
 	if _, err := plots.Render(sum.Dir, run, pts, plots.Options{}); err != nil {
 		return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
 	}
-	fmt.Fprintf(stdout, "report: %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), filepath.Join(sum.Dir, plots.FiguresDir))
+	fmt.Fprintf(stdout, "report: %s\n        %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), screenshot(sum.Dir), filepath.Join(sum.Dir, plots.FiguresDir))
 	return nil
+}
+
+// screenshot takes report.png of the run folder's report with headless
+// Chromium, for a quick look, and says what it did: the file's path, or
+// why there is none (no Chromium is not an error: the report is complete
+// without it).
+func screenshot(dir string) string {
+	png := filepath.Join(dir, plots.ReportPNG)
+	switch err := plots.Screenshot(context.Background(), filepath.Join(dir, plots.ReportHTML), png); {
+	case err == nil:
+		return png + " (screenshot)"
+	case errors.Is(err, plots.ErrNoBrowser):
+		return "no screenshot: no Chromium here (apt-get install -y chromium for report.png)"
+	default:
+		return fmt.Sprintf("no screenshot: %v", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
 }
 
 // benchExperiment builds the experiment the flags ask for: the profile

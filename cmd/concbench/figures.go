@@ -88,6 +88,7 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 		}
 	}
 	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(*dir, plots.ReportHTML), filepath.Join(*dir, plots.ReportMD))
+	fmt.Fprintf(stdout, "         %s\n", screenshot(*dir))
 	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(*dir, plots.FiguresDir),
 		strings.Join(figs, ", "), strings.Join(fmts, ", "))
 	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat -col /config %[2]s)\n",
