@@ -410,6 +410,11 @@ plan:
 				}
 				t0 := time.Now()
 				ranLoad := r.measure(rc, p, k-1)
+				// The .hlog first: a point file is what marks the point as
+				// done (HasPoint), so its log must exist by then.
+				if err := results.WritePointHlog(r.dir, p); err != nil {
+					p.Warnings = append(p.Warnings, err.Error())
+				}
 				if err := results.WritePoint(r.dir, p); err != nil {
 					r.sum.Interrupted, r.run.Interrupted = true, true
 					r.sum.Elapsed = time.Since(r.begin)

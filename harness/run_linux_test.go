@@ -166,6 +166,10 @@ func TestRunEndToEnd(t *testing.T) {
 			continue
 		}
 		checkMeasured(t, p)
+		hlog := filepath.Join(dir, results.PointsDir, strings.TrimSuffix(results.PointFileName(p), ".json")+".hlog")
+		if b, err := os.ReadFile(hlog); err != nil || !bytes.Contains(b, []byte("Tag=uncorrected,")) {
+			t.Errorf("%s: no HdrHistogram log with both latencies beside the point (%v)", p.Label(), err)
+		}
 	}
 	// Every measured configuration has its open points at the fraction of
 	// the median capacity of the repetitions so far.

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -157,29 +158,75 @@ func createHlog(path string, start time.Time, comment string) (*hlog, error) {
 		return nil, fmt.Errorf("loadgen: hlog: %w", err)
 	}
 	l := &hlog{f: f, bw: bufio.NewWriter(f), baseMs: start.UnixMilli()}
-	lw := hdr.NewHistogramLogWriter(l.bw)
-	lw.SetBaseTime(l.baseMs)
-	secs := float64(l.baseMs) / 1000
-	for _, step := range []func() error{
-		lw.OutputLogFormatVersion,
-		func() error { return lw.OutputComment("[" + comment + "]") },
-		func() error {
-			return lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]",
-				secs, time.UnixMilli(l.baseMs).UTC().Format(time.RFC3339Nano)))
-		},
-		func() error { return lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
-		lw.OutputLegend,
-	} {
-		if err := step(); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("loadgen: hlog: %w", err)
-		}
+	if err := writeHlogHeader(l.bw, l.baseMs, comment); err != nil {
+		f.Close()
+		return nil, err
 	}
 	const initialBuf = 16 << 10 // a typical interval's encoding fits
 	l.enc.raw = make([]byte, 0, initialBuf)
 	l.enc.out = make(byteSink, 0, initialBuf)
 	l.line = l.enc.appendV2Compressed(make([]byte, 0, 3*initialBuf), newHdrCounts(1, 2, 1))[:0]
 	return l, nil
+}
+
+// writeHlogHeader writes a log's header: the format version, comment, the
+// start and base time baseMs (ms since the epoch), and the legend.
+func writeHlogHeader(w io.Writer, baseMs int64, comment string) error {
+	lw := hdr.NewHistogramLogWriter(w)
+	lw.SetBaseTime(baseMs)
+	secs := float64(baseMs) / 1000
+	for _, step := range []func() error{
+		lw.OutputLogFormatVersion,
+		func() error { return lw.OutputComment("[" + comment + "]") },
+		func() error {
+			return lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]",
+				secs, time.UnixMilli(baseMs).UTC().Format(time.RFC3339Nano)))
+		},
+		func() error { return lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", secs)) },
+		lw.OutputLegend,
+	} {
+		if err := step(); err != nil {
+			return fmt.Errorf("loadgen: hlog: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteWindowHlog writes r's whole measured window as an HdrHistogram log
+// (the format of Config.HlogPath, one interval): the corrected latency
+// untagged, the uncorrected latency tagged "uncorrected", from the
+// histograms r already holds. It is written after the run, so that a
+// harness can keep one per point at no cost to the measurement.
+func WriteWindowHlog(w io.Writer, r *Result, comment string) error {
+	base := r.StartTime.UnixMilli()
+	if err := writeHlogHeader(w, base, comment); err != nil {
+		return err
+	}
+	length := float64(r.WindowNs) / 1e9
+	var b []byte
+	for _, h := range []struct {
+		tag string
+		s   *Summary
+	}{{"", &r.Latency}, {"uncorrected", &r.Uncorrected}} {
+		if h.s.Histogram == "" {
+			continue
+		}
+		if h.tag != "" {
+			b = append(b, "Tag="+h.tag+","...)
+		}
+		b = strconv.AppendFloat(b, 0, 'f', 6, 64)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, length, 'f', 6, 64)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, float64(h.s.MaxNs)/hdr.MsToNsRatio, 'f', 6, 64)
+		b = append(b, ',')
+		b = append(b, h.s.Histogram...)
+		b = append(b, '\n')
+	}
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("loadgen: hlog: %w", err)
+	}
+	return nil
 }
 
 // interval writes one interval [startMs, endMs) (ms since the epoch): the

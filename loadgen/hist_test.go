@@ -286,3 +286,42 @@ func TestSummaryNeverNaN(t *testing.T) {
 		t.Error("finite does not map NaN and Inf to 0")
 	}
 }
+
+// TestWriteWindowHlog: a result's whole window, written after the run as
+// a one-interval log, reads back with hdrhistogram-go's reader as the
+// result's own corrected and uncorrected histograms.
+func TestWriteWindowHlog(t *testing.T) {
+	corrected := hdr.New(1000, 60_000_000_000, 3)
+	uncorrected := hdr.New(1000, 60_000_000_000, 3)
+	for i := int64(1); i <= 1000; i++ {
+		corrected.RecordValue(i * 7_000)
+		uncorrected.RecordValue(i * 5_000)
+	}
+	r := &Result{StartTime: time.UnixMilli(1_700_000_000_789), WindowNs: int64(2 * time.Second),
+		Latency: Summarize(corrected, 0), Uncorrected: Summarize(uncorrected, 0)}
+	path := filepath.Join(t.TempDir(), "point.hlog")
+	var b bytes.Buffer
+	if err := WriteWindowHlog(&b, r, "point"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	un, uc, start := readHlog(t, path)
+	if len(un) != 1 || len(uc) != 1 {
+		t.Fatalf("%d untagged and %d uncorrected intervals, want one each", len(un), len(uc))
+	}
+	if math.Abs(start-1_700_000_000.789) > 1e-3 {
+		t.Errorf("StartTime %f, want 1700000000.789", start)
+	}
+	for _, c := range []struct {
+		got, want *hdr.Histogram
+	}{{un[0], corrected}, {uc[0], uncorrected}} {
+		if c.got.TotalCount() != c.want.TotalCount() || c.got.ValueAtQuantile(99) != c.want.ValueAtQuantile(99) {
+			t.Errorf("read back %d values, p99 %d; want %d, %d", c.got.TotalCount(), c.got.ValueAtQuantile(99), c.want.TotalCount(), c.want.ValueAtQuantile(99))
+		}
+	}
+	if got := un[0].EndTimeMs() - un[0].StartTimeMs(); got != 2000 {
+		t.Errorf("interval length %d ms, want 2000", got)
+	}
+}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"concbench/loadgen"
 )
 
 // Run describes one run of an experiment: what was asked for, on what, and
@@ -105,6 +108,26 @@ func PointFileName(p *Point) string {
 	name := strings.NewReplacer("/", "_", " ", "_", "=", "-").Replace(p.Config.Name)
 	frac := strconv.FormatFloat(p.Fraction, 'f', 3, 64)
 	return fmt.Sprintf("%s__%s__%s__rep%02d.json", name, p.Kind, frac, p.Repetition)
+}
+
+// WritePointHlog writes the latency histograms of p's measured window as
+// an HdrHistogram log, dir/points/<PointFileName with .hlog>, atomically
+// (loadgen.WriteWindowHlog: the corrected latency untagged, the
+// uncorrected tagged "uncorrected"), for HdrHistogram's own tools. A point
+// without a load-generator result has none, and that is not an error.
+func WritePointHlog(dir string, p *Point) error {
+	if p.Load == nil || p.Load.Latency.Histogram == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := loadgen.WriteWindowHlog(&b, p.Load, p.Label()); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	name := strings.TrimSuffix(PointFileName(p), ".json") + ".hlog"
+	if err := WriteFile(filepath.Join(dir, PointsDir, name), b.Bytes()); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
 }
 
 // WritePoint writes p as dir/points/<PointFileName>, atomically.
