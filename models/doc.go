@@ -19,4 +19,30 @@
 // Counting is shared: Counters holds one Shard per thread (or per
 // connection, for models without a fixed thread pool), each written by one
 // owner without locked instructions and summed only when Stats is called.
+//
+// # What long-waiting requests hold
+//
+// A request may ask the server to wait: blocking work (block=), a guarded
+// withdrawal that waits for funds (timeout=), or long CPU work (cpu=). The
+// codec caps each of these per request at its Limits' MaxWork (serve
+// --max-work, default 10s); that cap is the bound the suite states. While
+// such a request waits it holds what its model runs it on, so a few of
+// them can stall a pooled model for up to MaxWork — the nature of each
+// pattern, and part of what the results show:
+//
+//	model                 a waiting request holds                         requests that stall every client
+//	threadperconn         its own connection's thread                     none (each connection has a thread, up to the cap)
+//	netpoll               its goroutine, and in a system call an OS thread none (the runtime starts more threads)
+//	leaderfollowers       one pool thread (Threads, default 4)            as many as the pool's threads
+//	halfsynchalfreactive  one worker (Threads, default 4); the reactor    as many as the workers
+//	                      reads on until the queue is full
+//	activeobject          blocking and CPU work: the scheduler thread of  one per active object (Objects, default 2)
+//	                      the connection's home object, so its shard; a
+//	                      guarded withdrawal waits in the activation list
+//	                      without holding the thread
+//	proactor              its dispatcher thread and every connection on   one per dispatcher (default one per CPU: one
+//	                      that thread's ring                              on a server pinned to a single CPU)
+//
+// Where clients cannot be trusted, lower --max-work: it bounds how long
+// such a stall lasts, not how many requests may cause one.
 package models
