@@ -44,6 +44,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDescriptors(cfg.Conns); err != nil {
+		return nil, err
+	}
 
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0) // stops the world: only here and at the end
@@ -667,6 +670,28 @@ func waitConnected(fd int, timeout time.Duration) error {
 	}
 	if soerr != 0 {
 		return os.NewSyscallError("connect", syscall.Errno(soerr))
+	}
+	return nil
+}
+
+// descriptorHeadroom is what checkDescriptors leaves for the process's
+// other descriptors: the runtime's, files, the server's pipes, an hlog.
+const descriptorHeadroom = 64
+
+// checkDescriptors refuses, before any connection is opened, a run whose
+// conns connections cannot all get a descriptor under this process's
+// RLIMIT_NOFILE. Go raises the soft limit to the hard limit when a program
+// starts, so the soft limit is normally all the system allows; the error
+// says so and how to raise the hard limit, instead of failing with EMFILE
+// somewhere in the middle of opening the connections.
+func checkDescriptors(conns int) error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return nil // cannot tell: let the connections speak for themselves
+	}
+	if need := uint64(conns) + descriptorHeadroom; lim.Cur != unix.RLIM_INFINITY && need > lim.Cur {
+		return fmt.Errorf("loadgen: %d connections need about %d descriptors, and this process may open %d (RLIMIT_NOFILE soft limit; hard limit %d): raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service) and run again",
+			conns, need, lim.Cur, lim.Max)
 	}
 	return nil
 }
