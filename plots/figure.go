@@ -65,10 +65,25 @@ func (f *Figure) canvas(format string) (vg.CanvasWriterTo, error) {
 		// asks for. It is laid out at most TexMaxWidth wide, so that it fits
 		// a thesis's text width at its natural size: scaling a wider
 		// picture down (\resizebox) would shrink its labels to 4–5 pt.
-		return vgtex.New(min(f.Width, TexMaxWidth), f.Height), nil
+		if f.Width <= TexMaxWidth {
+			return vgtex.New(f.Width, f.Height), nil
+		}
+		// Narrower than designed: the legend moves under the panels
+		// (draw), so the picture gets taller by about a legend's height.
+		return vgtex.New(TexMaxWidth, f.Height*texTaller), nil
 	}
 	return nil, fmt.Errorf("plots: unknown format %q (want one of %v)", format, Formats)
 }
+
+// minPanelWidth is the narrowest a panel may become for the legend to
+// take a column beside the panels; otherwise the legend goes under them.
+// Below it a panel's axis labels leave its data area too small to read
+// (at 455 pt, three latency panels beside the legend had none at all).
+const minPanelWidth = vg.Length(150)
+
+// texTaller is how much taller a TeX figure narrowed to TexMaxWidth is
+// laid out, for the legend under its panels.
+const texTaller = 1.4
 
 // TexMaxWidth is the widest a TeX figure is laid out: within the text
 // width of a thesis or article page (420–470 pt), so that it is included
@@ -119,10 +134,26 @@ func (f *Figure) draw(dc draw.Canvas, tx func(string) string) {
 
 	panels, legend := f.build(tx)
 	if legend != nil && legend.Rectangle(area).Size().X > 0 {
-		w := legend.Rectangle(area).Size().X + 2*pad
-		legendArea := draw.Crop(area, area.Size().X-w+pad, 0, 0, -pad)
-		area = draw.Crop(area, 0, -w, 0, 0)
-		legend.Draw(legendArea)
+		size := legend.Rectangle(area).Size()
+		w := size.X + 2*pad
+		cols := 1
+		if len(panels) > 0 {
+			cols = max(len(panels[0]), 1)
+		}
+		if (area.Size().X-w)/vg.Length(cols) >= minPanelWidth {
+			// A column of its own on the right.
+			legendArea := draw.Crop(area, area.Size().X-w+pad, 0, 0, -pad)
+			area = draw.Crop(area, 0, -w, 0, 0)
+			legend.Draw(legendArea)
+		} else {
+			// Too narrow for a column (a TeX figure at a page's text
+			// width): a band of its own under the panels.
+			h := size.Y + 2*pad
+			legendArea := draw.Crop(area, pad, 0, 0, -(area.Size().Y - h))
+			area = draw.Crop(area, 0, 0, h, 0)
+			legend.Left, legend.Top = true, true
+			legend.Draw(legendArea)
+		}
 	}
 	if len(panels) == 0 {
 		return
