@@ -194,16 +194,34 @@ func (*Binary) AppendRequest(dst []byte, req *Request) []byte {
 // AppendResponse appends resp as a response frame (see Codec). The frame
 // carries Checksum(resp.ID, resp.Payload); resp.Checksum and resp.Close are
 // not sent (the server closes the connection itself).
-func (*Binary) AppendResponse(dst []byte, resp *Response) []byte {
+func (b *Binary) AppendResponse(dst []byte, resp *Response) []byte {
+	dst = b.AppendResponseHead(dst, resp)
+	if resp.Pattern > 0 {
+		dst = AppendBody(dst, resp.ID, resp.Pattern)
+	}
+	return dst
+}
+
+// AppendResponseHead is AppendResponse without a Pattern body (see Codec).
+func (*Binary) AppendResponseHead(dst []byte, resp *Response) []byte {
+	if resp.Pattern > 0 {
+		return appendFrameHead(dst, resp.ID, resp.Status, resp.Pattern, PatternChecksum(resp.ID, resp.Pattern))
+	}
 	return appendResponseFrame(dst, resp.ID, resp.Status, resp.Payload)
 }
 
 func appendResponseFrame(dst []byte, id uint64, st Status, payload []byte) []byte {
+	dst = appendFrameHead(dst, id, st, len(payload), Checksum(id, payload))
+	return append(dst, payload...)
+}
+
+// appendFrameHead appends a response frame's header for a body of n bytes
+// with checksum sum.
+func appendFrameHead(dst []byte, id uint64, st Status, n int, sum uint32) []byte {
 	dst = append(dst, 'C', 'R', binaryVersion, byte(st), 0, 0, 0, 0)
 	dst = binary.LittleEndian.AppendUint64(dst, id)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = binary.LittleEndian.AppendUint32(dst, Checksum(id, payload))
-	return append(dst, payload...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	return binary.LittleEndian.AppendUint32(dst, sum)
 }
 
 // AppendError appends the response frame for a request that failed to

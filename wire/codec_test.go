@@ -477,3 +477,45 @@ func clip(b []byte) []byte {
 	}
 	return b
 }
+
+// TestPatternResponse: a response whose body is a Pattern encodes to the
+// same bytes as the one carrying that body in Payload, and its head plus
+// the body's windows are those bytes too; it decodes with a valid
+// checksum.
+func TestPatternResponse(t *testing.T) {
+	for _, c := range testCodecs(t, Limits{}) {
+		for _, id := range []uint64{0, 1, 63, 64, 1 << 40} {
+			for _, size := range []int{1, 63, 64, 65, MaxInlineBody + 1, BodyWindowMax, BodyWindowMax + 1, 3*BodyWindowMax + 17} {
+				name := fmt.Sprintf("%s/id=%d/size=%d", c.Protocol(), id, size)
+				body := AppendBody(nil, id, size)
+				want := c.AppendResponse(nil, &Response{ID: id, Status: StatusOK, Payload: body, Close: id == 1})
+				pat := &Response{ID: id, Status: StatusOK, Pattern: size, Close: id == 1}
+				if got := c.AppendResponse(nil, pat); !bytes.Equal(got, want) {
+					t.Fatalf("%s: AppendResponse with Pattern differs from the materialised body", name)
+				}
+				got := c.AppendResponseHead(nil, pat)
+				if len(got) != len(want)-size {
+					t.Fatalf("%s: head of %d bytes, want %d", name, len(got), len(want)-size)
+				}
+				for off := 0; off < size; {
+					w := BodyWindow(id, off, size-off)
+					if len(w) == 0 || len(w) > BodyWindowMax {
+						t.Fatalf("%s: window at %d of %d bytes", name, off, len(w))
+					}
+					got = append(got, w...)
+					off += len(w)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: head and windows differ from the materialised response", name)
+				}
+				if PatternChecksum(id, size) != Checksum(id, body) {
+					t.Fatalf("%s: PatternChecksum differs from Checksum of the body", name)
+				}
+				var resp Response
+				if n, err := c.DecodeResponse(want, &resp); err != nil || n != len(want) || !bytes.Equal(resp.Payload, body) || resp.Pattern != 0 {
+					t.Fatalf("%s: decoded %d of %d bytes, err %v, pattern %d", name, n, len(want), err, resp.Pattern)
+				}
+			}
+		}
+	}
+}

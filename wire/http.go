@@ -530,11 +530,23 @@ func appendKey(dst []byte, sep *byte, key string) []byte {
 // Note: there is no Date header, though RFC 9110 asks an origin server with
 // a clock for one: it would cost a clock read and a formatting per
 // response in every model, and no benchmark client reads it.
-func (*HTTP) AppendResponse(dst []byte, resp *Response) []byte {
+func (h *HTTP) AppendResponse(dst []byte, resp *Response) []byte {
+	dst = h.AppendResponseHead(dst, resp)
+	if resp.Pattern > 0 {
+		dst = AppendBody(dst, resp.ID, resp.Pattern)
+	}
+	return dst
+}
+
+// AppendResponseHead is AppendResponse without a Pattern body (see Codec).
+func (*HTTP) AppendResponseHead(dst []byte, resp *Response) []byte {
 	if resp.Status < numStatuses {
 		dst = append(dst, statusLines[resp.Status]...)
 	} else {
 		dst = append(dst, statusLines[StatusInternal]...)
+	}
+	if resp.Pattern > 0 {
+		return appendHeaders(dst, "application/octet-stream", resp.ID, resp.Pattern, PatternChecksum(resp.ID, resp.Pattern), resp.Close)
 	}
 	return appendResponseHeaders(dst, "application/octet-stream", resp.ID, resp.Payload, resp.Close)
 }
@@ -542,20 +554,26 @@ func (*HTTP) AppendResponse(dst []byte, resp *Response) []byte {
 // appendResponseHeaders appends the headers after the status line, the
 // empty line and the payload.
 func appendResponseHeaders(dst []byte, contentType string, id uint64, payload []byte, closing bool) []byte {
+	dst = appendHeaders(dst, contentType, id, len(payload), Checksum(id, payload), closing)
+	return append(dst, payload...)
+}
+
+// appendHeaders appends the headers after the status line and the empty
+// line, for a body of n bytes with checksum sum.
+func appendHeaders(dst []byte, contentType string, id uint64, n int, sum uint32, closing bool) []byte {
 	dst = append(dst, "Content-Type: "...)
 	dst = append(dst, contentType...)
 	dst = append(dst, "\r\nContent-Length: "...)
-	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
+	dst = strconv.AppendInt(dst, int64(n), 10)
 	dst = append(dst, "\r\nX-Request-Id: "...)
 	dst = strconv.AppendUint(dst, id, 10)
 	dst = append(dst, "\r\nX-Checksum: "...)
-	dst = appendHex32(dst, Checksum(id, payload))
+	dst = appendHex32(dst, sum)
 	dst = append(dst, "\r\n"...)
 	if closing {
 		dst = append(dst, "Connection: close\r\n"...)
 	}
-	dst = append(dst, "\r\n"...)
-	return append(dst, payload...)
+	return append(dst, "\r\n"...)
 }
 
 // appendHex32 appends v as 8 lower-case hexadecimal digits.

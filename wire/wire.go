@@ -107,7 +107,19 @@ type Response struct {
 	// present). Encoders ignore it and always compute Checksum(ID, Payload).
 	Checksum    uint32
 	HasChecksum bool
+	// Pattern, when positive, says that the body is the OpWork body of
+	// request ID of this many bytes (AppendBody(ID, Pattern)) and is not
+	// held in Payload, which is then empty. A server sends such a body
+	// from a shared read-only table as its peer drains the connection
+	// (AppendResponseHead, then BodyWindow), so that a response of a
+	// megabyte costs no memory per connection. Decoders never set it.
+	Pattern int
 }
+
+// MaxInlineBody is the largest OpWork body a server materialises among its
+// output bytes; a larger one travels as a Response.Pattern. Small bodies
+// are copied so that pipelined responses still leave in one write.
+const MaxInlineBody = 4 << 10
 
 // Codec is one wire protocol: how a server decodes requests and encodes
 // responses, and how a client does the reverse. Every model uses the same
@@ -134,8 +146,14 @@ type Codec interface {
 	DecodeRequest(buf []byte, req *Request) (int, error)
 
 	// AppendResponse appends the encoding of resp to dst and returns the
-	// extended slice.
+	// extended slice. A Pattern body is materialised.
 	AppendResponse(dst []byte, resp *Response) []byte
+
+	// AppendResponseHead is AppendResponse without a Pattern body: for
+	// resp.Pattern > 0 it appends everything before the body (whose length
+	// and checksum it states), and the caller sends the body's bytes next
+	// (BodyWindow); otherwise it is AppendResponse.
+	AppendResponseHead(dst []byte, resp *Response) []byte
 
 	// AppendError appends the response a server sends for a request that
 	// failed to decode with err (from DecodeRequest), just before closing the
@@ -296,13 +314,41 @@ func Checksum(id uint64, payload []byte) uint32 {
 	return crc32.Update(^c, castagnoli, payload)
 }
 
+// PatternChecksum is Checksum(id, AppendBody(nil, id, size)), computed
+// from the shared table without materialising the body.
+func PatternChecksum(id uint64, size int) uint32 {
+	c := Checksum(id, nil)
+	off := int(id % 64)
+	for size > 0 {
+		n := min(size, len(bodyChunk)-64)
+		c = crc32.Update(c, castagnoli, bodyChunk[off:off+n])
+		off = (off + n) % 64
+		size -= n
+	}
+	return c
+}
+
+// BodyWindow returns bytes [off, off+n') of the OpWork body of request id,
+// n' = min(n, BodyWindowMax): a sub-slice of a shared table that the
+// caller must never modify. n must be positive.
+func BodyWindow(id uint64, off, n int) []byte {
+	start := int((id + uint64(off)) % 64)
+	return bodyChunk[start : start+min(n, BodyWindowMax)]
+}
+
+// BodyWindowMax is the most BodyWindow returns at once: the bytes one
+// write of a streamed body sends at most. As large as the default output
+// bound (models.DefaultMaxPendingOutput), so that one write can fill what
+// a socket takes at once; the table costs that much once per process.
+const BodyWindowMax = 256 << 10
+
 // bodyAlphabet is the period of the body pattern.
 const bodyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 // bodyChunk holds the pattern twice-and-more over, so that any window of
-// length ≤ len(bodyChunk)-64 starting at offset 0..63 is a sub-slice of it.
+// length ≤ BodyWindowMax starting at offset 0..63 is a sub-slice of it.
 var bodyChunk = func() []byte {
-	b := make([]byte, 4096+64)
+	b := make([]byte, BodyWindowMax+64)
 	for i := range b {
 		b[i] = bodyAlphabet[i%64]
 	}
