@@ -45,4 +45,34 @@
 //
 // Where clients cannot be trusted, lower --max-work: it bounds how long
 // such a stall lasts, not how many requests may cause one.
+//
+// # Memory per connection
+//
+// No client can make a server hold more than ConnMemoryBound bytes of heap
+// for its connection, in every model:
+//
+//   - input: the connection's buffer holds undecoded bytes and grows only
+//     as far as the largest request the codec's Limits allow (MaxHeader +
+//     MaxPayload + 64 bytes: 1 MiB + 8 KiB by default); while requests are
+//     small it stays at 4 KiB;
+//   - output: responses wait in memory up to MaxPendingOutput
+//     (--max-pending-output, default 256 KiB) plus the one response that
+//     crossed it; past it the connection's requests are not read until its
+//     client reads (back-pressure);
+//   - large bodies cost nothing: an OpWork body over wire.MaxInlineBody
+//     (4 KiB) is never materialised but sent from a shared read-only table
+//     as the client drains its socket (wire.Response.Pattern), and it counts
+//     towards MaxPendingOutput, so a client pipelining requests for 1 MiB
+//     bodies and reading none holds one pending body's bookkeeping, not a
+//     megabyte per request;
+//   - requests in flight (a pool's queue, Active Object's futures) carry
+//     their decoded fields and a copy of their payload, and are admitted
+//     only while the output they will produce fits the output bound.
+//
+// The conformance suite's Amplification case checks the bound with 64
+// connections that each pipeline sixteen 1 MiB requests and read nothing.
+// Across connections memory grows with their number; limit connections
+// with the descriptor limit (ulimit -n) where clients cannot be
+// trusted. The kernel's socket buffers come on top (net.ipv4.tcp_rmem,
+// tcp_wmem).
 package models

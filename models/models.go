@@ -47,6 +47,26 @@ type Config struct {
 // DefaultMaxPendingOutput is Config.MaxPendingOutput's default.
 const DefaultMaxPendingOutput = 256 << 10
 
+// ConnMemoryBound is the most heap a connection served under c holds while
+// its client sends requests of at most maxRequest encoded bytes (see the
+// package documentation, "Memory per connection"): its input buffer
+// (4 KiB, or up to twice maxRequest, never more than the codec's largest
+// request), its output bound plus one response with an inline body and
+// its head, and 4 KiB of bookkeeping for its requests in flight.
+func ConnMemoryBound(c Config, maxRequest int) int {
+	out := c.MaxPendingOutput
+	if out == 0 {
+		out = DefaultMaxPendingOutput
+	}
+	lim := c.Codec.Limits().WithDefaults()
+	in := min(max(InitialInput, 2*maxRequest), lim.MaxHeader+lim.MaxPayload+64)
+	return in + out + wire.MaxInlineBody + 512 + 4<<10
+}
+
+// InitialInput is the size of a connection's input buffer while its
+// requests are small: room for a few pipelined small requests per read.
+const InitialInput = 4 << 10
+
 // MaxThreads is the largest Threads value any model accepts.
 const MaxThreads = 4096
 

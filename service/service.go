@@ -123,7 +123,10 @@ func (s *Service) Ledger() *Monitor { return s.ledger }
 // Every defined operation first runs the request's work spec,
 // Work(req.CPU, req.Block) (zero for a plain ledger request), outside any
 // lock. Then:
-//   - OpWork: the payload is wire.AppendBody(req.ID, req.Size);
+//   - OpWork: the payload is wire.AppendBody(req.ID, req.Size), appended
+//     to scratch up to wire.MaxInlineBody bytes; a larger body is not
+//     materialised: resp.Pattern = req.Size and the payload is empty (the
+//     caller's encoder streams it);
 //   - the ledger operations run on the Monitor (Withdraw waits up to
 //     req.Timeout for funds) and the payload is the resulting balance —
 //     Account's for a transfer, the sum of all balances for OpTotal — in
@@ -140,6 +143,7 @@ func (s *Service) Do(req *wire.Request, resp *wire.Response, scratch []byte) []b
 	resp.ID = req.ID
 	resp.Close = req.Close
 	resp.Checksum, resp.HasChecksum = 0, false
+	resp.Pattern = 0
 	if !req.Op.Valid() {
 		resp.Status = wire.StatusBadRequest
 		resp.Payload = scratch[len(scratch):]
@@ -150,6 +154,12 @@ func (s *Service) Do(req *wire.Request, resp *wire.Response, scratch []byte) []b
 	var err error
 	switch req.Op {
 	case wire.OpWork:
+		resp.Status = wire.StatusOK
+		if req.Size > wire.MaxInlineBody {
+			resp.Pattern = req.Size
+			resp.Payload = scratch[len(scratch):]
+			return scratch
+		}
 		start := len(scratch)
 		scratch = wire.AppendBody(scratch, req.ID, req.Size)
 		resp.Status = wire.StatusOK
@@ -185,6 +195,7 @@ var errUnhandledOp = errors.New("service: unhandled op")
 func AppendResult(resp *wire.Response, scratch []byte, v int64, err error) []byte {
 	start := len(scratch)
 	resp.Status = StatusOf(err)
+	resp.Pattern = 0
 	if err == nil {
 		scratch = strconv.AppendInt(scratch, v, 10)
 	}

@@ -222,7 +222,7 @@ func TestDo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestService(t)
 			// Stale fields and a scratch prefix that Do must keep.
-			resp := wire.Response{ID: 999, Status: wire.StatusInternal, Payload: []byte("stale"), Checksum: 1, HasChecksum: true}
+			resp := wire.Response{ID: 999, Status: wire.StatusInternal, Payload: []byte("stale"), Checksum: 1, HasChecksum: true, Pattern: 7}
 			scratch := append(make([]byte, 0, 8), "prefix"...)
 			out := s.Do(&tt.req, &resp, scratch)
 
@@ -236,13 +236,22 @@ func TestDo(t *testing.T) {
 			if string(out[:6]) != "prefix" || string(out[6:]) != string(resp.Payload) {
 				t.Errorf("Do returned %q with payload %q: want prefix + payload", out, resp.Payload)
 			}
-			if tt.body {
-				if len(resp.Payload) != tt.req.Size || !wire.VerifyBody(tt.req.ID, resp.Payload) {
+			switch {
+			case tt.body && tt.req.Size > wire.MaxInlineBody:
+				// Not materialised: the encoder streams it.
+				if resp.Pattern != tt.req.Size || len(resp.Payload) != 0 {
+					t.Errorf("a %d-byte body: Pattern %d with %d payload bytes; want Pattern %d, no payload",
+						tt.req.Size, resp.Pattern, len(resp.Payload), tt.req.Size)
+				}
+			case tt.body:
+				if resp.Pattern != 0 || len(resp.Payload) != tt.req.Size || !wire.VerifyBody(tt.req.ID, resp.Payload) {
 					t.Errorf("payload of %d bytes is not the body of request %d (size %d)",
 						len(resp.Payload), tt.req.ID, tt.req.Size)
 				}
-			} else if string(resp.Payload) != tt.payload {
-				t.Errorf("payload = %q, want %q", resp.Payload, tt.payload)
+			default:
+				if resp.Pattern != 0 || string(resp.Payload) != tt.payload {
+					t.Errorf("payload = %q (pattern %d), want %q", resp.Payload, resp.Pattern, tt.payload)
+				}
 			}
 			if tt.after != nil {
 				tt.after(t, s)

@@ -511,7 +511,7 @@ func (c *conn) encode(sl *slot) {
 	case f.status != wire.StatusOK:
 		c.resp.Payload = c.scratch[:0]
 	case sl.body:
-		c.resp.Payload = f.payload
+		c.resp.Payload, c.resp.Pattern = f.payload, f.pattern
 	default:
 		c.scratch = service.AppendResult(&c.resp, c.scratch[:0], f.value, nil)
 	}

@@ -65,7 +65,9 @@
 // was assigned round robin at accept (so one connection's work stays in
 // order on one scheduler); ledger operations run on the owner of their
 // account. The scheduler runs the method — for OpWork cfg.Service.Work(cpu,
-// block) then the body wire.AppendBody(id, size); for a ledger request its
+// block) then the body wire.AppendBody(id, size) (a connection's body over
+// wire.MaxInlineBody is not built: the future carries its length and the
+// connection's output streams it, see connio.Out); for a ledger request its
 // work spec, if any, then the ledger operation — and completes the future.
 //
 // The completed future's response is written by an I/O thread: the

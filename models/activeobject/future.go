@@ -44,6 +44,10 @@ type Future struct {
 	err     error
 	status  wire.Status
 	payload []byte // OpWork's response body
+	// pattern, when positive, replaces payload for a connection's large
+	// OpWork body: its length, sent as a wire.Response.Pattern (streamed
+	// by the connection's output, never materialised).
+	pattern int
 
 	// conn is the connection whose response this future carries, or nil.
 	// It never changes once set (the future lives in the connection's slot).
@@ -85,7 +89,7 @@ func (f *Future) complete(by *scheduler, v int64, err error) {
 // reset makes a ready connection future pending again for the next request,
 // keeping its payload buffer (unless it grew too large to retain).
 func (f *Future) reset() {
-	f.value, f.err, f.status = 0, nil, wire.StatusOK
+	f.value, f.err, f.status, f.pattern = 0, nil, wire.StatusOK, 0
 	if cap(f.payload) > connio.RetainLimit {
 		f.payload = nil
 	} else {

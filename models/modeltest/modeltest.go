@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -58,6 +59,7 @@ func Run(t *testing.T, start StartFunc) {
 				{name: "ByteAtATime", fn: testByteAtATime},
 				{name: "PartialWrites", fn: testPartialWrites},
 				{name: "SlowReader", fn: testSlowReader},
+				{name: "Amplification", fn: testAmplification},
 				{name: "AbruptDisconnect", fn: testAbruptDisconnect},
 				{name: "Malformed", fn: testMalformed},
 				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
@@ -402,6 +404,68 @@ func testSlowReader(t *testing.T, e *env) {
 		if err := checkResponse(r, &resp); err != nil {
 			t.Fatalf("slow reader: %v", err)
 		}
+	}
+}
+
+// testAmplification is the memory-amplification attack: many clients each
+// pipeline requests for 1 MiB bodies and read nothing. A server that
+// materialised its responses would hold at least a megabyte per
+// connection once each has had a response produced; the bound the models
+// package states (ConnMemoryBound) must hold instead, and other clients
+// must be served meanwhile.
+func testAmplification(t *testing.T, e *env) {
+	const conns, perConn = 64, 16
+	size := min(1<<20, e.codec.Limits().MaxPayload)
+	srv := e.startServer(t)
+	var reqBytes []byte
+	maxReq := 0
+	for k := range perConn {
+		n := len(reqBytes)
+		reqBytes = e.codec.AppendRequest(reqBytes, &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: size})
+		maxReq = max(maxReq, len(reqBytes)-n)
+	}
+	base := liveHeap()
+	// Small receive buffers, so that the kernel cannot absorb a response
+	// on the attackers' behalf.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	attackers := make([]net.Conn, 0, conns)
+	defer func() {
+		for _, c := range attackers {
+			c.Close()
+		}
+	}()
+	for range conns {
+		c, err := d.Dial("tcp", srv.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		attackers = append(attackers, c)
+		if _, err := c.Write(reqBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every attacking connection has had a response produced (the
+	// attackers sent all requests; only they are connected).
+	WaitFor(t, "a response produced on every attacking connection", func() bool {
+		return srv.Stats().Requests >= conns
+	})
+	grown := int64(liveHeap()) - int64(base)
+	bound := int64(conns * models.ConnMemoryBound(models.Config{Codec: e.codec}, maxReq))
+	t.Logf("live heap grew %d KiB with %d connections each asking for %d × %d KiB and reading none (bound %d KiB)",
+		grown>>10, conns, perConn, size>>10, bound>>10)
+	if grown > bound {
+		t.Errorf("live heap grew %d KiB with %d connections each asking for %d × %d KiB and reading none; the stated bound is %d KiB (%d per connection)",
+			grown>>10, conns, perConn, size>>10, bound>>10, bound/conns>>10)
+	}
+	// Others are served meanwhile.
+	if err := serveWell(srv.Addr().String(), e.codec, 1<<40, 8, 4, 4); err != nil {
+		t.Fatalf("other connections during the attack: %v", err)
 	}
 }
 

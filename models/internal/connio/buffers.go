@@ -1,14 +1,15 @@
 package connio
 
 import (
+	"concbench/models"
 	"concbench/wire"
 )
 
 // Buffer sizes.
 const (
-	// InitialIn is the input buffer's first size: room for a few pipelined
-	// small requests per read.
-	InitialIn = 4 << 10
+	// InitialIn is the input buffer's first size (the bound the models
+	// package documents).
+	InitialIn = models.InitialInput
 	// RetainLimit is the largest buffer kept while empty; larger ones are
 	// dropped and reallocated on demand.
 	RetainLimit = 64 << 10
@@ -96,33 +97,98 @@ func (in *In) Next(c wire.Codec, req *wire.Request) (bool, error) {
 	return true, nil
 }
 
-// Out is a connection's output buffer: encoded responses not yet written.
+// Out is a connection's output: encoded responses not yet written. Their
+// bytes are held in one buffer, except the bodies sent as a
+// wire.Response.Pattern, which are not materialised: each is a stream,
+// sent from the codec's shared table (wire.BodyWindow) at its place among
+// the buffered bytes. So a response of a megabyte occupies a few dozen
+// bytes of the buffer, and what a connection holds is its small responses
+// and heads, bounded by the caller's output bound (Session.OutputFull),
+// which counts every pending byte, streamed or not.
+//
+// Bytes returns one segment at a time (buffered bytes up to the next
+// stream, or a window of the stream); Advance must be given at most its
+// length. Writers loop: for Pending() > 0 { write Bytes(); Advance(n) }.
 type Out struct {
-	buf []byte // buf[off:] is pending
-	off int
+	buf      []byte   // buf[off:] is pending
+	off      int      //
+	streams  []stream // streams[head:] are pending, in order
+	head     int      //
+	streamed int      // pending bytes of the streams
 }
 
-// Pending returns the number of bytes waiting to be written.
-func (o *Out) Pending() int { return len(o.buf) - o.off }
+// stream is a Pattern body among the output: it is sent once the buffer's
+// bytes before position at have been written.
+type stream struct {
+	at   int    // its place in buf
+	id   uint64 // the request whose body it is
+	sent int    // bytes already written
+	size int    // its length
+}
 
-// Bytes returns the pending bytes. They stay pending until Advance.
-func (o *Out) Bytes() []byte { return o.buf[o.off:] }
+// Pending returns the number of bytes waiting to be written, streamed
+// bodies included.
+func (o *Out) Pending() int { return len(o.buf) - o.off + o.streamed }
 
-// Advance records that n pending bytes were written.
-func (o *Out) Advance(n int) {
-	o.off += n
-	if o.off == len(o.buf) {
-		o.off = 0
-		o.buf = o.buf[:0]
-		if cap(o.buf) > RetainLimit {
-			o.buf = nil
+// Buffered returns the number of pending bytes held in memory: Pending
+// without the streamed bodies.
+func (o *Out) Buffered() int { return len(o.buf) - o.off }
+
+// Bytes returns the next segment of pending bytes. It stays pending until
+// Advance. It must not be modified: a streamed body's window is shared.
+func (o *Out) Bytes() []byte {
+	if o.head < len(o.streams) {
+		s := &o.streams[o.head]
+		if s.at == o.off {
+			return wire.BodyWindow(s.id, s.sent, s.size-s.sent)
 		}
+		return o.buf[o.off:s.at]
+	}
+	return o.buf[o.off:]
+}
+
+// Advance records that n bytes of the segment Bytes returned were written.
+func (o *Out) Advance(n int) {
+	if o.head < len(o.streams) && o.streams[o.head].at == o.off {
+		s := &o.streams[o.head]
+		s.sent += n
+		o.streamed -= n
+		if s.sent < s.size {
+			return
+		}
+		o.streams[o.head] = stream{}
+		o.head++
+		if o.head == len(o.streams) {
+			o.head, o.streams = 0, o.streams[:0]
+		}
+		n = 0 // the bytes after the stream come next
+	}
+	o.off += n
+	if o.off < len(o.buf) {
+		return
+	}
+	// Every buffered byte is written; the pending streams, if any, all
+	// sit at its end: rebase them on an empty buffer.
+	for i := o.head; i < len(o.streams); i++ {
+		o.streams[i].at -= o.off
+	}
+	o.off = 0
+	o.buf = o.buf[:0]
+	if cap(o.buf) > RetainLimit {
+		o.buf = nil
 	}
 }
 
-// AppendResponse encodes resp after the pending bytes.
+// AppendResponse encodes resp after the pending bytes; a Pattern body
+// becomes a stream.
 func (o *Out) AppendResponse(c wire.Codec, resp *wire.Response) {
-	o.buf = c.AppendResponse(o.buf, resp)
+	if resp.Pattern <= 0 {
+		o.buf = c.AppendResponse(o.buf, resp)
+		return
+	}
+	o.buf = c.AppendResponseHead(o.buf, resp)
+	o.streams = append(o.streams, stream{at: len(o.buf), id: resp.ID, size: resp.Pattern})
+	o.streamed += resp.Pattern
 }
 
 // AppendError encodes the error response for a failed decode.

@@ -20,8 +20,12 @@
 // Memory per connection is bounded: the input buffer grows only to hold one
 // maximal request (the codec's limits), and a connection stops being read
 // once MaxPendingOutput bytes of responses wait for its client (the slow
-// reader). Buffers larger than RetainLimit are released when they empty,
-// so ten thousand idle connections do not pin megabytes each.
+// reader). An OpWork body larger than wire.MaxInlineBody is not built at
+// all: the service returns it as a wire.Response.Pattern, and Out sends it
+// from the codec's shared read-only table, window by window, as the socket
+// takes it; it still counts towards MaxPendingOutput. Buffers larger than
+// RetainLimit are released when they empty, so ten thousand idle
+// connections do not pin megabytes each.
 //
 // A Session is owned by one thread at a time; the handle set's deactivation
 // protocol (or the thread-per-connection structure) guarantees it.
