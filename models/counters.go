@@ -11,6 +11,7 @@ import (
 var errKinds = [...]string{
 	wire.KindMalformed.String(), wire.KindTooLarge.String(), wire.KindHeaderTooLarge.String(),
 	wire.KindUnsupported.String(), ErrTruncated, ErrPeerReset, ErrIO, ErrAcceptBackoff, ErrAccept, ErrRefused,
+	ErrHeaderTimeout,
 }
 
 func errIndex(kind string) int {

@@ -75,4 +75,21 @@
 // with the descriptor limit (ulimit -n) where clients cannot be
 // trusted. The kernel's socket buffers come on top (net.ipv4.tcp_rmem,
 // tcp_wmem).
+//
+// # Header timeout
+//
+// A connection whose request stays incomplete — part of a header or body
+// arrived, the rest does not — for longer than Config.HeaderTimeout
+// (serve --header-timeout, default 60 s like nginx's
+// client_header_timeout; 0 disables) is shut down and closed, counted as
+// the error kind header_timeout (and not also as truncated). A connection
+// with no partial request (idle between requests, or connected and silent)
+// is not timed. Every model enforces it the same way: a reaper goroutine
+// (models/internal/connio.Reaper) looks at the connections every quarter
+// of the timeout (10 ms to 1 s) and shuts the late ones down with
+// shutdown(2); the model's own thread then sees the end of input wherever
+// it waits and closes the connection by its usual path. The clock starts
+// when a read leaves a request incomplete, so its cost is one clock read
+// per such read, none for whole requests. The conformance case SlowHeader
+// checks it for every model.
 package models

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	"concbench/service"
 	"concbench/wire"
@@ -42,7 +43,18 @@ type Config struct {
 	// connection's requests until the client catches up (back-pressure
 	// against a slow reader). 0 means DefaultMaxPendingOutput.
 	MaxPendingOutput int
+	// HeaderTimeout is how long a connection may hold an incomplete
+	// request (a slow or stalled client's partial header or body) before
+	// the server closes it, counted as ErrHeaderTimeout; like nginx's
+	// client_header_timeout. A connection with no partial request (idle
+	// between requests, or not yet sending) is not timed. 0 means
+	// DefaultHeaderTimeout; a negative value disables the timeout.
+	HeaderTimeout time.Duration
 }
+
+// DefaultHeaderTimeout is Config.HeaderTimeout's default, nginx's
+// client_header_timeout.
+const DefaultHeaderTimeout = 60 * time.Second
 
 // DefaultMaxPendingOutput is Config.MaxPendingOutput's default.
 const DefaultMaxPendingOutput = 256 << 10
@@ -82,6 +94,9 @@ func (c Config) WithDefaults(defThreads int) Config {
 	}
 	if c.MaxPendingOutput == 0 {
 		c.MaxPendingOutput = DefaultMaxPendingOutput
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
 	}
 	return c
 }
@@ -146,4 +161,5 @@ const (
 	ErrAcceptBackoff = "accept_backoff" // accept hit a descriptor or memory limit; the acceptor backed off
 	ErrAccept        = "accept"         // accept failed for another reason
 	ErrRefused       = "refused"        // a connection refused at the model's limit (thread per connection's thread cap): answered with status unavailable and closed
+	ErrHeaderTimeout = "header_timeout" // a connection closed because its request stayed incomplete past HeaderTimeout
 )

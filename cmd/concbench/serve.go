@@ -51,6 +51,7 @@ type serveFlags struct {
 	maxPending, maxPayload       int
 	maxHeader                    int
 	maxWork                      time.Duration
+	headerTimeout                time.Duration
 	accounts                     int
 	initialBalance               int64
 	nsPerIter                    float64
@@ -69,6 +70,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.IntVar(&f.maxPending, "max-pending-output", 0, fmt.Sprintf("response bytes a connection may have unread before the server stops reading it; 0 for %d", models.DefaultMaxPendingOutput))
 	fs.IntVar(&f.maxPayload, "max-payload", 0, fmt.Sprintf("largest request payload and response size in bytes; 0 for %d", wire.DefaultMaxPayload))
 	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header section in bytes; 0 for %d", wire.DefaultMaxHeader))
+	fs.DurationVar(&f.headerTimeout, "header-timeout", models.DefaultHeaderTimeout, "close a connection whose request stays incomplete this long (a slow or stalled client), counted as header_timeout; 0 disables")
 	fs.DurationVar(&f.maxWork, "max-work", 0, fmt.Sprintf("largest CPU, blocking or timeout value a request may ask for; 0 for %v", wire.DefaultMaxWork))
 	fs.IntVar(&f.accounts, "accounts", 0, fmt.Sprintf("ledger accounts; 0 for %d", service.DefaultAccounts))
 	fs.Int64Var(&f.initialBalance, "initial-balance", 0, fmt.Sprintf("initial balance of each account; 0 for %d", service.DefaultInitialBalance))
@@ -116,6 +118,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if f.gomaxprocs < 0 || f.gomaxprocs > 4096 {
 		return fmt.Errorf("serve: --gomaxprocs %d out of range (accepted: 0 for the default, or 1..4096)", f.gomaxprocs)
 	}
+	if f.headerTimeout < 0 {
+		return fmt.Errorf("serve: --header-timeout %v is negative (accepted: 0 to disable, or a positive duration)", f.headerTimeout)
+	}
 
 	// Pin first: calibration and GOMAXPROCS must see the final CPUs.
 	if err := pinCPUs("serve", f.cpus, f.gomaxprocs); err != nil {
@@ -129,7 +134,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	cfg := models.Config{Addr: f.addr, Threads: f.threads, Backlog: f.backlog, Codec: codec, Service: svc, MaxPendingOutput: f.maxPending}
+	cfg := models.Config{Addr: f.addr, Threads: f.threads, Backlog: f.backlog, Codec: codec, Service: svc, MaxPendingOutput: f.maxPending,
+		HeaderTimeout: f.headerTimeout}
+	if f.headerTimeout == 0 {
+		cfg.HeaderTimeout = -1 // disabled (the Config's 0 means the default)
+	}
 	srv, err := start(cfg)
 	if err != nil {
 		return fmt.Errorf("serve: model %s: %w", f.model, err)
@@ -200,6 +209,7 @@ func serveInfo(f *serveFlags, srv models.Server, codec wire.Codec, svc *service.
 		CalibrationMin:   cal.Min,
 		CalibrationMax:   cal.Max,
 		MaxPendingOutput: cfg.WithDefaults(0).MaxPendingOutput,
+		HeaderTimeoutNs:  max(int64(cfg.WithDefaults(0).HeaderTimeout), 0),
 		MaxPayload:       codec.Limits().MaxPayload,
 		Accounts:         scfg.Accounts,
 		InitialBalance:   scfg.InitialBalance,

@@ -191,6 +191,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{name: "bad protocol", args: []string{"--model", "netpoll", "--protocol", "ftp"}, want: `unknown protocol "ftp" (accepted: binary, http)`},
 		{name: "threads out of range", args: []string{"--model", "netpoll", "--threads", "99999"}, want: "threads 99999 out of range"},
 		{name: "gomaxprocs", args: []string{"--model", "netpoll", "--gomaxprocs", "-1"}, want: "--gomaxprocs -1 out of range"},
+		{name: "header timeout", args: []string{"--model", "netpoll", "--header-timeout", "-1s"}, want: "--header-timeout -1s is negative"},
 		{name: "cpus", args: []string{"--model", "netpoll", "--cpus", "x"}, want: `"x" is not a CPU number`},
 		{name: "max payload", args: []string{"--model", "netpoll", "--max-payload", "-5"}, want: "max payload -5 out of range"},
 		{name: "accounts", args: []string{"--model", "netpoll", "--accounts", "-1"}, want: "accounts -1 out of range"},

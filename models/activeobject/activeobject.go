@@ -10,6 +10,7 @@ import (
 	"concbench/handleset"
 	"concbench/internal/futex"
 	"concbench/models"
+	"concbench/models/internal/connio"
 	"concbench/service"
 )
 
@@ -106,6 +107,7 @@ type Server struct {
 
 	connsMu futex.Mutex
 	conns   map[*conn]struct{} // open connections; guarded by connsMu
+	reaper  *connio.Reaper     // the header timeout (nil if disabled)
 	nextID  uint64             // connection numbering, for the home object; guarded by connsMu
 
 	wg        sync.WaitGroup // I/O threads and schedulers
@@ -176,6 +178,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		s.release()
 		return nil, err
 	}
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	for _, sc := range s.objs {
 		s.wg.Add(1)
 		go sc.run(s.wg.Done)
@@ -252,6 +255,7 @@ func (s *Server) Stats() models.Stats {
 // with whatever they had in flight.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close() // before any connection is closed
 		// Wake the schedulers (they cancel what is pending and exit) and
 		// any thread blocked enqueuing on a full queue.
 		for _, sc := range s.objs {

@@ -238,8 +238,9 @@ type conn struct {
 	sh *models.Shard
 
 	closed   bool
-	closing  bool // no further request will be decoded
-	readable bool // the socket may have unread bytes
+	closing  bool         // no further request will be decoded
+	readable bool         // the socket may have unread bytes
+	timer    connio.Timer // the header timeout's clock (set by pump)
 	// armed is the interest the socket is armed with in the handle set
 	// (with OneShot), 0 once an event has disarmed it: a completion step
 	// that wants the same interest need not re-arm it.
@@ -275,6 +276,7 @@ func (s *Server) addConn(fd int) {
 	s.nextID++
 	s.conns[c] = struct{}{}
 	s.connsMu.Unlock()
+	s.reaper.Track(fd, &c.timer)
 	if err := s.set.Register(fd, handleset.Readable|handleset.OneShot, c); err != nil {
 		c.mu.Lock()
 		if !errClosing(err) {
@@ -382,6 +384,9 @@ func (c *conn) headReady() bool {
 // buffered. It returns how many it dispatched, and false if the connection
 // failed.
 func (c *conn) pump() (dispatched int, ok bool) {
+	// Whatever stops it, a request left incomplete starts the header
+	// timeout's clock (one held back by admission does not).
+	defer func() { c.timer.Partial(!c.closing && c.in.Buffered() > 0 && c.canAdmit()) }()
 	for !c.closing && c.canAdmit() {
 		got, err := c.in.Next(c.srv.cfg.Codec, &c.req)
 		if err != nil {
@@ -413,7 +418,7 @@ func (c *conn) pump() (dispatched int, ok bool) {
 			// End of stream: a partial request left is truncated. The
 			// requests in flight are still answered (the client may have
 			// only shut down its sending side).
-			if c.in.Buffered() > 0 {
+			if c.in.Buffered() > 0 && !c.timer.Reaped() {
 				c.sh.AddError(models.ErrTruncated)
 			}
 			c.closing = true
@@ -538,6 +543,7 @@ func (c *conn) close() {
 	// ErrClosed (shutting down) is the only expected failure; Close
 	// releases the descriptor either way.
 	_ = c.srv.set.Unregister(c.fd)
+	c.srv.reaper.Untrack(c.fd)
 	c.srv.connsMu.Lock()
 	delete(c.srv.conns, c)
 	c.srv.connsMu.Unlock()

@@ -31,8 +31,9 @@ type conn struct {
 
 	// The input side, owned by the reactor thread alone.
 	in      connio.In
-	nextSeq uint64 // sequence number of the next request decoded
-	stalled bool   // dispatch stopped at a bound with input still buffered
+	nextSeq uint64       // sequence number of the next request decoded
+	stalled bool         // dispatch stopped at a bound with input still buffered
+	timer   connio.Timer // the header timeout's clock (set by dispatch)
 
 	// Bounds on what the connection has outstanding. Incremented only by
 	// the reactor (when it dispatches); decremented only with mu held.

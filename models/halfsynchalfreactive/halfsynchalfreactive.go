@@ -8,6 +8,7 @@ import (
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/internal/connio"
 )
 
 // DefaultThreads is the default number of worker threads (Config.Threads).
@@ -77,6 +78,7 @@ type Server struct {
 	counters models.Counters
 
 	reactor *reactor
+	reaper  *connio.Reaper // the header timeout (nil if disabled)
 	workers []*worker
 
 	wg        sync.WaitGroup // the reactor and the workers, until they exit
@@ -130,6 +132,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		s.ln.Close()
 		return nil, err
 	}
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	for range cfg.Threads {
 		s.workers = append(s.workers, &worker{s: s, thread: thread{sh: s.counters.NewThreadShard("worker")}})
 	}
@@ -192,6 +195,7 @@ func (s *Server) release(t *thread, r *request) {
 // finishes it first (and writes its response if it can).
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close()          // before any connection is closed
 		s.q.close()               // wakes the workers, and the reactor if it waits for room
 		err := s.set.Close()      // wakes the reactor if it waits for events
 		s.wg.Wait()               // every thread has exited (still locked: destroyed)

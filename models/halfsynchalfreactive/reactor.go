@@ -130,6 +130,7 @@ func (rc *reactor) accept() {
 			continue
 		}
 		rc.conns[c] = struct{}{}
+		s.reaper.Track(fd, &c.timer)
 		rc.sh.AddAccepted()
 	}
 }
@@ -217,7 +218,7 @@ func (rc *reactor) read(c *conn) {
 		if n == 0 {
 			// End of input. Every complete request was dispatched (the
 			// connection admitted more), so buffered bytes are a partial one.
-			if c.in.Buffered() > 0 {
+			if c.in.Buffered() > 0 && !c.timer.Reaped() {
 				rc.sh.AddError(models.ErrTruncated)
 			}
 			rc.endInput(c)
@@ -238,6 +239,9 @@ func (rc *reactor) read(c *conn) {
 func (rc *reactor) dispatch(c *conn) {
 	codec := rc.s.cfg.Codec
 	c.stalled = false
+	// Whatever stops it, a request left incomplete starts the header
+	// timeout's clock (one held back by a bound does not).
+	defer func() { c.timer.Partial(!c.stalled && !c.inputDone && c.in.Buffered() > 0) }()
 	for !rc.stopped && !c.inputDone && !c.broken.Load() {
 		if !c.admits() {
 			c.stalled = c.in.Buffered() > 0
@@ -348,6 +352,7 @@ func (rc *reactor) reconcile(c *conn) (closeNow bool) {
 // descriptor number can be reused while a worker might still write to it.
 func (rc *reactor) closeConn(c *conn) {
 	rc.s.set.Unregister(c.fd) // ErrClosed: shutting down; close the descriptor anyway
+	rc.s.reaper.Untrack(c.fd)
 	handleset.Close(c.fd)
 	rc.sh.AddClosed()
 	delete(rc.conns, c)

@@ -11,6 +11,7 @@ import (
 	"concbench/handleset"
 	"concbench/internal/futex"
 	"concbench/models"
+	"concbench/models/internal/connio"
 )
 
 // DefaultThreads is the pool size when Config.Threads is 0.
@@ -181,7 +182,8 @@ type Server struct {
 	inv      leaderCheck   // used only when checkLeaders is set
 
 	connMu futex.Mutex
-	conns  map[int]*conn // open connections by descriptor; guarded by connMu
+	conns  map[int]*conn  // open connections by descriptor; guarded by connMu
+	reaper *connio.Reaper // the header timeout (nil if disabled)
 
 	failMu  sync.Mutex
 	failErr error // the first fatal error of a pool thread
@@ -238,7 +240,9 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	s.acc = &acceptor{s: s}
 	s.timer = &retryTimer{s: s, fd: tfd}
 	s.closeSh = s.counters.NewConnShard()
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	fail := func(err error) (*Server, error) {
+		s.reaper.Close()
 		handleset.Close(tfd)
 		ln.Close()
 		set.Close()
@@ -329,6 +333,7 @@ func (s *Server) fail(err error) {
 // and then closes every connection, the listener and the retry timer.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close() // before any descriptor is closed here
 		s.pool.close()
 		errs := []error{s.set.Close()}
 		s.wg.Wait()

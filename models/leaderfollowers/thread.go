@@ -184,6 +184,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	s.connMu.Lock()
 	s.conns[fd] = c
 	s.connMu.Unlock()
+	s.reaper.Track(fd, &c.sess.Timer)
 	err := s.set.Register(fd, handleset.Readable|handleset.OneShot, c)
 	if err == nil {
 		return true
@@ -191,6 +192,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	if !errors.Is(err, handleset.ErrClosed) {
 		sh.AddError(models.ErrIO)
 	}
+	s.reaper.Untrack(fd)
 	s.connMu.Lock()
 	delete(s.conns, fd)
 	s.connMu.Unlock()
@@ -204,6 +206,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 // by the next accept at once.
 func (s *Server) dropConn(fd int, sh *models.Shard) {
 	s.set.Unregister(fd) // fails only if the set is closed, which closes nothing
+	s.reaper.Untrack(fd)
 	s.connMu.Lock()
 	delete(s.conns, fd)
 	s.connMu.Unlock()

@@ -60,6 +60,7 @@ func Run(t *testing.T, start StartFunc) {
 				{name: "PartialWrites", fn: testPartialWrites},
 				{name: "SlowReader", fn: testSlowReader},
 				{name: "Amplification", fn: testAmplification},
+				{name: "SlowHeader", fn: testSlowHeader},
 				{name: "AbruptDisconnect", fn: testAbruptDisconnect},
 				{name: "Malformed", fn: testMalformed},
 				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
@@ -137,8 +138,16 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 // registers a cleanup that closes it and checks that it leaked nothing.
 func (e *env) startServer(t *testing.T) models.Server {
 	t.Helper()
+	return e.startServerWith(t, func(*models.Config) {})
+}
+
+// startServerWith is startServer with the suite's configuration changed
+// by set.
+func (e *env) startServerWith(t *testing.T, set func(*models.Config)) models.Server {
+	t.Helper()
 	before := takeResources()
 	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+	set(&cfg)
 	srv, err := e.start(cfg)
 	if err != nil {
 		t.Fatalf("start: %v", err)
@@ -466,6 +475,52 @@ func testAmplification(t *testing.T, e *env) {
 	// Others are served meanwhile.
 	if err := serveWell(srv.Addr().String(), e.codec, 1<<40, 8, 4, 4); err != nil {
 		t.Fatalf("other connections during the attack: %v", err)
+	}
+}
+
+// testSlowHeader: a client that sends part of a request and then nothing
+// more is closed once its request has been incomplete for the header
+// timeout, counted as header_timeout (and not also as truncated); a
+// connection idle between requests is not timed and stays open; others
+// are served meanwhile. It asserts no duration: the server is run with a
+// short timeout, and the test waits for the close however long it takes.
+func testSlowHeader(t *testing.T, e *env) {
+	srv := e.startServerWith(t, func(c *models.Config) { c.HeaderTimeout = 50 * time.Millisecond })
+	addr := srv.Addr().String()
+	idle, err := dial(addr, e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.close()
+	if err := idle.roundTrip([]*wire.Request{workRequest(1, 8)}); err != nil {
+		t.Fatalf("idle connection's first request: %v", err)
+	}
+	slow, err := dial(addr, e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.close()
+	whole := e.codec.AppendRequest(nil, workRequest(2, 8))
+	if err := slow.sendRaw(whole[:len(whole)/2]); err != nil {
+		t.Fatal(err)
+	}
+	// The server closes the slow connection, with nothing sent.
+	if err := slow.expectEOF(); err != nil {
+		t.Fatalf("slow connection: %v", err)
+	}
+	WaitFor(t, "the slow connection counted as header_timeout", func() bool {
+		return srv.Stats().Errors[models.ErrHeaderTimeout] == 1
+	})
+	// The idle connection has been open longer than the timeout: it is
+	// still served.
+	if err := idle.roundTrip([]*wire.Request{workRequest(3, 8)}); err != nil {
+		t.Fatalf("idle connection after the timeout: %v", err)
+	}
+	if err := serveWell(addr, e.codec, 1<<40, 4, 2, 2); err != nil {
+		t.Fatalf("other connections: %v", err)
+	}
+	if st := srv.Stats(); st.Errors[models.ErrTruncated] != 0 || st.Errors[models.ErrHeaderTimeout] != 1 {
+		t.Errorf("errors %v: want one header_timeout and no truncated", st.Errors)
 	}
 }
 

@@ -24,6 +24,7 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[*net.TCPConn]struct{}
 	closing bool
+	reaper  *connio.Reaper // the header timeout (nil if disabled)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -65,6 +66,7 @@ func Start(cfg models.Config, _ Options) (*Server, error) {
 		stop:  make(chan struct{}),
 	}
 	s.acceptSh = s.counters.NewConnShard()
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
@@ -117,7 +119,20 @@ func (s *Server) acceptLoop() {
 func (s *Server) serveConn(c *net.TCPConn) {
 	defer s.wg.Done()
 	sh := s.counters.NewConnShard()
-	connio.ServeStream(c, connio.NewSession(&s.cfg), sh)
+	sess := connio.NewSession(&s.cfg)
+	// The reaper shuts the socket down by its descriptor, which stays
+	// open until c.Close below (after Untrack).
+	fd := -1
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(d uintptr) { fd = int(d) })
+	}
+	if fd >= 0 {
+		s.reaper.Track(fd, &sess.Timer)
+	}
+	connio.ServeStream(c, sess, sh)
+	if fd >= 0 {
+		s.reaper.Untrack(fd)
+	}
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -129,6 +144,7 @@ func (s *Server) serveConn(c *net.TCPConn) {
 // Close stops the server; see models.Server.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close() // before any connection is closed here
 		s.mu.Lock()
 		s.closing = true
 		close(s.stop)

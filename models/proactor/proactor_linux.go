@@ -280,6 +280,7 @@ func (p *proactor) cancelAll(c *conn) {
 // startClose closes the connection's descriptor; nothing else is in flight
 // on it.
 func (p *proactor) startClose(c *conn) {
+	p.s.reaper.Untrack(c.fd)
 	p.sqe(tag(opClose, c.slot, c.gen)).PrepClose(c.fd)
 	c.closing = true
 	c.inflight++
@@ -381,6 +382,7 @@ func (p *proactor) adopt(fd int) {
 	c := &conn{fd: fd, slot: slot, gen: p.gen, sess: connio.NewSession(&p.s.cfg)}
 	p.conns[slot] = c
 	p.live++
+	p.s.reaper.Track(fd, &c.sess.Timer)
 	p.advance(c)
 }
 
@@ -391,6 +393,7 @@ func (p *proactor) abandon() {
 	p.sh.AddError(models.ErrIO)
 	for _, c := range p.conns {
 		if c != nil {
+			p.s.reaper.Untrack(c.fd)
 			unix.Shutdown(c.fd, unix.SHUT_RDWR)
 			unix.Close(c.fd)
 			p.sh.AddClosed()

@@ -11,6 +11,7 @@ import (
 	"concbench/handleset"
 	"concbench/internal/uring"
 	"concbench/models"
+	"concbench/models/internal/connio"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,7 @@ type Server struct {
 	variant  string
 	counters models.Counters
 	procs    []*proactor
+	reaper   *connio.Reaper // the header timeout (nil if disabled)
 
 	stop      atomic.Bool // Close was called; the dispatchers stop
 	wg        sync.WaitGroup
@@ -86,6 +88,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		s.procs = append(s.procs, &proactor{s: s, lfd: lfd, wake: w, multishot: multishot,
 			sh: s.counters.NewThreadShard("dispatcher")})
 	}
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	ready := make(chan error, len(s.procs))
 	for _, p := range s.procs {
 		s.wg.Add(1)
@@ -185,6 +188,7 @@ func (s *Server) Stats() models.Stats {
 // and closes its ring and listening socket, then its thread exits.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close() // before the dispatchers close their connections
 		s.stop.Store(true)
 		var errs []error
 		for _, p := range s.procs {

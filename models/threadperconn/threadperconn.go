@@ -28,7 +28,8 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[int]struct{} // open connection descriptors
 	closing bool
-	slots   chan struct{} // one token per connection thread allowed
+	slots   chan struct{}  // one token per connection thread allowed
+	reaper  *connio.Reaper // the header timeout (nil if disabled)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup // acceptor and connection threads
@@ -56,6 +57,7 @@ func Start(cfg models.Config, _ Options) (*Server, error) {
 		stop:  make(chan struct{}),
 	}
 	s.acceptSh = s.counters.NewThreadShard("acceptor")
+	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	s.wg.Add(1)
 	go s.acceptor()
 	return s, nil
@@ -153,7 +155,10 @@ func (s *Server) serveConn(fd int) {
 	defer s.wg.Done()
 	runtime.LockOSThread()
 	sh := s.counters.NewConnShard()
-	connio.ServeStream(fdStream(fd), connio.NewSession(&s.cfg), sh)
+	sess := connio.NewSession(&s.cfg)
+	s.reaper.Track(fd, &sess.Timer)
+	connio.ServeStream(fdStream(fd), sess, sh)
+	s.reaper.Untrack(fd)
 	s.mu.Lock()
 	delete(s.conns, fd)
 	s.mu.Unlock()
@@ -166,6 +171,7 @@ func (s *Server) serveConn(fd int) {
 // Close stops the server; see models.Server.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.reaper.Close()
 		s.mu.Lock()
 		s.closing = true
 		close(s.stop)

@@ -20,6 +20,9 @@ const MaxReadsPerEvent = 8
 type Session struct {
 	In  In
 	Out Out
+	// Timer is the connection's header-timeout clock (see Reaper): set
+	// by Process, read by the server's Reaper.
+	Timer Timer
 
 	codec   wire.Codec
 	svc     *service.Service
@@ -89,6 +92,7 @@ func (s *Session) Process(sh *models.Shard) int {
 	if cap(s.scratch) > RetainLimit {
 		s.scratch = nil
 	}
+	s.Timer.Partial(!s.closing && !s.stalled && s.In.Buffered() > 0)
 	sh.AddRequests(served)
 	return served
 }
@@ -96,7 +100,7 @@ func (s *Session) Process(sh *models.Shard) int {
 // endOfInput handles the peer's end of stream: a partial request left in the
 // buffer is counted as truncated.
 func (s *Session) endOfInput(sh *models.Shard) {
-	if !s.closing && s.In.Buffered() > 0 {
+	if !s.closing && s.In.Buffered() > 0 && !s.Timer.Reaped() {
 		sh.AddError(models.ErrTruncated)
 	}
 	s.closing = true
