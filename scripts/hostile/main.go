@@ -1,21 +1,30 @@
-// Command amplify measures what the memory-amplification attack costs a
-// concbench server: many clients each pipeline requests for large bodies
-// and never read. For each configuration it starts a fresh server, measures
-// a victim client's latency unattacked, opens the attacking connections,
-// waits until every one has had a response produced and the server has
-// stopped writing (the kernel's socket buffers are full: the attack at
-// rest), reads the server's resident set size, its CPU use and the
-// victim's latency under attack, closes the
-// attackers and reads the RSS again once the server has closed them.
+// Command hostile measures what hostile clients cost a concbench server,
+// model by model. Two attacks (-attack):
+//
+// amplify: many clients each pipeline requests for large bodies and never
+// read. For each configuration it starts a fresh server, measures a victim
+// client's latency unattacked, opens the attacking connections, waits
+// until every one has had a response produced and the server has stopped
+// writing (the kernel's socket buffers are full: the attack at rest),
+// reads the server's resident set size, its CPU use and the victim's
+// latency under attack, closes the attackers and reads the RSS again once
+// the server has closed them. The bound it compares with is
+// models.ConnMemoryBound per connection, on top of the RSS before.
+//
+// slowheader: many clients each send the start of a request and then one
+// more header byte every second, never finishing it. It measures the
+// victim's latency unattacked, during the attack, and after the server
+// has closed every attacker for its header timeout (serve
+// --header-timeout; give it in the configuration's flags), and how long
+// that took and how many the server counted as header_timeout.
 //
 //	go build -o bin/concbench ./cmd/concbench
-//	go run ./scripts/amplify -conns 200 \
+//	go run ./scripts/hostile -attack amplify -conns 200 \
 //	    'lf=--model leaderfollowers' 'netpoll=--model netpoll'
+//	go run ./scripts/hostile -attack slowheader -conns 2000 \
+//	    'lf=--model leaderfollowers --header-timeout 5s'
 //
 // Each configuration is "label=serve flags"; runs alternate across them.
-// The bound it compares with is models.ConnMemoryBound per connection, as
-// the models package documents it, on top of the server's RSS before the
-// attack.
 package main
 
 import (
@@ -39,12 +48,14 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/concbench", "the concbench binary")
+	attack := flag.String("attack", "amplify", "amplify or slowheader")
 	conns := flag.Int("conns", 200, "attacking connections")
-	perConn := flag.Int("requests", 16, "requests each attacker pipelines")
-	size := flag.Int("size", 1<<20, "response body size each request asks for")
+	perConn := flag.Int("requests", 16, "amplify: requests each attacker pipelines")
+	size := flag.Int("size", 1<<20, "amplify: response body size each request asks for")
 	runs := flag.Int("runs", 1, "runs of each configuration")
 	cpus := flag.String("server-cpus", "0", "CPUs the server is pinned to")
-	rest := flag.Bool("rest", true, "measure once the server has stopped writing (the attack at rest); false: as soon as every attacker has had a response produced, while the kernel's socket buffers are still being filled")
+	rest := flag.Bool("rest", true, "amplify: measure once the server has stopped writing (the attack at rest); false: as soon as every attacker has had a response produced, while the kernel's socket buffers are still being filled")
+	during := flag.Duration("during", 2*time.Second, "slowheader: how long after the attackers connected the victim is measured under attack")
 	flag.Parse()
 	var cfgs [][2]string
 	for _, a := range flag.Args() {
@@ -61,84 +72,121 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	var req []byte
-	for k := range *perConn {
-		req = codec.AppendRequest(req, &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: *size})
+	var each func(srv *server) (string, error)
+	switch *attack {
+	case "amplify":
+		var req []byte
+		for k := range *perConn {
+			req = codec.AppendRequest(req, &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: *size})
+		}
+		bound := models.ConnMemoryBound(models.Config{Codec: codec}, len(req) / *perConn)
+		fmt.Printf("%d attackers × %d requests for %d KiB, none read; bound %d KiB per connection (models.ConnMemoryBound)\n",
+			*conns, *perConn, *size>>10, bound>>10)
+		fmt.Printf("%-14s %10s %12s %12s %10s %12s %12s %10s %12s\n", "config", "RSS before", "RSS attacked", "growth/conn", "bound ok", "victim p99", "p99 attacked", "server CPU", "RSS after")
+		each = func(srv *server) (string, error) { return amplify(srv, codec, req, *conns, *rest, bound) }
+	case "slowheader":
+		fmt.Printf("%d attackers each sending a request's first line, then one header byte a second\n", *conns)
+		fmt.Printf("%-14s %12s %12s %12s %12s %12s %14s\n", "config", "victim p99", "p99 attacked", "closed after", "timeouts", "truncated", "p99 after")
+		each = func(srv *server) (string, error) { return slowHeader(srv, codec, *conns, *during) }
+	default:
+		fatalf("-attack %q: want amplify or slowheader", *attack)
 	}
-	perConnBound := models.ConnMemoryBound(models.Config{Codec: codec}, len(req) / *perConn)
-	fmt.Printf("%d attackers × %d requests for %d KiB, none read; bound %d KiB per connection (models.ConnMemoryBound)\n",
-		*conns, *perConn, *size>>10, perConnBound>>10)
-	fmt.Printf("%-14s %10s %12s %12s %10s %12s %12s %10s %12s\n", "config", "RSS before", "RSS attacked", "growth/conn", "bound ok", "victim p99", "p99 attacked", "server CPU", "RSS after")
 	for r := range *runs {
 		for _, c := range cfgs {
-			res, err := run(*bin, *cpus, strings.Fields(c[1]), codec, req, *conns, *rest)
+			srv, err := startServer(*bin, *cpus, strings.Fields(c[1]))
 			if err != nil {
 				fatalf("%s run %d: %v", c[0], r, err)
 			}
-			growth := (res.rssAttacked - res.rssBefore) / int64(*conns)
-			fmt.Printf("%-14s %8d Ki %10d Ki %10d Ki %10v %12v %12v %9.0f%% %10d Ki\n", c[0], res.rssBefore>>10, res.rssAttacked>>10,
-				growth>>10, growth <= int64(perConnBound), res.p99Before.Round(time.Microsecond), res.p99Attacked.Round(time.Microsecond),
-				100*res.cpuAttacked.Seconds()/res.attackedFor.Seconds(), res.rssAfter>>10)
+			line, err := each(srv)
+			srv.stop()
+			if err != nil {
+				fatalf("%s run %d: %v", c[0], r, err)
+			}
+			fmt.Printf("%-14s %s\n", c[0], line)
 		}
 	}
 }
 
-type result struct {
-	rssBefore, rssAttacked, rssAfter int64
-	p99Before, p99Attacked           time.Duration
-	cpuAttacked, attackedFor         time.Duration // server CPU while the victim ran under attack, and that time
+// server is a running concbench serve with its control channel.
+type server struct {
+	cmd    *exec.Cmd
+	ctl    io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *strings.Builder
+	addr   string
 }
 
-func run(bin, cpus string, flags []string, codec wire.Codec, req []byte, conns int, rest bool) (result, error) {
-	var res result
-	srv := exec.Command(bin, append([]string{"serve", "--cpus", cpus, "--protocol", "http"}, flags...)...)
-	ctl, err := srv.StdinPipe()
+func startServer(bin, cpus string, flags []string) (*server, error) {
+	s := &server{cmd: exec.Command(bin, append([]string{"serve", "--cpus", cpus, "--protocol", "http"}, flags...)...), stderr: new(strings.Builder)}
+	var err error
+	if s.ctl, err = s.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := s.cmd.StdoutPipe()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		return res, err
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
 	}
-	var stderr strings.Builder
-	srv.Stderr = &stderr
-	if err := srv.Start(); err != nil {
-		return res, err
+	s.lines = bufio.NewScanner(out)
+	s.lines.Buffer(make([]byte, 1<<20), 16<<20)
+	if !s.lines.Scan() {
+		s.stop()
+		return nil, fmt.Errorf("server printed no address: %s", s.stderr.String())
 	}
-	defer func() {
-		io.WriteString(ctl, "quit\n")
-		ctl.Close()
-		srv.Wait()
-	}()
-	lines := bufio.NewScanner(out)
-	lines.Buffer(make([]byte, 1<<20), 16<<20)
-	if !lines.Scan() {
-		return res, fmt.Errorf("server printed no address: %s", stderr.String())
+	s.addr = s.lines.Text()
+	return s, nil
+}
+
+func (s *server) stop() {
+	io.WriteString(s.ctl, "quit\n")
+	s.ctl.Close()
+	s.cmd.Wait()
+}
+
+func (s *server) snap() (models.Snapshot, error) {
+	var sn models.Snapshot
+	if _, err := io.WriteString(s.ctl, "snapshot\n"); err != nil {
+		return sn, err
 	}
-	addr := lines.Text()
-	snap := func() (models.Snapshot, error) {
-		var s models.Snapshot
-		if _, err := io.WriteString(ctl, "snapshot\n"); err != nil {
-			return s, err
+	if !s.lines.Scan() {
+		return sn, fmt.Errorf("no snapshot: %s", s.stderr.String())
+	}
+	return sn, json.Unmarshal(s.lines.Bytes(), &sn)
+}
+
+// waitFor polls the server's snapshot until cond holds, or fails after
+// limit, naming what it waited for.
+func (s *server) waitFor(limit time.Duration, what string, cond func(models.Snapshot) bool) (models.Snapshot, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		sn, err := s.snap()
+		if err != nil || cond(sn) {
+			return sn, err
 		}
-		if !lines.Scan() {
-			return s, fmt.Errorf("no snapshot: %s", stderr.String())
+		if time.Now().After(deadline) {
+			return sn, fmt.Errorf("waited %v for %s", limit, what)
 		}
-		return s, json.Unmarshal(lines.Bytes(), &s)
+		time.Sleep(100 * time.Millisecond)
 	}
-	victim, err := net.Dial("tcp", addr)
+}
+
+func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bound int) (string, error) {
+	victim, err := net.Dial("tcp", srv.addr)
 	if err != nil {
-		return res, err
+		return "", err
 	}
 	defer victim.Close()
-	if res.p99Before, err = victimP99(victim, codec); err != nil {
-		return res, err
-	}
-	s0, err := snap()
+	p99Before, err := victimP99(victim, codec)
 	if err != nil {
-		return res, err
+		return "", err
 	}
-	res.rssBefore = s0.RSSBytes
+	s0, err := srv.snap()
+	if err != nil {
+		return "", err
+	}
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
@@ -147,79 +195,147 @@ func run(bin, cpus string, flags []string, codec wire.Codec, req []byte, conns i
 		return errors.Join(err, serr)
 	}}
 	var attackers []net.Conn
+	defer func() {
+		for _, c := range attackers {
+			c.Close()
+		}
+	}()
 	for range conns {
-		c, err := d.Dial("tcp", addr)
+		c, err := d.Dial("tcp", srv.addr)
 		if err != nil {
-			return res, err
+			return "", err
 		}
 		attackers = append(attackers, c)
 		if _, err := c.Write(req); err != nil {
-			return res, err
+			return "", err
 		}
 	}
 	// Wait until every attacker has had a response produced and the
 	// server has stopped writing (the kernel's socket buffers are full):
 	// the attack at rest, which it can hold for as long as the attackers
 	// like. Until then the server is busy filling those buffers.
-	deadline := time.Now().Add(time.Minute)
 	var prev uint64
-	for {
-		s, err := snap()
-		if err != nil {
-			return res, err
-		}
-		produced := s.Stats.Requests - s0.Stats.Requests
-		if produced >= uint64(conns) && (!rest || s.Stats.BytesWritten == prev) {
-			break
-		}
+	if _, err := srv.waitFor(time.Minute, "every attacker to have a response produced and the server to stop writing", func(s models.Snapshot) bool {
+		done := s.Stats.Requests-s0.Stats.Requests >= uint64(conns) && (!rest || s.Stats.BytesWritten == prev)
 		prev = s.Stats.BytesWritten
-		if time.Now().After(deadline) {
-			return res, fmt.Errorf("after a minute %d of %d attackers had a response produced and the server was still writing", produced, conns)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return done
+	}); err != nil {
+		return "", err
 	}
-	sa, err := snap()
+	sa, err := srv.snap()
 	if err != nil {
-		return res, err
+		return "", err
 	}
-	if res.p99Attacked, err = victimP99(victim, codec); err != nil {
-		return res, err
-	}
-	s1, err := snap()
+	p99Attacked, err := victimP99(victim, codec)
 	if err != nil {
-		return res, err
+		return "", err
 	}
-	res.rssAttacked = s1.RSSBytes
-	res.cpuAttacked = time.Duration(s1.Rusage.UserNs + s1.Rusage.SystemNs - sa.Rusage.UserNs - sa.Rusage.SystemNs)
-	res.attackedFor = time.Duration(s1.TimeUnixNs - sa.TimeUnixNs)
+	s1, err := srv.snap()
+	if err != nil {
+		return "", err
+	}
+	cpu := float64(s1.Rusage.UserNs+s1.Rusage.SystemNs-sa.Rusage.UserNs-sa.Rusage.SystemNs) / float64(s1.TimeUnixNs-sa.TimeUnixNs)
 	for _, c := range attackers {
 		c.Close()
 	}
-	for {
-		s, err := snap()
-		if err != nil {
-			return res, err
-		}
-		if s.Stats.ConnsClosed-s0.Stats.ConnsClosed >= uint64(conns) {
-			res.rssAfter = s.RSSBytes
-			break
-		}
-		if time.Now().After(deadline.Add(time.Minute)) {
-			return res, fmt.Errorf("the server closed %d of %d attackers' connections", s.Stats.ConnsClosed-s0.Stats.ConnsClosed, conns)
-		}
-		time.Sleep(50 * time.Millisecond)
+	attackers = nil
+	s2, err := srv.waitFor(time.Minute, "the server to close the attackers' connections", func(s models.Snapshot) bool {
+		return s.Stats.ConnsClosed-s0.Stats.ConnsClosed >= uint64(conns)
+	})
+	if err != nil {
+		return "", err
 	}
-	return res, nil
+	growth := (s1.RSSBytes - s0.RSSBytes) / int64(conns)
+	return fmt.Sprintf("%8d Ki %10d Ki %10d Ki %10v %12v %12v %9.0f%% %10d Ki", s0.RSSBytes>>10, s1.RSSBytes>>10,
+		growth>>10, growth <= int64(bound), p99Before.Round(time.Microsecond), p99Attacked.Round(time.Microsecond),
+		100*cpu, s2.RSSBytes>>10), nil
 }
 
-// victimP99 sends 2000 small requests one at a time on c and returns the
-// 99th percentile of their round trips.
+// slowHeader runs the slow-header attack: conns clients each send a
+// request line and then one more header byte every second.
+func slowHeader(srv *server, codec wire.Codec, conns int, during time.Duration) (string, error) {
+	victim, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		return "", err
+	}
+	defer victim.Close()
+	p99Before, err := victimP99(victim, codec)
+	if err != nil {
+		return "", err
+	}
+	s0, err := srv.snap()
+	if err != nil {
+		return "", err
+	}
+	attackers := make([]net.Conn, 0, conns)
+	stop := make(chan struct{})
+	dripped := make(chan struct{})
+	defer func() {
+		close(stop)
+		<-dripped
+		for _, c := range attackers {
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	for range conns {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			return "", err
+		}
+		attackers = append(attackers, c)
+		if _, err := io.WriteString(c, "GET /work?size=16 HTTP/1.1\r\nX-Slow: "); err != nil {
+			return "", err
+		}
+	}
+	go func() { // one more header byte a second on every attacker
+		defer close(dripped)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				for _, c := range attackers {
+					c.Write([]byte("a")) // fails once the server closed it
+				}
+			}
+		}
+	}()
+	time.Sleep(during)
+	p99Attacked, err := victimP99(victim, codec)
+	if err != nil {
+		return "", err
+	}
+	s1, err := srv.waitFor(10*time.Minute, "the server to close every attacker", func(s models.Snapshot) bool {
+		return s.Stats.ConnsClosed-s0.Stats.ConnsClosed >= uint64(conns)
+	})
+	if err != nil {
+		return "", err
+	}
+	closedAfter := time.Since(start)
+	p99After, err := victimP99(victim, codec)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%12v %12v %12v %12d %12d %14v", p99Before.Round(time.Microsecond), p99Attacked.Round(time.Microsecond),
+		closedAfter.Round(100*time.Millisecond), s1.Stats.Errors[models.ErrHeaderTimeout]-s0.Stats.Errors[models.ErrHeaderTimeout],
+		s1.Stats.Errors[models.ErrTruncated]-s0.Stats.Errors[models.ErrTruncated], p99After.Round(time.Microsecond)), nil
+}
+
+// victimFor is how long each victim measurement sends requests: long
+// enough to span three of the slow-header attackers' one-second drips.
+const victimFor = 3 * time.Second
+
+// victimP99 sends small requests one at a time on c for victimFor (and at
+// least 2000) and returns the 99th percentile of their round trips.
 func victimP99(c net.Conn, codec wire.Codec) (time.Duration, error) {
-	const n = 2000
 	var lat []time.Duration
+	start := time.Now()
 	buf := make([]byte, 0, 64<<10)
 	var resp wire.Response
-	for i := range n {
+	for i := 0; i < 2000 || time.Since(start) < victimFor; i++ {
 		msg := codec.AppendRequest(nil, &wire.Request{ID: uint64(1<<40 + i), Op: wire.OpWork, Size: 16})
 		t0 := time.Now()
 		if _, err := c.Write(msg); err != nil {
@@ -244,10 +360,10 @@ func victimP99(c net.Conn, codec wire.Codec) (time.Duration, error) {
 		lat = append(lat, time.Since(t0))
 	}
 	slices.Sort(lat)
-	return lat[n*99/100], nil
+	return lat[len(lat)*99/100], nil
 }
 
 func fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "amplify: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "hostile: "+format+"\n", args...)
 	os.Exit(1)
 }
