@@ -124,6 +124,10 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		unit = " " + m.metric.Unit
 	}
 	var parts []string
+	// Configurations without a factor (a zero among the values) are named
+	// once with the reason, not each with it.
+	var noFactor []string
+	noFactorWhy := ""
 	for i, c := range cs {
 		if i == best {
 			continue
@@ -141,7 +145,9 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		case !r.OK && r.Est > 0:
 			factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
 		case !r.OK:
-			parts = append(parts, fmt.Sprintf("%s's is %s (no factor: %s)", c.name, format(c.median)+unit, r.Why))
+			parts = append(parts, fmt.Sprintf("%s's is %s", c.name, format(c.median)+unit))
+			noFactor = append(noFactor, c.name)
+			noFactorWhy = r.Why
 			continue
 		case r.Significant():
 			factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
@@ -160,6 +166,9 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		word = "highest"
 	}
 	line := fmt.Sprintf("%s is %s, %s%s: %s.", b.name, word, format(b.median), unit, joinAnd(parts))
+	if len(noFactor) > 0 {
+		line += fmt.Sprintf(" No factor for %s: %s.", joinAnd(noFactor), noFactorWhy)
+	}
 	if len(none) > 0 {
 		line += fmt.Sprintf(" No valid repetition: %s.", joinAnd(none))
 	}

@@ -500,3 +500,40 @@ func TestReportServerErrors(t *testing.T) {
 		t.Errorf("report.md lists server errors for a configuration without any")
 	}
 }
+
+// TestAnswersWithoutFactor: where a configuration's values include 0 (no
+// allocations at all), ratios have no meaning; the answer names those
+// configurations once with the reason instead of repeating it per
+// configuration.
+func TestAnswersWithoutFactor(t *testing.T) {
+	dir, r, pts := synthetic(t)
+	zeroed := map[string]bool{}
+	for i := range pts {
+		if pts[i].Config.Name != pts[0].Config.Name {
+			pts[i].Server.AllocsPerRequest = 0
+			zeroed[pts[i].Config.Name] = true
+		}
+	}
+	if len(zeroed) < 2 {
+		t.Fatalf("the synthetic run has %d other configurations, want at least 2", len(zeroed))
+	}
+	if _, err := Render(dir, r, pts, Options{Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(md), "\n") {
+		if strings.Contains(l, "Allocations per request") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no answer about allocations in:\n%s", md)
+	}
+	if strings.Count(line, "No factor for") != 1 || strings.Contains(line, "(no factor") {
+		t.Errorf("answer: %s\nwant the configurations without a factor named once, with the reason", line)
+	}
+}
