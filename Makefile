@@ -11,9 +11,11 @@ BIN       := bin/concbench
 # vet is a prerequisite of both check and test, so make all runs it once.
 all: check test
 
-## build: the concbench binary in bin/
+## build: the concbench binary in bin/ (-buildvcs=auto: stamped with its
+## commit even where GOFLAGS says -buildvcs=false, so that every run
+## records what was measured)
 build:
-	$(GO) build -o $(BIN) ./cmd/concbench
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/concbench
 
 ## test: vet, then every test under the race detector (what CI runs)
 test: vet
