@@ -310,6 +310,7 @@ func (c *conn) step(ready handleset.Events) {
 		c.readable = true
 	}
 	c.reads = 0
+	exhausted := true
 	for range maxRounds {
 		c.collect()
 		if !c.flush() {
@@ -322,6 +323,7 @@ func (c *conn) step(ready handleset.Events) {
 			return
 		}
 		if n == 0 && !c.headReady() {
+			exhausted = false
 			break
 		}
 	}
@@ -329,6 +331,17 @@ func (c *conn) step(ready handleset.Events) {
 	if !c.flush() {
 		c.close()
 		return
+	}
+	if exhausted && !c.closing {
+		// Every round made progress: there may be complete requests left
+		// in the input buffer, which no socket event will report (their
+		// bytes were read already), and if their predecessors' responses
+		// are all written no completion or writability will either. Queue
+		// the connection on its completion port for another step after
+		// the other work waiting there (the round bound stays fair). Seen
+		// as a slow reader's connection hanging with requests buffered,
+		// once responses were streamed and completions came at once.
+		c.srv.ports[c.home].post(c)
 	}
 	pending := c.out.Pending()
 	if c.closing && c.head == c.tail && pending == 0 {
