@@ -70,9 +70,10 @@ func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
 func (s *Server) Stats() models.Stats {
 	st := models.Stats{Model: "threadperconn", Threads: s.cfg.Threads}
 	s.counters.Stats(&st)
-	s.mu.Lock()
-	st.Counters = map[string]uint64{"conn_threads": uint64(len(s.conns))}
-	s.mu.Unlock()
+	// Connection threads are counted by the slots they hold, the cap's own
+	// measure: a connection thread gives its slot back last, so a count
+	// below the cap means a new client is served, not refused.
+	st.Counters = map[string]uint64{"conn_threads": uint64(len(s.slots))}
 	return st
 }
 
