@@ -117,6 +117,7 @@ func mmapAnon(size int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uring: map %d bytes: %w", size, os.NewSyscallError("mmap", err))
 	}
+	mappedBytes.Add(int64(len(m)))
 	return m, nil
 }
 

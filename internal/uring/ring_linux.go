@@ -234,6 +234,7 @@ func mmapRing(fd int, off int64, size int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uring: map ring at offset %#x: %w", off, os.NewSyscallError("mmap", err))
 	}
+	mappedBytes.Add(int64(len(b)))
 	return b, nil
 }
 
@@ -244,6 +245,18 @@ func (r *Ring) unmap() error {
 	return err
 }
 
+// mappedBytes is the memory the rings and buffer rings of the process have
+// mapped and not yet unmapped; see MappedBytes.
+var mappedBytes atomic.Int64
+
+// MappedBytes returns the bytes that the rings and buffer rings of the
+// process have mapped (ring mappings and provided buffers) and not unmapped
+// since. A test compares it before a ring is made and after it is closed:
+// unlike /proc/self/maps, it cannot be misled by a mapping someone else
+// makes at a freed address, nor by the kernel merging neighbouring
+// mappings into one line.
+func MappedBytes() int64 { return mappedBytes.Load() }
+
 // munmapAll unmaps each mapping that exists and forgets it.
 func munmapAll(ms ...*[]byte) error {
 	var errs []error
@@ -251,6 +264,8 @@ func munmapAll(ms ...*[]byte) error {
 		if *m != nil {
 			if err := unix.Munmap(*m); err != nil {
 				errs = append(errs, os.NewSyscallError("munmap", err))
+			} else {
+				mappedBytes.Add(-int64(len(*m)))
 			}
 			*m = nil
 		}

@@ -35,16 +35,60 @@ func RingFDs() (int, error) {
 	return n, nil
 }
 
-// StillMapped returns the regions that overlap a mapping listed in
-// /proc/self/maps.
-func StillMapped(regions []uring.Region) ([]uring.Region, error) {
+// Mappings is, for each of a set of regions, the /proc/self/maps line of
+// the mapping that holds it, as recorded by Mapped.
+type Mappings struct {
+	regions []uring.Region
+	lines   []string
+}
+
+// Mapped records the mapping that holds each region and fails if a region
+// is not mapped whole by one mapping.
+//
+// Why a record, not an overlap check after the fact: once a region is
+// unmapped, the process (the Go runtime, another test) may map something
+// else at the same address, and an overlap check then reports the region
+// as still mapped (it did, once in a fresh-clone make test). A region is
+// still mapped if the very mapping that held it is still listed: same
+// bounds, permissions, offset, device, inode and name.
+func Mapped(regions []uring.Region) (*Mappings, error) {
+	lines, err := mappingLines(regions)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range regions {
+		if lines[i] == "" {
+			return nil, fmt.Errorf("uringtest: region %+v is not mapped whole by one mapping", r)
+		}
+	}
+	return &Mappings{regions: regions, lines: lines}, nil
+}
+
+// StillMapped returns the regions whose mapping recorded by Mapped is
+// still listed in /proc/self/maps.
+func (m *Mappings) StillMapped() ([]uring.Region, error) {
+	lines, err := mappingLines(m.regions)
+	if err != nil {
+		return nil, err
+	}
+	var live []uring.Region
+	for i, r := range m.regions {
+		if lines[i] == m.lines[i] {
+			live = append(live, r)
+		}
+	}
+	return live, nil
+}
+
+// mappingLines returns, for each region, the /proc/self/maps line whose
+// range holds the whole region, or "" if none does.
+func mappingLines(regions []uring.Region) ([]string, error) {
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	type span struct{ lo, hi uint64 }
-	var maps []span
+	lines := make([]string, len(regions))
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		rng, _, _ := strings.Cut(sc.Text(), " ")
@@ -57,22 +101,13 @@ func StillMapped(regions []uring.Region) ([]uring.Region, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("uringtest: bad line in /proc/self/maps: %q", sc.Text())
 		}
-		maps = append(maps, span{lo, hi})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	var live []uring.Region
-	for _, r := range regions {
-		lo, hi := uint64(r.Addr), uint64(r.Addr)+uint64(r.Len)
-		for _, m := range maps {
-			if lo < m.hi && m.lo < hi {
-				live = append(live, r)
-				break
+		for i, r := range regions {
+			if rlo, rhi := uint64(r.Addr), uint64(r.Addr)+uint64(r.Len); lo <= rlo && rhi <= hi {
+				lines[i] = strings.Join(strings.Fields(sc.Text()), " ")
 			}
 		}
 	}
-	return live, nil
+	return lines, sc.Err()
 }
 
 // childEnv names the errno a child process must make io_uring_setup fail
