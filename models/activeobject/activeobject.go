@@ -56,6 +56,11 @@ type Options struct {
 	// the paths that handle an overflowing credit (refunds that wait for
 	// room) can be driven; with the Supply those paths cannot be reached.
 	unboundedLedger bool
+	// afterRounds, if set (by in-package tests), is called with c.mu held
+	// by a connection step after its decode/dispatch/collect rounds,
+	// before its last collect and write, with the step's readiness (0 for
+	// a step run from a completion port).
+	afterRounds func(c *conn, ready handleset.Events)
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.

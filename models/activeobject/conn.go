@@ -310,7 +310,6 @@ func (c *conn) step(ready handleset.Events) {
 		c.readable = true
 	}
 	c.reads = 0
-	exhausted := true
 	for range maxRounds {
 		c.collect()
 		if !c.flush() {
@@ -323,24 +322,31 @@ func (c *conn) step(ready handleset.Events) {
 			return
 		}
 		if n == 0 && !c.headReady() {
-			exhausted = false
 			break
 		}
+	}
+	// The last pump stops only where it must: admission closed, or no
+	// complete request buffered.
+	admitted := c.canAdmit()
+	if c.srv.opts.afterRounds != nil {
+		c.srv.opts.afterRounds(c, ready)
 	}
 	c.collect()
 	if !c.flush() {
 		c.close()
 		return
 	}
-	if exhausted && !c.closing {
-		// Every round made progress: there may be complete requests left
-		// in the input buffer, which no socket event will report (their
-		// bytes were read already), and if their predecessors' responses
-		// are all written no completion or writability will either. Queue
-		// the connection on its completion port for another step after
-		// the other work waiting there (the round bound stays fair). Seen
-		// as a slow reader's connection hanging with requests buffered,
-		// once responses were streamed and completions came at once.
+	if !admitted && !c.closing && c.in.Buffered() > 0 && c.canAdmit() {
+		// Collecting and writing just now reopened admission, and requests
+		// the last pump held back may be buffered. No socket event will
+		// report them (their bytes were read already); if nothing is in
+		// flight and the output is all written, no completion or
+		// writability will either. Queue the connection on its completion
+		// port for another step after the work waiting there (a step stays
+		// bounded by maxRounds: fairness). Seen as a slow reader's
+		// connection hanging with requests buffered, when its client
+		// drained the socket between the last round's write and this one
+		// (TestAdmissionReopenedAfterRounds drives exactly that).
 		c.srv.ports[c.home].post(c)
 	}
 	pending := c.out.Pending()

@@ -1,0 +1,109 @@
+package activeobject
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"concbench/handleset"
+	"concbench/models"
+	"concbench/service"
+	"concbench/wire"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestAdmissionReopenedAfterRounds drives a connection step into the state
+// that hung a slow reader: its rounds end with admission closed by pending
+// output, requests buffered and none in flight; then the client drains its
+// socket, so that the step's last write sends everything and reopens
+// admission. Nothing will report the buffered requests — their bytes were
+// read already, nothing is in flight, no output is pending — so the step
+// must run the connection again itself.
+//
+// The afterRounds hook holds the step at that point until the client has
+// taken everything the kernel held. It picks a step run from the completion
+// port (one active object: one port, drained by one thread at a time) with
+// the connection not queued on it again: then no other step is on its way,
+// and without the fix the connection hangs every time, not by chance.
+func TestAdmissionReopenedAfterRounds(t *testing.T) {
+	const n, size = 24, 16 << 10
+	codec, err := wire.New("binary", wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan struct{})
+	// Guarded by the connection's mutex (the test makes one connection).
+	shrunk, done := false, false
+	opts := Options{Objects: 1, afterRounds: func(c *conn, ready handleset.Events) {
+		if !shrunk {
+			// A small send buffer (with the client's small receive
+			// buffer), so that the server's output backs up soon.
+			_ = unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4<<10)
+			shrunk = true
+		}
+		if done || ready != 0 || c.posted[0].Load() ||
+			c.canAdmit() || c.head != c.tail || c.in.Buffered() == 0 || c.out.Pending() == 0 {
+			return
+		}
+		done = true
+		// Room for all the pending output once the client has read, so
+		// that the step's last write sends it all.
+		_ = unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20)
+		close(reached)
+		for {
+			q, err := unix.IoctlGetInt(c.fd, unix.SIOCOUTQ)
+			if err != nil || q == 0 {
+				return
+			}
+			runtime.Gosched()
+		}
+	}}
+	// An output bound of one response: a request is admitted only when
+	// nothing is in flight and the output is (nearly) written, so each
+	// step collects at most one completion.
+	cfg := models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc, MaxPendingOutput: size}
+	srv, err := Start(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(waitBound))
+	w := &wireClient{t: t, srv: srv, codec: codec, c: c}
+	reqs := make([]wire.Request, n)
+	for i := range reqs {
+		reqs[i] = wire.Request{ID: uint64(i), Op: wire.OpWork, Size: size}
+	}
+	w.send(reqs...)
+	select {
+	case <-reached:
+	case <-time.After(waitBound):
+		t.Fatalf("no step ended with admission closed by pending output and requests buffered in %v", waitBound)
+	}
+	var resp wire.Response
+	for i := range reqs {
+		w.recv(&resp)
+		if err := wire.Verify(&reqs[i], &resp); err != nil || resp.Status != wire.StatusOK {
+			t.Fatalf("response %d of %d: status %v, %v", i+1, n, resp.Status, err)
+		}
+	}
+}
