@@ -28,21 +28,19 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"concbench/models"
+	"concbench/scripts/internal/serveproc"
 	"concbench/wire"
 )
 
@@ -72,7 +70,7 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	var each func(srv *server) (string, error)
+	var each func(srv *serveproc.Server) (string, error)
 	switch *attack {
 	case "amplify":
 		var req []byte
@@ -83,22 +81,22 @@ func main() {
 		fmt.Printf("%d attackers × %d requests for %d KiB, none read; bound %d KiB per connection (models.ConnMemoryBound)\n",
 			*conns, *perConn, *size>>10, bound>>10)
 		fmt.Printf("%-14s %10s %12s %12s %10s %12s %12s %10s %12s\n", "config", "RSS before", "RSS attacked", "growth/conn", "bound ok", "victim p99", "p99 attacked", "server CPU", "RSS after")
-		each = func(srv *server) (string, error) { return amplify(srv, codec, req, *conns, *rest, bound) }
+		each = func(srv *serveproc.Server) (string, error) { return amplify(srv, codec, req, *conns, *rest, bound) }
 	case "slowheader":
 		fmt.Printf("%d attackers each sending a request's first line, then one header byte a second\n", *conns)
 		fmt.Printf("%-14s %12s %12s %12s %12s %12s %14s\n", "config", "victim p99", "p99 attacked", "closed after", "timeouts", "truncated", "p99 after")
-		each = func(srv *server) (string, error) { return slowHeader(srv, codec, *conns, *during) }
+		each = func(srv *serveproc.Server) (string, error) { return slowHeader(srv, codec, *conns, *during) }
 	default:
 		fatalf("-attack %q: want amplify or slowheader", *attack)
 	}
 	for r := range *runs {
 		for _, c := range cfgs {
-			srv, err := startServer(*bin, *cpus, strings.Fields(c[1]))
+			srv, err := serveproc.Start(*bin, *cpus, strings.Fields(c[1]))
 			if err != nil {
 				fatalf("%s run %d: %v", c[0], r, err)
 			}
 			line, err := each(srv)
-			srv.stop()
+			srv.Stop()
 			if err != nil {
 				fatalf("%s run %d: %v", c[0], r, err)
 			}
@@ -107,74 +105,8 @@ func main() {
 	}
 }
 
-// server is a running concbench serve with its control channel.
-type server struct {
-	cmd    *exec.Cmd
-	ctl    io.WriteCloser
-	lines  *bufio.Scanner
-	stderr *strings.Builder
-	addr   string
-}
-
-func startServer(bin, cpus string, flags []string) (*server, error) {
-	s := &server{cmd: exec.Command(bin, append([]string{"serve", "--cpus", cpus, "--protocol", "http"}, flags...)...), stderr: new(strings.Builder)}
-	var err error
-	if s.ctl, err = s.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s.cmd.Stderr = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	s.lines = bufio.NewScanner(out)
-	s.lines.Buffer(make([]byte, 1<<20), 16<<20)
-	if !s.lines.Scan() {
-		s.stop()
-		return nil, fmt.Errorf("server printed no address: %s", s.stderr.String())
-	}
-	s.addr = s.lines.Text()
-	return s, nil
-}
-
-func (s *server) stop() {
-	io.WriteString(s.ctl, "quit\n")
-	s.ctl.Close()
-	s.cmd.Wait()
-}
-
-func (s *server) snap() (models.Snapshot, error) {
-	var sn models.Snapshot
-	if _, err := io.WriteString(s.ctl, "snapshot\n"); err != nil {
-		return sn, err
-	}
-	if !s.lines.Scan() {
-		return sn, fmt.Errorf("no snapshot: %s", s.stderr.String())
-	}
-	return sn, json.Unmarshal(s.lines.Bytes(), &sn)
-}
-
-// waitFor polls the server's snapshot until cond holds, or fails after
-// limit, naming what it waited for.
-func (s *server) waitFor(limit time.Duration, what string, cond func(models.Snapshot) bool) (models.Snapshot, error) {
-	deadline := time.Now().Add(limit)
-	for {
-		sn, err := s.snap()
-		if err != nil || cond(sn) {
-			return sn, err
-		}
-		if time.Now().After(deadline) {
-			return sn, fmt.Errorf("waited %v for %s", limit, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bound int) (string, error) {
-	victim, err := net.Dial("tcp", srv.addr)
+func amplify(srv *serveproc.Server, codec wire.Codec, req []byte, conns int, rest bool, bound int) (string, error) {
+	victim, err := net.Dial("tcp", srv.Addr)
 	if err != nil {
 		return "", err
 	}
@@ -183,7 +115,7 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 	if err != nil {
 		return "", err
 	}
-	s0, err := srv.snap()
+	s0, err := srv.Snap()
 	if err != nil {
 		return "", err
 	}
@@ -201,7 +133,7 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 		}
 	}()
 	for range conns {
-		c, err := d.Dial("tcp", srv.addr)
+		c, err := d.Dial("tcp", srv.Addr)
 		if err != nil {
 			return "", err
 		}
@@ -215,14 +147,14 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 	// the attack at rest, which it can hold for as long as the attackers
 	// like. Until then the server is busy filling those buffers.
 	var prev uint64
-	if _, err := srv.waitFor(time.Minute, "every attacker to have a response produced and the server to stop writing", func(s models.Snapshot) bool {
+	if _, err := srv.WaitFor(time.Minute, "every attacker to have a response produced and the server to stop writing", func(s models.Snapshot) bool {
 		done := s.Stats.Requests-s0.Stats.Requests >= uint64(conns) && (!rest || s.Stats.BytesWritten == prev)
 		prev = s.Stats.BytesWritten
 		return done
 	}); err != nil {
 		return "", err
 	}
-	sa, err := srv.snap()
+	sa, err := srv.Snap()
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +162,7 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 	if err != nil {
 		return "", err
 	}
-	s1, err := srv.snap()
+	s1, err := srv.Snap()
 	if err != nil {
 		return "", err
 	}
@@ -239,7 +171,7 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 		c.Close()
 	}
 	attackers = nil
-	s2, err := srv.waitFor(time.Minute, "the server to close the attackers' connections", func(s models.Snapshot) bool {
+	s2, err := srv.WaitFor(time.Minute, "the server to close the attackers' connections", func(s models.Snapshot) bool {
 		return s.Stats.ConnsClosed-s0.Stats.ConnsClosed >= uint64(conns)
 	})
 	if err != nil {
@@ -253,8 +185,8 @@ func amplify(srv *server, codec wire.Codec, req []byte, conns int, rest bool, bo
 
 // slowHeader runs the slow-header attack: conns clients each send a
 // request line and then one more header byte every second.
-func slowHeader(srv *server, codec wire.Codec, conns int, during time.Duration) (string, error) {
-	victim, err := net.Dial("tcp", srv.addr)
+func slowHeader(srv *serveproc.Server, codec wire.Codec, conns int, during time.Duration) (string, error) {
+	victim, err := net.Dial("tcp", srv.Addr)
 	if err != nil {
 		return "", err
 	}
@@ -263,7 +195,7 @@ func slowHeader(srv *server, codec wire.Codec, conns int, during time.Duration) 
 	if err != nil {
 		return "", err
 	}
-	s0, err := srv.snap()
+	s0, err := srv.Snap()
 	if err != nil {
 		return "", err
 	}
@@ -279,7 +211,7 @@ func slowHeader(srv *server, codec wire.Codec, conns int, during time.Duration) 
 	}()
 	start := time.Now()
 	for range conns {
-		c, err := net.Dial("tcp", srv.addr)
+		c, err := net.Dial("tcp", srv.Addr)
 		if err != nil {
 			return "", err
 		}
@@ -308,7 +240,7 @@ func slowHeader(srv *server, codec wire.Codec, conns int, during time.Duration) 
 	if err != nil {
 		return "", err
 	}
-	s1, err := srv.waitFor(10*time.Minute, "the server to close every attacker", func(s models.Snapshot) bool {
+	s1, err := srv.WaitFor(10*time.Minute, "the server to close every attacker", func(s models.Snapshot) bool {
 		return s.Stats.ConnsClosed-s0.Stats.ConnsClosed >= uint64(conns)
 	})
 	if err != nil {
