@@ -196,6 +196,26 @@ func TestPrimingFailure(t *testing.T) {
 	}
 }
 
+// TestPrimingRefusalNamesTheReason: a server that refuses the priming
+// request with a status and a reason (thread per connection at its thread
+// cap) is named with that reason, not taken for a foreign server.
+func TestPrimingRefusalNamesTheReason(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			s := startServer(t, proto, func(s *testServer) { s.fault = faultAt(1, faultRefuse) })
+			r, err := Run(context.Background(), Config{Addr: s.addr(), Protocol: proto, Conns: 1, Rate: 10, Duration: time.Second})
+			if r != nil || err == nil {
+				t.Fatalf("Run = %v, %v: want no result and an error", r, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "priming request") || !strings.Contains(msg, "status unavailable") ||
+				!strings.Contains(msg, `"at capacity (test); try again later"`) || strings.Contains(msg, "not concbench's") {
+				t.Errorf("error %q: want the priming request, the status and the server's reason, and no foreign-server hint", msg)
+			}
+		})
+	}
+}
+
 // TestConnectFailure checks that an address nobody listens on is an error.
 func TestConnectFailure(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

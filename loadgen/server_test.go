@@ -64,6 +64,7 @@ const (
 	faultStatus         // answer with status internal
 	faultClose          // answer, then say Connection: close (HTTP) and close
 	faultKill           // do not answer; close the listener and every connection
+	faultRefuse         // refuse as a server at capacity: id 0, status unavailable, a reason, close
 )
 
 // faultAt returns a fault function that misbehaves with f on request n.
@@ -206,6 +207,9 @@ func (s *testServer) serve(c net.Conn) {
 				resp.Payload = append([]byte("!"), resp.Payload...)
 			case faultClose:
 				resp.Close = true
+				closing = true
+			case faultRefuse:
+				resp = wire.Response{Status: wire.StatusUnavailable, Close: true, Payload: []byte("at capacity (test); try again later\n")}
 				closing = true
 			}
 			out = s.codec.AppendResponse(out, &resp)

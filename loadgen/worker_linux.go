@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -995,7 +997,15 @@ func (w *worker) response(c *conn, at int64) bool {
 	kind := w.check(c, &e)
 	switch {
 	case e.flags&flagPrime != 0:
-		if kind != kindOK && w.primeErr == nil {
+		switch {
+		case kind == kindOK || w.primeErr != nil:
+		case w.resp.Status != wire.StatusOK && len(w.resp.Payload) > 0:
+			// The server answered, and said no (thread per connection at
+			// its cap answers 503 with its reason): name its reason rather
+			// than suggest a foreign server.
+			w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: the server answered status %s: %s",
+				c.idx, w.idx, e.id, w.resp.Status, reasonText(w.resp.Payload))
+		default:
 			w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: %s (response id %d, status %s, %d-byte payload, checksum present %t); for a server that is not concbench's, try verify auto, status or none",
 				c.idx, w.idx, e.id, kind, w.resp.ID, w.resp.Status, len(w.resp.Payload), w.resp.HasChecksum)
 		}
@@ -1335,4 +1345,14 @@ func (w *worker) interrupt() {
 		w.written.Add(-int64(c.fly.n - c.unsent))
 		c.fly.n, c.fly.head, c.unsent = 0, 0, 0
 	}
+}
+
+// reasonText quotes a response body given as a reason, shortened to its
+// first line and at most 200 bytes.
+func reasonText(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strconv.Quote(s)
 }
