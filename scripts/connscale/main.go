@@ -18,6 +18,14 @@
 //	    'tpc=--model threadperconn --threads {threads} --gomaxprocs {procs}' \
 //	    'netpoll=--model netpoll'
 //
+// -idle N holds N more connections open and idle (opened by connscale,
+// never used) through every point: to the measured server (-idle-to same),
+// or to a second server started with the same flags on the same CPUs
+// (-idle-to other). It separates what the number of connections costs
+// the machine from what the measured server does with them:
+//
+//	go run ./scripts/connscale -conns 100 -idle 9900 -idle-to other 'lf=…'
+//
 // In a configuration's flags {threads} becomes the connection count capped
 // at models.MaxThreads, and {procs} the connection count + 1 capped at
 // serve's 4096 (thread per connection: a thread and a P per connection,
@@ -29,6 +37,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,13 +55,13 @@ import (
 const maxGOMAXPROCS = 4096
 
 type point struct {
-	valid         bool
-	reasons       []string
-	p50, p99      time.Duration
-	cpuNs, ctxsw  float64 // per request, over the two snapshots
-	rssMiB        float64
-	threads, open int
-	failed        string
+	valid          bool
+	reasons        []string
+	p50, p99, p999 time.Duration
+	cpuNs, ctxsw   float64 // per request, over the two snapshots
+	rssMiB         float64
+	threads, open  int
+	failed         string
 }
 
 func main() {
@@ -66,7 +75,12 @@ func main() {
 	serverCPUs := flag.String("server-cpus", "0", "CPUs the server is pinned to")
 	loadCPUs := flag.String("load-cpus", "1", "CPUs the load generator is pinned to")
 	out := flag.String("out", "out/connscale", "folder for the load generator's JSON results")
+	idle := flag.Int("idle", 0, "connections held open and idle through every point, besides the load's")
+	idleTo := flag.String("idle-to", "same", "where the idle connections go: same (the measured server) or other (a second server)")
 	flag.Parse()
+	if *idleTo != "same" && *idleTo != "other" {
+		fatalf("-idle-to %q: want same or other", *idleTo)
+	}
 	var conns []int
 	for _, f := range strings.Split(*connList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -92,9 +106,13 @@ func main() {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fatalf("%v", err)
 	}
-	fmt.Printf("open loop at %g req/s, CPU work %s, warm-up %v, window %v; server on CPUs %s, generator on %s\n",
+	fmt.Printf("open loop at %g req/s, CPU work %s, warm-up %v, window %v; server on CPUs %s, generator on %s",
 		*rate, *cpu, *warmup, *duration, *serverCPUs, *loadCPUs)
-	fmt.Printf("%-10s %6s %3s %-7s %9s %9s %11s %9s %9s %8s %7s\n", "config", "conns", "run", "verdict", "p50", "p99", "CPU µs/req", "ctxsw/req", "RSS MiB", "threads", "open")
+	if *idle > 0 {
+		fmt.Printf("; %d idle connections to the %s server", *idle, map[string]string{"same": "measured", "other": "other"}[*idleTo])
+	}
+	fmt.Println()
+	fmt.Printf("%-10s %6s %3s %-7s %9s %9s %9s %11s %9s %9s %8s %7s\n", "config", "conns", "run", "verdict", "p50", "p99", "p99.9", "CPU µs/req", "ctxsw/req", "RSS MiB", "threads", "open")
 	all := map[string]map[int][]point{}
 	for r := range *runs {
 		for _, n := range conns {
@@ -103,7 +121,7 @@ func main() {
 					"{threads}", strconv.Itoa(min(n, models.MaxThreads)),
 					"{procs}", strconv.Itoa(min(n+1, maxGOMAXPROCS))).Replace(c[1]))
 				res := filepath.Join(*out, fmt.Sprintf("%s-%d-%d.json", c[0], n, r))
-				p := measure(*bin, *serverCPUs, *loadCPUs, flags, n, *rate, *cpu, *warmup, *duration, res)
+				p := measure(*bin, *serverCPUs, *loadCPUs, flags, n, *rate, *cpu, *warmup, *duration, res, *idle, *idleTo == "other")
 				if all[c[0]] == nil {
 					all[c[0]] = map[int][]point{}
 				}
@@ -116,8 +134,8 @@ func main() {
 				if !p.valid {
 					verdict = "INVALID " + strings.Join(p.reasons, ",")
 				}
-				fmt.Printf("%-10s %6d %3d %-7s %9v %9v %11.1f %9.2f %9.0f %8d %7d\n", c[0], n, r, verdict,
-					p.p50.Round(time.Microsecond), p.p99.Round(time.Microsecond), p.cpuNs/1e3, p.ctxsw, p.rssMiB, p.threads, p.open)
+				fmt.Printf("%-10s %6d %3d %-7s %9v %9v %9v %11.1f %9.2f %9.0f %8d %7d\n", c[0], n, r, verdict,
+					p.p50.Round(time.Microsecond), p.p99.Round(time.Microsecond), p.p999.Round(time.Microsecond), p.cpuNs/1e3, p.ctxsw, p.rssMiB, p.threads, p.open)
 			}
 		}
 	}
@@ -126,11 +144,12 @@ func main() {
 		var first, last float64
 		lastN := 0
 		for _, n := range conns {
-			var cpus, p99s []float64
+			var cpus, p99s, p999s []float64
 			for _, p := range all[c[0]][n] {
 				if p.failed == "" && p.valid {
 					cpus = append(cpus, p.cpuNs/1e3)
 					p99s = append(p99s, float64(p.p99.Microseconds()))
+					p999s = append(p999s, float64(p.p999.Microseconds()))
 				}
 			}
 			if len(cpus) == 0 {
@@ -142,8 +161,9 @@ func main() {
 				first = m
 			}
 			last, lastN = m, n
-			fmt.Printf("%-10s %6d CPU µs/req %.1f [%.1f, %.1f], p99 µs %.0f [%.0f, %.0f], %d valid\n", c[0], n,
-				m, slices.Min(cpus), slices.Max(cpus), median(p99s), slices.Min(p99s), slices.Max(p99s), len(cpus))
+			fmt.Printf("%-10s %6d CPU µs/req %.1f [%.1f, %.1f], p99 µs %.0f [%.0f, %.0f], p99.9 µs %.0f [%.0f, %.0f], %d valid\n", c[0], n,
+				m, slices.Min(cpus), slices.Max(cpus), median(p99s), slices.Min(p99s), slices.Max(p99s),
+				median(p999s), slices.Min(p999s), slices.Max(p999s), len(cpus))
 		}
 		if first > 0 && lastN != conns[0] {
 			fmt.Printf("%-10s CPU ratio %d ÷ %d connections: %.2f\n", c[0], lastN, conns[0], last/first)
@@ -153,12 +173,33 @@ func main() {
 
 // measure runs one point: a fresh server, the load, two snapshots inside
 // the window.
-func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate float64, cpu string, warmup, duration time.Duration, res string) point {
+func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate float64, cpu string, warmup, duration time.Duration, res string, idle int, idleElsewhere bool) point {
 	srv, err := serveproc.Start(bin, serverCPUs, flags)
 	if err != nil {
 		return point{failed: err.Error()}
 	}
 	defer srv.Stop()
+	accepted := uint64(conns) // what the server has accepted once the load's connections are open
+	if idle > 0 {
+		target := srv
+		if idleElsewhere {
+			if target, err = serveproc.Start(bin, serverCPUs, flags); err != nil {
+				return point{failed: "the server for idle connections: " + err.Error()}
+			}
+			defer target.Stop()
+		} else {
+			accepted += uint64(idle)
+		}
+		held, err := holdIdle(target.Addr, idle)
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		if err != nil {
+			return point{failed: fmt.Sprintf("idle connection %d of %d: %v", len(held)+1, idle, err)}
+		}
+	}
 	ld := exec.Command(bin, "load", "--addr", srv.Addr, "--cpus", loadCPUs, "--conns", strconv.Itoa(conns),
 		"--rate", strconv.FormatFloat(rate, 'f', -1, 64), "--cpu", cpu, "--warmup", warmup.String(),
 		"--duration", duration.String(), "--json", res, "--allow-invalid")
@@ -175,7 +216,7 @@ func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate f
 	var snaps []models.Snapshot
 	var threads []int
 	if _, err := srv.WaitFor(time.Minute, "every connection to be accepted", func(s models.Snapshot) bool {
-		return s.Stats.ConnsAccepted >= uint64(conns) || len(exited) > 0
+		return s.Stats.ConnsAccepted >= accepted || len(exited) > 0
 	}); err == nil && len(exited) == 0 {
 		open := time.Now()
 		for _, at := range []time.Duration{warmup + 600*time.Millisecond, warmup + duration - 600*time.Millisecond} {
@@ -210,12 +251,25 @@ func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate f
 	}
 	return point{
 		valid: r.Valid, reasons: r.Reasons,
-		p50: time.Duration(r.Latency.P50Ns), p99: time.Duration(r.Latency.P99Ns),
+		p50: time.Duration(r.Latency.P50Ns), p99: time.Duration(r.Latency.P99Ns), p999: time.Duration(r.Latency.P999Ns),
 		cpuNs:  float64(z.Rusage.UserNs+z.Rusage.SystemNs-a.Rusage.UserNs-a.Rusage.SystemNs) / n,
 		ctxsw:  float64(z.Rusage.Voluntary+z.Rusage.Involuntary-a.Rusage.Voluntary-a.Rusage.Involuntary) / n,
 		rssMiB: float64(z.RSSBytes) / (1 << 20), threads: threads[1],
 		open: int(z.Stats.ConnsAccepted - z.Stats.ConnsClosed),
 	}
+}
+
+// holdIdle opens n connections to addr that send nothing.
+func holdIdle(addr string, n int) ([]net.Conn, error) {
+	held := make([]net.Conn, 0, n)
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return held, err
+		}
+		held = append(held, c)
+	}
+	return held, nil
 }
 
 // osThreads is the process's thread count (/proc/PID/status: one small
