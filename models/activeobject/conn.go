@@ -437,9 +437,7 @@ func (c *conn) pump() (dispatched int, ok bool) {
 			// End of stream: a partial request left is truncated. The
 			// requests in flight are still answered (the client may have
 			// only shut down its sending side).
-			if c.in.Buffered() > 0 && !c.timer.Reaped() {
-				c.sh.AddError(models.ErrTruncated)
-			}
+			c.timer.EndOfInput(c.sh, c.in.Buffered())
 			c.closing = true
 			c.readable = false
 			break

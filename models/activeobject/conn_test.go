@@ -1,15 +1,13 @@
 package activeobject
 
 import (
-	"errors"
-	"net"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 
@@ -75,14 +73,7 @@ func TestAdmissionReopenedAfterRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.Dial("tcp", srv.Addr().String())
+	c, err := modeltest.SmallReceiveBuffer(4<<10).Dial("tcp", srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

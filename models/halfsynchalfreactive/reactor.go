@@ -218,9 +218,7 @@ func (rc *reactor) read(c *conn) {
 		if n == 0 {
 			// End of input. Every complete request was dispatched (the
 			// connection admitted more), so buffered bytes are a partial one.
-			if c.in.Buffered() > 0 && !c.timer.Reaped() {
-				rc.sh.AddError(models.ErrTruncated)
-			}
+			c.timer.EndOfInput(rc.sh, c.in.Buffered())
 			rc.endInput(c)
 			return
 		}

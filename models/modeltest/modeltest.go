@@ -125,6 +125,20 @@ func Settle(cond func() bool) bool {
 	return true
 }
 
+// SmallReceiveBuffer returns a dialer whose connections have a receive
+// buffer of about size bytes (SO_RCVBUF, set before connecting so that
+// the window is small from the start): a client whose kernel cannot
+// absorb a server's output on its behalf.
+func SmallReceiveBuffer(size int) *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
+		})
+		return errors.Join(err, serr)
+	}}
+}
+
 // WaitFor is Settle that fails t, naming what it waited for, if cond does
 // not come to hold.
 func WaitFor(t testing.TB, what string, cond func() bool) {
@@ -436,13 +450,7 @@ func testAmplification(t *testing.T, e *env) {
 	base := liveHeap()
 	// Small receive buffers, so that the kernel cannot absorb a response
 	// on the attackers' behalf.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
+	d := SmallReceiveBuffer(4 << 10)
 	attackers := make([]net.Conn, 0, conns)
 	defer func() {
 		for _, c := range attackers {

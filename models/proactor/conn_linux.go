@@ -132,9 +132,7 @@ func (p *proactor) serve(c *conn) {
 	case c.sess.Closing():
 		c.done = true
 	case c.eof && !c.unserved:
-		if c.sess.In.Buffered() > 0 && !c.sess.Timer.Reaped() {
-			p.sh.AddError(models.ErrTruncated)
-		}
+		c.sess.Timer.EndOfInput(p.sh, c.sess.In.Buffered())
 		c.done = true
 	}
 }

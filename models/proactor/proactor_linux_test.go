@@ -2,7 +2,6 @@ package proactor
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -333,14 +332,7 @@ func TestPartialSends(t *testing.T) {
 		t.Run("protocol="+protocol, func(t *testing.T) {
 			cfg := testConfig(t, protocol)
 			s := start(t, cfg, Options{})
-			dialer := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-				var serr error
-				err := rc.Control(func(fd uintptr) {
-					serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
-				})
-				return errors.Join(err, serr)
-			}}
-			c := dial(t, s, cfg.Codec, dialer)
+			c := dial(t, s, cfg.Codec, modeltest.SmallReceiveBuffer(4096))
 			// 16 MiB of responses: more than the server's socket send
 			// buffer can hold (net.ipv4.tcp_wmem's maximum is 4 MiB by
 			// default) while the client drains through a 4 KiB window, so

@@ -92,16 +92,9 @@ func main() {
 	if *duration < 2*time.Second {
 		fatalf("-duration %v: at least 2s (the snapshots are taken 0.6 s inside each edge)", *duration)
 	}
-	var cfgs [][2]string
-	for _, a := range flag.Args() {
-		label, args, ok := strings.Cut(a, "=")
-		if !ok {
-			fatalf("configuration %q: want label=serve flags", a)
-		}
-		cfgs = append(cfgs, [2]string{label, args})
-	}
-	if len(cfgs) == 0 {
-		fatalf("name at least one configuration (label=serve flags)")
+	cfgs, err := serveproc.ParseConfigs(flag.Args())
+	if err != nil {
+		fatalf("%v", err)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fatalf("%v", err)
@@ -117,24 +110,28 @@ func main() {
 	for r := range *runs {
 		for _, n := range conns {
 			for _, c := range cfgs {
-				flags := strings.Fields(strings.NewReplacer(
+				sizes := strings.NewReplacer(
 					"{threads}", strconv.Itoa(min(n, models.MaxThreads)),
-					"{procs}", strconv.Itoa(min(n+1, maxGOMAXPROCS))).Replace(c[1]))
-				res := filepath.Join(*out, fmt.Sprintf("%s-%d-%d.json", c[0], n, r))
-				p := measure(*bin, *serverCPUs, *loadCPUs, flags, n, *rate, *cpu, *warmup, *duration, res, *idle, *idleTo == "other")
-				if all[c[0]] == nil {
-					all[c[0]] = map[int][]point{}
+					"{procs}", strconv.Itoa(min(n+1, maxGOMAXPROCS)))
+				flags := make([]string, len(c.Flags))
+				for i, f := range c.Flags {
+					flags[i] = sizes.Replace(f)
 				}
-				all[c[0]][n] = append(all[c[0]][n], p)
+				res := filepath.Join(*out, fmt.Sprintf("%s-%d-%d.json", c.Label, n, r))
+				p := measure(*bin, *serverCPUs, *loadCPUs, flags, n, *rate, *cpu, *warmup, *duration, res, *idle, *idleTo == "other")
+				if all[c.Label] == nil {
+					all[c.Label] = map[int][]point{}
+				}
+				all[c.Label][n] = append(all[c.Label][n], p)
 				if p.failed != "" {
-					fmt.Printf("%-10s %6d %3d failed: %s\n", c[0], n, r, p.failed)
+					fmt.Printf("%-10s %6d %3d failed: %s\n", c.Label, n, r, p.failed)
 					continue
 				}
 				verdict := "valid"
 				if !p.valid {
 					verdict = "INVALID " + strings.Join(p.reasons, ",")
 				}
-				fmt.Printf("%-10s %6d %3d %-7s %9v %9v %9v %11.1f %9.2f %9.0f %8d %7d\n", c[0], n, r, verdict,
+				fmt.Printf("%-10s %6d %3d %-7s %9v %9v %9v %11.1f %9.2f %9.0f %8d %7d\n", c.Label, n, r, verdict,
 					p.p50.Round(time.Microsecond), p.p99.Round(time.Microsecond), p.p999.Round(time.Microsecond), p.cpuNs/1e3, p.ctxsw, p.rssMiB, p.threads, p.open)
 			}
 		}
@@ -145,7 +142,7 @@ func main() {
 		lastN := 0
 		for _, n := range conns {
 			var cpus, p99s, p999s []float64
-			for _, p := range all[c[0]][n] {
+			for _, p := range all[c.Label][n] {
 				if p.failed == "" && p.valid {
 					cpus = append(cpus, p.cpuNs/1e3)
 					p99s = append(p99s, float64(p.p99.Microseconds()))
@@ -153,7 +150,7 @@ func main() {
 				}
 			}
 			if len(cpus) == 0 {
-				fmt.Printf("%-10s %6d no valid run\n", c[0], n)
+				fmt.Printf("%-10s %6d no valid run\n", c.Label, n)
 				continue
 			}
 			m := median(cpus)
@@ -161,12 +158,12 @@ func main() {
 				first = m
 			}
 			last, lastN = m, n
-			fmt.Printf("%-10s %6d CPU µs/req %.1f [%.1f, %.1f], p99 µs %.0f [%.0f, %.0f], p99.9 µs %.0f [%.0f, %.0f], %d valid\n", c[0], n,
+			fmt.Printf("%-10s %6d CPU µs/req %.1f [%.1f, %.1f], p99 µs %.0f [%.0f, %.0f], p99.9 µs %.0f [%.0f, %.0f], %d valid\n", c.Label, n,
 				m, slices.Min(cpus), slices.Max(cpus), median(p99s), slices.Min(p99s), slices.Max(p99s),
 				median(p999s), slices.Min(p999s), slices.Max(p999s), len(cpus))
 		}
 		if first > 0 && lastN != conns[0] {
-			fmt.Printf("%-10s CPU ratio %d ÷ %d connections: %.2f\n", c[0], lastN, conns[0], last/first)
+			fmt.Printf("%-10s CPU ratio %d ÷ %d connections: %.2f\n", c.Label, lastN, conns[0], last/first)
 		}
 	}
 }

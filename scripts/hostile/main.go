@@ -35,7 +35,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -55,16 +54,9 @@ func main() {
 	rest := flag.Bool("rest", true, "amplify: measure once the server has stopped writing (the attack at rest); false: as soon as every attacker has had a response produced, while the kernel's socket buffers are still being filled")
 	during := flag.Duration("during", 2*time.Second, "slowheader: how long after the attackers connected the victim is measured under attack")
 	flag.Parse()
-	var cfgs [][2]string
-	for _, a := range flag.Args() {
-		label, args, ok := strings.Cut(a, "=")
-		if !ok {
-			fatalf("configuration %q: want label=serve flags", a)
-		}
-		cfgs = append(cfgs, [2]string{label, args})
-	}
-	if len(cfgs) == 0 {
-		fatalf("name at least one configuration (label=serve flags)")
+	cfgs, err := serveproc.ParseConfigs(flag.Args())
+	if err != nil {
+		fatalf("%v", err)
 	}
 	codec, err := wire.New("http", wire.Limits{})
 	if err != nil {
@@ -91,34 +83,42 @@ func main() {
 	}
 	for r := range *runs {
 		for _, c := range cfgs {
-			srv, err := serveproc.Start(*bin, *cpus, strings.Fields(c[1]))
+			srv, err := serveproc.Start(*bin, *cpus, c.Flags)
 			if err != nil {
-				fatalf("%s run %d: %v", c[0], r, err)
+				fatalf("%s run %d: %v", c.Label, r, err)
 			}
 			line, err := each(srv)
 			srv.Stop()
 			if err != nil {
-				fatalf("%s run %d: %v", c[0], r, err)
+				fatalf("%s run %d: %v", c.Label, r, err)
 			}
-			fmt.Printf("%-14s %s\n", c[0], line)
+			fmt.Printf("%-14s %s\n", c.Label, line)
 		}
 	}
 }
 
+// unattacked connects the victim to srv and measures it before an attack:
+// its p99, and the server's snapshot then.
+func unattacked(srv *serveproc.Server, codec wire.Codec) (victim net.Conn, p99 time.Duration, s0 models.Snapshot, err error) {
+	if victim, err = net.Dial("tcp", srv.Addr); err != nil {
+		return nil, 0, s0, err
+	}
+	if p99, err = victimP99(victim, codec); err == nil {
+		s0, err = srv.Snap()
+	}
+	if err != nil {
+		victim.Close()
+		return nil, 0, s0, err
+	}
+	return victim, p99, s0, nil
+}
+
 func amplify(srv *serveproc.Server, codec wire.Codec, req []byte, conns int, rest bool, bound int) (string, error) {
-	victim, err := net.Dial("tcp", srv.Addr)
+	victim, p99Before, s0, err := unattacked(srv, codec)
 	if err != nil {
 		return "", err
 	}
 	defer victim.Close()
-	p99Before, err := victimP99(victim, codec)
-	if err != nil {
-		return "", err
-	}
-	s0, err := srv.Snap()
-	if err != nil {
-		return "", err
-	}
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
@@ -186,19 +186,11 @@ func amplify(srv *serveproc.Server, codec wire.Codec, req []byte, conns int, res
 // slowHeader runs the slow-header attack: conns clients each send a
 // request line and then one more header byte every second.
 func slowHeader(srv *serveproc.Server, codec wire.Codec, conns int, during time.Duration) (string, error) {
-	victim, err := net.Dial("tcp", srv.Addr)
+	victim, p99Before, s0, err := unattacked(srv, codec)
 	if err != nil {
 		return "", err
 	}
 	defer victim.Close()
-	p99Before, err := victimP99(victim, codec)
-	if err != nil {
-		return "", err
-	}
-	s0, err := srv.Snap()
-	if err != nil {
-		return "", err
-	}
 	attackers := make([]net.Conn, 0, conns)
 	stop := make(chan struct{})
 	dripped := make(chan struct{})

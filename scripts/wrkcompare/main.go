@@ -33,12 +33,8 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/scripts/internal/serveproc"
 )
-
-type config struct {
-	label string
-	args  []string
-}
 
 type sample struct {
 	reqPerS, ctxsw, vol, invol, cpuUs, allocs float64
@@ -57,16 +53,9 @@ func main() {
 	wrkCPUs := flag.String("wrk-cpus", "1", "wrk CPU list (taskset -c)")
 	perThread := flag.Bool("per-thread", false, "also print each run's per-thread share of events")
 	flag.Parse()
-	var cfgs []config
-	for _, a := range flag.Args() {
-		label, args, ok := strings.Cut(a, "=")
-		if !ok || label == "" {
-			fatalf("configuration %q: want label=serve flags", a)
-		}
-		cfgs = append(cfgs, config{label: label, args: strings.Fields(args)})
-	}
-	if len(cfgs) == 0 {
-		fatalf("no configurations given (label=serve flags …)")
+	cfgs, err := serveproc.ParseConfigs(flag.Args())
+	if err != nil {
+		fatalf("%v", err)
 	}
 	samples := make([][]sample, len(cfgs))
 	fmt.Printf("# wrk -t%d -c%d -d%v 'http://ADDR%s'; server on CPUs %s, wrk on CPUs %s\n",
@@ -77,11 +66,11 @@ func main() {
 		for i, c := range cfgs {
 			s, err := measure(*bin, c, *serverCPUs, *wrkCPUs, *threads, *conns, *dur, *path)
 			if err != nil {
-				fatalf("%s run %d: %v", c.label, r+1, err)
+				fatalf("%s run %d: %v", c.Label, r+1, err)
 			}
 			samples[i] = append(samples[i], s)
 			fmt.Printf("%-22s %4d %10.0f %9.3f %9.3f %9.3f %9.2f %9.3f %6d %6d\n",
-				c.label, r+1, s.reqPerS, s.ctxsw, s.vol, s.invol, s.cpuUs, s.allocs, s.errors, s.non2xx)
+				c.Label, r+1, s.reqPerS, s.ctxsw, s.vol, s.invol, s.cpuUs, s.allocs, s.errors, s.non2xx)
 			if *perThread {
 				fmt.Printf("%-22s      events per thread: %s\n", "", shares(s.stats))
 			}
@@ -97,7 +86,7 @@ func main() {
 			}
 			return xs
 		}
-		fmt.Printf("%-22s %26s %26s %26s %22s\n", c.label,
+		fmt.Printf("%-22s %26s %26s %26s %22s\n", c.Label,
 			mmm(col(func(s sample) float64 { return s.reqPerS }), "%.0f"),
 			mmm(col(func(s sample) float64 { return s.ctxsw }), "%.3f"),
 			mmm(col(func(s sample) float64 { return s.cpuUs }), "%.2f"),
@@ -138,8 +127,8 @@ var (
 	non2xxRe = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 )
 
-func measure(bin string, c config, serverCPUs, wrkCPUs string, threads, conns int, dur time.Duration, path string) (sample, error) {
-	args := append([]string{"serve", "--cpus", serverCPUs}, c.args...)
+func measure(bin string, c serveproc.Config, serverCPUs, wrkCPUs string, threads, conns int, dur time.Duration, path string) (sample, error) {
+	args := append([]string{"serve", "--cpus", serverCPUs}, c.Flags...)
 	srv := exec.Command(bin, args...)
 	ctl, err := srv.StdinPipe()
 	if err != nil {

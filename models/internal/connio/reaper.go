@@ -43,6 +43,17 @@ func (t *Timer) Partial(partial bool) {
 // models.ErrHeaderTimeout, not a truncation by the client.
 func (t *Timer) Reaped() bool { return t.since.Load() == reaped }
 
+// EndOfInput counts, in sh, a request that the end of the connection's
+// input left incomplete (buffered bytes) as models.ErrTruncated — unless
+// the Reaper cut it short, which it counted as a header timeout already.
+// Every model's end-of-input path calls it, so the two are never both
+// counted.
+func (t *Timer) EndOfInput(sh *models.Shard, buffered int) {
+	if buffered > 0 && !t.Reaped() {
+		sh.AddError(models.ErrTruncated)
+	}
+}
+
 // Reaper enforces Config.HeaderTimeout for a server's connections: every
 // quarter of the timeout (at least 10 ms, at most 1 s) it looks at the
 // connections it tracks and shuts down (shutdown(2), both directions) each

@@ -100,8 +100,8 @@ func (s *Session) Process(sh *models.Shard) int {
 // endOfInput handles the peer's end of stream: a partial request left in the
 // buffer is counted as truncated.
 func (s *Session) endOfInput(sh *models.Shard) {
-	if !s.closing && s.In.Buffered() > 0 && !s.Timer.Reaped() {
-		sh.AddError(models.ErrTruncated)
+	if !s.closing {
+		s.Timer.EndOfInput(sh, s.In.Buffered())
 	}
 	s.closing = true
 }

@@ -1,6 +1,7 @@
 // Package serveproc runs "concbench serve" as a child process for the
 // measurement scripts, with its control channel: the address it printed,
-// snapshots, and waiting for a condition on them.
+// snapshots, and waiting for a condition on them; and reads the scripts'
+// configurations ("label=serve flags").
 package serveproc
 
 import (
@@ -87,4 +88,28 @@ func (s *Server) WaitFor(limit time.Duration, what string, cond func(models.Snap
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Config is one server configuration a script measures: a label and the
+// serve flags, as given on its command line ("label=serve flags").
+type Config struct {
+	Label string
+	Flags []string
+}
+
+// ParseConfigs reads configurations given as "label=serve flags"; at
+// least one is required.
+func ParseConfigs(args []string) ([]Config, error) {
+	var cfgs []Config
+	for _, a := range args {
+		label, flags, ok := strings.Cut(a, "=")
+		if !ok || label == "" {
+			return nil, fmt.Errorf("configuration %q: want label=serve flags", a)
+		}
+		cfgs = append(cfgs, Config{Label: label, Flags: strings.Fields(flags)})
+	}
+	if len(cfgs) == 0 {
+		return nil, fmt.Errorf("name at least one configuration (label=serve flags)")
+	}
+	return cfgs, nil
 }
