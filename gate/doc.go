@@ -103,7 +103,10 @@
 //   - Failures: the points the server itself failed (the server died, a
 //     response failed verification, or the load generator's verdict is
 //     invalid for the server's doing: over capacity at the equal load,
-//     the rate missed, requests never sent). Any more of them on the head
+//     the rate missed, requests never sent, while the generator had its
+//     CPU: a point whose generator waited for its CPU is the generator's,
+//     whatever else it missed, since a starved generator can neither send
+//     nor read on time). Any more of them on the head
 //     side than on the base side is a regression, named: a head that
 //     crashes in some repetitions, or falls behind a load the base
 //     sustains, is worse, not merely unmeasurable.

@@ -22,11 +22,15 @@ const (
 	// ServerFault: the server failed the point: it died (the point
 	// failed), a response failed verification, or the verdict is invalid
 	// for what the server did (over capacity, the rate missed, requests
-	// never sent, no response). The Failures rule counts these.
+	// never sent, no response) while the generator had its CPU. The
+	// Failures rule counts these.
 	ServerFault Fault = "server"
 	// GeneratorFault: the load generator's verdict on itself is invalid
-	// (it could not keep its schedule, its CPU was taken, …): the point
-	// says nothing about the server and is left out of every sample.
+	// (it could not keep its schedule, its CPU was taken, …) and nothing
+	// in the point is the server's alone: the point says nothing about
+	// the server and is left out of every sample. A point whose
+	// generator waited for its CPU is the generator's even when the rate
+	// was also missed (the generator could not send or read on time).
 	GeneratorFault Fault = "generator"
 	// Unmeasured: the configuration was unavailable.
 	Unmeasured Fault = "unmeasured"
@@ -55,6 +59,21 @@ func faultOf(p *results.Point) Fault {
 	}
 	if p.Load.Valid {
 		return NoFault
+	}
+	// A generator whose threads waited for a CPU (or whose CPU was
+	// stolen) could neither send on schedule nor read responses on time,
+	// so a missed rate or a growing backlog in the same window is no
+	// evidence against the server: the point is the generator's. Seen in
+	// a fresh-clone .ci/run while other work compiled on the machine:
+	// eleven open points were invalid for "rate" or "over-capacity", every
+	// one of them with "generator-cpu" (run-queue waits of 15-69 % of the
+	// window), and the gate judged the head's three of them "server
+	// failures +1/+2", a regression, of a tree identical to the base. The
+	// server is pinned to other CPUs, so a head that slows down does not
+	// take the generator's CPU; what it does (a rate missed on an idle
+	// generator CPU) is still a server failure.
+	if slices.Contains(p.Load.Checks, loadgen.CheckCPU) {
+		return GeneratorFault
 	}
 	for _, c := range p.Load.Checks {
 		if slices.Contains(serverChecks, c) {
