@@ -122,8 +122,8 @@ type Server struct {
 
 	// Model counters (see doc.go, "Counters").
 	handoffs, ownResponses, promotions atomic.Uint64
-	upstreamFailed, upstreamInvalid     atomic.Uint64
-	upstreamOpened, upstreamDialFailed  atomic.Uint64
+	upstreamFailed, upstreamInvalid    atomic.Uint64
+	upstreamOpened, upstreamDialFailed atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error

@@ -50,7 +50,6 @@ func TestConformance(t *testing.T) {
 		opts Options
 	}{
 		{name: "handoff=bound/upstream=1", opts: Options{Handoff: Bound, UpstreamConns: 1}},
-		{name: "handoff=bound/upstream=2", opts: Options{Handoff: Bound, UpstreamConns: 2}},
 		{name: "handoff=perthread", opts: Options{Handoff: PerThread}},
 		{name: "handoff=queue/upstream=2", opts: Options{Handoff: Queue, UpstreamConns: 2}},
 	}
