@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"concbench/handleset"
 	"concbench/models"
@@ -201,43 +198,20 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// dial opens a blocking TCP connection to the back end (TCP_NODELAY) and
-// registers it as a link.
+// dial opens a blocking TCP connection to the back end and registers it
+// as a link.
 func (s *Server) dial() (*link, error) {
-	ap := s.backend
-	family, sa := unix.AF_INET, unix.Sockaddr(nil)
-	if ap.Addr().Is4() || ap.Addr().Is4In6() {
-		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().Unmap().As4()}
-	} else {
-		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := connect(s.backend)
 	if err != nil {
-		return nil, os.NewSyscallError("socket", err)
-	}
-	for {
-		err = unix.Connect(fd, sa)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err == nil {
-		err = os.NewSyscallError("setsockopt", unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1))
-	} else {
-		err = fmt.Errorf("frontend: back end %s: %w", ap, os.NewSyscallError("connect", err))
-	}
-	if err != nil {
-		unix.Close(fd)
 		s.upstreamDialFailed.Add(1)
-		return nil, err
+		return nil, fmt.Errorf("frontend: back end %s: %w", s.backend, err)
 	}
 	l := newLink(fd, s)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		unix.Close(fd)
-		return nil, fmt.Errorf("frontend: server closing")
+		handleset.Close(fd)
+		return nil, errServerClosing
 	}
 	s.links[l] = struct{}{}
 	s.mu.Unlock()
