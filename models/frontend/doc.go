@@ -36,7 +36,8 @@
 //     requests): one locked OS thread per client connection (serveConn),
 //     like models/threadperconn; Config.Threads caps them (default
 //     DefaultThreads), and a client beyond the cap is answered status
-//     unavailable (HTTP 503) and closed, counted as refused.
+//     unavailable (HTTP 503) and closed, counted as refused. The back end
+//     does the work: Config.Service is not used.
 //
 // # Thread states (Options.Handoff = Bound)
 //

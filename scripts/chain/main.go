@@ -13,7 +13,9 @@
 //  2. closed loop (-conns connections, one request outstanding each):
 //     the chain's capacity, end-to-end requests/s.
 //
-// On a 2-CPU machine both servers share CPU 0 and the generator has CPU
+// The front end runs with one Go P per thread (--gomaxprocs: -conns +
+// M + 1), as bench runs the locked-thread models. On a 2-CPU machine both
+// servers share CPU 0 and the generator has CPU
 // 1 (the defaults): the front end and the back end then compete for one
 // CPU, which is part of what is measured — say so when quoting numbers.
 //
@@ -182,8 +184,12 @@ func measure(f *flags, handoff string, m int, prefix string) point {
 		return point{failed: "back end: " + err.Error()}
 	}
 	defer back.Stop()
+	// A P per locked thread (client connection threads, readers, the
+	// acceptor), as bench gives the locked-thread models: see
+	// docs/design.md, "GOMAXPROCS".
+	procs := f.conns + max(m, 1) + 1
 	front, err := serveproc.Start(f.bin, f.frontendCPUs, []string{"--model", "frontend", "--backend", back.Addr,
-		"--handoff", handoff, "--upstream-conns", strconv.Itoa(max(m, 1))})
+		"--handoff", handoff, "--upstream-conns", strconv.Itoa(max(m, 1)), "--gomaxprocs", strconv.Itoa(min(procs, 4096))})
 	if err != nil {
 		return point{failed: "front end: " + err.Error()}
 	}
