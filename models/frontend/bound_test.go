@@ -36,25 +36,7 @@ func newScriptedBackend(t *testing.T) *scriptedBackend {
 			return
 		}
 		b.conn <- c
-		var buf []byte
-		tmp := make([]byte, 4096)
-		for {
-			n, err := c.Read(tmp)
-			if err != nil {
-				return
-			}
-			buf = append(buf, tmp[:n]...)
-			for {
-				var req wire.Request
-				k, err := b.codec.DecodeRequest(buf, &req)
-				if err != nil || k == 0 {
-					break
-				}
-				req.Payload = nil
-				b.reqs <- req
-				buf = buf[k:]
-			}
-		}
+		readRequests(c, b.codec, func(r wire.Request) { b.reqs <- r })
 	}()
 	t.Cleanup(func() {
 		ln.Close()

@@ -177,32 +177,41 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var buf []byte
-				tmp := make([]byte, 4096)
-				for {
-					n, err := c.Read(tmp)
-					if err != nil {
-						return
+				readRequests(c, codec, func(wire.Request) {
+					mu.Lock()
+					if seen++; seen == want {
+						closeAll()
 					}
-					buf = append(buf, tmp[:n]...)
-					for {
-						var req wire.Request
-						k, err := codec.DecodeRequest(buf, &req)
-						if err != nil || k == 0 {
-							break
-						}
-						buf = buf[k:]
-						mu.Lock()
-						if seen++; seen == want {
-							closeAll()
-						}
-						mu.Unlock()
-					}
-				}
+					mu.Unlock()
+				})
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// readRequests decodes the binary requests arriving on c and calls fn
+// with each (its Payload cleared), until c fails or closes.
+func readRequests(c net.Conn, codec wire.Codec, fn func(wire.Request)) {
+	var buf []byte
+	tmp := make([]byte, 4096)
+	for {
+		n, err := c.Read(tmp)
+		if err != nil {
+			return
+		}
+		buf = append(buf, tmp[:n]...)
+		for {
+			var req wire.Request
+			k, err := codec.DecodeRequest(buf, &req)
+			if err != nil || k == 0 {
+				break
+			}
+			req.Payload = nil
+			fn(req)
+			buf = buf[k:]
+		}
+	}
 }
 
 // TestBackendFails: a back end that closes (FIN) or resets its

@@ -224,14 +224,14 @@ func measure(f *flags, handoff string, m int, prefix string) point {
 		return point{failed: "the snapshots do not both fall inside the load generator's window"}
 	}
 	a, z := snaps[0], snaps[1]
-	n := float64(z.Stats.Requests - a.Stats.Requests)
-	if n == 0 {
-		return point{failed: "the front end completed no request between the snapshots"}
+	costs, err := serveproc.CostsBetween(a, z)
+	if err != nil {
+		return point{failed: "front end: " + err.Error()}
 	}
+	n := float64(costs.Requests)
 	p.valid, p.reasons = res.Valid, res.Reasons
 	p.p50, p.p99, p.p999 = time.Duration(res.Latency.P50Ns), time.Duration(res.Latency.P99Ns), time.Duration(res.Latency.P999Ns)
-	p.cpuNs = float64(z.Rusage.UserNs+z.Rusage.SystemNs-a.Rusage.UserNs-a.Rusage.SystemNs) / n
-	p.ctxsw = float64(z.Rusage.Voluntary+z.Rusage.Involuntary-a.Rusage.Voluntary-a.Rusage.Involuntary) / n
+	p.cpuNs, p.ctxsw = costs.CPUNs, costs.Ctxsw
 	p.handoffs = float64(z.Stats.Counters["handoffs"]-a.Stats.Counters["handoffs"]) / n
 	p.own = float64(z.Stats.Counters["own_responses"]-a.Stats.Counters["own_responses"]) / n
 
