@@ -28,6 +28,11 @@
 //     per binary per run), else "unknown" with a run warning — never the
 //     working directory's HEAD, which may be another tree. GitHead is
 //     exported for tools that need a tree's commit (the gate).
+//   - chain configurations (Config.Backend): a front end (model frontend)
+//     measured with its back end, a second "concbench serve" started
+//     before it on the same server CPUs (binary protocol) and stopped
+//     with it; the point's costs are the front end's. Profile "chain"
+//     runs them (ChainConfigs).
 //   - server: one "concbench serve" process: started, readiness-checked
 //     (its address line, "info" on the control channel, and one verified
 //     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM
