@@ -15,7 +15,7 @@
 //     builds as two configurations, interleaved A B A B within every
 //     repetition; each point's provenance names the commit that served
 //     it). Validate names every bad value and its range; Profile returns
-//     the named ones (default, thesis, gate).
+//     the named ones (default, thesis, gate, chain).
 //   - Run and Resume: the run. Run writes run.json at once; each point is
 //     written atomically (results.WritePoint) as soon as it is measured;
 //     run.json is written again at the end (Finished) or when the context
