@@ -143,6 +143,13 @@
 // arrives whole but fails its checksum is answered status internal and
 // counted as "upstream_invalid" (the link stays up).
 //
+// A client that disconnects while its request is upstream is noticed when
+// its thread has the response (the link's stream is consumed in order, so
+// the response is read and then dropped with the connection); the thread
+// then closes the connection, counting the reset or truncation as the
+// other models do. A back end that accepts requests and never answers
+// holds their threads: there is no upstream timeout.
+//
 // # Counters
 //
 // Stats.Counters: "handoffs" (responses a leader or reader gave to another
