@@ -15,7 +15,7 @@
 //     builds as two configurations, interleaved A B A B within every
 //     repetition; each point's provenance names the commit that served
 //     it). Validate names every bad value and its range; Profile returns
-//     the named ones (default, thesis, gate).
+//     the named ones (default, thesis, gate, chain).
 //   - Run and Resume: the run. Run writes run.json at once; each point is
 //     written atomically (results.WritePoint) as soon as it is measured;
 //     run.json is written again at the end (Finished) or when the context
@@ -28,6 +28,11 @@
 //     per binary per run), else "unknown" with a run warning — never the
 //     working directory's HEAD, which may be another tree. GitHead is
 //     exported for tools that need a tree's commit (the gate).
+//   - chain configurations (Config.Backend): a front end (model frontend)
+//     measured with its back end, a second "concbench serve" started
+//     before it on the same server CPUs (binary protocol) and stopped
+//     with it; the point's costs are the front end's. Profile "chain"
+//     runs them (ChainConfigs).
 //   - server: one "concbench serve" process: started, readiness-checked
 //     (its address line, "info" on the control channel, and one verified
 //     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM

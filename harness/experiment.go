@@ -69,6 +69,19 @@ type Config struct {
 	// regression). The named configuration must not have a RatesFrom of
 	// its own.
 	RatesFrom string `json:"rates_from,omitempty"`
+	// Backend, if set, makes the configuration a two-process chain: before
+	// the configuration's server (a front end, e.g. model frontend) the
+	// harness starts this back end, pinned to the same server CPUs and
+	// serving the binary protocol, and passes its address to the server
+	// as --backend. The measured server is the front end: its costs are
+	// the point's; the back end is started and stopped with it.
+	Backend *Backend `json:"backend,omitempty"`
+}
+
+// Backend is the back-end server of a chain configuration.
+type Backend struct {
+	Model string   `json:"model"`          // concbench serve --model
+	Args  []string `json:"args,omitempty"` // its serve flags besides --model, --protocol and --cpus
 }
 
 // gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
@@ -252,6 +265,21 @@ func (e *Experiment) Validate() error {
 			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			if strings.HasPrefix(a, "-") && slices.Contains(reservedArgs, name) {
 				bad("configuration %q: argument %q sets a flag the harness sets itself (--%s; accepted: the model's own flags; use the field instead)", c.Name, a, name)
+			}
+		}
+		if b := c.Backend; b != nil {
+			if b.Model == "" {
+				bad("configuration %q: back end has no model (accepted: a concbench serve --model name)", c.Name)
+			}
+			for _, a := range c.Args {
+				if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "backend" {
+					bad("configuration %q: argument %q sets --backend, which the harness sets for a chain (accepted: the back end in the backend field)", c.Name, a)
+				}
+			}
+			for _, a := range b.Args {
+				if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && slices.Contains([]string{"model", "protocol", "cpus", "addr"}, name) {
+					bad("configuration %q: back end argument %q sets a flag the harness sets itself (--%s; accepted: the back-end model's own flags)", c.Name, a, name)
+				}
 			}
 		}
 	}

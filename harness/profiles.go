@@ -9,7 +9,7 @@ import (
 )
 
 // ProfileNames lists the named experiments, the default first.
-var ProfileNames = []string{"default", "thesis", "gate"}
+var ProfileNames = []string{"default", "thesis", "gate", "chain"}
 
 // Profile returns the named experiment:
 //
@@ -34,6 +34,13 @@ var ProfileNames = []string{"default", "thesis", "gate"}
 //     50% of it, 6 repetitions (benchstat's minimum for a confidence
 //     interval), 500 ms warm-up and 2 s windows: 36 points, measured 1 min
 //     32 s.
+//   - chain: the two-process chain of models/frontend (ChainConfigs):
+//     the front end in each hand-off mode at 1, 2 and 4 multiplexed
+//     connections in front of a netpoll back end, both on the server
+//     CPUs; the default workload, capacity and 50% of it, 6 repetitions,
+//     250 ms warm-up and 1 s windows: 84 points, about 3 minutes on a
+//     2-CPU machine (estimated from the default profile's per-point
+//     overhead; not run end to end).
 //
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
@@ -79,6 +86,10 @@ func Profile(name string) (Experiment, error) {
 		base.Repetitions = 7
 		base.Warmup = Duration(300 * time.Millisecond)
 		base.Duration = Duration(2 * time.Second)
+		return base, nil
+	case "chain":
+		base.Configs = ChainConfigs()
+		base.Fractions = []float64{0.5}
 		return base, nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
@@ -131,4 +142,27 @@ func AllConfigs() []Config {
 		// Goroutines over the netpoller: what a Go programmer gets.
 		{Name: "netpoll", Model: "netpoll"},
 	}
+}
+
+// ChainConfigs returns the chain profile's configurations: the front end
+// (models/frontend) with handoff bound and queue at 1, 2 and 4
+// multiplexed upstream connections, and with a connection per thread
+// (perthread), each in front of a netpoll back end (Config.Backend). The
+// front end runs a locked thread per client connection, so it gets a P
+// per connection + 1 (GOMAXPROCSPerConn; queue's M reader threads share
+// them).
+func ChainConfigs() []Config {
+	back := &Backend{Model: "netpoll"}
+	var cs []Config
+	for _, h := range []string{"bound", "queue"} {
+		for _, m := range []int{1, 2, 4} {
+			cs = append(cs, Config{
+				Name: fmt.Sprintf("frontend/%s/m=%d", h, m), Model: "frontend",
+				Args:              []string{"--handoff", h, "--upstream-conns", fmt.Sprint(m)},
+				GOMAXPROCSPerConn: true, Backend: back,
+			})
+		}
+	}
+	return append(cs, Config{Name: "frontend/perthread", Model: "frontend", Args: []string{"--handoff", "perthread"},
+		GOMAXPROCSPerConn: true, Backend: back})
 }

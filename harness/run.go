@@ -196,7 +196,8 @@ type runner struct {
 
 	sp     *spawner
 	srv    *server
-	srvFor string // the configuration and repetition srv serves, for its warnings
+	srvFor string  // the configuration and repetition srv serves, for its warnings
+	back   *server // srv's back end, for a chain configuration (Config.Backend)
 
 	sum      Summary
 	begin    time.Time
@@ -499,6 +500,7 @@ func (r *runner) newPoint(rc *runConfig, k, rep int) *results.Point {
 // stopServer stops the running server, if any; an unclean end becomes a
 // run warning.
 func (r *runner) stopServer() {
+	defer r.stopBackend()
 	if r.srv == nil {
 		return
 	}
@@ -506,6 +508,18 @@ func (r *runner) stopServer() {
 		r.run.Warnings = append(r.run.Warnings, r.srvFor+": "+err.Error())
 	}
 	r.srv = nil
+}
+
+// stopBackend stops the running back end of a chain, if any; an unclean
+// end becomes a run warning.
+func (r *runner) stopBackend() {
+	if r.back == nil {
+		return
+	}
+	if err := r.back.stop(); err != nil {
+		r.run.Warnings = append(r.run.Warnings, r.srvFor+" (back end): "+err.Error())
+	}
+	r.back = nil
 }
 
 // measure measures point p of rc (fraction index fi, -1 for capacity) and
@@ -536,8 +550,22 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		r.stopServer()
 	}
 	if r.srv == nil {
-		srv, err := startServer(r.sp, rc.bin, serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs), rc.wl.Protocol)
+		args := serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs)
+		var srv *server
+		var err error
+		if b := rc.cfg.Backend; b != nil {
+			// A chain: the back end first, then the front end told its address.
+			if r.back, err = startServer(r.sp, rc.bin, backendArgs(b, r.exp.ServerCPUs), "binary"); err != nil {
+				err = fmt.Errorf("back end %s: %w", b.Model, err)
+			} else {
+				args = append(args, "--backend", r.back.addr)
+			}
+		}
+		if err == nil {
+			srv, err = startServer(r.sp, rc.bin, args, rc.wl.Protocol)
+		}
 		if err != nil {
+			r.stopBackend()
 			if !r.started[rc.name] {
 				// Never ran here: the model is unavailable on this machine
 				// (or in this binary), for the reason the server gave.
@@ -659,6 +687,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		p.Failure = fmt.Sprintf("the server (pid %d) exited during the point: %s; its stderr ends: %s", srv.pid, exitText(srv.waitErr), srv.stderr.String())
 		srv.stdin.Close() // reaped already; the next point starts another
 		r.srv = nil
+		r.stopBackend()
 	case err != nil:
 		p.Status, p.Failure, p.FailedBy = results.StatusFailed, "load generator: "+err.Error(), results.FailedLoad
 	case ctlErr != nil || w.before == nil || w.after == nil:

@@ -155,6 +155,16 @@ func serveArgs(c *Config, w *Workload, cpus string) []string {
 	return append(args, c.Args...)
 }
 
+// backendArgs returns the serve command line of a chain's back end,
+// pinned to cpus (empty: unpinned).
+func backendArgs(b *Backend, cpus string) []string {
+	args := []string{"serve", "--model", b.Model, "--protocol", "binary"}
+	if cpus != "" {
+		args = append(args, "--cpus", cpus)
+	}
+	return append(args, b.Args...)
+}
+
 // errNotStarted is wrapped by startServer's errors when the server never
 // became ready (as opposed to failing a later request).
 var errNotStarted = errors.New("server did not start")

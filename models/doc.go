@@ -42,6 +42,9 @@
 //	                      without holding the thread
 //	proactor              its dispatcher thread and every connection on   one per dispatcher (default one per CPU: one
 //	                      that thread's ring                              on a server pinned to a single CPU)
+//	frontend              its client connection's thread, and its         one per upstream connection (--upstream-conns)
+//	                      upstream connection: the back end answers a     with handoff bound or queue; none with
+//	                      connection's requests in order                  perthread (the back end's own column applies)
 //
 // Where clients cannot be trusted, lower --max-work: it bounds how long
 // such a stall lasts, not how many requests may cause one.

@@ -6,6 +6,7 @@ import (
 
 	"concbench/models"
 	"concbench/models/activeobject"
+	"concbench/models/frontend"
 	"concbench/models/halfsynchalfreactive"
 	"concbench/models/leaderfollowers"
 	"concbench/models/netpoll"
@@ -23,6 +24,9 @@ type modelSpec struct {
 	// flags registers the model's own flags on fs and returns the function
 	// that starts the model with their values (read when it is called).
 	flags func(fs *flag.FlagSet) startFunc
+	// frontEnd marks a model that forwards to a back-end server, whose
+	// address its --backend flag must give.
+	frontEnd bool
 }
 
 // modelTable is every model the command can run, in the order reports list
@@ -95,6 +99,20 @@ var modelTable = []modelSpec{
 		summary: "goroutine per connection over Go's net package and its netpoller (--threads ignored)",
 		flags: func(*flag.FlagSet) startFunc {
 			return func(cfg models.Config) (models.Server, error) { return netpoll.Start(cfg, netpoll.Options{}) }
+		},
+	},
+	{
+		name:     "frontend",
+		summary:  "a front end forwarding to a back-end concbench server (--backend ADDR, serving --protocol binary) over --upstream-conns multiplexed connections; --handoff bound (the paper's bound Leader/Followers) | perthread (a connection per client thread) | queue (a reader thread per connection); a thread per client connection (--threads caps them, default 1024)",
+		frontEnd: true,
+		flags: func(fs *flag.FlagSet) startFunc {
+			backend := fs.String("backend", "", "front end: the back end's address host:port (a concbench serve --protocol binary)")
+			conns := fs.Int("upstream-conns", 0, fmt.Sprintf("front end: multiplexed connections to the back end (handoff bound, queue); 0 for %d", frontend.DefaultUpstreamConns))
+			handoff := frontend.Bound
+			fs.TextVar(&handoff, "handoff", frontend.Bound, "front end: how a response reaches its thread: bound, perthread or queue")
+			return func(cfg models.Config) (models.Server, error) {
+				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff})
+			}
 		},
 	},
 }

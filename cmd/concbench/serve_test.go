@@ -64,10 +64,16 @@ func (p *serveProc) command(t *testing.T, cmd string, v any) {
 }
 
 func TestServeControlChannel(t *testing.T) {
-	for _, model := range modelNames() {
+	for _, m := range modelTable {
+		model := m.name
 		for _, proto := range wire.Protocols {
 			t.Run(model+"/"+proto, func(t *testing.T) {
-				p := startServe(t, "--model", model, "--protocol", proto)
+				args := []string{"--model", model, "--protocol", proto}
+				if m.frontEnd {
+					back := startServe(t, "--model", "netpoll", "--protocol", "binary")
+					args = append(args, "--backend", back.addr)
+				}
+				p := startServe(t, args...)
 				codec, err := wire.New(proto, wire.Limits{})
 				if err != nil {
 					t.Fatal(err)

@@ -241,16 +241,15 @@ func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate f
 	if len(snaps) != 2 || snaps[0].TimeUnixNs < start || snaps[1].TimeUnixNs > end {
 		return point{failed: "the snapshots do not both fall inside the load generator's window (connection set-up slower than the wait for it?)"}
 	}
-	a, z := snaps[0], snaps[1]
-	n := float64(z.Stats.Requests - a.Stats.Requests)
-	if n == 0 {
-		return point{failed: "the server completed no request between the snapshots"}
+	z := snaps[1]
+	costs, err := serveproc.CostsBetween(snaps[0], z)
+	if err != nil {
+		return point{failed: err.Error()}
 	}
 	return point{
 		valid: r.Valid, reasons: r.Reasons,
 		p50: time.Duration(r.Latency.P50Ns), p99: time.Duration(r.Latency.P99Ns), p999: time.Duration(r.Latency.P999Ns),
-		cpuNs:  float64(z.Rusage.UserNs+z.Rusage.SystemNs-a.Rusage.UserNs-a.Rusage.SystemNs) / n,
-		ctxsw:  float64(z.Rusage.Voluntary+z.Rusage.Involuntary-a.Rusage.Voluntary-a.Rusage.Involuntary) / n,
+		cpuNs: costs.CPUNs, ctxsw: costs.Ctxsw,
 		rssMiB: float64(z.RSSBytes) / (1 << 20), threads: threads[1],
 		open: int(z.Stats.ConnsAccepted - z.Stats.ConnsClosed),
 	}

@@ -113,3 +113,25 @@ func ParseConfigs(args []string) ([]Config, error) {
 	}
 	return cfgs, nil
 }
+
+// Costs is what a server spent per request between two of its
+// snapshots.
+type Costs struct {
+	Requests uint64  // requests completed between the snapshots
+	CPUNs    float64 // CPU time (user + system), ns per request
+	Ctxsw    float64 // context switches (voluntary + involuntary) per request
+}
+
+// CostsBetween returns the costs per request from snapshot a to the later
+// snapshot z; it fails if the server completed no request in between.
+func CostsBetween(a, z models.Snapshot) (Costs, error) {
+	n := z.Stats.Requests - a.Stats.Requests
+	if n == 0 {
+		return Costs{}, fmt.Errorf("the server completed no request between the snapshots")
+	}
+	return Costs{
+		Requests: n,
+		CPUNs:    float64(z.Rusage.UserNs+z.Rusage.SystemNs-a.Rusage.UserNs-a.Rusage.SystemNs) / float64(n),
+		Ctxsw:    float64(z.Rusage.Voluntary+z.Rusage.Involuntary-a.Rusage.Voluntary-a.Rusage.Involuntary) / float64(n),
+	}, nil
+}
