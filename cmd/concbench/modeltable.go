@@ -58,8 +58,9 @@ var modelTable = []modelSpec{
 			queue := fs.Int("hshr-queue-size", 0, fmt.Sprintf("capacity of the request queue between the reactor and the workers; 0 for %d, max %d",
 				halfsynchalfreactive.DefaultQueueSize, halfsynchalfreactive.MaxQueueSize))
 			pooled := fs.Bool("hshr-pooled", false, `recycle request objects through a free list (variant "pooled") instead of allocating one per request`)
+			prio := fs.Bool("hshr-priority", false, `a priority request queue (variant "priority"): workers take the queued request with the highest priority first, the oldest among equals`)
 			return func(cfg models.Config) (models.Server, error) {
-				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled})
+				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled, Priority: *prio})
 			}
 		},
 	},
