@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -112,4 +113,14 @@ func summarizeClasses(cfg *Config, ws []*classRecorders) []ClassLatency {
 		out[i] = ClassLatency{MinPriority: lo, MaxPriority: hi, Latency: Summarize(m.h, m.over+m.under)}
 	}
 	return out
+}
+
+// primePriority is the priority of the priming requests: the configured
+// one when it is fixed, else 0. It draws nothing, so the mix's random
+// stream is the same with or without it.
+func primePriority(cfg *Config) uint8 {
+	if cfg.Priority.kind() != DistFixed {
+		return 0
+	}
+	return uint8(min(max(math.Round(cfg.Priority.A), 0), 255))
 }

@@ -77,3 +77,23 @@ func TestClassLatencies(t *testing.T) {
 		})
 	}
 }
+
+func TestPrimePriority(t *testing.T) {
+	tests := []struct {
+		name string
+		dist Dist
+		want uint8
+	}{
+		{name: "zero", dist: Dist{}, want: 0},
+		{name: "fixed", dist: Fixed(200), want: 200},
+		{name: "exp", dist: Exp(100), want: 0},
+		{name: "bimodal", dist: Bimodal(0.5, 200, 0), want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := primePriority(&Config{Priority: tt.dist}); got != tt.want {
+				t.Errorf("primePriority = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -769,7 +769,7 @@ func (w *worker) enqueue(c *conn, intended int64, flags uint8) {
 	w.req.ID = w.nextID
 	w.nextID += uint64(w.n)
 	if flags&flagPrime != 0 {
-		w.req = wire.Request{ID: w.req.ID}
+		w.req = wire.Request{ID: w.req.ID, Priority: primePriority(w.cfg)}
 	} else {
 		w.mix.fill(&w.req)
 	}

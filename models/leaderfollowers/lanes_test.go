@@ -1,11 +1,13 @@
 package leaderfollowers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"concbench/loadgen"
 	"concbench/models"
 	"concbench/models/modeltest"
 	"concbench/wire"
@@ -183,5 +185,45 @@ func skipUnlessLanesPermitted(t *testing.T, cfg models.Config, opts Options) {
 	}
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLanesUnderLoadgen drives a laned server with the load generator's
+// two streams at once, as scripts/priority does: a high-priority one and a
+// low-priority one on connections of their own. Every high connection
+// (primed with its priority) must land in the high lane and every low one
+// in the low lane, and each lane must have served exactly its stream's
+// requests, priming included.
+func TestLanesUnderLoadgen(t *testing.T) {
+	cfg := testConfig(t, 0)
+	opts := Options{Lanes: []Lane{{MinPriority: 0, Threads: 2}, {MinPriority: 128, Threads: 1}}, LaneSched: SchedNice}
+	skipUnlessLanesPermitted(t, cfg, opts)
+	srv := startTest(t, cfg, opts, hooks{})
+	const highConns, lowConns, requests = 2, 6, 300
+	results := make(chan error, 2)
+	for _, s := range []struct {
+		conns int
+		prio  float64
+	}{{highConns, 200}, {lowConns, 0}} {
+		go func() {
+			_, err := loadgen.Run(context.Background(), loadgen.Config{Addr: srv.Addr().String(), Protocol: "binary",
+				Conns: s.conns, Closed: true, Requests: requests, Priority: loadgen.Fixed(s.prio), Accounts: 64})
+			results <- err
+		}()
+	}
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := srv.Stats()
+	want := map[string]uint64{
+		"lane0_conns": lowConns, "lane1_conns": highConns, "lane_undecided": 0,
+		"lane0_requests": lowConns + requests, "lane1_requests": highConns + requests,
+	}
+	for k, v := range want {
+		if st.Counters[k] != v {
+			t.Errorf("%s = %d, want %d (counters %v)", k, st.Counters[k], v, st.Counters)
+		}
 	}
 }
