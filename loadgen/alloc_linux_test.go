@@ -65,7 +65,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 				s := startServer(t, proto, nil)
 				cfg := Config{
 					Addr: s.addr(), Protocol: proto, Conns: 2, Requests: 1, Seed: 1,
-					CPU: Exp(1000), Size: Bimodal(0.5, 16, 100), Priority: Fixed(3),
+					CPU: Exp(1000), Size: Bimodal(0.5, 16, 100), Priority: Bimodal(0.5, 3, 200), PriorityClasses: []int{2, 128},
 					Ops: OpMix{Work: 4, Balance: 1, Deposit: 1, Withdraw: 1, Transfer: 1},
 				}
 				if closed {

@@ -254,6 +254,11 @@ type Config struct {
 	Block    Dist `json:"block_ns"`
 	Size     Dist `json:"size_bytes"`
 	Priority Dist `json:"priority"`
+	// PriorityClasses, if set, are the boundaries of the priority classes
+	// whose corrected latency is also kept apart (Result.Classes):
+	// increasing priorities 1..255; class 0 is 0 up to the first boundary
+	// (exclusive), the last class from the last boundary up to 255.
+	PriorityClasses []int `json:"priority_classes,omitempty"`
 	// Ops is the operation mix; the zero value is all work.
 	Ops OpMix `json:"ops"`
 	// Accounts is the number of ledger accounts the server has (its
@@ -441,6 +446,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Priority.validate("priority", 255, formatCount); err != nil {
+		return err
+	}
+	if err := validateClasses(c.PriorityClasses); err != nil {
 		return err
 	}
 	w := c.Ops.weights()

@@ -120,7 +120,10 @@
 // the histograms, rates, CPU and allocation counts start there. Before the
 // schedule starts, every connection is primed with one request, so that
 // none carries its first request inside the window, and so that a server
-// that cannot answer fails the run at once (Run returns an error).
+// that cannot answer fails the run at once (Run returns an error). A
+// priming request is a plain work request with the configured priority
+// when that is fixed (0 otherwise), so that a server that maps a connection
+// to a priority lane by its first request sees the connection's class.
 //
 // Every response is verified (Config.Verify): its id against the oldest
 // request in flight on its connection (responses come back in request
@@ -141,6 +144,10 @@
 // encoded, so that repetitions can be merged too. With HlogPath, the
 // corrected and uncorrected latency are also written per HlogInterval as an
 // HdrHistogram log (see hlog).
+// With PriorityClasses, each worker also records the corrected latency in
+// one histogram per priority class (each request's priority travels in its
+// in-flight entry; a lookup table maps it to its class, so nothing is
+// allocated), merged into Result.Classes.
 //
 // # Self-checks and the verdict
 //

@@ -56,6 +56,13 @@ func (r *Result) WriteText(w io.Writer) error {
 			"   while none of its requests was in flight; uncorrected: from the actual send; from intended: from the\n" +
 			"   intended send time always, the generator's own lateness included, as wrk2)\n")
 	}
+	if len(r.Classes) > 0 {
+		p("latency by priority class (as the first column above)\n")
+		for _, cl := range r.Classes {
+			p("  %-14s p50 %10s  p99 %10s  p99.9 %10s  count %d\n", cl.Name(),
+				FormatNs(cl.Latency.P50Ns), FormatNs(cl.Latency.P99Ns), FormatNs(cl.Latency.P999Ns), cl.Latency.Count)
+		}
+	}
 
 	q := &r.Requests
 	if c.Closed {

@@ -141,6 +141,9 @@ type Result struct {
 	// responses count.
 	Latency     Summary `json:"latency"`
 	Uncorrected Summary `json:"uncorrected_latency"`
+	// Classes is Latency per priority class (Config.PriorityClasses), in
+	// increasing priority; absent without classes.
+	Classes []ClassLatency `json:"priority_classes,omitempty"`
 	// SendLag is how late requests left against their schedule (open
 	// loop), excluding those held by the in-flight bound; HeldLag is how
 	// late the held ones left.

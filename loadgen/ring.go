@@ -10,6 +10,7 @@ type entry struct {
 	size     int32 // OpWork response size asked for
 	op       wire.Op
 	flags    uint8
+	prio     uint8 // its priority, for Config.PriorityClasses
 }
 
 // Entry flags.

@@ -412,6 +412,13 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		Warmup: st.warmup, WarmupErrors: st.warmupErrors,
 	}
 	r.Latency = Summarize(corrected.h, corrected.over+corrected.under)
+	if len(cfg.PriorityClasses) > 0 {
+		cls := make([]*classRecorders, len(ws))
+		for i, w := range ws {
+			cls[i] = w.classes
+		}
+		r.Classes = summarizeClasses(cfg, cls)
+	}
 	r.Uncorrected = Summarize(uncorrected.h, uncorrected.over+uncorrected.under)
 	r.SendLag = Summarize(lag.h, lag.over+lag.under)
 	r.HeldLag = Summarize(heldLag.h, heldLag.over+heldLag.under)

@@ -154,6 +154,7 @@ type worker struct {
 	// requests were in flight (see response); rxLag is how long after the
 	// kernel received a response the worker read it.
 	fromIntended, ownLagFree, rxLag *recorder
+	classes                         *classRecorders // Config.PriorityClasses (nil without)
 	iv                              *intervals
 	st                              workerStats
 
@@ -208,6 +209,7 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 		fromIntended: newRecorder(cfg),
 		ownLagFree:   newRecorder(cfg),
 		rxLag:        newRecorder(cfg),
+		classes:      newClassRecorders(cfg),
 
 		busy:     cfg.Poll == PollBusy,
 		autoSpin: cfg.Spin == 0,
@@ -767,12 +769,12 @@ func (w *worker) enqueue(c *conn, intended int64, flags uint8) {
 	w.req.ID = w.nextID
 	w.nextID += uint64(w.n)
 	if flags&flagPrime != 0 {
-		w.req = wire.Request{ID: w.req.ID}
+		w.req = wire.Request{ID: w.req.ID, Priority: primePriority(w.cfg)}
 	} else {
 		w.mix.fill(&w.req)
 	}
 	c.out = w.codec.AppendRequest(c.out, &w.req)
-	c.fly.push(entry{id: w.req.ID, intended: intended, size: int32(w.req.Size), op: w.req.Op, flags: flags})
+	c.fly.push(entry{id: w.req.ID, intended: intended, size: int32(w.req.Size), op: w.req.Op, flags: flags, prio: w.req.Priority})
 	w.inflight++
 	c.unsent++
 	if !c.dirty {
@@ -1056,6 +1058,7 @@ func (w *worker) response(c *conn, at int64) bool {
 			w.ownLagFree.record(unc)
 		}
 		w.corrected.record(lat)
+		w.classes.record(e.prio, lat)
 		w.uncorrected.record(unc)
 		w.fromIntended.record(full)
 		if w.slicing {

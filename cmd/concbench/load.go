@@ -69,6 +69,7 @@ Flags:
 // loadFlags holds the load command's settings that are not Config fields.
 type loadFlags struct {
 	cpu, block, size, prio, ops, arrival, cpus, jsonPath, poll string
+	prioClasses                                                string
 	allowInvalid                                               bool
 }
 
@@ -97,6 +98,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.block, "block", "0", "blocking work per request (distribution of durations)")
 	fs.StringVar(&f.size, "size", "0", "response payload bytes (distribution)")
 	fs.StringVar(&f.prio, "prio", "0", "request priority 0..255 (distribution)")
+	fs.StringVar(&f.prioClasses, "prio-classes", "", "also report latency per priority class: increasing boundaries 1..255, e.g. 128 for classes 0-127 and 128-255 (default: none)")
 	fs.StringVar(&f.ops, "ops", "work=1", "operation mix: op=weight,… over work, balance, deposit, withdraw, transfer, total")
 	fs.IntVar(&cfg.Accounts, "accounts", 0, "ledger accounts the server has (its --accounts; default 0: the service's default, 1024)")
 	fs.Int64Var(&cfg.Amount, "amount", 1, "amount each deposit, withdrawal or transfer moves")
@@ -160,6 +162,9 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		if *d.dst, err = d.parse(d.val); err != nil {
 			return fmt.Errorf("load: --%s: %w", d.name, err)
 		}
+	}
+	if cfg.PriorityClasses, err = loadgen.ParsePriorityClasses(f.prioClasses); err != nil {
+		return fmt.Errorf("load: --prio-classes: %w", err)
 	}
 	if cfg.Ops, err = loadgen.ParseOpMix(f.ops); err != nil {
 		return fmt.Errorf("load: --ops: %w", err)

@@ -34,17 +34,24 @@ type modelSpec struct {
 var modelTable = []modelSpec{
 	{
 		name:    "leaderfollowers",
-		summary: "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os, --nice for priority",
+		summary: "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane)",
 		flags: func(fs *flag.FlagSet) startFunc {
 			promotion := leaderfollowers.LIFO
 			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority or os")
 			nice := fs.String("nice", "", "with --promotion priority: one nice value per thread, comma-separated, e.g. 0,-5,5,10 (lower is more urgent; negative values need root or CAP_SYS_NICE)")
+			lanes := fs.String("lanes", "", "priority lanes MINPRIO:THREADS,…, e.g. 0:2,128:2: each lane its own pool and handle set, a connection served by the lane of its first request's priority (leave --threads unset)")
+			laneSched := leaderfollowers.SchedAuto
+			fs.TextVar(&laneSched, "lane-sched", leaderfollowers.SchedAuto, "with --lanes, how the higher lanes' threads get their priority: auto (SCHED_FIFO where permitted and bounded by RT throttling, else nice), fifo or nice")
 			return func(cfg models.Config) (models.Server, error) {
 				prios, err := leaderfollowers.ParsePriorities(*nice)
 				if err != nil {
 					return nil, err
 				}
-				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios})
+				ls, err := leaderfollowers.ParseLanes(*lanes)
+				if err != nil {
+					return nil, err
+				}
+				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios, Lanes: ls, LaneSched: laneSched})
 			}
 		},
 	},
@@ -55,8 +62,9 @@ var modelTable = []modelSpec{
 			queue := fs.Int("hshr-queue-size", 0, fmt.Sprintf("capacity of the request queue between the reactor and the workers; 0 for %d, max %d",
 				halfsynchalfreactive.DefaultQueueSize, halfsynchalfreactive.MaxQueueSize))
 			pooled := fs.Bool("hshr-pooled", false, `recycle request objects through a free list (variant "pooled") instead of allocating one per request`)
+			prio := fs.Bool("hshr-priority", false, `a priority request queue (variant "priority"): workers take the queued request with the highest priority first, the oldest among equals`)
 			return func(cfg models.Config) (models.Server, error) {
-				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled})
+				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled, Priority: *prio})
 			}
 		},
 	},

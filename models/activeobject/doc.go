@@ -163,6 +163,24 @@
 // cross_shard_transfers, completion_signals (eventfd signals from
 // schedulers to the I/O side), objects, queue_capacity, open_conns.
 //
+// # Priority
+//
+// The model has no priority activation queue. Note: it was considered and
+// left out, for three reasons. (1) The scheduler takes every arrived method
+// request in one batch and runs them in arrival order; ordering a batch by
+// priority would help only requests that arrive together, and a
+// high-priority request arriving during a batch waits for all of it
+// whatever the order, since one scheduler thread executes one method at a
+// time and the work runs on it. (2) The activation queue is also the
+// channel of continuations and of Total's snapshot markers, whose
+// consistency needs each channel to stay FIFO: a priority order would have
+// to keep those in arrival order among client requests it reorders. (3)
+// Reordering one connection's pipelined ledger operations by priority
+// would change their results (a withdrawal overtaking the deposit it needs),
+// which requests of one priority never see today. Half-Sync/Half-Reactive's
+// priority request queue (its Options.Priority) and Leader/Followers' lanes
+// are where the suite measures priority.
+//
 // # Guarantees
 //
 // A servant's state is touched by its scheduler thread only. A

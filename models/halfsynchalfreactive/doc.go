@@ -143,6 +143,23 @@
 // while a worker serves one of its requests therefore stays open until that
 // request is done.
 //
+// # Priority
+//
+// Options.Priority (variant "priority") makes the queueing layer a priority
+// queue: a worker takes the queued request with the highest
+// wire.Request.Priority, the oldest among equals (prioHeap), instead of
+// the oldest. The request object, and so the hand-off, are unchanged, and
+// a connection's responses still leave in request order (the reorder
+// ring), so a priority is per request: one connection may mix them. What
+// it does not change: the reactor reads connections in the order epoll
+// reports them, and while the queue is full the reactor waits and reads
+// nothing — a high-priority request that arrives then waits behind the
+// low-priority ones that filled the queue (the inversion a bounded queue
+// keeps); and a worker already serving a low-priority request is not
+// preempted. Strict priority can starve low priorities under sustained
+// high-priority load; the low-priority requests still queued keep their
+// order among themselves.
+//
 // # Guarantees
 //
 // A connection's responses are written in request order, each exactly once,

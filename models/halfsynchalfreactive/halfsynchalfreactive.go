@@ -37,6 +37,11 @@ type Options struct {
 	// Pooled selects the variant that recycles request objects through a
 	// free list instead of allocating one per request (Variant "pooled").
 	Pooled bool
+	// Priority makes the request queue a priority queue: workers take the
+	// queued request with the highest wire.Request.Priority first (the
+	// oldest among equals) instead of the oldest (Variant "priority"). Each
+	// connection's responses still leave in request order.
+	Priority bool
 }
 
 // WithDefaults returns o with zero-valued settings replaced by their
@@ -58,10 +63,16 @@ func (o Options) Validate() error {
 }
 
 // Variant returns the variant's label in Stats: "" for the default variant
-// (one request object allocated per request) or "pooled".
+// (one request object allocated per request), "pooled", "priority" or
+// "pooled,priority".
 func (o Options) Variant() string {
-	if o.Pooled {
+	switch {
+	case o.Pooled && o.Priority:
+		return "pooled,priority"
+	case o.Pooled:
 		return "pooled"
+	case o.Priority:
+		return "priority"
 	}
 	return ""
 }
@@ -108,6 +119,9 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		freeCap = opts.QueueSize + MaxInFlight
 	}
 	s.q = newQueue(opts.QueueSize, freeCap)
+	if opts.Priority {
+		s.q.prio = newPrioHeap(opts.QueueSize)
+	}
 	var err error
 	if s.ln, err = handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog}); err != nil {
 		return nil, err

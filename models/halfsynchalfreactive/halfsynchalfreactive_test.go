@@ -17,11 +17,13 @@ import (
 
 // variants are the model's two variants, as subtests name them.
 var variants = []struct {
-	name string
-	opts Options
+	name    string
+	opts    Options
+	variant string // Stats.Variant
 }{
-	{name: "default", opts: Options{}},
-	{name: "pooled", opts: Options{Pooled: true}},
+	{name: "default", opts: Options{}, variant: ""},
+	{name: "pooled", opts: Options{Pooled: true}, variant: "pooled"},
+	{name: "priority", opts: Options{Priority: true}, variant: "priority"},
 }
 
 func TestConformance(t *testing.T) {
@@ -191,9 +193,10 @@ func protocolsAndVariants(t *testing.T, fn func(t *testing.T, proto string, opts
 	}
 }
 
-// TestOrderDecreasingWork pipelines requests whose CPU work decreases on one
-// connection served by several workers, so later requests tend to finish
-// first; the responses must still come back in request order.
+// TestOrderDecreasingWork pipelines requests whose CPU work decreases, with
+// mixed priorities, on one connection served by several workers, so later
+// requests tend to finish first (and, in the priority variant, are taken
+// first); the responses must still come back in request order.
 func TestOrderDecreasingWork(t *testing.T) {
 	const n, rounds = 24, 4
 	protocolsAndVariants(t, func(t *testing.T, proto string, opts Options) {
@@ -204,7 +207,8 @@ func TestOrderDecreasingWork(t *testing.T) {
 			reqs := make([]*wire.Request, n)
 			for i := range reqs {
 				reqs[i] = &wire.Request{ID: uint64(round*n + i), Op: wire.OpWork,
-					CPU: time.Duration(n-i) * 20 * time.Microsecond, Size: 32 + i}
+					CPU: time.Duration(n-i) * 20 * time.Microsecond, Size: 32 + i,
+					Priority: uint8(i * 37)} // mixed: the priority variant serves them out of order
 			}
 			if err := c.send(reqs...); err != nil {
 				t.Fatal(err)
@@ -402,7 +406,7 @@ func TestStats(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := srv.Stats()
-			wantVariant := map[bool]string{false: "", true: "pooled"}[v.opts.Pooled]
+			wantVariant := v.variant
 			if st.Model != Model || st.Variant != wantVariant || st.Threads != workers {
 				t.Errorf("model %q variant %q threads %d; want %q %q %d", st.Model, st.Variant, st.Threads, Model, wantVariant, workers)
 			}

@@ -41,6 +41,9 @@ type queue struct {
 	putters int // threads waiting in put
 	free    []*request
 	freeCap int
+	// prio, with Options.Priority, holds the queued requests in priority
+	// order instead of ring (n still counts them); nil otherwise.
+	prio *prioHeap
 
 	// Statistics: written only with mu held (so one writer at a time, a
 	// plain load and store), read atomically by Stats without the lock.
@@ -81,7 +84,11 @@ func (q *queue) put(r *request, wantSpare bool) (spare *request, ok bool) {
 		q.mu.Unlock()
 		return nil, false
 	}
-	q.ring[(q.head+q.n)%len(q.ring)] = r
+	if q.prio != nil {
+		q.prio.push(r)
+	} else {
+		q.ring[(q.head+q.n)%len(q.ring)] = r
+	}
 	q.n++
 	q.handoffs.Inc()
 	if uint64(q.n) > q.highWater.Load() {
@@ -99,7 +106,8 @@ func (q *queue) put(r *request, wantSpare bool) (spare *request, ok bool) {
 	return spare, true
 }
 
-// get returns the oldest request, waiting while the queue is empty. It first
+// get returns the oldest request (the first in priority order with a
+// priority heap), waiting while the queue is empty. It first
 // puts the objects in done on the free list (as many as fit; the rest are
 // left to the garbage collector); the caller must not use them afterwards.
 // It reports false if the queue is closed: requests still queued then are
@@ -123,9 +131,14 @@ func (q *queue) get(done []*request) (*request, bool) {
 		q.mu.Unlock()
 		return nil, false
 	}
-	r := q.ring[q.head]
-	q.ring[q.head] = nil
-	q.head = (q.head + 1) % len(q.ring)
+	var r *request
+	if q.prio != nil {
+		r = q.prio.pop()
+	} else {
+		r = q.ring[q.head]
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+	}
 	q.n--
 	q.mu.Unlock()
 	q.notFull.Signal()

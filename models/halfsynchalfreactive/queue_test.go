@@ -326,3 +326,52 @@ func benchHandoff(b *testing.B, pooled, idle bool) {
 	b.ReportMetric(float64(ctxSwitches(b)-sw)/float64(n), "ctxsw/op")
 	rc.s.q.close()
 }
+
+// TestQueuePriority checks the priority queue's order: highest priority
+// first, and among equal priorities the order of arrival, across refills
+// that interleave puts and gets.
+func TestQueuePriority(t *testing.T) {
+	tests := []struct {
+		name  string
+		prios []uint8 // put in this order (seq = index)
+		gets  int     // gets after all puts but the last; then drain
+		want  []uint64
+	}{
+		{name: "distinct", prios: []uint8{1, 5, 3, 200, 0}, gets: 0, want: []uint64{3, 1, 2, 0, 4}},
+		{name: "ties keep arrival order", prios: []uint8{7, 7, 9, 7, 9, 0, 7}, gets: 0, want: []uint64{2, 4, 0, 1, 3, 6, 5}},
+		{name: "late high overtakes", prios: []uint8{0, 0, 0, 0, 255}, gets: 1, want: []uint64{0, 4, 1, 2, 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newQueue(len(tc.prios), 0)
+			q.prio = newPrioHeap(len(tc.prios))
+			put := func(i int) {
+				if _, ok := q.put(&request{seq: uint64(i), req: wire.Request{Priority: tc.prios[i]}}, false); !ok {
+					t.Fatal("put on an open queue failed")
+				}
+			}
+			var got []uint64
+			get := func() {
+				r, ok := q.get(nil)
+				if !ok {
+					t.Fatal("get on an open queue failed")
+				}
+				got = append(got, r.seq)
+			}
+			last := len(tc.prios) - 1
+			for i := range last {
+				put(i)
+			}
+			for range tc.gets {
+				get()
+			}
+			put(last)
+			for q.n > 0 {
+				get()
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("order %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -115,6 +115,65 @@
 // and Park returns at once (in OS order, the word's value has changed and
 // FUTEX_WAIT returns at once).
 //
+// # Priority lanes
+//
+// Options.Lanes splits the threads into priority lanes, as TAO's thread
+// pools with lanes do, so that a priority means what the paper wants it
+// for — fewer priority inversions — rather than a bias in promotion order:
+//
+//   - Each lane (lane) is a Leader/Followers pool of its own: its own
+//     Handle Set (a handleset.Set), its own Thread Pool monitor (pool) and
+//     its Lane.Threads threads, which lead, process and follow only there.
+//     A high-priority connection's events never wait behind a low-priority
+//     lane's leader or its processing threads.
+//   - The lowest lane's handle set holds the listener and the retry timer,
+//     and every new connection. On a connection's first event its handler
+//     (conn.place) reads the request at the front of the socket with
+//     MSG_PEEK — consuming nothing — and maps the connection to the lane
+//     of that request's priority (wire.Request.Priority ≥ the lane's
+//     MinPriority, the highest such lane). If that is another lane it
+//     unregisters the handle from its set and registers it, armed, in the
+//     other's; the handle is deactivated meanwhile (EPOLLONESHOT), so the
+//     thread owns it and no event is lost or doubled: the data waiting
+//     makes the new set report it at once. A connection whose first
+//     segment holds no complete request stays in the lowest lane
+//     (lane_undecided).
+//   - The mapping is by connection, not by request: a connection is moved
+//     once and then stays, so no request is handed from one thread to
+//     another (Leader/Followers' point), and a connection's requests stay
+//     in order with no reordering across threads. A request's later
+//     priority changes nothing; clients put each priority class on
+//     connections of its own (as TAO's clients use one endpoint per
+//     priority, and as the load generator's streams do).
+//   - The threads of every lane above the lowest run at a higher OS
+//     priority, set by each thread on itself before it first joins:
+//     SCHED_FIFO at real-time priority = lane index (Options.LaneSched
+//     auto or fifo), where the process may (root, CAP_SYS_NICE or
+//     RLIMIT_RTPRIO; a cgroup without real-time runtime refuses even
+//     root), and nice −5 per lane otherwise (auto falls back, saying why;
+//     nice asks for it). If neither is permitted, Start fails with
+//     ErrPriorityNotPermitted. What was used is in Stats.Variant, e.g.
+//     "promotion=lifo lanes=0:2,128:2 lane1=SCHED_FIFO/1
+//     rt_budget=950000/1000000us", so in the server's info and every
+//     result.
+//   - The guard against starving the Go runtime's own threads (sysmon, GC
+//     workers, the threads that run goroutines, which all stay
+//     SCHED_OTHER) is the kernel's RT throttling, a bounded budget:
+//     real-time threads get at most sched_rt_runtime_us of every
+//     sched_rt_period_us on each CPU (950 000 of 1 000 000 µs by default),
+//     the rest is left to normal threads. Start reads both values; SCHED_FIFO
+//     is used only when they bound real-time threads below the whole period
+//     (not with -1, unbounded, or unreadable), and the budget is recorded in
+//     Stats.Variant. No watchdog is needed besides: a lane thread blocks in
+//     epoll_wait or futex whenever it has no event, and a lane that keeps
+//     its CPU busy is throttled by the kernel after the budget.
+//
+// The lowest lane's threads keep the process's policy and nice value.
+// Lanes combine with every promotion order but Priority (whose nice values
+// are per thread). Counters with lanes: lane<i>_conns (connections placed
+// in lane i), lane<i>_requests (requests its threads served), lane_moves
+// (connections moved out of the lowest lane), lane_undecided.
+//
 // # Accepting
 //
 // A listener event accepts up to 64 connections, until accept would block,
@@ -154,6 +213,9 @@
 //     events wait in the kernel until a thread rejoins; a long request
 //     holds its thread, and with it the connection, for its whole duration.
 //   - Strict priority: Priority order and nice values bias, not preempt.
+//     Lanes under SCHED_FIFO preempt the lower lanes on the same CPU, but
+//     only within the RT throttling budget, and only for connections that
+//     start with a high-priority request.
 //
 // # Counters
 //

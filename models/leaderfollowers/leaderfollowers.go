@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -112,12 +113,30 @@ type Options struct {
 	// setpriority(PRIO_PROCESS, tid, nice); values below the process's
 	// current nice need root or CAP_SYS_NICE.
 	Priorities []int
+	// Lanes, if set (two or more), split the threads into priority lanes,
+	// each its own Leader/Followers pool over its own handle set; a
+	// connection is served by the lane of its first request's priority
+	// (see the package documentation). The threads of every lane above
+	// the lowest run at a higher priority, given as LaneSched says.
+	// Config.Threads must be 0 or the lanes' sum. Not with Priority
+	// promotion, whose nice values are per thread.
+	Lanes []Lane
+	// LaneSched is how the higher lanes' threads get their priority
+	// (default SchedAuto: SCHED_FIFO where permitted and bounded by the
+	// kernel's RT throttling, nice values otherwise).
+	LaneSched LaneSched
 }
 
 // validate checks o for a pool of n threads.
 func (o Options) validate(n int) error {
 	if o.Promotion < 0 || int(o.Promotion) >= len(promotionNames) {
 		return fmt.Errorf("leaderfollowers: invalid promotion order %d (accepted: %s)", int(o.Promotion), strings.Join(promotionNames[:], ", "))
+	}
+	if o.LaneSched < 0 || int(o.LaneSched) >= len(laneSchedNames) {
+		return fmt.Errorf("leaderfollowers: invalid lane scheduling %d (accepted: %s)", int(o.LaneSched), strings.Join(laneSchedNames[:], ", "))
+	}
+	if len(o.Lanes) > 0 && o.Promotion == Priority {
+		return errors.New("leaderfollowers: lanes and promotion=priority do not combine (lanes give priority per lane; use lifo, fifo or os in each lane)")
 	}
 	if o.Promotion != Priority {
 		if len(o.Priorities) > 0 {
@@ -162,6 +181,11 @@ type hooks struct {
 	// two threads wait on the handle set at once. It exists to show that
 	// the leader check (checkLeaders) detects a broken promotion.
 	promoteEarly bool
+	// laneFor, if set, replaces the lane a placed connection's first
+	// priority maps to (laneOf), so that the conformance suite, whose
+	// requests all have priority 0, runs connections in every lane and
+	// through the move between lanes.
+	laneFor func(fd int, prio uint8) int
 }
 
 // Server is a running Leader/Followers server.
@@ -170,16 +194,21 @@ type Server struct {
 	opts  Options
 	hooks hooks
 
-	set   *handleset.Set
+	set   *handleset.Set // lanes[0].set: the listener's and the timer's
 	ln    *handleset.Listener
 	acc   *acceptor
 	timer *retryTimer
-	pool  *pool
+	pool  *pool // lanes[0].pool
+
+	lanes         []*lane  // one without Options.Lanes
+	rt            rtBudget // the kernel's RT throttling, read at Start with lanes
+	laneMoves     atomic.Uint64
+	laneUndecided atomic.Uint64
 
 	threads  []*thread
 	counters models.Counters
 	closeSh  *models.Shard // connections closed by Close, after every thread exited
-	inv      leaderCheck   // used only when checkLeaders is set
+	inv      *leaderCheck  // lanes[0].inv
 
 	connMu futex.Mutex
 	conns  map[int]*conn  // open connections by descriptor; guarded by connMu
@@ -208,24 +237,50 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	laneSpec := []Lane{{MinPriority: 0, Threads: 0}}
+	if len(opts.Lanes) > 0 {
+		total, err := validateLanes(opts.Lanes, cfg.Threads)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Threads = total
+		laneSpec = append([]Lane(nil), opts.Lanes...)
+		opts.Lanes = laneSpec
+	}
 	cfg = cfg.WithDefaults(DefaultThreads)
+	if len(opts.Lanes) == 0 {
+		laneSpec[0].Threads = cfg.Threads
+	}
 	if err := opts.validate(cfg.Threads); err != nil {
 		return nil, err
 	}
 	opts.Priorities = append([]int(nil), opts.Priorities...)
-	set, err := handleset.New()
-	if err != nil {
-		return nil, err
+	var lanes []*lane
+	closeSets := func() {
+		for _, l := range lanes {
+			l.set.Close()
+		}
 	}
+	first := 0
+	for i, sp := range laneSpec {
+		set, err := handleset.New()
+		if err != nil {
+			closeSets()
+			return nil, err
+		}
+		lanes = append(lanes, &lane{idx: i, minPrio: sp.MinPriority, set: set, pool: newPool(opts.Promotion, sp.Threads), first: first, nthread: sp.Threads})
+		first += sp.Threads
+	}
+	set := lanes[0].set
 	ln, err := handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog})
 	if err != nil {
-		set.Close()
+		closeSets()
 		return nil, err
 	}
 	tfd, err := newTimerFd()
 	if err != nil {
 		ln.Close()
-		set.Close()
+		closeSets()
 		return nil, err
 	}
 	s := &Server{
@@ -234,8 +289,13 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		hooks: hk,
 		set:   set,
 		ln:    ln,
-		pool:  newPool(opts.Promotion, cfg.Threads),
+		pool:  lanes[0].pool,
+		lanes: lanes,
+		inv:   &lanes[0].inv,
 		conns: make(map[int]*conn),
+	}
+	if len(lanes) > 1 {
+		s.rt = readRTBudget()
 	}
 	s.acc = &acceptor{s: s}
 	s.timer = &retryTimer{s: s, fd: tfd}
@@ -245,7 +305,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		s.reaper.Close()
 		handleset.Close(tfd)
 		ln.Close()
-		set.Close()
+		closeSets()
 		return nil, err
 	}
 	// The retry timer is registered armed-for-reading but its clock is not
@@ -256,12 +316,14 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	if err := set.Register(ln.Fd(), handleset.Readable|handleset.OneShot, s.acc); err != nil {
 		return fail(err)
 	}
-	for i := range cfg.Threads {
-		th := &thread{s: s, m: &member{id: i}, sh: s.counters.NewThreadShard("pool")}
-		if opts.Priorities != nil {
-			th.m.nice = opts.Priorities[i]
+	for _, l := range lanes {
+		for i := range l.nthread {
+			th := &thread{s: s, ln: l, m: &member{id: l.first + i}, sh: s.counters.NewThreadShard("pool")}
+			if opts.Priorities != nil {
+				th.m.nice = opts.Priorities[l.first+i]
+			}
+			s.threads = append(s.threads, th)
 		}
-		s.threads = append(s.threads, th)
 	}
 	started := make(chan error, cfg.Threads)
 	for _, th := range s.threads {
@@ -290,7 +352,7 @@ func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
 func (s *Server) Stats() models.Stats {
 	st := models.Stats{
 		Model:   "leaderfollowers",
-		Variant: "promotion=" + s.opts.Promotion.String(),
+		Variant: s.variant(),
 		Threads: s.cfg.Threads,
 	}
 	s.counters.Stats(&st)
@@ -308,10 +370,45 @@ func (s *Server) Stats() models.Stats {
 		"accept_batches":         batches,
 		"accept_retries":         retries,
 		"open_conns":             uint64(open),
-		"followers":              uint64(s.pool.followers()),
-		"stale_events":           s.set.Stale(),
+	}
+	var followers int
+	var stale uint64
+	for _, l := range s.lanes {
+		followers += l.pool.followers()
+		stale += l.set.Stale()
+	}
+	st.Counters["followers"] = uint64(followers)
+	st.Counters["stale_events"] = stale
+	if len(s.lanes) > 1 {
+		st.Counters["lane_moves"] = s.laneMoves.Load()
+		st.Counters["lane_undecided"] = s.laneUndecided.Load()
+		for _, l := range s.lanes {
+			var req uint64
+			for _, ts := range st.PerThread[l.first : l.first+l.nthread] {
+				req += ts.Requests
+			}
+			p := "lane" + strconv.Itoa(l.idx) + "_"
+			st.Counters[p+"conns"] = l.conns.Load()
+			st.Counters[p+"requests"] = req
+		}
 	}
 	return st
+}
+
+// variant describes the configuration for Stats.Variant (and so for the
+// server's info and every result): the promotion order and, with lanes,
+// each lane's priorities and threads, how the higher lanes' threads got
+// their priority, and the kernel's RT throttling budget.
+func (s *Server) variant() string {
+	v := "promotion=" + s.opts.Promotion.String()
+	if len(s.lanes) == 1 {
+		return v
+	}
+	v += " lanes=" + FormatLanes(s.opts.Lanes)
+	for _, l := range s.lanes[1:] {
+		v += " lane" + strconv.Itoa(l.idx) + "=" + l.sched
+	}
+	return v + " rt_budget=" + s.rt.String()
 }
 
 // fail records the first fatal error of a pool thread (the handle set or the
@@ -323,8 +420,10 @@ func (s *Server) fail(err error) {
 		s.failErr = fmt.Errorf("leaderfollowers: pool stopped: %w", err)
 	}
 	s.failMu.Unlock()
-	s.pool.close()
-	s.set.Close()
+	for _, l := range s.lanes {
+		l.pool.close()
+		l.set.Close()
+	}
 }
 
 // Close stops the server; see models.Server. It closes the pool (waking
@@ -334,8 +433,11 @@ func (s *Server) fail(err error) {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.reaper.Close() // before any descriptor is closed here
-		s.pool.close()
-		errs := []error{s.set.Close()}
+		var errs []error
+		for _, l := range s.lanes {
+			l.pool.close()
+			errs = append(errs, l.set.Close())
+		}
 		s.wg.Wait()
 		// Every pool thread has exited: this goroutine is the only owner of
 		// what is left (the lock is for Stats).

@@ -58,11 +58,13 @@ func skipUnlessPrioritiesPermitted(t *testing.T) {
 }
 
 // checkOneLeader fails t if srv ever had more than one thread acting as
-// leader.
+// leader in one lane (a server without lanes has one).
 func checkOneLeader(t *testing.T, srv *Server) {
 	t.Helper()
-	if v := srv.inv.violations.Load(); v != 0 {
-		t.Errorf("%d leadership turns began while another thread was leader (at most %d leaders at once)",
-			v, srv.inv.maxActing.Load())
+	for _, l := range srv.lanes {
+		if v := l.inv.violations.Load(); v != 0 {
+			t.Errorf("lane %d: %d leadership turns began while another thread was leader (at most %d leaders at once)",
+				l.idx, v, l.inv.maxActing.Load())
+		}
 	}
 }

@@ -2,6 +2,8 @@ package leaderfollowers
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,6 +17,55 @@ func setNice(tid, nice int) error {
 		return os.NewSyscallError("setpriority", err)
 	}
 	return nil
+}
+
+// setFIFO puts thread tid, which must be the calling thread, under
+// SCHED_FIFO at real-time priority rtprio (1..99). It needs root,
+// CAP_SYS_NICE or RLIMIT_RTPRIO ≥ rtprio, and, where the kernel groups
+// real-time bandwidth by cgroup, a cgroup with real-time runtime (EPERM
+// otherwise, even for root).
+func setFIFO(tid, rtprio int) error {
+	attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(rtprio)}
+	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
+		return os.NewSyscallError("sched_setattr", err)
+	}
+	return nil
+}
+
+// readRTBudget reads the kernel's RT throttling: sched_rt_runtime_us of
+// every sched_rt_period_us.
+func readRTBudget() rtBudget {
+	read := func(name string) (int64, error) {
+		b, err := os.ReadFile("/proc/sys/kernel/" + name)
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	}
+	rt, err := read("sched_rt_runtime_us")
+	if err != nil {
+		return rtBudget{Err: err}
+	}
+	period, err := read("sched_rt_period_us")
+	if err != nil {
+		return rtBudget{Err: err}
+	}
+	return rtBudget{RuntimeUs: rt, PeriodUs: period}
+}
+
+// peekFd reads what is at the front of socket fd into buf without
+// consuming it (MSG_PEEK) and without blocking.
+func peekFd(fd int, buf []byte) (int, error) {
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, os.NewSyscallError("recvfrom", err)
+		}
+		return n, nil
+	}
 }
 
 // newTimerFd creates the non-blocking monotonic timerfd of the accept

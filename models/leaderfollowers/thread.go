@@ -25,8 +25,11 @@ type thread struct {
 	_ [64]byte // keep threads' counters off each other's cache lines
 
 	s  *Server
+	ln *lane // the lane whose pool the thread belongs to
 	m  *member
 	sh *models.Shard
+
+	peek [peekSize]byte // place's buffer: the front of an unplaced connection
 
 	noFollower    models.Counter // promotions this thread made that found no follower
 	acceptBatches models.Counter // listener events this thread processed
@@ -51,10 +54,17 @@ func (th *thread) run(started chan<- error) {
 			return
 		}
 	}
+	if th.ln.idx > 0 {
+		if err := th.applyLaneSched(tid); err != nil {
+			started <- err
+			return
+		}
+	}
 	started <- nil
 
-	w := s.set.NewWaiter(1) // one event per leadership turn
-	for res := s.pool.join(th.m); res != joinClosed; res = s.pool.join(th.m) {
+	ln := th.ln
+	w := ln.set.NewWaiter(1) // one event per leadership turn
+	for res := ln.pool.join(th.m); res != joinClosed; res = ln.pool.join(th.m) {
 		if res == joinPromoted {
 			th.sh.AddPromotion()
 		}
@@ -68,6 +78,23 @@ func (th *thread) run(started chan<- error) {
 		h.bind(th)
 		h.HandleEvent(ev.Fd, ev.Ready)
 	}
+}
+
+// applyLaneSched gives the calling thread (tid), of a lane above the
+// lowest, its lane's priority and records how (the first thread of the lane
+// records it; all threads of a lane decide alike).
+func (th *thread) applyLaneSched(tid int) error {
+	ln := th.ln
+	rec, err := laneSched(th.s.opts.LaneSched, ln.idx, laneNice(ln.idx), th.s.rt,
+		func(p int) error { return setFIFO(tid, p) },
+		func(n int) error { return setNice(tid, n) })
+	if err != nil {
+		return fmt.Errorf("leaderfollowers: lane %d thread %d (tid %d): %w", ln.idx, th.m.id, tid, err)
+	}
+	if th.m.id == ln.first {
+		ln.sched = rec
+	}
+	return nil
 }
 
 // niceError explains why pool thread id (tid) could not take nice value
@@ -92,9 +119,9 @@ func niceError(id, tid, nice int, err error) error {
 // the event, before any other thread can wait on the set. lead reports
 // false when the thread must exit (the handle set is closed or failed).
 func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
-	s := th.s
+	s, ln := th.s, th.ln
 	if checkLeaders {
-		s.inv.begin()
+		ln.inv.begin()
 	}
 	if s.hooks.promoteEarly {
 		th.promote()
@@ -103,7 +130,7 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 		evs, err := w.Wait(-1)
 		if err != nil {
 			if checkLeaders {
-				s.inv.end()
+				ln.inv.end()
 			}
 			if !errors.Is(err, handleset.ErrClosed) {
 				s.fail(err)
@@ -115,7 +142,7 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 		}
 		ev := evs[0]
 		if checkLeaders {
-			s.inv.end()
+			ln.inv.end()
 		}
 		if !s.hooks.promoteEarly {
 			th.promote()
@@ -126,7 +153,7 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 
 // promote hands the leader role to a follower (promote_new_leader).
 func (th *thread) promote() {
-	if !th.s.pool.promote(th.m) {
+	if !th.ln.pool.promote(th.m) {
 		th.noFollower.Inc()
 	}
 }
@@ -151,7 +178,12 @@ func (d *dispatched) bind(th *thread) { d.th = th }
 type conn struct {
 	dispatched
 	s    *Server
+	ln   *lane // the lane whose handle set holds the connection
 	sess *connio.Session
+	// placed is set once the connection has been mapped to its lane (or
+	// when the server has no lanes); only the thread that owns the
+	// deactivated handle touches it.
+	placed bool
 }
 
 var _ handler = (*conn)(nil)
@@ -166,21 +198,24 @@ func (c *conn) HandleEvent(fd int, _ handleset.Events) {
 	if injectRegression { // the CI gate's self-test only (inject_regression.go)
 		injectCost()
 	}
+	if !c.placed && c.place(fd, c.th) {
+		return // moved to another lane, whose thread now owns it
+	}
 	interest, done := c.sess.OnReady(fd, sh)
 	if !done {
-		err := c.s.set.Reactivate(fd, interest)
+		err := c.ln.set.Reactivate(fd, interest)
 		if err == nil || errors.Is(err, handleset.ErrClosed) {
 			return // closed: Close closes the descriptor
 		}
 		sh.AddError(models.ErrIO)
 	}
-	c.s.dropConn(fd, sh)
+	c.s.dropConn(fd, sh, c.ln)
 }
 
 // addConn registers a newly accepted connection. It reports false if the
 // handle set is closed (the server is stopping).
 func (s *Server) addConn(fd int, sh *models.Shard) bool {
-	c := &conn{s: s, sess: connio.NewSession(&s.cfg)}
+	c := &conn{s: s, ln: s.lanes[0], sess: connio.NewSession(&s.cfg), placed: len(s.lanes) == 1}
 	s.connMu.Lock()
 	s.conns[fd] = c
 	s.connMu.Unlock()
@@ -201,11 +236,11 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	return !errors.Is(err, handleset.ErrClosed)
 }
 
-// dropConn unregisters and closes a connection that is done. It is
-// forgotten before its descriptor is closed, since the number may be reused
-// by the next accept at once.
-func (s *Server) dropConn(fd int, sh *models.Shard) {
-	s.set.Unregister(fd) // fails only if the set is closed, which closes nothing
+// dropConn unregisters and closes a connection of lane ln that is done. It
+// is forgotten before its descriptor is closed, since the number may be
+// reused by the next accept at once.
+func (s *Server) dropConn(fd int, sh *models.Shard, ln *lane) {
+	ln.set.Unregister(fd) // fails only if the set is closed (which closes nothing) or fd left it
 	s.reaper.Untrack(fd)
 	s.connMu.Lock()
 	delete(s.conns, fd)

@@ -1,0 +1,34 @@
+package plots
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestLineFigure renders a line figure with a valid and an invalid point
+// and a value the log axis cannot show, and checks its table (golden) and
+// that every format draws.
+func TestLineFigure(t *testing.T) {
+	f := LineFigure("priority", "High-priority p99", "low-priority load (req/s)", "p99 (µs)", []Series{
+		{Label: "lf", X: []float64{1000, 2000}, Y: []float64{150, 900}, InvalidX: []float64{3000}, InvalidY: []float64{40000}},
+		{Label: "lf-lanes", X: []float64{1000, 2000, 3000}, Y: []float64{120, 0, 160}},
+	})
+	var csv bytes.Buffer
+	if err := f.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "lines.csv", csv.Bytes())
+	for _, format := range []string{"svg", "png"} {
+		var b bytes.Buffer
+		if err := f.Render(&b, format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if b.Len() == 0 {
+			t.Fatalf("%s: nothing drawn", format)
+		}
+	}
+	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "not positive") {
+		t.Errorf("notes %q, want one about the value the log axis cannot show", f.Notes)
+	}
+}
