@@ -169,7 +169,11 @@ func TestZeroResponsesMarshal(t *testing.T) {
 	s := startServer(t, "http", func(s *testServer) { s.silentAfter = 1 })
 	r := mustRun(t, Config{
 		Addr: s.addr(), Conns: 1, Rate: 100, Duration: 200 * time.Millisecond,
-		Timeout: 50 * time.Millisecond, Seed: 1,
+		// The priming request, answered, waits under the same timeout: 50 ms
+		// failed it once with the machine busy ("priming request 1 failed:
+		// timeout"); 2 s costs the test 2 s of waiting for the window's
+		// requests to time out.
+		Timeout: 2 * time.Second, Seed: 1,
 	})
 	if r.Requests.OK != 0 || r.Errors["timeout"] == 0 {
 		t.Errorf("ok %d, errors %v: want 0 ok and timeouts", r.Requests.OK, r.Errors)
