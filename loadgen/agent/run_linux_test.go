@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"concbench/loadgen"
+	"concbench/models"
+	"concbench/models/netpoll"
+	"concbench/service"
+	"concbench/wire"
+)
+
+// startServer starts the netpoll model on addr and returns its address.
+func startServer(t testing.TB, addr string) string {
+	t.Helper()
+	codec, err := wire.New("http", wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := netpoll.Start(models.Config{Addr: addr, Codec: codec, Service: svc}, netpoll.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.Addr().String()
+}
+
+// e2eConfig is the run both end-to-end tests make: short, light, with the
+// generator's health checks on (the verdicts are compared, not asserted).
+func e2eConfig(addr string) loadgen.Config {
+	return loadgen.Config{Addr: addr, Rate: 600, Conns: 4, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
+}
+
+// TestAgentsOnLoopback runs two in-process agents with the real load
+// generator against a server on loopback and checks that the merged
+// result is what they measured.
+func TestAgentsOnLoopback(t *testing.T) {
+	srv := startServer(t, "127.0.0.1:0")
+	a1 := startAgent(t, &Agent{Token: token})
+	a2 := startAgent(t, &Agent{Token: token})
+	cfg := e2eConfig(srv)
+	co := &Coordinator{Agents: []string{a1, a2}, Token: token, Lead: 500 * time.Millisecond,
+		MaxUncertainty: time.Second} // a loaded test machine may delay a pong; the bound's check is TestEstimate's
+	res, err := co.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMerged(t, cfg, res)
+}
