@@ -227,19 +227,49 @@ func (a *Agent) ServeConn(ctx context.Context, c net.Conn) error {
 	a.logf("coordinator %s: running %s against %s at %.0f req/s over %d connections, starting %s",
 		c.RemoteAddr(), cfg.Mode(), target, cfg.TargetRate(), cfg.WithDefaults().Conns, cfg.StartAt.Format(time.RFC3339Nano))
 
-	// The coordinator says nothing more until the result: anything it
-	// sends, or its connection closing, ends the run.
+	// The coordinator says nothing more until the result (but release,
+	// if it asked to hold): anything else it sends, or its connection
+	// closing, ends the run.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lost := make(chan error, 1)
-	go func() {
-		_, err := readMsg(c)
-		if err == nil {
-			err = errors.New("agent protocol: the coordinator sent a message during the run")
+	release := make(chan struct{})
+	if m.Hold {
+		// Run calls OnWindow(false) once every worker has drained, before
+		// they close their connections: the coordinator measures the
+		// server then, without its connections' teardown.
+		cfg.OnWindow = func(start bool) {
+			if start {
+				return
+			}
+			if writeMsg(c, &message{Type: msgDrained}) != nil {
+				return
+			}
+			t := time.NewTimer(cfg.WithDefaults().Timeout + handshakeTimeout)
+			defer t.Stop()
+			select {
+			case <-release:
+			case <-runCtx.Done():
+			case <-t.C:
+			}
 		}
-		lost <- err
-		cancel()
-	}()
+	}
+	go func(hold bool) {
+		for {
+			m, err := readMsg(c)
+			if err == nil && m.Type == msgRelease && hold {
+				close(release)
+				hold = false // a second release is a protocol error
+				continue
+			}
+			if err == nil {
+				err = fmt.Errorf("agent protocol: the coordinator sent a %q message during the run", m.Type)
+			}
+			lost <- err
+			cancel()
+			return
+		}
+	}(m.Hold)
 	run := a.Run
 	if run == nil {
 		run = loadgen.Run

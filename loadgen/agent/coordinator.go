@@ -46,6 +46,10 @@ const (
 	// much, a small share of any window worth measuring (a LAN's round
 	// trip is tens to hundreds of µs).
 	DefaultMaxUncertainty = time.Millisecond
+	// windowLead is how long before the window the coordinator calls
+	// Config.OnWindow(true) (at most half the warm-up), as loadgen.Run
+	// does.
+	windowLead = 20 * time.Millisecond
 	// dialTimeout bounds connecting to an agent.
 	dialTimeout = 5 * time.Second
 	// resultGrace is how long after an agent's last possible response
@@ -139,7 +143,9 @@ type session struct {
 // clock offset beyond the bounds): then no agent runs. Once started, an
 // agent that fails or is lost makes the merged verdict invalid, with the
 // agent named, and the others' results are still merged. cfg must have a
-// Duration (the agents' windows must coincide) and no HlogPath.
+// Duration (the agents' windows must coincide) and no HlogPath. Its
+// OnWindow, if set, is called as loadgen.Run calls it (see the package
+// documentation, hold), on Run's goroutine.
 func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, error) {
 	if len(co.Agents) == 0 {
 		return nil, errors.New("agents: no agent given")
@@ -219,7 +225,7 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	start := time.Now().Add(lead).Round(time.Millisecond)
 	for i, s := range ss {
 		c := s.cfg
-		m := &message{Type: msgRun, Config: &c, StartUnixNs: start.UnixNano() + s.rep.Clock.OffsetNs}
+		m := &message{Type: msgRun, Config: &c, StartUnixNs: start.UnixNano() + s.rep.Clock.OffsetNs, Hold: cfg.OnWindow != nil}
 		s.conn.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 		err := writeMsg(s.conn, m)
 		var ok *message
@@ -239,13 +245,33 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
 	deadline := start.Add(cfg.Warmup + cfg.Duration + cfg.Timeout + resultGrace)
+	hold := cfg.OnWindow != nil
+	var drain sync.WaitGroup
+	drained, release := make(chan struct{}), make(chan struct{})
 	for _, s := range ss {
 		wg.Add(1)
+		drain.Add(1)
 		go func() {
 			defer wg.Done()
-			co.collect(s, deadline)
+			co.collect(s, deadline, hold, drain.Done, release)
 		}()
 	}
+	go func() { drain.Wait(); close(drained) }()
+	if hold {
+		// OnWindow as loadgen.Run calls it: shortly before the common
+		// window starts, and once every agent has drained its requests
+		// but not yet closed its connections (or is lost).
+		t := time.NewTimer(time.Until(start.Add(cfg.Warmup - min(windowLead, cfg.Warmup/2))))
+		select {
+		case <-t.C:
+			cfg.OnWindow(true)
+			<-drained
+			cfg.OnWindow(false)
+		case <-drained:
+			t.Stop()
+		}
+	}
+	close(release)
 	wg.Wait()
 	closeAll()
 
@@ -319,10 +345,24 @@ func (co *Coordinator) handshake(ctx context.Context, s *session, samples int) e
 }
 
 // collect waits for s's result until deadline and records it, or why it
-// did not come, in s.rep.
-func (co *Coordinator) collect(s *session, deadline time.Time) {
+// did not come, in s.rep. With hold, it first waits for the agent's
+// drained message, calls drained (also if none comes), and releases the
+// agent once release is closed.
+func (co *Coordinator) collect(s *session, deadline time.Time, hold bool, drained func(), release <-chan struct{}) {
 	s.conn.SetReadDeadline(deadline)
 	m, err := readMsg(s.conn)
+	if hold {
+		if err == nil && m.Type == msgDrained {
+			drained()
+			<-release
+			s.conn.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+			if err = writeMsg(s.conn, &message{Type: msgRelease}); err == nil {
+				m, err = readMsg(s.conn)
+			}
+		} else {
+			drained()
+		}
+	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):

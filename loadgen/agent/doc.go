@@ -37,8 +37,10 @@
 //	agent → coordinator   welcome  {version, allow}      or error {error}, then close
 //	coordinator → agent   ping     {t1}                  (Samples times)
 //	agent → coordinator   pong     {t1, t2, t3}
-//	coordinator → agent   run      {config, start_unix_ns}
+//	coordinator → agent   run      {config, start_unix_ns, hold}
 //	agent → coordinator   started  {target}              or error {error}, then close
+//	agent → coordinator   drained  {}                    (hold) window over, requests drained
+//	coordinator → agent   release  {}                    (hold) every agent drained
 //	agent → coordinator   result   {result, error}       after the run
 //
 // A hello with another version is refused with an error naming both
@@ -52,6 +54,15 @@
 // JSON form, histograms encoded (HDR V2 compressed), never percentiles
 // alone; error is loadgen.Run's error, if any (the result is then
 // partial or absent).
+//
+// Hold is set when the coordinator's caller measures the server over the
+// window (Config.OnWindow, as the harness does): each agent then reports
+// drained when its workers have drained their requests in flight and
+// keeps its connections open until released, so that the coordinator
+// calls OnWindow(false) after every agent's window and before any
+// connection's teardown — as loadgen.Run does in one process. It calls
+// OnWindow(true) 20 ms (at most half the warm-up) before the common
+// window starts.
 //
 // # Clocks
 //

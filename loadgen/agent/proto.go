@@ -30,6 +30,8 @@ const (
 	msgPong    = "pong"    // agent → coordinator: T1 echoed, T2 (receipt), T3 (reply)
 	msgRun     = "run"     // coordinator → agent: the share's configuration and start time
 	msgStarted = "started" // agent → coordinator: the configuration is accepted, the run is under way
+	msgDrained = "drained" // agent → coordinator (hold): the window is over, requests drained, connections still open
+	msgRelease = "release" // coordinator → agent (hold): close the connections and send the result
 	msgResult  = "result"  // agent → coordinator: the run's Result, or the error that prevented it
 	msgError   = "error"   // either way: a refusal or failure; the sender closes after it
 )
@@ -51,6 +53,9 @@ type message struct {
 	// the agent's clock (run), the offset already applied.
 	Config      *loadgen.Config `json:"config,omitempty"`
 	StartUnixNs int64           `json:"start_unix_ns,omitempty"`
+	// Hold asks the agent to report the end of its window (drained) and
+	// keep its connections open until released (run).
+	Hold bool `json:"hold,omitempty"`
 	// Target is the address the agent resolved and will drive (started).
 	Target string `json:"target,omitempty"`
 	// Result is the agent's Result (result).
