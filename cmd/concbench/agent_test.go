@@ -48,7 +48,9 @@ func TestLoadAgents(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- runAgent(ctx, []string{"--listen", "127.0.0.1:0", "--token", "t0ken"}, nil, pw, io.Discard) }()
+		go func() {
+			done <- runAgent(ctx, []string{"--listen", "127.0.0.1:0", "--token", "t0ken"}, nil, pw, io.Discard)
+		}()
 		t.Cleanup(func() {
 			cancel()
 			if err := <-done; err != nil {

@@ -12,11 +12,6 @@ import (
 	"concbench/wire"
 )
 
-// startServer starts the netpoll model on addr and returns its address.
-func startServer(t testing.TB, addr string) string {
-	return startNetpoll(t, addr).Addr().String()
-}
-
 // startNetpoll starts the netpoll model on addr.
 func startNetpoll(t testing.TB, addr string) *netpoll.Server {
 	t.Helper()
