@@ -200,19 +200,29 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		runtime.GOMAXPROCS(w + 1)
 	}
 
-	summary := stdout
-	if f.jsonPath == "-" {
-		summary = stderr
-	}
 	res, runErr := loadgen.Run(ctx, cfg)
 	if res == nil {
 		return fmt.Errorf("load: %w", runErr)
 	}
+	return finishLoad(&f, stdout, stderr, res, res, nil, runErr)
+}
+
+// finishLoad prints res's summary (then more's lines, if set) and writes
+// out, the whole result, as --json asks; it returns load's error: runErr,
+// or exit status 3 for an invalid verdict without --allow-invalid.
+func finishLoad(f *loadFlags, stdout, stderr io.Writer, res *loadgen.Result, out any, more func(io.Writer), runErr error) error {
+	summary := stdout
+	if f.jsonPath == "-" {
+		summary = stderr
+	}
 	if err := res.WriteText(summary); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
+	if more != nil {
+		more(summary)
+	}
 	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, stdout, res); err != nil {
+		if err := writeJSON(f.jsonPath, stdout, out); err != nil {
 			return fmt.Errorf("load: --json: %w", err)
 		}
 	}
@@ -259,40 +269,23 @@ func runLoadAgents(ctx context.Context, cfg loadgen.Config, f *loadFlags, stdout
 			addrs = append(addrs, a)
 		}
 	}
-	summary := stdout
-	if f.jsonPath == "-" {
-		summary = stderr
-	}
 	co := &agent.Coordinator{Agents: addrs, Token: token, Lead: f.agentLead,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
 	res, runErr := co.Run(ctx, cfg)
 	if res == nil {
 		return fmt.Errorf("load: %w", runErr)
 	}
-	if err := res.WriteText(summary); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	for _, a := range res.Agents {
-		fmt.Fprintf(summary, "%s: %d connections, %.0f req/s asked; clock offset %s ± %s, window started %s late",
-			a.Label, a.Conns, a.RatePerS, loadgen.FormatNs(a.Clock.OffsetNs), loadgen.FormatNs(a.Clock.UncertaintyNs), loadgen.FormatNs(a.StartSkewNs))
-		if a.Result != nil {
-			fmt.Fprintf(summary, "; %s", a.Result)
+	return finishLoad(f, stdout, stderr, res.Result, res, func(w io.Writer) {
+		for _, a := range res.Agents {
+			fmt.Fprintf(w, "%s: %d connections, %.0f req/s asked; clock offset %s ± %s, window started %s after the common start",
+				a.Label, a.Conns, a.RatePerS, loadgen.FormatNs(a.Clock.OffsetNs), loadgen.FormatNs(a.Clock.UncertaintyNs), loadgen.FormatNs(a.StartSkewNs))
+			if a.Result != nil {
+				fmt.Fprintf(w, "; %s", a.Result)
+			}
+			if a.Error != "" {
+				fmt.Fprintf(w, "; %s", a.Error)
+			}
+			fmt.Fprintln(w)
 		}
-		if a.Error != "" {
-			fmt.Fprintf(summary, "; %s", a.Error)
-		}
-		fmt.Fprintln(summary)
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, stdout, res); err != nil {
-			return fmt.Errorf("load: --json: %w", err)
-		}
-	}
-	switch {
-	case runErr != nil:
-		return fmt.Errorf("load: %w", runErr)
-	case !f.allowInvalid && !res.Valid:
-		return &exitStatus{code: 3, err: fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; "))}
-	}
-	return nil
+	}, runErr)
 }
