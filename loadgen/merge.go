@@ -177,6 +177,7 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 	for _, h := range hs {
 		*h.dst = Summarize(h.h, h.oor)
 	}
+	r.SendProcess.Note = "checked per generator, each in its own verdict: the superposed sends are not one sender's"
 	if !cfg.Closed {
 		r.LagShares = lagShares(&cfg, &recorder{h: hs[0].h}, &recorder{h: hs[5].h}) // Latency, WithoutOwnLag
 		for i := range r.LagShares {

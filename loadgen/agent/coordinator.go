@@ -376,6 +376,7 @@ func (co *Coordinator) collect(s *session, deadline time.Time, hold bool, draine
 	case m.Type != msgResult:
 		s.rep.Error = fmt.Sprintf("agent protocol: expected a result, got %q", m.Type)
 	default:
+		s.conn.Close() // done with it: the agent is free for the next coordinator
 		s.rep.Result = m.Result
 		if m.Error != "" {
 			s.rep.Error = "its run failed: " + m.Error
