@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
+	"concbench/harness"
 	"concbench/loadgen"
 	"concbench/loadgen/agent"
 )
@@ -87,4 +90,74 @@ func runAgent(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return nil // stopped by a signal
 	}
 	return err
+}
+
+// agentFlags are the flags by which bench and gate generate their load
+// through agents, and the harness options they give.
+type agentFlags struct {
+	agents, token, serverAddr string
+	lead                      time.Duration
+}
+
+// agentFlagNames are agentFlags' flags: they say how the load is
+// generated (the harness's Options), not what is measured, so that
+// bench --resume accepts them.
+var agentFlagNames = map[string]bool{"agents": true, "agent-token": true, "agent-lead": true, "server-addr": true}
+
+func (a *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.agents, "agents", "", "run each point's load through these agents (host:port,…; each a \"concbench agent\") instead of this process")
+	fs.StringVar(&a.token, "agent-token", "", "the token the agents were started with (default: $CONCBENCH_AGENT_TOKEN)")
+	fs.DurationVar(&a.lead, "agent-lead", agent.DefaultLead, "with --agents: how far ahead of each point's run message its common start lies")
+	fs.StringVar(&a.serverAddr, "server-addr", "", "the address the server listens on, IP:port (default: loopback, 127.0.0.1:0); with agents on other hosts one they reach")
+}
+
+// using reports whether the load goes through agents.
+func (a *agentFlags) using() bool { return a.agents != "" }
+
+// options returns the harness options: progress lines to progress, and
+// with --agents a coordinator running every point's load, each point's
+// warnings naming every agent's share, clock offset and window skew.
+func (a *agentFlags) options(cmd string, progress io.Writer) (harness.Options, error) {
+	opt := harness.Options{Progress: progress, ServerAddr: a.serverAddr}
+	if a.serverAddr != "" {
+		host, _, err := net.SplitHostPort(a.serverAddr)
+		if ip, perr := netip.ParseAddr(host); err != nil || perr != nil || ip.IsUnspecified() {
+			return opt, fmt.Errorf("%s: --server-addr %q: want an IP address and port that the load generator reaches (not a wildcard: the agents are given this address)", cmd, a.serverAddr)
+		}
+	}
+	if a.agents == "" {
+		if a.token != "" {
+			return opt, fmt.Errorf("%s: --agent-token without --agents", cmd)
+		}
+		return opt, nil
+	}
+	token := a.token
+	if token == "" {
+		token = os.Getenv("CONCBENCH_AGENT_TOKEN")
+	}
+	if token == "" {
+		return opt, fmt.Errorf("%s: --agents needs --agent-token (or $CONCBENCH_AGENT_TOKEN): the token the agents were started with", cmd)
+	}
+	co := &agent.Coordinator{Token: token, Lead: a.lead}
+	for _, addr := range strings.Split(a.agents, ",") {
+		if addr = strings.TrimSpace(addr); addr != "" {
+			co.Agents = append(co.Agents, addr)
+		}
+	}
+	opt.Load = func(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+		res, err := co.Run(ctx, cfg)
+		if res == nil {
+			return nil, err
+		}
+		for _, a := range res.Agents {
+			share := fmt.Sprintf("%d connections", a.Conns)
+			if !cfg.Closed {
+				share += fmt.Sprintf(" at %.0f req/s", a.RatePerS)
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s, clock offset %s ± %s, window started %s after the common start",
+				a.Label, share, loadgen.FormatNs(a.Clock.OffsetNs), loadgen.FormatNs(a.Clock.UncertaintyNs), loadgen.FormatNs(a.StartSkewNs)))
+		}
+		return res.Result, err
+	}
+	return opt, nil
 }

@@ -27,6 +27,8 @@ func TestAgentFlags(t *testing.T) {
 		{name: "load with a request count", cmd: runLoad, args: []string{"--addr", "127.0.0.1:1", "--rate", "10", "--requests", "10", "--agents", "127.0.0.1:2", "--agent-token", "t"}, want: "needs a duration"},
 		{name: "bench without token", cmd: runBench, args: []string{"--agents", "127.0.0.1:2"}, want: "--agent-token"},
 		{name: "bench with a wildcard server", cmd: runBench, args: []string{"--server-addr", "0.0.0.0:0"}, want: "not a wildcard"},
+		{name: "gate without token", cmd: runGate, args: []string{"--base", "HEAD", "--agents", "127.0.0.1:2"}, want: "--agent-token"},
+		{name: "bench token without agents", cmd: runBench, args: []string{"--agent-token", "t"}, want: "without --agents"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +15,6 @@ import (
 	"time"
 
 	"concbench/harness"
-	"concbench/loadgen"
-	"concbench/loadgen/agent"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -67,58 +63,6 @@ its own --cpus).
 Flags:
 `
 
-// benchHowFlags are the flags that say how the load is generated (the
-// harness's Options), not what is measured: --resume accepts them.
-var benchHowFlags = map[string]bool{"agents": true, "agent-token": true, "agent-lead": true, "server-addr": true}
-
-// benchOptions returns the harness options for f: progress on stderr,
-// and with --agents a coordinator running every point's load, each
-// point's warnings naming every agent's share, clock and skew.
-func benchOptions(f *benchFlags, stderr io.Writer) (harness.Options, error) {
-	opt := harness.Options{Progress: stderr, ServerAddr: f.serverAddr}
-	if f.serverAddr != "" {
-		host, _, err := net.SplitHostPort(f.serverAddr)
-		if ip, perr := netip.ParseAddr(host); err != nil || perr != nil || ip.IsUnspecified() {
-			return opt, fmt.Errorf("bench: --server-addr %q: want an IP address and port that the load generator reaches (not a wildcard: the agents are given this address)", f.serverAddr)
-		}
-	}
-	if f.agents == "" {
-		if f.agentToken != "" {
-			return opt, errors.New("bench: --agent-token without --agents")
-		}
-		return opt, nil
-	}
-	token := f.agentToken
-	if token == "" {
-		token = os.Getenv("CONCBENCH_AGENT_TOKEN")
-	}
-	if token == "" {
-		return opt, errors.New("bench: --agents needs --agent-token (or $CONCBENCH_AGENT_TOKEN): the token the agents were started with")
-	}
-	co := &agent.Coordinator{Token: token, Lead: f.agentLead}
-	for _, a := range strings.Split(f.agents, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			co.Agents = append(co.Agents, a)
-		}
-	}
-	opt.Load = func(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
-		res, err := co.Run(ctx, cfg)
-		if res == nil {
-			return nil, err
-		}
-		for _, a := range res.Agents {
-			share := fmt.Sprintf("%d connections", a.Conns)
-			if !cfg.Closed {
-				share += fmt.Sprintf(" at %.0f req/s", a.RatePerS)
-			}
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s, clock offset %s ± %s, window started %s after the common start",
-				a.Label, share, loadgen.FormatNs(a.Clock.OffsetNs), loadgen.FormatNs(a.Clock.UncertaintyNs), loadgen.FormatNs(a.StartSkewNs)))
-		}
-		return res.Result, err
-	}
-	return opt, nil
-}
-
 // benchFlags are the bench command's settings.
 type benchFlags struct {
 	profile, experiment, resume, out   string
@@ -129,8 +73,7 @@ type benchFlags struct {
 	duration, warmup                   time.Duration
 	seed                               uint64
 	print, noFigures, relaxLoadChecks  bool
-	agents, agentToken, serverAddr     string
-	agentLead                          time.Duration
+	agent                              agentFlags
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -158,10 +101,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
-	fs.StringVar(&f.agents, "agents", "", "run each point's load through these agents (host:port,…; each a \"concbench agent\") instead of this process")
-	fs.StringVar(&f.agentToken, "agent-token", "", "the token the agents were started with (default: $CONCBENCH_AGENT_TOKEN)")
-	fs.DurationVar(&f.agentLead, "agent-lead", agent.DefaultLead, "with --agents: how far ahead of each point's run message its common start lies")
-	fs.StringVar(&f.serverAddr, "server-addr", "", "the address the server listens on, host:port (default: loopback, 127.0.0.1:0); with agents on other hosts one they reach")
+	f.agent.register(fs)
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
 	}
@@ -170,7 +110,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	set := setFlags(fs)
 
-	opt, err := benchOptions(&f, stderr)
+	opt, err := f.agent.options("bench", stderr)
 	if err != nil {
 		return err
 	}
@@ -181,7 +121,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			// the experiment; --out is meaningless here (the folder is
 			// --resume's) and stays refused. The agents' flags say how
 			// the load is generated, as on the first invocation.
-			if name != "resume" && name != "no-figures" && !benchHowFlags[name] {
+			if name != "resume" && name != "no-figures" && !agentFlagNames[name] {
 				return fmt.Errorf("bench: --resume takes the experiment from %s/run.json; --%s cannot change it", f.resume, name)
 			}
 		}
