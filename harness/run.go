@@ -29,6 +29,14 @@ type Options struct {
 	// and fraction, the outcome, elapsed time and ETA. Nil: no progress.
 	Progress io.Writer
 
+	// Load, if set, runs each point's load instead of loadgen.Run: bench
+	// --agents gives a coordinator of agents on other hosts
+	// (loadgen/agent). It must call Config.OnWindow as loadgen.Run does.
+	Load func(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error)
+	// ServerAddr, if set, is the address the server listens on (serve
+	// --addr; default loopback): one that agents on other hosts reach.
+	ServerAddr string
+
 	// onWindow, if set, is called when a point's measured window starts,
 	// with the server's pid (tests kill the server through it).
 	onWindow func(p *results.Point, pid int)
@@ -561,6 +569,11 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 				args = append(args, "--backend", r.back.addr)
 			}
 		}
+		if r.opt.ServerAddr != "" {
+			// The measured server (the front end of a chain) listens where
+			// the agents can reach it; a chain's back end stays on loopback.
+			args = append(args, "--addr", r.opt.ServerAddr)
+		}
 		if err == nil {
 			srv, err = startServer(r.sp, rc.bin, args, rc.wl.Protocol)
 		}
@@ -655,7 +668,11 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		overran.Store(true)
 		cancel()
 	})
-	res, err := loadgen.Run(pctx, lc)
+	runLoad := loadgen.Run
+	if r.opt.Load != nil {
+		runLoad = r.opt.Load
+	}
+	res, err := runLoad(pctx, lc)
 	watchdog.Stop()
 	cancel()
 	if err != nil && overran.Load() {

@@ -322,6 +322,14 @@ type Config struct {
 	// true, and not at all if the run ends before its window starts. It
 	// is not serialized.
 	OnWindow func(start bool) `json:"-"`
+
+	// StartAt, if not zero, is the wall-clock time at which the schedule
+	// (the warm-up, then the window) starts, after every connection has
+	// been opened and primed: how the agents of a multi-host run (package
+	// loadgen/agent) start together. If priming ends after StartAt, the
+	// schedule starts at once and Result.StartTime shows how late. It is
+	// not serialized: a coordinator records the common start itself.
+	StartAt time.Time `json:"-"`
 }
 
 // Defaults and limits of Config.

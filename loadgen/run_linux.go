@@ -149,6 +149,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// The schedule starts for every worker at t0; warm-up, then the window.
 	t0 := int64(time.Since(base)) + int64(time.Millisecond)
+	if !cfg.StartAt.IsZero() {
+		t0 = max(t0, int64(cfg.StartAt.Sub(base))) // wall-clock difference: StartAt has no monotonic reading
+	}
 	measureAt := t0 + int64(cfg.Warmup)
 	endAt := int64(math.MaxInt64)
 	if cfg.Duration > 0 {

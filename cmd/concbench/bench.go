@@ -49,6 +49,17 @@ gate (the CI regression gate's short suite). Flags override the profile's
 fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
 "experiment"; print one with --print-experiment).
 
+From many hosts: --agents host:port,… with --agent-token runs every point's
+load through those agents ("concbench agent" on each load host; see "help
+load") instead of this process: connections and rate are split over them,
+their histograms merged exactly, a point invalid if any agent's is; each
+point's warnings record every agent's share, clock offset and window
+skew. The server must then listen on an address the agents reach
+(--server-addr, e.g. 10.0.0.1:0; the agents' --allow must include it);
+the server's costs are still measured over the common window, with every
+agent's connections open. --load-cpus does not pin the agents (each has
+its own --cpus).
+
 Flags:
 `
 
@@ -62,6 +73,7 @@ type benchFlags struct {
 	duration, warmup                   time.Duration
 	seed                               uint64
 	print, noFigures, relaxLoadChecks  bool
+	agent                              agentFlags
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -89,6 +101,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
+	f.agent.register(fs)
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
 	}
@@ -97,15 +110,18 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	set := setFlags(fs)
 
-	opt := harness.Options{Progress: stderr}
+	opt, err := f.agent.options("bench", stderr)
+	if err != nil {
+		return err
+	}
 	var sum *harness.Summary
-	var err error
 	if f.resume != "" {
 		for name := range set {
 			// --no-figures and --out change what is done with the run, not
 			// the experiment; --out is meaningless here (the folder is
-			// --resume's) and stays refused.
-			if name != "resume" && name != "no-figures" {
+			// --resume's) and stays refused. The agents' flags say how
+			// the load is generated, as on the first invocation.
+			if name != "resume" && name != "no-figures" && !agentFlagNames[name] {
 				return fmt.Errorf("bench: --resume takes the experiment from %s/run.json; --%s cannot change it", f.resume, name)
 			}
 		}

@@ -56,6 +56,10 @@ to standard output and, with the JSON verdict, into the run folder
 (gate.md, gate.json) and to --md and --json. Progress goes to standard
 error.
 
+--agents host:port,… (with --agent-token, and --server-addr where the
+agents reach the servers) generates both sides' load through "concbench
+agent"s, as bench --agents does (see "help bench"); the report says so.
+
 Exit status: 0 pass, 1 regression, 2 the gate could not decide (a build
 failed, a run folder cannot be read, too few valid samples, a model
 unavailable on one side, the run was interrupted, bad flags) — never a
@@ -74,6 +78,7 @@ type gateFlags struct {
 	models                           string
 	reps, conns, minSamples          int
 	duration, warmup                 time.Duration
+	agent                            agentFlags
 }
 
 // Side suffixes of the configurations of a same-job run.
@@ -101,6 +106,7 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.duration, "duration", time.Duration(prof.Duration), "measured window of every point (the profile's)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(prof.Warmup), "warm-up before every window (the profile's)")
 	fs.IntVar(&f.minSamples, "min-samples", gate.DefaultMinSamples, "valid samples per side a gated row needs (fewer: undecided)")
+	f.agent.register(fs)
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; the report says so)")
 	if err := parseFlags(fs, args, stdout, gateUsage); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,6 +116,9 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	set := setFlags(fs)
 	if err := checkGateFlags(&f, set, fs.Args()); err != nil {
+		return &exitStatus{2, err}
+	}
+	if _, err := f.agent.options("gate", io.Discard); err != nil {
 		return &exitStatus{2, err}
 	}
 	exp, err := gateExperiment(&f, set)
@@ -343,7 +352,12 @@ func (g *gateRun) measure(ctx context.Context) error {
 		h.Name, h.ServerBinary, h.RatesFrom = c.Name+headSuffix, headBin, b.Name
 		exp.Configs = append(exp.Configs, b, h)
 	}
-	g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench) for both sides; only the servers' binaries differ.")
+	opt, _ := g.f.agent.options("gate", g.stderr) // checked with the flags
+	if g.f.agent.using() {
+		g.notes = append(g.notes, fmt.Sprintf("The load generators are the agents %s (coordinated by this process) for both sides; only the servers' binaries differ.", g.f.agent.agents))
+	} else {
+		g.notes = append(g.notes, "The load generator is this process (in-process, the current tree's concbench) for both sides; only the servers' binaries differ.")
+	}
 	buildTime := time.Since(buildStart)
 	if err := exp.Validate(); err != nil {
 		return g.undecided("the experiment is invalid: %v", err)
@@ -352,7 +366,7 @@ func (g *gateRun) measure(ctx context.Context) error {
 	g.dir = filepath.Join(g.f.out, "gate-"+time.Now().UTC().Format("20060102T150405Z"))
 	fmt.Fprintf(g.stderr, "concbench gate: %d configurations × %d repetitions → %s\n", len(exp.Configs), exp.Repetitions, g.dir)
 	runStart := time.Now()
-	sum, err := harness.Run(ctx, exp, g.dir, harness.Options{Progress: g.stderr})
+	sum, err := harness.Run(ctx, exp, g.dir, opt)
 	if err != nil && sum == nil {
 		return g.undecided("the run could not be made: %v", err)
 	}

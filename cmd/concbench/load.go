@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
 
 	"concbench/loadgen"
+	"concbench/loadgen/agent"
 	"concbench/results"
 )
 
@@ -58,8 +61,20 @@ pinning unless --cpus is given (bench pins the generator to its own CPU,
 --load-cpus). To reproduce one bench point by hand: --conns 64 --cpu
 exp:10us --warmup 250ms --duration 1s --cpus 1, with the server on CPU 0.
 
+From many hosts: with --agents the command coordinates agents ("concbench
+agent", started on each host by ssh or your orchestrator) instead of
+generating load itself: it splits --conns and --rate over them (workers
+are per agent), measures each agent's clock offset (refusing above 1 ms of
+uncertainty or 1 s of offset), starts them together --agent-lead from
+now, and merges their HDR histograms exactly into one result, invalid if
+any agent's is or if an agent is lost (see package loadgen/agent). Pin
+each agent with its own --cpus (this command's --cpus is refused then).
+The JSON result is the merged one with the common start and, per agent,
+its share, clock offset, start skew and own result ("agents").
+
 Examples:
   concbench load --addr 127.0.0.1:8080 --rate 20000 --conns 64 --duration 10s --json out.json
+  concbench load --addr 10.0.0.1:8080 --rate 40000 --conns 128 --duration 10s --agents h1:7070,h2:7070 --agent-token "$TOKEN"
   concbench load --addr 127.0.0.1:8080 --closed --conns 64 --duration 10s
   concbench load --addr 127.0.0.1:80 --rate 5000 --verify auto     (nginx)
 
@@ -71,6 +86,8 @@ type loadFlags struct {
 	cpu, block, size, prio, ops, arrival, cpus, jsonPath, poll string
 	prioClasses                                                string
 	allowInvalid                                               bool
+	agents, agentToken                                         string
+	agentLead                                                  time.Duration
 }
 
 func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -114,6 +131,9 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.poll, "poll", "", "how the workers wait: busy (poll without sleeping; needs a CPU per worker) or sleep (default: busy with --cpus, else sleep)")
 	fs.DurationVar(&cfg.Spin, "spin", 0, "sleep polling: poll instead of sleeping this long before each scheduled send (0: measured from how late this machine wakes timed waits; negative: never)")
 	fs.StringVar(&f.cpus, "cpus", "", "pin the generator to these CPUs (cpulist, e.g. 1 or 2-3; default: no pinning)")
+	fs.StringVar(&f.agents, "agents", "", "coordinate these agents (host:port,…; each a \"concbench agent\") instead of generating load here: the connections and rate are split over them")
+	fs.StringVar(&f.agentToken, "agent-token", "", "the token the agents were started with (required with --agents; default: $CONCBENCH_AGENT_TOKEN)")
+	fs.DurationVar(&f.agentLead, "agent-lead", agent.DefaultLead, "with --agents: how far ahead the common start lies (time for the agents to open their connections)")
 	fs.BoolVar(&f.allowInvalid, "allow-invalid", false, "exit with status 0 even if the verdict is invalid (default: status 3)")
 	if err := parseFlags(fs, args, stdout, loadUsage); err != nil {
 		return err
@@ -172,6 +192,9 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
+	if f.agents != "" {
+		return runLoadAgents(ctx, cfg, &f, stdout, stderr)
+	}
 	if err := pinCPUs("load", f.cpus, 0); err != nil {
 		return err
 	}
@@ -182,19 +205,29 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		runtime.GOMAXPROCS(w + 1)
 	}
 
-	summary := stdout
-	if f.jsonPath == "-" {
-		summary = stderr
-	}
 	res, runErr := loadgen.Run(ctx, cfg)
 	if res == nil {
 		return fmt.Errorf("load: %w", runErr)
 	}
+	return finishLoad(&f, stdout, stderr, res, res, nil, runErr)
+}
+
+// finishLoad prints res's summary (then more's lines, if set) and writes
+// out, the whole result, as --json asks; it returns load's error: runErr,
+// or exit status 3 for an invalid verdict without --allow-invalid.
+func finishLoad(f *loadFlags, stdout, stderr io.Writer, res *loadgen.Result, out any, more func(io.Writer), runErr error) error {
+	summary := stdout
+	if f.jsonPath == "-" {
+		summary = stderr
+	}
 	if err := res.WriteText(summary); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
+	if more != nil {
+		more(summary)
+	}
 	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, stdout, res); err != nil {
+		if err := writeJSON(f.jsonPath, stdout, out); err != nil {
 			return fmt.Errorf("load: --json: %w", err)
 		}
 	}
@@ -209,7 +242,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 
 // writeJSON writes res as indented JSON to path ("-": stdout), atomically
 // (results.WriteFile): a reader never sees a partial file.
-func writeJSON(path string, stdout io.Writer, res *loadgen.Result) error {
+func writeJSON(path string, stdout io.Writer, res any) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -220,4 +253,44 @@ func writeJSON(path string, stdout io.Writer, res *loadgen.Result) error {
 		return err
 	}
 	return results.WriteFile(path, b)
+}
+
+// runLoadAgents is "load --agents": the run coordinated over agents, its
+// merged result printed and written as load's own.
+func runLoadAgents(ctx context.Context, cfg loadgen.Config, f *loadFlags, stdout, stderr io.Writer) error {
+	if f.cpus != "" {
+		return errors.New("load: --cpus with --agents: the coordinator generates no load; pin each agent with its own --cpus")
+	}
+	token := f.agentToken
+	if token == "" {
+		token = os.Getenv("CONCBENCH_AGENT_TOKEN")
+	}
+	if token == "" {
+		return errors.New("load: --agents needs --agent-token (or $CONCBENCH_AGENT_TOKEN): the token the agents were started with")
+	}
+	var addrs []string
+	for _, a := range strings.Split(f.agents, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	co := &agent.Coordinator{Agents: addrs, Token: token, Lead: f.agentLead,
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
+	res, runErr := co.Run(ctx, cfg)
+	if res == nil {
+		return fmt.Errorf("load: %w", runErr)
+	}
+	return finishLoad(f, stdout, stderr, res.Result, res, func(w io.Writer) {
+		for _, a := range res.Agents {
+			fmt.Fprintf(w, "%s: %d connections, %.0f req/s asked; clock offset %s ± %s, window started %s after the common start",
+				a.Label, a.Conns, a.RatePerS, loadgen.FormatNs(a.Clock.OffsetNs), loadgen.FormatNs(a.Clock.UncertaintyNs), loadgen.FormatNs(a.StartSkewNs))
+			if a.Result != nil {
+				fmt.Fprintf(w, "; %s", a.Result)
+			}
+			if a.Error != "" {
+				fmt.Fprintf(w, "; %s", a.Error)
+			}
+			fmt.Fprintln(w)
+		}
+	}, runErr)
 }

@@ -4,6 +4,7 @@
 //
 //	concbench serve --model M [flags]   run one model as a server, with a control channel
 //	concbench load --addr A [flags]     drive a server with open- or closed-loop load
+//	concbench agent --listen A --token T  run a share of a coordinator's load (load --agents A,…)
 //	concbench bench [--profile P]       run an experiment, then render its figures and report
 //	concbench figures --run DIR         render a run folder's figures and report
 //	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
@@ -74,6 +75,7 @@ var commands = []command{
 	{name: "figures", summary: "render a run folder: figures (svg/pdf/png/tex + CSV each), points.csv, bench.txt (benchstat), report.md and report.html", run: runFigures},
 	{name: "gate", summary: "the CI performance-regression gate: the current tree against a base commit (same job) or the committed baseline; exit 0 pass, 1 regression, 2 undecided", run: runGate},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
+	{name: "agent", summary: "a load-generator agent: runs a share of a coordinator's load (load --agents) and returns its histograms and verdict", run: runAgent},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }
