@@ -5,11 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"concbench/models"
 	"concbench/results"
 )
 
 // ProfileNames lists the named experiments, the default first.
-var ProfileNames = []string{"default", "thesis", "gate"}
+var ProfileNames = []string{"default", "thesis", "gate", "connections"}
 
 // Profile returns the named experiment:
 //
@@ -34,6 +35,25 @@ var ProfileNames = []string{"default", "thesis", "gate"}
 //     50% of it, 6 repetitions (benchstat's minimum for a confidence
 //     interval), 500 ms warm-up and 2 s windows: 36 points, measured 1 min
 //     32 s.
+//   - connections: connection scaling at one absolute rate. One
+//     configuration per model (leaderfollowers/lifo,
+//     halfsynchalfreactive, proactor, activeobject, threadperconn,
+//     netpoll) under ConnCounts connections (16 to 10 000, one workload
+//     each, named "conns=N"), open loop at ConnRate req/s — a rate every
+//     model sustains at every count, so costs are compared at equal
+//     load, and no capacity is measured (results.KindRate) — 5
+//     repetitions, 1 s warm-up and 3 s windows (15 000 requests, above
+//     the ~10 000 that allocation counts need). Thread per connection
+//     gets a thread and a P per connection, and stops at its thread cap
+//     (MaxConns: its points past models.MaxThreads connections are
+//     recorded as unavailable, with the reason). 150 points, 5 of them
+//     not run. Wall time: ESTIMATED, not run end to end, at about 14
+//     minutes on a 2-CPU machine: 145 points × about 5.5 s (the 4 s of
+//     warm-up and window, plus about 1.5 s to start a fresh server for
+//     each point, open and prime up to 10 000 connections and close
+//     them; the default profile's measured per-point overhead is about
+//     0.3 s, and opening 10 000 loopback connections is assumed to take
+//     about a second). The progress line's ETA says how long.
 //
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
@@ -80,9 +100,45 @@ func Profile(name string) (Experiment, error) {
 		base.Warmup = Duration(300 * time.Millisecond)
 		base.Duration = Duration(2 * time.Second)
 		return base, nil
+	case "connections":
+		var cs []Config
+		for _, c := range AllConfigs() {
+			switch c.Name {
+			case "leaderfollowers/lifo", "halfsynchalfreactive", "proactor", "activeobject", "netpoll":
+				cs = append(cs, c)
+			case "threadperconn":
+				c.ThreadsPerConn = true
+				c.MaxConns = models.MaxThreads
+				c.MaxConnsReason = fmt.Sprintf("thread per connection runs one OS thread per connection, at most %d (models.MaxThreads), and refuses the next client with status unavailable (HTTP 503)", models.MaxThreads)
+				cs = append(cs, c)
+			}
+		}
+		base.Configs = cs
+		base.Workloads = nil
+		for _, conns := range ConnCounts {
+			w := DefaultWorkload()
+			w.Conns = conns
+			base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
+		}
+		base.Fractions = nil
+		base.Rates = []float64{ConnRate}
+		base.Repetitions = 5
+		base.Warmup = Duration(time.Second)
+		base.Duration = Duration(3 * time.Second)
+		return base, nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
 }
+
+// ConnCounts are the connections profile's connection counts.
+var ConnCounts = []int{16, 256, 1000, 4000, 10000}
+
+// ConnRate is the connections profile's offered rate, req/s: 5000, the
+// rate scripts/connscale measured every model at, 16 to 10 000
+// connections; at 10 µs of CPU work per request it keeps the server's CPU
+// about 5% busy with the service, so that what grows with connections is
+// the model's own cost.
+const ConnRate = 5000
 
 // DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64
 // connections, no pipelining, Poisson arrivals, OpWork with CPU work drawn
