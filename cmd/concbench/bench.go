@@ -57,14 +57,14 @@ Flags:
 
 // benchFlags are the bench command's settings.
 type benchFlags struct {
-	profile, experiment, resume, out   string
+	profile, experiment, resume, out          string
 	models, fractions, rates, conns, protocol string
-	cpu, serverCPUs, loadCPUs          string
-	serverBinary                       string
-	reps, gomaxprocs                   int
-	duration, warmup                   time.Duration
-	seed                               uint64
-	print, noFigures, relaxLoadChecks  bool
+	cpu, serverCPUs, loadCPUs                 string
+	serverBinary                              string
+	reps, gomaxprocs                          int
+	duration, warmup                          time.Duration
+	seed                                      uint64
+	print, noFigures, relaxLoadChecks         bool
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
