@@ -250,6 +250,7 @@ func connectionsFigure(a *analysis) *Figure {
 					if v, ok := cp.metric.Value(p); ok && v > 0 && !math.IsInf(v, 0) {
 						excluded[pi] = append(excluded[pi], plotter.XY{X: float64(conns), Y: v * cp.scale})
 						ys[pi] = append(ys[pi], v*cp.scale)
+						anyPoint = true
 					}
 				}
 				if plotted {

@@ -118,6 +118,20 @@ func TestConnectionsFigure(t *testing.T) {
 			}
 		}
 	})
+	t.Run("all invalid", func(t *testing.T) {
+		bad := slices.Clone(pts)
+		for i := range bad {
+			if bad[i].Load != nil {
+				l := *bad[i].Load
+				l.Valid = false
+				bad[i].Load = &l
+			}
+		}
+		f := connectionsFigure(analyze(r, bad, Options{}))
+		if f == nil || !strings.Contains(f.Caption, "invalid repetitions excluded") {
+			t.Fatalf("a run whose rate points are all invalid: figure %v; want one drawing them as excluded", f)
+		}
+	})
 	t.Run("one count", func(t *testing.T) {
 		var one []results.Point
 		for _, p := range pts {
@@ -126,7 +140,7 @@ func TestConnectionsFigure(t *testing.T) {
 			}
 		}
 		_, omitted := Figures(r, one, Options{})
-		if !slices.ContainsFunc(omitted, func(o string) bool { return strings.Contains(o, "rate points at two or more connection counts") }) {
+		if !slices.ContainsFunc(omitted, func(o string) bool { return strings.Contains(o, "rate points measured at two or more connection counts") }) {
 			t.Errorf("omitted %q: want the connections figure listed as not drawn", omitted)
 		}
 	})

@@ -52,7 +52,7 @@ var figureSpecs = []figureSpec{
 	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure, nil},
 	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure, nil},
 	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
-	{"connections", "Server costs against connections", "rate points at two or more connection counts", connectionsFigure, hasRatePoints},
+	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
 }
 
 // Figures returns every figure the run has data for, in report order,
