@@ -140,7 +140,9 @@ func TestConnectionsFigure(t *testing.T) {
 			}
 		}
 		_, omitted := Figures(r, one, Options{})
-		if !slices.ContainsFunc(omitted, func(o string) bool { return strings.Contains(o, "rate points measured at two or more connection counts") }) {
+		if !slices.ContainsFunc(omitted, func(o string) bool {
+			return strings.Contains(o, "rate points measured at two or more connection counts")
+		}) {
 			t.Errorf("omitted %q: want the connections figure listed as not drawn", omitted)
 		}
 	})
