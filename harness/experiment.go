@@ -454,6 +454,9 @@ func (w *Workload) loadConfig() (loadgen.Config, error) {
 	if w.Conns < 1 || w.Conns > loadgen.MaxConns {
 		return c, fmt.Errorf("conns %d out of range (accepted: 1..%d)", w.Conns, loadgen.MaxConns)
 	}
+	if w.Idle < 0 || w.Conns+w.Idle > loadgen.MaxConns {
+		return c, fmt.Errorf("idle %d out of range (accepted: 0..%d, with the %d active connections at most %d)", w.Idle, loadgen.MaxConns-w.Conns, w.Conns, loadgen.MaxConns)
+	}
 	if w.Depth < 1 || w.Depth > loadgen.MaxDepth {
 		return c, fmt.Errorf("depth %d out of range (accepted: 1..%d)", w.Depth, loadgen.MaxDepth)
 	}

@@ -44,10 +44,19 @@ func TestProfilesValidate(t *testing.T) {
 				for _, c := range e.Configs {
 					models[c.Model] = true
 				}
-				last := e.Workloads[len(e.Workloads)-1].Conns
-				if e.Repetitions < 5 || len(models) != 6 || len(e.Configs) != 6 || len(e.Fractions) != 0 || len(e.Rates) != 1 || last != 10000 || e.Workloads[0].Conns > 100 {
+				most, idle := 0, 0
+				for _, w := range e.Workloads {
+					most = max(most, w.Conns)
+					if w.Idle > 0 {
+						idle = w.Conns + w.Idle
+					}
+				}
+				if e.Repetitions < 5 || len(models) != 6 || len(e.Configs) != 6 || len(e.Fractions) != 0 || len(e.Rates) != 1 || most != 10000 || e.Workloads[0].Conns > 100 {
 					t.Errorf("connections: %d repetitions, models %v, fractions %v, rates %v, conns %d..%d; want ≥ 5, the 6 models once each, no fractions, one rate, from ≤ 100 to 10000",
-						e.Repetitions, models, e.Fractions, e.Rates, e.Workloads[0].Conns, last)
+						e.Repetitions, models, e.Fractions, e.Rates, e.Workloads[0].Conns, most)
+				}
+				if idle != most {
+					t.Errorf("connections: the control holds %d connections in all, want the largest count, %d", idle, most)
 				}
 				if ls := e.loads(); len(ls) != 1 || ls[0].kind != results.KindRate {
 					t.Errorf("connections: loads %+v, want the rate alone (no capacity)", ls)

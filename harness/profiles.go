@@ -46,14 +46,22 @@ var ProfileNames = []string{"default", "thesis", "gate", "connections"}
 //     the ~10 000 that allocation counts need). Thread per connection
 //     gets a thread and a P per connection, and stops at its thread cap
 //     (MaxConns: its points past models.MaxThreads connections are
-//     recorded as unavailable, with the reason). 150 points, 5 of them
-//     not run. Wall time: ESTIMATED, not run end to end, at about 14
-//     minutes on a 2-CPU machine: 145 points × about 5.5 s (the 4 s of
-//     warm-up and window, plus about 1.5 s to start a fresh server for
-//     each point, open and prime up to 10 000 connections and close
-//     them; the default profile's measured per-point overhead is about
-//     0.3 s, and opening 10 000 loopback connections is assumed to take
-//     about a second). The progress line's ETA says how long.
+//     recorded as unavailable, with the reason). A control workload,
+//     "conns=256,idle=9744", drives 256 connections while 9744 more are
+//     held idle by another server (netpoll) on the server's CPUs: the
+//     figure plots it at 10 000 connections beside the real point, since
+//     idle connections anywhere on the machine raise the tail (measured
+//     with scripts/connscale -idle, commit 38bb814), and without it the
+//     machine's cost of connections would be read as the models'.
+//     180 points, 5 of them not run. Wall time: ESTIMATED, not run end
+//     to end, at about 17 minutes on a 2-CPU machine: 175 points × about
+//     5.5 s (the 4 s of warm-up and window, plus about 1.5 s to start a
+//     fresh server for each point, open and prime up to 10 000
+//     connections and close them — a short sanity run on a loaded VM,
+//     0.5 s windows, took about 0.4 s per point over its windows at up
+//     to 5000 connections), plus about 1 s for each of the 30 control
+//     points' second server and idle connections. The progress line's
+//     ETA says how long.
 //
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
@@ -120,6 +128,9 @@ func Profile(name string) (Experiment, error) {
 			w.Conns = conns
 			base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
 		}
+		ctl := DefaultWorkload()
+		ctl.Conns, ctl.Idle = ConnControlActive, ConnCounts[len(ConnCounts)-1]-ConnControlActive
+		base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d,idle=%d", ctl.Conns, ctl.Idle), Workload: ctl})
 		base.Fractions = nil
 		base.Rates = []float64{ConnRate}
 		base.Repetitions = 5
@@ -132,6 +143,11 @@ func Profile(name string) (Experiment, error) {
 
 // ConnCounts are the connections profile's connection counts.
 var ConnCounts = []int{16, 256, 1000, 4000, 10000}
+
+// ConnControlActive is the active connections of the connections
+// profile's control workload, which holds the rest of the largest count
+// idle, to another server (Workload.Idle).
+const ConnControlActive = 256
 
 // ConnRate is the connections profile's offered rate, req/s: 5000, the
 // rate scripts/connscale measured every model at, 16 to 10 000

@@ -594,6 +594,21 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	p.Provenance.ServerCPUs = srv.info.CPUs
 	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
 
+	// The idle connections' control: held through the whole point by a
+	// server of their own, opened before the load's connections.
+	if n := rc.wl.Idle; n > 0 {
+		ic, err := r.openIdle(rc, n)
+		if err != nil {
+			p.Status, p.Failure, p.FailedBy = results.StatusFailed, "idle connections: "+err.Error(), results.FailedLoad
+			return false
+		}
+		defer func() {
+			if err := ic.close(); err != nil {
+				p.Warnings = append(p.Warnings, "the idle connections' server: "+err.Error())
+			}
+		}()
+	}
+
 	lc, _ := rc.wl.loadConfig() // validated
 	lc.Addr = srv.addr
 	lc.Workers = r.exp.LoadWorkers

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/sysstat"
 	"concbench/results"
 )
 
@@ -308,15 +309,19 @@ func TestPointWatchdog(t *testing.T) {
 // capacity), each at the experiment's rate; the capped configuration's
 // points past its cap recorded as unavailable with its reason, in the
 // run's list too; the server's threads and descriptors read after each
-// window.
+// window; a workload's idle connections held by another server, not the
+// measured one.
 func TestRunRatesAndCap(t *testing.T) {
-	const rate, capConns = 2000, 4
+	const rate, capConns, idle = 2000, 4, 50
 	var wls []Workload
 	for _, conns := range []int{2, 8} {
 		w := DefaultWorkload()
 		w.Conns = conns
 		wls = append(wls, Workload{Name: "conns=" + strconv.Itoa(conns), Workload: w})
 	}
+	ctl := wls[0]
+	ctl.Name, ctl.Idle = "conns=2,idle=50", idle
+	wls = append(wls, ctl)
 	exp := Experiment{
 		Profile: "test",
 		Configs: []Config{
@@ -334,12 +339,25 @@ func TestRunRatesAndCap(t *testing.T) {
 		ServerBinary: serverBinary,
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	sum, err := Run(context.Background(), exp, dir, Options{})
+	// The harness's own descriptors in each window: the control's idle
+	// connections are open then.
+	ownFDs := map[string]int{}
+	opt := Options{onWindow: func(p *results.Point, pid int) {
+		n, err := sysstat.OpenFDs(0)
+		if err != nil {
+			t.Errorf("OpenFDs: %v", err)
+		}
+		ownFDs[p.Config.Name] = n
+	}}
+	sum, err := Run(context.Background(), exp, dir, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if sum.Points != 4 || sum.Unavailable != 1 || sum.Failed != 0 {
-		t.Fatalf("summary %s: want 4 points, 1 unavailable, none failed", sum)
+	if got, base := ownFDs["netpoll/conns=2,idle=50"], ownFDs["netpoll/conns=2"]; got < base+idle {
+		t.Errorf("the harness held %d descriptors in the control's window and %d without idle connections; want %d more", got, base, idle)
+	}
+	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
+		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
 	}
 	run, pts, _ := readPoints(t, dir)
 	for i := range pts {
@@ -362,6 +380,9 @@ func TestRunRatesAndCap(t *testing.T) {
 			}
 			if s := p.Server; s.Threads < 1 || s.FDs < int64(p.Workload.Conns) || s.ProcUnavailable != "" {
 				t.Errorf("server threads %d, descriptors %d (%s); want ≥ 1 and ≥ the %d connections", s.Threads, s.FDs, s.ProcUnavailable, p.Workload.Conns)
+			}
+			if p.Workload.Idle > 0 && (p.Workload.Idle != idle || p.Server.FDs >= idle) {
+				t.Errorf("control: idle %d recorded, the measured server holds %d descriptors; want %d idle connections, held by another server", p.Workload.Idle, p.Server.FDs, idle)
 			}
 			if p.Config.Model == "threadperconn" && p.ServerInfo.Threads != p.Workload.Conns {
 				t.Errorf("thread per connection ran with %d threads, want one per connection (%d)", p.ServerInfo.Threads, p.Workload.Conns)

@@ -58,6 +58,11 @@ type Workload struct {
 	Block    string `json:"block"`
 	Size     string `json:"size"`
 	Ops      string `json:"ops"`
+	// Idle is the connections held open and idle through the point, to a
+	// second server (not the measured one) on the server's CPUs: the
+	// control that separates what connections cost the machine from what
+	// the measured server does with its own.
+	Idle int `json:"idle,omitempty"`
 }
 
 // FailedBy is what failed a point.

@@ -121,7 +121,7 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "connections at two rates", args: []string{"--profile", "connections", "--rates", "1000,5000", "--reps", "1"}, check: func(t *testing.T, e harness.Experiment) {
-			if len(e.Rates) != 2 || e.Rates[1] != 5000 || len(e.Fractions) != 0 || len(e.Workloads) != len(harness.ConnCounts) || e.Repetitions != 1 {
+			if len(e.Rates) != 2 || e.Rates[1] != 5000 || len(e.Fractions) != 0 || len(e.Workloads) != len(harness.ConnCounts)+1 || e.Repetitions != 1 {
 				t.Errorf("rates %v, fractions %v, %d workloads, %d repetitions", e.Rates, e.Fractions, len(e.Workloads), e.Repetitions)
 			}
 		}},
