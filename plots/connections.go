@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
 )
@@ -45,19 +46,34 @@ const connBase = 100
 type connSeries struct {
 	name string
 	rate float64
-	// groups are its rate groups, by ascending connections.
+	// groups are its rate groups, by ascending connections; conns their
+	// connections — for a control, the active and idle ones together,
+	// where it is plotted.
 	groups []*results.Group
 	conns  []int
+	// control is set for a control series (Workload.Idle: active
+	// connections plus idle ones held by another server); base is the
+	// series it controls, idle its idle connections.
+	control            bool
+	base, active, idle string
 }
 
 // connSeriesName returns the series g belongs to: its configuration's
-// name without the "/conns=<n>" of its workload.
+// name without the "/conns=<n>" of its workload — and for a control
+// workload without its "/conns=<n>,idle=<m>", followed by " +idle".
 func connSeriesName(g *results.Group) string {
 	if len(g.Points) == 0 {
 		return g.Config.Name
 	}
-	return strings.TrimSuffix(g.Config.Name, "/conns="+strconv.Itoa(g.Points[0].Workload.Conns))
+	w := g.Points[0].Workload
+	if w.Idle > 0 {
+		return strings.TrimSuffix(g.Config.Name, fmt.Sprintf("/conns=%d,idle=%d", w.Conns, w.Idle)) + controlSuffix
+	}
+	return strings.TrimSuffix(g.Config.Name, "/conns="+strconv.Itoa(w.Conns))
 }
+
+// controlSuffix ends a control series' name.
+const controlSuffix = " +idle"
 
 // connectionSeries returns the run's rate points as series, in report
 // order, each with a rate of its own ("<config> @ <rate>/s" when the run
@@ -79,14 +95,19 @@ func (a *analysis) connectionSeries() []*connSeries {
 		if len(rates) > 1 {
 			name += fmt.Sprintf(" @ %.0f/s", g.RatePerS)
 		}
+		w := g.Points[0].Workload
 		s := byName[name]
 		if s == nil {
 			s = &connSeries{name: name, rate: g.RatePerS}
+			if w.Idle > 0 {
+				s.control, s.active, s.idle = true, strconv.Itoa(w.Conns), strconv.Itoa(w.Idle)
+				s.base = strings.Replace(name, controlSuffix, "", 1)
+			}
 			byName[name] = s
 			out = append(out, s)
 		}
 		s.groups = append(s.groups, g)
-		s.conns = append(s.conns, g.Points[0].Workload.Conns)
+		s.conns = append(s.conns, w.Conns+w.Idle)
 	}
 	for _, s := range out {
 		idx := make([]int, len(s.groups))
@@ -108,6 +129,37 @@ func (a *analysis) connectionSeries() []*connSeries {
 // line saying why it could not be drawn.
 func hasRatePoints(a *analysis) bool {
 	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindRate })
+}
+
+// connStyles returns each series' style: the models' by their position
+// among the non-control series, each control its model's colour (marked
+// by controlGlyph when drawn).
+func connStyles(series []*connSeries) []seriesStyle {
+	out := make([]seriesStyle, len(series))
+	index := map[string]int{}
+	for i, s := range series {
+		if !s.control {
+			index[s.name] = len(index)
+			out[i] = styleOf(index[s.name])
+		}
+	}
+	for i, s := range series {
+		if s.control {
+			j, ok := index[s.base]
+			if !ok {
+				j = len(index)
+				index[s.base] = j
+			}
+			out[i] = styleOf(j)
+		}
+	}
+	return out
+}
+
+// controlGlyph marks a control's points: a large ring in its model's
+// colour, around where the model's own point at that count would be.
+func controlGlyph(st seriesStyle) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: st.Color, Radius: vg.Points(5.5), Shape: draw.RingGlyph{}}
 }
 
 // unavailableReason returns why g's points were not measured, if none
@@ -205,7 +257,10 @@ func connectionsFigure(a *analysis) *Figure {
 		Title:  "Server costs against connections, at one offered rate",
 		Width:  12 * vg.Inch,
 		Height: 6 * vg.Inch,
-		Header: []string{"config", "metric", "unit", "conns", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
+		// conns is every connection the point held (where it is
+		// plotted), idle how many of them were idle, held by another
+		// server (a control).
+		Header: []string{"config", "metric", "unit", "conns", "idle", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
 			"invalid_reps", "skipped_reps", "plotted", "note"},
 	}
 	pts := make([][][]connPoint, len(connPanels))    // panel → series → points
@@ -263,7 +318,7 @@ func connectionsFigure(a *analysis) *Figure {
 					anyRange = anyRange || band == results.BandRange
 					anyPoint = true
 				}
-				f.addRow(s.name, cp.metric.Name, cp.metric.Unit, strconv.Itoa(conns), results.FormatFloat(s.rate), strconv.Itoa(st.N),
+				f.addRow(s.name, cp.metric.Name, cp.metric.Unit, strconv.Itoa(conns), strconv.Itoa(g.Points[0].Workload.Idle), results.FormatFloat(s.rate), strconv.Itoa(st.N),
 					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
 					strconv.Itoa(agg.Excluded), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
 			}
@@ -273,26 +328,41 @@ func connectionsFigure(a *analysis) *Figure {
 		return nil
 	}
 
-	var ratios []string
+	var ratios, controls []string
 	for _, s := range series {
-		ratios = append(ratios, cpuRatio(s, top))
+		if !s.control {
+			ratios = append(ratios, cpuRatio(s, top))
+			continue
+		}
+		controls = append(controls, controlText(s, series))
 	}
-	f.Caption = fmt.Sprintf("Each server cost against the number of connections (log x) for %d configuration(s) at one offered rate (%s): medians across valid repetitions, error bars their 95%% CI (or min–max range). Per-request CPU at %d ÷ at the smallest count ≥ %d connections, with its 95%% interval: %s.",
-		len(series), rateText(series), top, connBase, strings.Join(ratios, "; "))
+	withControls := ""
+	if len(controls) > 0 {
+		withControls = " and their controls"
+	}
+	f.Caption = fmt.Sprintf("Each server cost against the number of connections (log x) for %d configuration(s)%s at one offered rate (%s): medians across valid repetitions, error bars their 95%% CI (or min–max range). Per-request CPU at %d ÷ at the smallest count ≥ %d connections, with its 95%% interval: %s.",
+		len(ratios), withControls, rateText(series), top, connBase, strings.Join(ratios, "; "))
 	if len(stopped) > 0 {
 		f.Caption += " " + strings.Join(stopped, "; ") + "."
+	}
+	if len(controls) > 0 {
+		f.Caption += " Control (large rings, in the model's colour, at the connections in all): idle connections held by another server on the same CPUs beside the model's own active ones — where a ring's p99 is near the model's point at that count, the machine's cost of connections, not the model, explains the tail: " +
+			strings.Join(controls, "; ") + "."
 	}
 	f.Caption += excludedCaption(excludedReps)
 	f.note("Error bars: %s.", bandText)
 	if anyRange {
 		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
 	}
-	f.note("Control: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself (scripts/connscale -idle 9900 -idle-to other). Before reading the latency panels as a model's scaling, run that control at the same rate: go run ./scripts/connscale -conns 100 -idle 9900 -idle-to other 'netpoll=--model netpoll'.")
+	if len(controls) == 0 {
+		f.note("No control in this run: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself (scripts/connscale -idle 9900 -idle-to other). Before reading the latency panels as a model's scaling, measure that control (the connections profile's conns=256,idle=9744 workload).")
+	}
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
 		const cols = 4
 		rows := [][]*plot.Plot{make([]*plot.Plot, cols), make([]*plot.Plot, cols)}
 		xmin, xmax := float64(counts[0])/1.5, float64(top)*1.5
+		styles := connStyles(series)
 		for pi, cp := range connPanels {
 			p := newPlot(tx(cp.title), tx("connections"), "")
 			p.X.Scale = plot.LogScale{}
@@ -301,20 +371,32 @@ func connectionsFigure(a *analysis) *Figure {
 			ymin, ymax, _ := logRange(ys[pi])
 			format := cp.format
 			setLogY(p, ymin, ymax, func(v float64) string { return tx(format(v)) })
-			for si := range series {
-				addConnSeries(p, pts[pi][si], styleOf(si), ymin)
+			for si, s := range series {
+				gl := styles[si].glyph()
+				if s.control {
+					gl = controlGlyph(styles[si])
+				}
+				addConnSeries(p, pts[pi][si], styles[si], gl, !s.control, ymin)
 			}
 			addExcluded(p, excluded[pi])
 			rows[pi/cols][pi%cols] = p
 		}
 		l := newLegend()
+		anyControl := false
 		for si, s := range series {
-			st := styleOf(si)
+			if s.control {
+				anyControl = true
+				continue
+			}
+			st := styles[si]
 			label := s.name
 			if at, ok := stops[s.name]; ok {
 				label += " (stops at " + at + ": see caption)"
 			}
 			l.Add(tx(label), lineThumb{st.line()}, glyphThumb{st.glyph()})
+		}
+		if anyControl {
+			l.Add(tx("control: + idle conns elsewhere"), glyphThumb{controlGlyph(seriesStyle{Color: palette[len(palette)-1]})})
 		}
 		if slices.ContainsFunc(excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
 			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
@@ -336,9 +418,9 @@ func rateText(series []*connSeries) string {
 	return joinAnd(rs)
 }
 
-// addConnSeries draws one series' error bars, median line and markers;
-// the series' styles are by position (styleOf), as in every figure.
-func addConnSeries(p *plot.Plot, pts []connPoint, st seriesStyle, ymin float64) {
+// addConnSeries draws one series' error bars, its markers in glyph, and,
+// if line is set, its median line.
+func addConnSeries(p *plot.Plot, pts []connPoint, st seriesStyle, glyph draw.GlyphStyle, line bool, ymin float64) {
 	if len(pts) == 0 {
 		return
 	}
@@ -357,9 +439,44 @@ func addConnSeries(p *plot.Plot, pts []connPoint, st seriesStyle, ymin float64) 
 			p.Add(bars)
 		}
 	}
+	if !line {
+		if sc, err := plotter.NewScatter(med); err == nil {
+			sc.GlyphStyle = glyph
+			p.Add(sc)
+		}
+		return
+	}
 	if ln, sc, err := plotter.NewLinePoints(med); err == nil {
 		ln.LineStyle = st.line()
-		sc.GlyphStyle = st.glyph()
+		sc.GlyphStyle = glyph
 		p.Add(ln, sc)
 	}
+}
+
+// controlText compares control series s's p99 with its model's at the
+// same number of connections, all of them active.
+func controlText(s *connSeries, series []*connSeries) string {
+	if len(s.groups) == 0 {
+		return s.name + ": no point"
+	}
+	at := s.conns[0]
+	active := strings.TrimSuffix(s.name, controlSuffix)
+	own := fmtStat(s.groups[0].Aggregate(results.LatencyP99).Stats, "ns")
+	if why := unavailableReason(s.groups[0]); why != "" {
+		own = "not run (" + why + ")"
+	}
+	text := fmt.Sprintf("%s with %s active and %s idle: p99 %s", active, s.active, s.idle, own)
+	for _, b := range series {
+		if b.name != s.base {
+			continue
+		}
+		if i := slices.Index(b.conns, at); i >= 0 {
+			other := fmtStat(b.groups[i].Aggregate(results.LatencyP99).Stats, "ns")
+			if unavailableReason(b.groups[i]) != "" {
+				other = "not run"
+			}
+			text += fmt.Sprintf(", against %s with all %d active", other, at)
+		}
+	}
+	return text
 }
