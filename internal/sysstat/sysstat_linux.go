@@ -234,15 +234,19 @@ func parseSteal(b []byte, cpus []int) (int64, error) {
 // from the Threads line of /proc/<pid>/status: one small file, whatever
 // the number of threads, unlike listing /proc/<pid>/task.
 func Threads(pid int) (int, error) {
-	path := "/proc/self/status"
-	if pid > 0 {
-		path = "/proc/" + strconv.Itoa(pid) + "/status"
-	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(procPath(pid, "status"))
 	if err != nil {
 		return 0, err
 	}
 	return parseThreads(b)
+}
+
+// procPath returns /proc/<pid>/name (0: this process, /proc/self).
+func procPath(pid int, name string) string {
+	if pid > 0 {
+		return "/proc/" + strconv.Itoa(pid) + "/" + name
+	}
+	return "/proc/self/" + name
 }
 
 // parseThreads parses the Threads line of a /proc/<pid>/status file.
@@ -260,11 +264,7 @@ func parseThreads(b []byte) (int, error) {
 // proportion to the descriptors (milliseconds at tens of thousands): read
 // it outside any measured interval.
 func OpenFDs(pid int) (int, error) {
-	path := "/proc/self/fd"
-	if pid > 0 {
-		path = "/proc/" + strconv.Itoa(pid) + "/fd"
-	}
-	f, err := os.Open(path)
+	f, err := os.Open(procPath(pid, "fd"))
 	if err != nil {
 		return 0, err
 	}
