@@ -54,14 +54,16 @@ var ProfileNames = []string{"default", "thesis", "gate", "connections"}
 //     with scripts/connscale -idle, commit 38bb814), and without it the
 //     machine's cost of connections would be read as the models'.
 //     180 points, 5 of them not run. Wall time: ESTIMATED, not run end
-//     to end, at about 17 minutes on a 2-CPU machine: 175 points × about
-//     5.5 s (the 4 s of warm-up and window, plus about 1.5 s to start a
-//     fresh server for each point, open and prime up to 10 000
-//     connections and close them — a short sanity run on a loaded VM,
-//     0.5 s windows, took about 0.4 s per point over its windows at up
-//     to 5000 connections), plus about 1 s for each of the 30 control
-//     points' second server and idle connections. The progress line's
-//     ETA says how long.
+//     to end, at about 14 minutes on a 2-CPU machine: 175 points × about
+//     4.7 s — the 4 s of warm-up and window, plus the per-point overhead
+//     (a fresh server, opening and priming up to 10 000 connections,
+//     closing them, the control's second server and idle connections):
+//     a sanity run of this profile on the loaded 2-vCPU VM it was written
+//     on ("concbench bench --profile connections --models netpoll --reps
+//     1 --warmup 200ms --duration 300ms": 6 points, 16 to 10 000
+//     connections and the control) took 5 s, about 0.35 s per point
+//     beyond its windows; thread per connection's thousands of threads
+//     are assumed to double that. The progress line's ETA says how long.
 //
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {

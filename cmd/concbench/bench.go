@@ -48,7 +48,7 @@ minutes), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
 gate (the CI regression gate's short suite), connections (every model at
 16 to 10 000 connections at one absolute rate, --rates, with no capacity
 measured: each cost against connections, with an idle-connection
-control; about 17 minutes, estimated). Flags override the profile's
+control; about 14 minutes, estimated). Flags override the profile's
 fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
 "experiment"; print one with --print-experiment).
 
