@@ -39,9 +39,11 @@ var ProfileNames = []string{"default", "thesis", "gate", "connections"}
 //     configuration per model (leaderfollowers/lifo,
 //     halfsynchalfreactive, proactor, activeobject, threadperconn,
 //     netpoll) under ConnCounts connections (16 to 10 000, one workload
-//     each, named "conns=N"), open loop at ConnRate req/s — a rate every
-//     model sustains at every count, so costs are compared at equal
-//     load, and no capacity is measured (results.KindRate) — 5
+//     each, named "conns=N"), open loop at ConnRate req/s — low enough
+//     for every model to sustain at every count (a point that does not
+//     fails the generator's rate check and is shown invalid), so costs
+//     are compared at equal load, and no capacity is measured
+//     (results.KindRate) — 5
 //     repetitions, 1 s warm-up and 3 s windows (15 000 requests, above
 //     the ~10 000 that allocation counts need). Thread per connection
 //     gets a thread and a P per connection, and stops at its thread cap
@@ -151,11 +153,10 @@ var ConnCounts = []int{16, 256, 1000, 4000, 10000}
 // idle, to another server (Workload.Idle).
 const ConnControlActive = 256
 
-// ConnRate is the connections profile's offered rate, req/s: 5000, the
-// rate scripts/connscale measured every model at, 16 to 10 000
-// connections; at 10 µs of CPU work per request it keeps the server's CPU
-// about 5% busy with the service, so that what grows with connections is
-// the model's own cost.
+// ConnRate is the connections profile's offered rate, req/s: 5000,
+// scripts/connscale's default rate; at 10 µs of CPU work per request it
+// keeps the server's CPU about 5% busy with the service, so that what
+// grows with connections is the model's own cost.
 const ConnRate = 5000
 
 // DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64
