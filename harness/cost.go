@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"errors"
+	"fmt"
+
 	"concbench/internal/sysstat"
 	"concbench/models"
 	"concbench/results"
@@ -23,12 +26,60 @@ func runQueue(pid int) (map[int]int64, bool) {
 	return m, true
 }
 
+// maxRunQueueThreads is the most server threads whose run-queue waits the
+// harness reads at a window's edges. The read costs tens of µs per thread
+// on the generator's CPU (BenchmarkRunQueueByThread in internal/sysstat:
+// 20–31 µs per thread on a loaded 2-vCPU VM, 126 ms at 4096 threads), and
+// the window-start read must end within the load generator's 20 ms lead
+// before its window: past it, it preempts the busy-polling generator
+// inside the window, and the generator's lag — not the server — is what
+// gets measured (thread per connection's thousands of threads). 512
+// threads take 10–16 ms at that cost.
+const maxRunQueueThreads = 512
+
+// startRunQueue reads the server's run-queue waits at the window's start,
+// unless it has more than maxRunQueueThreads threads (counted from one
+// small file); then it records why it did not, and endRunQueue reads
+// nothing either.
+func (w *window) startRunQueue(pid int) {
+	if n, err := sysstat.Threads(pid); err == nil && n > maxRunQueueThreads {
+		w.rqSkipped = fmt.Sprintf("not read: the server has %d threads, and reading each one's schedstat at the window's start would cost the load generator's CPU more than its lead before the window (at most %d threads are read)", n, maxRunQueueThreads)
+		return
+	}
+	w.rqBefore, _ = runQueue(pid)
+}
+
+// endRunQueue reads the server's run-queue waits at the window's end, if
+// they were read at its start.
+func (w *window) endRunQueue(pid int) {
+	if w.rqBefore != nil {
+		w.rqAfter, _ = runQueue(pid)
+	}
+}
+
+// readProc reads the server's OS threads and open descriptors. It is
+// called after the window's end, with the connections still open:
+// listing thousands of descriptors takes milliseconds.
+func (w *window) readProc(pid int) {
+	threads, err1 := sysstat.Threads(pid)
+	fds, err2 := sysstat.OpenFDs(pid)
+	w.threads, w.fds = int64(threads), int64(fds)
+	if err := errors.Join(err1, err2); err != nil {
+		w.procUnavailable = err.Error()
+	}
+}
+
 // window is what was read at the two edges of a point's measured window.
 type window struct {
 	before, after     *models.Snapshot
-	rqBefore, rqAfter map[int]int64 // nil if schedstat is unavailable
+	rqBefore, rqAfter map[int]int64 // nil if schedstat is unavailable or not read
+	rqSkipped         string        // why the run-queue waits were not read, if not for lack of schedstat
 	perf              *results.PerfCounters
 	perfUnavailable   string
+	// threads, fds: after the window (readProc); procUnavailable says
+	// why not.
+	threads, fds    int64
+	procUnavailable string
 }
 
 // cost computes the server's cost over the window. Cumulative counters are
@@ -42,6 +93,10 @@ func (w *window) cost() results.ServerCost {
 		GoThreads:       a.GoThreads,
 		Perf:            w.perf,
 		PerfUnavailable: w.perfUnavailable,
+		Threads:         w.threads,
+		FDs:             w.fds,
+		ProcUnavailable: w.procUnavailable,
+		RunQueueSkipped: w.rqSkipped,
 	}
 	if a.Stats.Requests > b.Stats.Requests {
 		c.Requests = a.Stats.Requests - b.Stats.Requests

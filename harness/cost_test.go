@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -203,5 +204,45 @@ func TestCapacityMedian(t *testing.T) {
 	}
 	if got := r.capacity("other", 3); got != 0 {
 		t.Errorf("capacity of a configuration without measurements = %g, want 0", got)
+	}
+}
+
+// TestRunQueueThreadLimit checks that the run-queue waits are read for a
+// process with few threads and not for one with more than
+// maxRunQueueThreads (this process, with that many threads parked),
+// saying why, and that the cost carries the reason.
+func TestRunQueueThreadLimit(t *testing.T) {
+	if _, ok := runQueue(os.Getpid()); !ok {
+		t.Skip("the kernel exposes no schedstat")
+	}
+	var few window
+	few.startRunQueue(os.Getpid())
+	few.endRunQueue(os.Getpid())
+	if few.rqBefore == nil || few.rqAfter == nil || few.rqSkipped != "" {
+		t.Fatalf("with few threads: before %d, after %d threads read, skipped %q; want both read", len(few.rqBefore), len(few.rqAfter), few.rqSkipped)
+	}
+
+	release, started := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for range maxRunQueueThreads + 1 {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			started <- struct{}{}
+			<-release
+		}()
+	}
+	for range maxRunQueueThreads + 1 {
+		<-started
+	}
+	var many window
+	many.startRunQueue(os.Getpid())
+	many.endRunQueue(os.Getpid())
+	if many.rqBefore != nil || many.rqAfter != nil || !strings.Contains(many.rqSkipped, "not read: the server has") {
+		t.Fatalf("with %d threads parked: before %d, after %d threads read, skipped %q; want none read, and why", maxRunQueueThreads+1, len(many.rqBefore), len(many.rqAfter), many.rqSkipped)
+	}
+	many.before, many.after = &models.Snapshot{}, &models.Snapshot{}
+	if c := many.cost(); c.SchedStat || c.RunQueueSkipped != many.rqSkipped {
+		t.Errorf("cost: schedstat %t, skipped %q; want false and the reason", c.SchedStat, c.RunQueueSkipped)
 	}
 }

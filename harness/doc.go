@@ -9,7 +9,7 @@
 //
 //   - Experiment: what a run measures — configurations (Config: a model
 //     and its serve flags) × workloads × load points (capacity, then
-//     Fractions of it) × Repetitions, with the windows, the CPU split and
+//     Fractions of it, then absolute Rates) × Repetitions, with the windows, the CPU split and
 //     the server binary — one for the experiment, or one per
 //     configuration (Config.ServerBinary: the CI gate's base and head
 //     builds as two configurations, interleaved A B A B within every
@@ -68,6 +68,15 @@
 // valid capacity the open points of that repetition fail, saying so
 // (results.FailedNoRate: nothing was offered).
 //
+// Rate points (Experiment.Rates, results.KindRate) are offered the same
+// absolute rate in every configuration and workload, after the fraction
+// points; an experiment without fractions measures no capacity at all
+// (the connections profile). A configuration with a connection cap of its
+// own (Config.MaxConns: thread per connection's thread cap) is not run
+// under a workload with more connections: its points there are
+// unavailable, with the model's reason, in the run's Unavailable list
+// too, so that figures show the limit rather than an error.
+//
 // Repetitions are interleaved: repetition 0 of every configuration, then
 // repetition 1, and so on, so that drift of the machine hits every
 // configuration alike; with Experiment.Counterbalance the configurations'
@@ -87,9 +96,16 @@
 // reads
 // the server threads' run-queue waits (/proc/<pid>/task/*/schedstat,
 // through sysstat.RunQueueByThread), its perf counters, and a
-// control-channel snapshot; at the end the same in mirror order. The cost
-// is the difference, divided by the requests the server itself completed
-// between the snapshots:
+// control-channel snapshot; at the end the same in mirror order, and
+// then, outside the window, the server's OS threads (/proc/<pid>/status)
+// and open descriptors (a listing of /proc/<pid>/fd, milliseconds at tens
+// of thousands). The run-queue read costs the generator's CPU tens of µs
+// per thread, so it is skipped for a server with more than 512 threads
+// (thread per connection at hundreds of connections), which the point
+// records (ServerCost.RunQueueSkipped): at 4096 threads it took 126 ms, far
+// past the 20 ms lead, and the generator's lag would have been measured
+// instead of the server. The cost is the difference, divided by the
+// requests the server itself completed between the snapshots:
 //
 //   - voluntary and involuntary context switches and CPU (user, system)
 //     from getrusage(RUSAGE_SELF) in the server: all threads, exited ones

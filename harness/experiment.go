@@ -54,6 +54,12 @@ type Config struct {
 	// documentation); the effective value is in every point's ServerInfo.
 	GOMAXPROCS        int  `json:"gomaxprocs,omitempty"`
 	GOMAXPROCSPerConn bool `json:"gomaxprocs_per_conn,omitempty"`
+	// ThreadsPerConn sets serve's --threads to the workload's connections
+	// instead of Threads (thread per connection: a thread for every
+	// connection; its default bound of 1024 threads would refuse clients
+	// past that). It needs MaxConns at most models.MaxThreads, or
+	// workloads within it.
+	ThreadsPerConn bool `json:"threads_per_conn,omitempty"`
 	// ServerBinary, if set, is the concbench executable that serves this
 	// configuration instead of the experiment's ServerBinary: the CI gate
 	// runs a base commit's build and the current tree's as two
@@ -76,6 +82,14 @@ type Config struct {
 	// as --backend. The measured server is the front end: its costs are
 	// the point's; the back end is started and stopped with it.
 	Backend *Backend `json:"backend,omitempty"`
+	// MaxConns, if set, is the most connections the configuration's model
+	// serves by design (thread per connection: models.MaxThreads
+	// connection threads; it refuses the next client). Under a workload
+	// with more connections its points are not run: they are recorded as
+	// unavailable with MaxConnsReason, so that a figure shows the model's
+	// limit, with its reason, instead of an error or a gap.
+	MaxConns       int    `json:"max_conns,omitempty"`
+	MaxConnsReason string `json:"max_conns_reason,omitempty"`
 }
 
 // Backend is the back-end server of a chain configuration.
@@ -84,12 +98,34 @@ type Backend struct {
 	Args  []string `json:"args,omitempty"` // its serve flags besides --model, --protocol and --cpus
 }
 
+// maxGOMAXPROCS is serve's --gomaxprocs limit.
+const maxGOMAXPROCS = 4096
+
 // gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
+// Per connection it is the connections + 1, at most serve's 4096: at 4096
+// connections the acceptor shares the Ps with the connection threads.
 func (c *Config) gomaxprocs(w *Workload) int {
 	if c.GOMAXPROCSPerConn {
-		return w.Conns + 1
+		return min(w.Conns+1, maxGOMAXPROCS)
 	}
 	return c.GOMAXPROCS
+}
+
+// threads is the --threads c runs with under w (0: the model's default).
+func (c *Config) threads(w *Workload) int {
+	if c.ThreadsPerConn {
+		return w.Conns
+	}
+	return c.Threads
+}
+
+// overCap returns why c does not run under w — w has more connections
+// than c's MaxConns —, or "" if it runs.
+func (c *Config) overCap(w *Workload) string {
+	if c.MaxConns <= 0 || w.Conns <= c.MaxConns {
+		return ""
+	}
+	return fmt.Sprintf("%d connections exceed the model's limit of %d: %s", w.Conns, c.MaxConns, c.MaxConnsReason)
 }
 
 // Workload is one workload of an experiment: what the load generator
@@ -117,6 +153,12 @@ type Experiment struct {
 	// Fractions are the open-loop load points, as fractions of the
 	// configuration's capacity, in (0, MaxFraction].
 	Fractions []float64 `json:"fractions"`
+	// Rates are open-loop load points at absolute offered rates (req/s),
+	// the same for every configuration and workload (results.KindRate),
+	// measured after the fraction points. Capacity is measured only for
+	// the fractions: an experiment with Rates and no Fractions measures
+	// none (the connections profile).
+	Rates []float64 `json:"rates,omitempty"`
 	// Repetitions is how often every point is measured (≥ 5 for figures
 	// that are reported); repetitions are interleaved across
 	// configurations: repetition 0 of every configuration, then 1, ….
@@ -162,6 +204,7 @@ const (
 	MaxWorkloads   = 16
 	MaxFractions   = 32
 	MaxFraction    = 1.0
+	MaxRates       = 32
 	MaxRepetitions = 100
 	MinWindow      = 100 * time.Millisecond
 	MaxWindow      = time.Hour
@@ -244,8 +287,17 @@ func (e *Experiment) Validate() error {
 		if c.Threads < 0 || c.Threads > models.MaxThreads {
 			bad("configuration %q: threads %d out of range (accepted: 0 for the model's default, or 1..%d)", c.Name, c.Threads, models.MaxThreads)
 		}
-		if c.GOMAXPROCS < 0 || c.GOMAXPROCS > 4096 {
-			bad("configuration %q: gomaxprocs %d out of range (accepted: 0 for the server's default, or 1..4096)", c.Name, c.GOMAXPROCS)
+		if c.GOMAXPROCS < 0 || c.GOMAXPROCS > maxGOMAXPROCS {
+			bad("configuration %q: gomaxprocs %d out of range (accepted: 0 for the server's default, or 1..%d)", c.Name, c.GOMAXPROCS, maxGOMAXPROCS)
+		}
+		if c.MaxConns < 0 || c.MaxConns > loadgen.MaxConns {
+			bad("configuration %q: max_conns %d out of range (accepted: 0 for no limit, or 1..%d)", c.Name, c.MaxConns, loadgen.MaxConns)
+		}
+		if c.MaxConns > 0 && strings.TrimSpace(c.MaxConnsReason) == "" {
+			bad("configuration %q: max_conns %d without max_conns_reason (accepted: the reason the model stops there, for the figures)", c.Name, c.MaxConns)
+		}
+		if c.ThreadsPerConn && c.Threads != 0 {
+			bad("configuration %q: threads %d and threads_per_conn both set (accepted: one of them)", c.Name, c.Threads)
 		}
 		if c.GOMAXPROCSPerConn && c.GOMAXPROCS != 0 {
 			bad("configuration %q: gomaxprocs %d and gomaxprocs_per_conn both set (accepted: one of them)", c.Name, c.GOMAXPROCS)
@@ -314,8 +366,11 @@ func (e *Experiment) Validate() error {
 		files[f] = name
 	}
 
-	if n := len(e.Fractions); n < 1 || n > MaxFractions {
-		bad("%d fractions (accepted: 1..%d)", n, MaxFractions)
+	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 {
+		bad("%d fractions (accepted: 1..%d, or 0 with rates)", n, MaxFractions)
+	}
+	if n := len(e.Rates); n > MaxRates {
+		bad("%d rates (accepted: 0..%d)", n, MaxRates)
 	}
 	keys := map[string]bool{}
 	for _, f := range e.Fractions {
@@ -325,6 +380,16 @@ func (e *Experiment) Validate() error {
 		k := results.PointFileName(&results.Point{Kind: results.KindOpen, Fraction: f}) // differs in the fraction alone
 		if keys[k] {
 			bad("fraction %g given twice (accepted: fractions that differ in the first 3 decimals)", f)
+		}
+		keys[k] = true
+	}
+	for _, r := range e.Rates {
+		if math.IsNaN(r) || r < 1 || r > loadgen.MaxRate {
+			bad("rate %g req/s out of range (accepted: 1..%g)", r, loadgen.MaxRate)
+		}
+		k := results.PointFileName(&results.Point{Kind: results.KindRate, OfferedRatePerS: r}) // differs in the rate alone
+		if keys[k] {
+			bad("rate %g given twice (accepted: rates that differ in whole req/s)", r)
 		}
 		keys[k] = true
 	}
@@ -348,8 +413,14 @@ func (e *Experiment) Validate() error {
 			bad("load workers %d exceed workload %s's %d connections (accepted: at most one worker per connection)", e.LoadWorkers, w.label(), w.Conns)
 		}
 		for _, c := range e.Configs {
-			if c.GOMAXPROCSPerConn && w.Conns+1 > 4096 {
-				bad("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to 4096)", c.Name, w.label(), w.Conns+1)
+			if c.overCap(&w) != "" {
+				continue // not run: recorded as over the model's limit
+			}
+			if c.GOMAXPROCSPerConn && w.Conns > maxGOMAXPROCS {
+				bad("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to %d connections; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns+1, maxGOMAXPROCS)
+			}
+			if c.ThreadsPerConn && w.Conns > models.MaxThreads {
+				bad("configuration %q: threads per connection under workload %s would be %d (accepted: up to %d; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns, models.MaxThreads)
 			}
 		}
 	}
@@ -410,6 +481,9 @@ func (w *Workload) loadConfig() (loadgen.Config, error) {
 	}
 	if w.Conns < 1 || w.Conns > loadgen.MaxConns {
 		return c, fmt.Errorf("conns %d out of range (accepted: 1..%d)", w.Conns, loadgen.MaxConns)
+	}
+	if w.Idle < 0 || w.Conns+w.Idle > loadgen.MaxConns {
+		return c, fmt.Errorf("idle %d out of range (accepted: 0..%d, with the %d active connections at most %d)", w.Idle, loadgen.MaxConns-w.Conns, w.Conns, loadgen.MaxConns)
 	}
 	if w.Depth < 1 || w.Depth > loadgen.MaxDepth {
 		return c, fmt.Errorf("depth %d out of range (accepted: 1..%d)", w.Depth, loadgen.MaxDepth)

@@ -2,9 +2,13 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"concbench/models"
+	"concbench/results"
 )
 
 // TestProfilesValidate checks that every profile is a valid experiment
@@ -35,6 +39,28 @@ func TestProfilesValidate(t *testing.T) {
 				if e.Repetitions < 6 || len(e.Configs) != 3 || !hasFractions(e.Fractions, 0.1, 0.5) || len(e.Fractions) != 2 {
 					t.Errorf("gate: %d repetitions, %d configurations, fractions %v; want ≥ 6, 3, 0.1 and 0.5", e.Repetitions, len(e.Configs), e.Fractions)
 				}
+			case "connections":
+				models := map[string]bool{}
+				for _, c := range e.Configs {
+					models[c.Model] = true
+				}
+				most, idle := 0, 0
+				for _, w := range e.Workloads {
+					most = max(most, w.Conns)
+					if w.Idle > 0 {
+						idle = w.Conns + w.Idle
+					}
+				}
+				if e.Repetitions < 5 || len(models) != 6 || len(e.Configs) != 6 || len(e.Fractions) != 0 || len(e.Rates) != 1 || most != 10000 || e.Workloads[0].Conns > 100 {
+					t.Errorf("connections: %d repetitions, models %v, fractions %v, rates %v, conns %d..%d; want ≥ 5, the 6 models once each, no fractions, one rate, from ≤ 100 to 10000",
+						e.Repetitions, models, e.Fractions, e.Rates, e.Workloads[0].Conns, most)
+				}
+				if idle != most {
+					t.Errorf("connections: the control holds %d connections in all, want the largest count, %d", idle, most)
+				}
+				if ls := e.loads(); len(ls) != 1 || ls[0].kind != results.KindRate {
+					t.Errorf("connections: loads %+v, want the rate alone (no capacity)", ls)
+				}
 			}
 			for _, c := range e.Configs {
 				if c.GOMAXPROCS == 0 && !c.GOMAXPROCSPerConn && c.Model != "netpoll" && c.Model != "proactor" {
@@ -43,7 +69,7 @@ func TestProfilesValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Profile("nosuch"); err == nil || !strings.Contains(err.Error(), "default, thesis, gate") {
+	if _, err := Profile("nosuch"); err == nil || !strings.Contains(err.Error(), "default, thesis, gate, connections") {
 		t.Errorf("Profile(nosuch) = %v, want an error listing the profiles", err)
 	}
 }
@@ -100,7 +126,20 @@ func TestValidateMessages(t *testing.T) {
 			e.Configs[1].RatesFrom, e.Configs[2].RatesFrom = e.Configs[2].Name, e.Configs[3].Name
 		},
 			want: []string{`takes its own rates from "leaderfollowers/os"`}},
-		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32)"}},
+		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates)"}},
+		{name: "rate zero", change: func(e *Experiment) { e.Rates = []float64{0} }, want: []string{"rate 0 req/s out of range (accepted: 1..1e+08)"}},
+		{name: "rate twice", change: func(e *Experiment) { e.Rates = []float64{5000, 5000.2} }, want: []string{"rate 5000.2 given twice"}},
+		{name: "max conns", change: func(e *Experiment) { e.Configs[0].MaxConns = -1 }, want: []string{"max_conns -1 out of range"}},
+		{name: "max conns reason", change: func(e *Experiment) { e.Configs[0].MaxConns = 10 }, want: []string{"max_conns 10 without max_conns_reason"}},
+		{name: "threads twice", change: func(e *Experiment) { e.Configs[0].ThreadsPerConn = true }, want: []string{"threads 4 and threads_per_conn both set"}},
+		{name: "threads per conn over", change: func(e *Experiment) {
+			e.Workloads[0].Conns = 5000
+			e.Configs = []Config{{Name: "tpc", Model: "threadperconn", ThreadsPerConn: true}}
+		}, want: []string{"threads per connection under workload http/conns=5000 would be 5000 (accepted: up to 4096; set max_conns"}},
+		{name: "gomaxprocs per conn over", change: func(e *Experiment) {
+			e.Workloads[0].Conns = 5000
+			e.Configs = []Config{{Name: "tpc", Model: "threadperconn", GOMAXPROCSPerConn: true}}
+		}, want: []string{"gomaxprocs per connection under workload http/conns=5000 would be 5001 (accepted: up to 4096 connections; set max_conns"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := Profile("default")
@@ -118,6 +157,70 @@ func TestValidateMessages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRatesAndCaps checks what an experiment with absolute rates and a
+// model's connection cap runs: rate points without a capacity point
+// unless there are fractions, the rates after the fractions with seeds
+// of their own, and a capped configuration's workloads past its cap
+// accepted (not run) where its per-connection settings would be out of
+// range.
+func TestRatesAndCaps(t *testing.T) {
+	e, err := Profile("connections")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Rates = []float64{5000, 20000}
+	w := e.Workloads[0]
+	w.Name, w.Conns = "conns=4096", models.MaxThreads
+	e.Workloads = append(e.Workloads, w)
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var tpc *Config
+	for i := range e.Configs {
+		if e.Configs[i].Model == "threadperconn" {
+			tpc = &e.Configs[i]
+		}
+	}
+	if tpc == nil || tpc.MaxConns != models.MaxThreads || !tpc.ThreadsPerConn || !tpc.GOMAXPROCSPerConn {
+		t.Fatalf("connections: thread per connection is %+v, want threads and a P per connection, capped at %d", tpc, models.MaxThreads)
+	}
+	for _, tc := range []struct {
+		name      string
+		conns     int
+		wantCap   bool
+		wantServe string
+	}{
+		{name: "within", conns: 4000, wantServe: "--threads 4000 --gomaxprocs 4001"},
+		{name: "at the cap", conns: models.MaxThreads, wantServe: "--threads 4096 --gomaxprocs 4096"},
+		{name: "over", conns: 10000, wantCap: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{}
+			w.Protocol, w.Conns = "http", tc.conns
+			reason := tpc.overCap(&w)
+			if (reason != "") != tc.wantCap {
+				t.Fatalf("overCap(%d connections) = %q, want a reason: %t", tc.conns, reason, tc.wantCap)
+			}
+			if tc.wantCap && (!strings.Contains(reason, "10000 connections exceed the model's limit of 4096") || !strings.Contains(reason, "503")) {
+				t.Errorf("overCap = %q, want the counts and the model's reason", reason)
+			}
+			if got := strings.Join(serveArgs(tpc, &w, ""), " "); !tc.wantCap && !strings.Contains(got, tc.wantServe) {
+				t.Errorf("serveArgs = %q, want %q", got, tc.wantServe)
+			}
+		})
+	}
+
+	mixed := e
+	mixed.Fractions = []float64{0.5}
+	var got []string
+	for _, l := range mixed.loads() {
+		got = append(got, fmt.Sprintf("%s/%g/%g/%d", l.kind, l.fraction, l.rate, l.seedIdx))
+	}
+	if want := "capacity/0/0/0 open/0.5/0/1 rate/0/5000/2 rate/0/20000/3"; strings.Join(got, " ") != want {
+		t.Errorf("loads = %v, want %s", got, want)
 	}
 }
 

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"concbench/models"
 	"concbench/results"
 )
 
 // ProfileNames lists the named experiments, the default first.
-var ProfileNames = []string{"default", "thesis", "gate", "chain"}
+var ProfileNames = []string{"default", "thesis", "gate", "chain", "connections"}
 
 // Profile returns the named experiment:
 //
@@ -41,6 +42,37 @@ var ProfileNames = []string{"default", "thesis", "gate", "chain"}
 //     250 ms warm-up and 1 s windows: 84 points, about 3 minutes on a
 //     2-CPU machine (estimated from the default profile's per-point
 //     overhead; not run end to end).
+//   - connections: connection scaling at one absolute rate. One
+//     configuration per model (leaderfollowers/lifo,
+//     halfsynchalfreactive, proactor, activeobject, threadperconn,
+//     netpoll) under ConnCounts connections (16 to 10 000, one workload
+//     each, named "conns=N"), open loop at ConnRate req/s — low enough
+//     for every model to sustain at every count (a point that does not
+//     fails the generator's rate check and is shown invalid), so costs
+//     are compared at equal load, and no capacity is measured
+//     (results.KindRate) — 5
+//     repetitions, 1 s warm-up and 3 s windows (15 000 requests, above
+//     the ~10 000 that allocation counts need). Thread per connection
+//     gets a thread and a P per connection, and stops at its thread cap
+//     (MaxConns: its points past models.MaxThreads connections are
+//     recorded as unavailable, with the reason). A control workload,
+//     "conns=256,idle=9744", drives 256 connections while 9744 more are
+//     held idle by another server (netpoll) on the server's CPUs: the
+//     figure plots it at 10 000 connections beside the real point, since
+//     idle connections anywhere on the machine raise the tail (measured
+//     with scripts/connscale -idle, commit 38bb814), and without it the
+//     machine's cost of connections would be read as the models'.
+//     180 points, 5 of them not run. Wall time: ESTIMATED, not run end
+//     to end, at about 14 minutes on a 2-CPU machine: 175 points × about
+//     4.7 s — the 4 s of warm-up and window, plus the per-point overhead
+//     (a fresh server, opening and priming up to 10 000 connections,
+//     closing them, the control's second server and idle connections):
+//     a sanity run of this profile on the loaded 2-vCPU VM it was written
+//     on ("concbench bench --profile connections --models netpoll --reps
+//     1 --warmup 200ms --duration 300ms": 6 points, 16 to 10 000
+//     connections and the control) took 5 s, about 0.35 s per point
+//     beyond its windows; thread per connection's thousands of threads
+//     are assumed to double that. The progress line's ETA says how long.
 //
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
@@ -91,9 +123,52 @@ func Profile(name string) (Experiment, error) {
 		base.Configs = ChainConfigs()
 		base.Fractions = []float64{0.5}
 		return base, nil
+	case "connections":
+		var cs []Config
+		for _, c := range AllConfigs() {
+			switch c.Name {
+			case "leaderfollowers/lifo", "halfsynchalfreactive", "proactor", "activeobject", "netpoll":
+				cs = append(cs, c)
+			case "threadperconn":
+				c.ThreadsPerConn = true
+				c.MaxConns = models.MaxThreads
+				c.MaxConnsReason = fmt.Sprintf("thread per connection runs one OS thread per connection, at most %d (models.MaxThreads), and refuses the next client with status unavailable (HTTP 503)", models.MaxThreads)
+				cs = append(cs, c)
+			}
+		}
+		base.Configs = cs
+		base.Workloads = nil
+		for _, conns := range ConnCounts {
+			w := DefaultWorkload()
+			w.Conns = conns
+			base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
+		}
+		ctl := DefaultWorkload()
+		ctl.Conns, ctl.Idle = ConnControlActive, ConnCounts[len(ConnCounts)-1]-ConnControlActive
+		base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d,idle=%d", ctl.Conns, ctl.Idle), Workload: ctl})
+		base.Fractions = nil
+		base.Rates = []float64{ConnRate}
+		base.Repetitions = 5
+		base.Warmup = Duration(time.Second)
+		base.Duration = Duration(3 * time.Second)
+		return base, nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
 }
+
+// ConnCounts are the connections profile's connection counts.
+var ConnCounts = []int{16, 256, 1000, 4000, 10000}
+
+// ConnControlActive is the active connections of the connections
+// profile's control workload, which holds the rest of the largest count
+// idle, to another server (Workload.Idle).
+const ConnControlActive = 256
+
+// ConnRate is the connections profile's offered rate, req/s: 5000,
+// scripts/connscale's default rate; at 10 µs of CPU work per request it
+// keeps the server's CPU about 5% busy with the service, so that what
+// grows with connections is the model's own cost.
+const ConnRate = 5000
 
 // DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64
 // connections, no pipelining, Poisson arrivals, OpWork with CPU work drawn

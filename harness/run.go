@@ -260,11 +260,11 @@ func (r *runner) resolve() error {
 				ratesFrom = names[wi*len(r.exp.Configs)+slices.IndexFunc(r.exp.Configs, func(o Config) bool { return o.Name == c.RatesFrom })]
 			}
 			args := slices.Clone(c.Args)
-			if n := c.gomaxprocs(&w); n > 0 {
+			if n := c.gomaxprocs(&w); n > 0 && c.overCap(&w) == "" {
 				args = append(args, "--gomaxprocs", fmt.Sprint(n))
 			}
 			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom,
-				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.Threads}}
+				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.threads(&w)}}
 			if c.ServerBinary != "" {
 				rc.bin = c.ServerBinary
 				st := r.stampOf(c.ServerBinary)
@@ -396,8 +396,8 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	defer r.sp.close()
 	defer r.stopServer()
 
-	kinds := 1 + len(r.exp.Fractions)
-	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * kinds
+	loads := r.exp.loads()
+	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * len(loads)
 plan:
 	for rep := range r.exp.Repetitions {
 		for i := range r.cfgs {
@@ -406,19 +406,19 @@ plan:
 				ci = len(r.cfgs) - 1 - i
 			}
 			rc := &r.cfgs[ci]
-			for k := range kinds {
+			for _, l := range loads {
 				if ctx.Err() != nil {
 					r.sum.Interrupted = true
 					break plan
 				}
 				r.pointIdx++
-				p := r.newPoint(rc, k, rep)
+				p := r.newPoint(rc, l, rep)
 				if results.HasPoint(r.dir, p) {
 					r.sum.Skipped++
 					continue
 				}
 				t0 := time.Now()
-				ranLoad := r.measure(rc, p, k-1)
+				ranLoad := r.measure(rc, p, l.seedIdx)
 				// The .hlog first: a point file is what marks the point as
 				// done (HasPoint), so its log must exist by then.
 				if err := results.WritePointHlog(r.dir, p); err != nil {
@@ -478,15 +478,44 @@ func (r *runner) commonGOMAXPROCS() int {
 	return v
 }
 
-// seed is the load generator's seed for repetition rep and kind index k:
-// the same for every configuration, different for every point of one.
+// seed is the load generator's seed for repetition rep and load index k
+// (pointLoad.seedIdx): the same for every configuration, different for
+// every point of one.
 func (r *runner) seed(rep, k int) uint64 {
 	return r.exp.Seed*1_000_003 + uint64(rep)*1009 + uint64(k)
 }
 
-// newPoint returns point k (0: capacity, then the fractions) of rc's
-// repetition rep, as yet unmeasured.
-func (r *runner) newPoint(rc *runConfig, k, rep int) *results.Point {
+// pointLoad is one load point that every configuration is measured at:
+// capacity, a fraction of it, or an absolute rate.
+type pointLoad struct {
+	kind     results.Kind
+	fraction float64 // KindOpen
+	rate     float64 // KindRate: req/s
+	// seedIdx selects the load generator's seed (runner.seed): 0 for
+	// capacity, 1.. for the fractions, then the rates.
+	seedIdx int
+}
+
+// loads returns the load points of every configuration in the order they
+// are measured: capacity and the fractions, if there are fractions, then
+// the rates.
+func (e *Experiment) loads() []pointLoad {
+	var ls []pointLoad
+	if len(e.Fractions) > 0 {
+		ls = append(ls, pointLoad{kind: results.KindCapacity})
+		for i, f := range e.Fractions {
+			ls = append(ls, pointLoad{kind: results.KindOpen, fraction: f, seedIdx: i + 1})
+		}
+	}
+	for j, rate := range e.Rates {
+		ls = append(ls, pointLoad{kind: results.KindRate, rate: rate, seedIdx: 1 + len(e.Fractions) + j})
+	}
+	return ls
+}
+
+// newPoint returns the point of rc at load l in repetition rep, as yet
+// unmeasured.
+func (r *runner) newPoint(rc *runConfig, l pointLoad, rep int) *results.Point {
 	p := &results.Point{
 		Run:        r.run.ID,
 		Config:     rc.model,
@@ -499,8 +528,11 @@ func (r *runner) newPoint(rc *runConfig, k, rep int) *results.Point {
 	if rc.cfg.ServerBinary != "" {
 		p.Provenance.Commit, p.Provenance.Dirty = rc.commit, rc.dirty
 	}
-	if k > 0 {
-		p.Kind, p.Fraction = results.KindOpen, r.exp.Fractions[k-1]
+	switch l.kind {
+	case results.KindOpen:
+		p.Kind, p.Fraction = results.KindOpen, l.fraction
+	case results.KindRate:
+		p.Kind, p.Fraction, p.OfferedRatePerS = results.KindRate, 0, l.rate
 	}
 	return p
 }
@@ -530,9 +562,9 @@ func (r *runner) stopBackend() {
 	r.back = nil
 }
 
-// measure measures point p of rc (fraction index fi, -1 for capacity) and
+// measure measures point p of rc (seedIdx: its load's, pointLoad) and
 // fills in its outcome. It reports whether it ran the load generator.
-func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
+func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	p.StartTime = time.Now().UTC()
 	p.Provenance.Time = p.StartTime
 	if r.cpuWarning != "" {
@@ -540,6 +572,13 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 	}
 	if reason, ok := r.unavailable[rc.name]; ok {
 		p.Status, p.Failure = results.StatusUnavailable, reason
+		return false
+	}
+	if reason := rc.cfg.overCap(&rc.wl); reason != "" {
+		// Over the model's own limit (thread per connection's thread cap):
+		// not run, and recorded once for the configuration, like a model
+		// the machine lacks, with the model's reason.
+		r.markUnavailable(rc, reason, p)
 		return false
 	}
 	if p.Kind == results.KindOpen {
@@ -582,13 +621,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 			if !r.started[rc.name] {
 				// Never ran here: the model is unavailable on this machine
 				// (or in this binary), for the reason the server gave.
-				reason := strings.TrimPrefix(err.Error(), errNotStarted.Error()+": ")
-				r.unavailable[rc.name] = reason
-				r.run.Unavailable = append(r.run.Unavailable, results.Unavailable{Config: rc.model, Reason: reason})
-				if werr := results.WriteRun(r.dir, r.run); werr != nil {
-					p.Warnings = append(p.Warnings, "run.json: "+werr.Error())
-				}
-				p.Status, p.Failure = results.StatusUnavailable, reason
+				r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
 				return false
 			}
 			p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
@@ -602,12 +635,27 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 	p.Provenance.ServerCPUs = srv.info.CPUs
 	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
 
+	// The idle connections' control: held through the whole point by a
+	// server of their own, opened before the load's connections.
+	if n := rc.wl.Idle; n > 0 {
+		ic, err := r.openIdle(rc, n)
+		if err != nil {
+			p.Status, p.Failure, p.FailedBy = results.StatusFailed, "idle connections: "+err.Error(), results.FailedLoad
+			return false
+		}
+		defer func() {
+			if err := ic.close(); err != nil {
+				p.Warnings = append(p.Warnings, "the idle connections' server: "+err.Error())
+			}
+		}()
+	}
+
 	lc, _ := rc.wl.loadConfig() // validated
 	lc.Addr = srv.addr
 	lc.Workers = r.exp.LoadWorkers
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
-	lc.Seed = r.seed(p.Repetition, fi+1)
+	lc.Seed = r.seed(p.Repetition, seedIdx)
 	lc.Poll = r.poll
 	lc.Limits = r.exp.LoadLimits
 	if p.Kind == results.KindCapacity {
@@ -619,7 +667,8 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 
 	// At each edge of the window: the run-queue waits, the perf counters
 	// and the server's snapshot, in mirrored order, so that the
-	// snapshots' interval lies within the others'.
+	// snapshots' interval lies within the others'; after the end, the
+	// server's threads and descriptors (readProc).
 	var w window
 	var ctlErr error
 	var perf0, perf1 results.PerfCounters
@@ -628,7 +677,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 	lc.OnWindow = func(start bool) {
 		var err, perr error
 		if start {
-			w.rqBefore, _ = runQueue(srv.pid)
+			w.startRunQueue(srv.pid)
 			if ps != nil {
 				perf0, perr = ps.read()
 			}
@@ -641,7 +690,8 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 			if ps != nil {
 				perf1, perr = ps.read()
 			}
-			w.rqAfter, _ = runQueue(srv.pid)
+			w.endRunQueue(srv.pid)
+			w.readProc(srv.pid)
 		}
 		ctlErr = errors.Join(ctlErr, err)
 		perfErr = errors.Join(perfErr, perr)
@@ -723,11 +773,23 @@ func (r *runner) measure(rc *runConfig, p *results.Point, fi int) bool {
 		if p.Server.Requests < 10_000 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("the window has only %d requests: runtime/metrics counts allocations a span at a time, so allocations per request are coarse below ~10000", p.Server.Requests))
 		}
-		if p.Kind == results.KindOpen {
+		if p.Kind != results.KindCapacity {
 			p.Theory, p.Warnings = theory(&lc, srv.info, p.OfferedRatePerS, p.Warnings)
 		}
 	}
 	return true
+}
+
+// markUnavailable records rc as unavailable for reason — in the run's
+// Unavailable list, written at once, and for its later points — and p as
+// unavailable.
+func (r *runner) markUnavailable(rc *runConfig, reason string, p *results.Point) {
+	r.unavailable[rc.name] = reason
+	r.run.Unavailable = append(r.run.Unavailable, results.Unavailable{Config: rc.model, Reason: reason})
+	if werr := results.WriteRun(r.dir, r.run); werr != nil {
+		p.Warnings = append(p.Warnings, "run.json: "+werr.Error())
+	}
+	p.Status, p.Failure = results.StatusUnavailable, reason
 }
 
 // theory returns the M/M/c ideal for a point offered rate req/s with the
@@ -784,11 +846,14 @@ func (r *runner) progress(p *results.Point) {
 		eta = fmtDuration(r.ranTime / time.Duration(r.ran) * time.Duration(left))
 	}
 	what := "capacity"
-	if p.Kind == results.KindOpen {
+	switch p.Kind {
+	case results.KindOpen:
 		what = fmt.Sprintf("open %.2f", p.Fraction)
 		if p.OfferedRatePerS > 0 {
 			what += fmt.Sprintf(" (%.0f req/s)", p.OfferedRatePerS)
 		}
+	case results.KindRate:
+		what = fmt.Sprintf("rate %.0f req/s", p.OfferedRatePerS)
 	}
 	var outcome string
 	switch {

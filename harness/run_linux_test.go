@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"concbench/internal/sysstat"
 	"concbench/results"
 )
 
@@ -300,4 +302,94 @@ func TestPointWatchdog(t *testing.T) {
 		t.Errorf("a stopped point has a valid load result")
 	}
 	t.Logf("failure: %s", p.Failure)
+}
+
+// TestRunRatesAndCap runs an absolute-rate experiment over two connection
+// counts with a configuration capped between them: rate points only (no
+// capacity), each at the experiment's rate; the capped configuration's
+// points past its cap recorded as unavailable with its reason, in the
+// run's list too; the server's threads and descriptors read after each
+// window; a workload's idle connections held by another server, not the
+// measured one.
+func TestRunRatesAndCap(t *testing.T) {
+	const rate, capConns, idle = 2000, 4, 50
+	var wls []Workload
+	for _, conns := range []int{2, 8} {
+		w := DefaultWorkload()
+		w.Conns = conns
+		wls = append(wls, Workload{Name: "conns=" + strconv.Itoa(conns), Workload: w})
+	}
+	ctl := wls[0]
+	ctl.Name, ctl.Idle = "conns=2,idle=50", idle
+	wls = append(wls, ctl)
+	exp := Experiment{
+		Profile: "test",
+		Configs: []Config{
+			{Name: "netpoll", Model: "netpoll"},
+			{Name: "threadperconn", Model: "threadperconn", ThreadsPerConn: true, GOMAXPROCSPerConn: true,
+				MaxConns: capConns, MaxConnsReason: "a test's cap"},
+		},
+		Workloads:    wls,
+		Rates:        []float64{rate},
+		Repetitions:  1,
+		Warmup:       Duration(100 * time.Millisecond),
+		Duration:     Duration(200 * time.Millisecond),
+		Seed:         7,
+		LoadLimits:   relaxed,
+		ServerBinary: serverBinary,
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	// The harness's own descriptors in each window: the control's idle
+	// connections are open then.
+	ownFDs := map[string]int{}
+	opt := Options{onWindow: func(p *results.Point, pid int) {
+		n, err := sysstat.OpenFDs(0)
+		if err != nil {
+			t.Errorf("OpenFDs: %v", err)
+		}
+		ownFDs[p.Config.Name] = n
+	}}
+	sum, err := Run(context.Background(), exp, dir, opt)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, base := ownFDs["netpoll/conns=2,idle=50"], ownFDs["netpoll/conns=2"]; got < base+idle {
+		t.Errorf("the harness held %d descriptors in the control's window and %d without idle connections; want %d more", got, base, idle)
+	}
+	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
+		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
+	}
+	run, pts, _ := readPoints(t, dir)
+	for i := range pts {
+		p := &pts[i]
+		t.Run(p.Config.Name, func(t *testing.T) {
+			if p.Kind != results.KindRate || p.Fraction != 0 || p.OfferedRatePerS != rate {
+				t.Fatalf("kind %s, fraction %g, rate %g; want a rate point at %d req/s", p.Kind, p.Fraction, p.OfferedRatePerS, rate)
+			}
+			if p.Config.Name == "threadperconn/conns=8" {
+				if p.Status != results.StatusUnavailable || !strings.Contains(p.Failure, "8 connections exceed the model's limit of 4: a test's cap") {
+					t.Errorf("status %s, failure %q; want unavailable with the cap's reason", p.Status, p.Failure)
+				}
+				return
+			}
+			if p.Status != results.StatusOK || p.Load == nil {
+				t.Fatalf("status %s: %s", p.Status, p.Failure)
+			}
+			if p.Theory == nil {
+				t.Error("a rate point without its M/M/c ideal")
+			}
+			if s := p.Server; s.Threads < 1 || s.FDs < int64(p.Workload.Conns) || s.ProcUnavailable != "" {
+				t.Errorf("server threads %d, descriptors %d (%s); want ≥ 1 and ≥ the %d connections", s.Threads, s.FDs, s.ProcUnavailable, p.Workload.Conns)
+			}
+			if p.Workload.Idle > 0 && (p.Workload.Idle != idle || p.Server.FDs >= idle) {
+				t.Errorf("control: idle %d recorded, the measured server holds %d descriptors; want %d idle connections, held by another server", p.Workload.Idle, p.Server.FDs, idle)
+			}
+			if p.Config.Model == "threadperconn" && p.ServerInfo.Threads != p.Workload.Conns {
+				t.Errorf("thread per connection ran with %d threads, want one per connection (%d)", p.ServerInfo.Threads, p.Workload.Conns)
+			}
+		})
+	}
+	if len(run.Unavailable) != 1 || run.Unavailable[0].Config.Name != "threadperconn/conns=8" {
+		t.Errorf("run.json's unavailable list %+v, want threadperconn/conns=8 alone", run.Unavailable)
+	}
 }

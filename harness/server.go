@@ -146,8 +146,8 @@ func serveArgs(c *Config, w *Workload, cpus string) []string {
 	if cpus != "" {
 		args = append(args, "--cpus", cpus)
 	}
-	if c.Threads > 0 {
-		args = append(args, "--threads", strconv.Itoa(c.Threads))
+	if n := c.threads(w); n > 0 {
+		args = append(args, "--threads", strconv.Itoa(n))
 	}
 	if n := c.gomaxprocs(w); n > 0 {
 		args = append(args, "--gomaxprocs", strconv.Itoa(n))

@@ -690,18 +690,23 @@ const descriptorHeadroom = 64
 
 // checkDescriptors refuses, before any connection is opened, a run whose
 // conns connections cannot all get a descriptor under this process's
-// RLIMIT_NOFILE. Go raises the soft limit to the hard limit when a program
-// starts, so the soft limit is normally all the system allows; the error
-// says so and how to raise the hard limit, instead of failing with EMFILE
-// somewhere in the middle of opening the connections.
+// RLIMIT_NOFILE. It first raises the soft limit to the hard limit
+// (sysstat.RaiseNoFile: the Go runtime does so at start-up too, silently),
+// so the soft limit is all the system allows; the error says so, why the
+// raise failed if it did, and how to raise the hard limit, instead of
+// failing with EMFILE somewhere in the middle of opening the connections.
 func checkDescriptors(conns int) error {
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+	soft, hard, raiseErr := sysstat.RaiseNoFile()
+	if soft == 0 && raiseErr != nil {
 		return nil // cannot tell: let the connections speak for themselves
 	}
-	if need := uint64(conns) + descriptorHeadroom; lim.Cur != unix.RLIM_INFINITY && need > lim.Cur {
-		return fmt.Errorf("loadgen: %d connections need about %d descriptors, and this process may open %d (RLIMIT_NOFILE soft limit; hard limit %d): raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service) and run again",
-			conns, need, lim.Cur, lim.Max)
+	if need := uint64(conns) + descriptorHeadroom; soft != unix.RLIM_INFINITY && need > soft {
+		why := "raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service) and run again"
+		if raiseErr != nil {
+			why = fmt.Sprintf("raising the soft limit to the hard limit failed (%v); raise the soft limit (ulimit -n) and run again", raiseErr)
+		}
+		return fmt.Errorf("loadgen: %d connections need about %d descriptors, and this process may open %d (RLIMIT_NOFILE soft limit; hard limit %d): %s",
+			conns, need, soft, hard, why)
 	}
 	return nil
 }

@@ -72,4 +72,8 @@ type Info struct {
 	MaxPayload       int     `json:"max_payload_bytes"`
 	Accounts         int     `json:"accounts"`
 	InitialBalance   int64   `json:"initial_balance"`
+	// MaxFDs is the server process's descriptor limit (its RLIMIT_NOFILE
+	// soft limit, raised to the hard limit at start where the system
+	// allows): about the most connections it can hold. 0: unknown.
+	MaxFDs uint64 `json:"max_fds,omitempty"`
 }

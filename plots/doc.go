@@ -29,6 +29,17 @@
 //     numbers;
 //  7. threads: each Leader/Followers thread's share of the handle-set
 //     events, busiest first, per promotion order.
+//  8. connections, only for a run with absolute-rate points
+//     (results.KindRate, the connections profile): p50 and p99 latency,
+//     CPU and context switches per request, RSS, OS threads and open
+//     descriptors of the server against connections, log axes, one panel
+//     per metric, one series per configuration across the workloads
+//     "<config>/conns=<n>". Its caption states each configuration's
+//     per-request CPU at the largest count ÷ at the smallest count ≥ 100
+//     (results.RatioCI), names a configuration that stops (its own cap:
+//     unavailable points, with the reason), and sets each idle-connection
+//     control (Workload.Idle, drawn as a large ring) against its model's
+//     point with all connections active.
 //
 // The chosen load (Options.Load) is the run's measured open-loop fraction
 // closest to DefaultLoad (0.5) unless set.

@@ -39,16 +39,20 @@ type Options struct {
 type figureSpec struct {
 	name, title, needs string
 	make               func(*analysis) *Figure
+	// applies, if set, says whether the figure belongs to the run at all:
+	// a figure that does not is neither drawn nor listed as not drawn.
+	applies func(*analysis) bool
 }
 
 var figureSpecs = []figureSpec{
-	{"latency", "Latency vs offered load", "measured open-loop points", latencyFigure},
-	{"spectrum", "Percentile spectrum", "latency histograms at the chosen load", spectrumFigure},
-	{"capacity", "Capacity", "measured capacity points", capacityFigure},
-	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure},
-	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure},
-	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure},
-	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure},
+	{"latency", "Latency vs offered load", "measured open-loop points", latencyFigure, nil},
+	{"spectrum", "Percentile spectrum", "latency histograms at the chosen load", spectrumFigure, nil},
+	{"capacity", "Capacity", "measured capacity points", capacityFigure, nil},
+	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure, nil},
+	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure, nil},
+	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure, nil},
+	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
+	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
 }
 
 // Figures returns every figure the run has data for, in report order,
@@ -60,6 +64,9 @@ func Figures(r *results.Run, pts []results.Point, opts Options) (figs []*Figure,
 
 func (a *analysis) figures() (figs []*Figure, omitted []string) {
 	for _, s := range figureSpecs {
+		if s.applies != nil && !s.applies(a) {
+			continue
+		}
 		if f := s.make(a); f != nil {
 			figs = append(figs, f)
 		} else {

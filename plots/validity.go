@@ -174,7 +174,7 @@ func loadOf(g *results.Group) loadKey {
 	if g.Kind == results.KindCapacity {
 		return loadKey{kind: g.Kind}
 	}
-	return loadKey{g.Kind, g.Fraction}
+	return loadKey{g.Kind, g.LoadValue()}
 }
 
 type validityRow struct {

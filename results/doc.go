@@ -41,8 +41,10 @@
 // # Statistics
 //
 // GroupPoints gathers the repetitions of one (configuration, kind,
-// fraction) into a Group, in the run's configuration order, then in load
-// order (CompareLoad: capacity first, then ascending fraction; ReadRun
+// fraction) — for an absolute-rate point (KindRate), of one
+// (configuration, kind, offered rate) — into a Group, in the run's
+// configuration order, then in load order (CompareLoad: capacity first,
+// then the other kinds by name, then ascending fraction or rate; ReadRun
 // sorts points the same way). A Metric extracts one number from a point
 // (Metrics lists them: capacity, latency percentiles corrected and
 // uncorrected, achieved rate, send lag, context switches, CPU,

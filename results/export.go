@@ -140,14 +140,19 @@ func effectiveThreads(p *Point) int {
 
 // BenchName returns p's benchmark name, without the "Benchmark" prefix,
 // in key=value sub-names: "Serve/config=leaderfollowers-lifo/kind=open/load=0.50"
-// (load=max for capacity points). The configuration is one key, so that
+// (load=max for capacity points, the rate in req/s for rate points:
+// "kind=rate/load=5000"). The configuration is one key, so that
 // "benchstat -col /config bench.txt" puts every configuration in a column
 // and the rows — kind and load — align across them (a separate model and
 // variant key would give each model its own rows); characters the format
 // reserves ('/', '=', blanks) are replaced by '-'.
 func BenchName(p *Point) string {
 	load := "max"
-	if p.Kind != KindCapacity {
+	switch p.Kind {
+	case KindCapacity:
+	case KindRate:
+		load = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
+	default:
 		load = strconv.FormatFloat(p.Fraction, 'f', 2, 64)
 	}
 	return fmt.Sprintf("Serve/config=%s/kind=%s/load=%s", benchSafe(p.Config.Name), benchSafe(string(p.Kind)), load)

@@ -42,25 +42,41 @@ func (p *Point) MainCheck() loadgen.Check {
 	return p.Load.Checks[0]
 }
 
-// Label names p for people: "leaderfollowers/lifo open 0.50 rep 2".
+// Label names p for people: "leaderfollowers/lifo open 0.50 rep 2",
+// "netpoll/conns=256 rate 5000/s rep 0".
 func (p *Point) Label() string {
-	return fmt.Sprintf("%s %s rep %d", p.Config.Name, LoadLabel(p.Kind, p.Fraction), p.Repetition)
+	return fmt.Sprintf("%s %s rep %d", p.Config.Name, LoadLabel(p.Kind, p.LoadValue()), p.Repetition)
+}
+
+// LoadValue returns what distinguishes p's load among points of its kind, as
+// LoadLabel and CompareLoad take it: the offered rate for KindRate, the
+// fraction for the others.
+func (p *Point) LoadValue() float64 {
+	if p.Kind == KindRate {
+		return p.OfferedRatePerS
+	}
+	return p.Fraction
 }
 
 // LoadLabel names a load: "capacity" for capacity points, "open 0.50"
-// for an open-loop fraction.
-func LoadLabel(k Kind, fraction float64) string {
-	if k == KindCapacity {
+// for an open-loop fraction, "rate 5000/s" for an absolute rate (KindRate,
+// whose load is the rate).
+func LoadLabel(k Kind, load float64) string {
+	switch k {
+	case KindCapacity:
 		return string(KindCapacity)
+	case KindRate:
+		return fmt.Sprintf("%s %.0f/s", k, load)
 	}
-	return fmt.Sprintf("%s %.2f", k, fraction)
+	return fmt.Sprintf("%s %.2f", k, load)
 }
 
 // Partial reports whether r did not finish: it was interrupted, or is
 // still running, so its folder holds only the points written so far.
 func (r *Run) Partial() bool { return r.Interrupted || r.Finished.IsZero() }
 
-// Group is the repetitions of one (configuration, kind, fraction).
+// Group is the repetitions of one (configuration, kind, fraction), or of
+// one (configuration, KindRate, offered rate).
 type Group struct {
 	Config ModelConfig
 	// Index is the configuration's position in the run's Configs (the
@@ -69,14 +85,19 @@ type Group struct {
 	Index    int
 	Kind     Kind
 	Fraction float64
+	// RatePerS is a KindRate group's offered rate (req/s); 0 for the other
+	// kinds, whose rate follows each repetition's capacity (OfferedRate).
+	RatePerS float64
 	// Points are the group's repetitions, every status, in repetition
 	// order.
 	Points []*Point
 }
 
-// GroupPoints groups pts by (configuration, kind, fraction), in a stable
-// order: the run's configuration order, capacity before open-loop points,
-// then ascending fraction. Groups point into pts.
+// GroupPoints groups pts by (configuration, kind, fraction) — for
+// KindRate, by (configuration, kind, offered rate) —, in a stable order:
+// the run's configuration order, capacity before open-loop points, open
+// before rate points, then ascending fraction or rate. Groups point into
+// pts.
 func GroupPoints(r *Run, pts []Point) []*Group {
 	order := map[string]int{}
 	for _, c := range r.Configs {
@@ -98,10 +119,13 @@ func GroupPoints(r *Run, pts []Point) []*Group {
 			idx = len(order)
 			order[p.Config.Name] = idx
 		}
-		k := key{p.Config.Name, p.Kind, p.Fraction}
+		k := key{p.Config.Name, p.Kind, p.LoadValue()}
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Config: p.Config, Index: idx, Kind: p.Kind, Fraction: p.Fraction}
+			if p.Kind == KindRate {
+				g.RatePerS = p.OfferedRatePerS
+			}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -114,14 +138,14 @@ func GroupPoints(r *Run, pts []Point) []*Group {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return CompareLoad(a.Kind, a.Fraction, b.Kind, b.Fraction)
+		return CompareLoad(a.Kind, a.LoadValue(), b.Kind, b.LoadValue())
 	})
 	return groups
 }
 
-// CompareLoad orders loads (a kind and a fraction) the way every report
-// lists them: capacity first, then the other kinds by name, then ascending
-// fraction. It returns a negative number when load a sorts before load b,
+// CompareLoad orders loads (a kind and a fraction, or a KindRate's rate)
+// the way every report lists them: capacity first, then the other kinds by
+// name, then ascending fraction or rate. It returns a negative number when load a sorts before load b,
 // a positive number when after, and 0 when neither (equal loads, or a NaN
 // fraction), as slices.SortFunc expects.
 func CompareLoad(ak Kind, af float64, bk Kind, bf float64) int {
@@ -144,7 +168,16 @@ func CompareLoad(ak Kind, af float64, bk Kind, bf float64) int {
 }
 
 // Label names g for people: "leaderfollowers/lifo open 0.50".
-func (g *Group) Label() string { return g.Config.Name + " " + LoadLabel(g.Kind, g.Fraction) }
+func (g *Group) Label() string { return g.Config.Name + " " + LoadLabel(g.Kind, g.LoadValue()) }
+
+// LoadValue returns g's load as LoadLabel, CompareLoad and Find take it: its
+// fraction, or for KindRate its offered rate.
+func (g *Group) LoadValue() float64 {
+	if g.Kind == KindRate {
+		return g.RatePerS
+	}
+	return g.Fraction
+}
 
 // Measured returns the points that were measured (Status ok), invalid
 // ones included.
@@ -266,10 +299,11 @@ func NearestFraction(groups []*Group, target float64) (float64, bool) {
 	return best, found
 }
 
-// Find returns the group of configuration name, kind and fraction, or nil.
-func Find(groups []*Group, name string, kind Kind, fraction float64) *Group {
+// Find returns the group of configuration name, kind and load (Group.Load:
+// the fraction, or a KindRate's rate), or nil.
+func Find(groups []*Group, name string, kind Kind, load float64) *Group {
 	for _, g := range groups {
-		if g.Config.Name == name && g.Kind == kind && (kind == KindCapacity || g.Fraction == fraction) {
+		if g.Config.Name == name && g.Kind == kind && (kind == KindCapacity || g.LoadValue() == load) {
 			return g
 		}
 	}

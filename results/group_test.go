@@ -310,3 +310,61 @@ func TestMergeLatencyRanges(t *testing.T) {
 		t.Errorf("merged max %d, want ≈5e8", max)
 	}
 }
+
+// TestGroupRatePoints checks that absolute-rate points group by their
+// rate, not their fraction (0 for all of them), sort after capacity and
+// open points by rate, and have labels, point files and benchmark names
+// of their own; and that fraction points are unchanged beside them.
+func TestGroupRatePoints(t *testing.T) {
+	r := &results.Run{Configs: []results.ModelConfig{{Name: "netpoll"}}}
+	mk := func(kind results.Kind, frac, rate float64, rep int) results.Point {
+		return results.Point{Config: results.ModelConfig{Name: "netpoll"}, Kind: kind, Fraction: frac, OfferedRatePerS: rate, Repetition: rep}
+	}
+	pts := []results.Point{
+		mk(results.KindRate, 0, 20000, 0), mk(results.KindRate, 0, 5000, 1), mk(results.KindRate, 0, 5000, 0),
+		mk(results.KindOpen, 0.5, 12345, 0), mk(results.KindCapacity, 1, 0, 0),
+	}
+	groups := results.GroupPoints(r, pts)
+	var got []string
+	for _, g := range groups {
+		got = append(got, fmt.Sprintf("%s (%d reps, rate %g)", g.Label(), len(g.Points), g.RatePerS))
+	}
+	want := []string{
+		"netpoll capacity (1 reps, rate 0)",
+		"netpoll open 0.50 (1 reps, rate 0)",
+		"netpoll rate 5000/s (2 reps, rate 5000)",
+		"netpoll rate 20000/s (1 reps, rate 20000)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("groups %q\nwant %q", got, want)
+	}
+	if g := results.Find(groups, "netpoll", results.KindRate, 20000); g == nil || g.RatePerS != 20000 {
+		t.Errorf("Find(rate 20000) = %v", g)
+	}
+	if g := results.Find(groups, "netpoll", results.KindOpen, 0.5); g == nil || g.Kind != results.KindOpen {
+		t.Errorf("Find(open 0.5) = %v", g)
+	}
+
+	for _, tc := range []struct {
+		name            string
+		p               results.Point
+		file, bench, lb string
+	}{
+		{name: "rate", p: mk(results.KindRate, 0, 5000, 2),
+			file: "netpoll__rate__5000__rep02.json", bench: "Serve/config=netpoll/kind=rate/load=5000", lb: "netpoll rate 5000/s rep 2"},
+		{name: "open", p: mk(results.KindOpen, 0.5, 12345, 2),
+			file: "netpoll__open__0.500__rep02.json", bench: "Serve/config=netpoll/kind=open/load=0.50", lb: "netpoll open 0.50 rep 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := results.PointFileName(&tc.p); got != tc.file {
+				t.Errorf("PointFileName = %q, want %q", got, tc.file)
+			}
+			if got := results.BenchName(&tc.p); got != tc.bench {
+				t.Errorf("BenchName = %q, want %q", got, tc.bench)
+			}
+			if got := tc.p.Label(); got != tc.lb {
+				t.Errorf("Label = %q, want %q", got, tc.lb)
+			}
+		})
+	}
+}

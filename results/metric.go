@@ -140,6 +140,26 @@ var (
 		}}
 )
 
+// The server's OS threads and open descriptors after the window
+// (ServerCost.Threads, FDs), for the connections figure. They are not in
+// Metrics: points.csv and bench.txt keep their columns.
+var (
+	ServerThreads = Metric{Name: "server_threads", Label: "server OS threads", Unit: "threads",
+		Value: func(p *Point) (float64, bool) {
+			if p.Status != StatusOK || p.Server.Threads <= 0 {
+				return 0, false
+			}
+			return float64(p.Server.Threads), true
+		}}
+	ServerFDs = Metric{Name: "server_fds", Label: "server open descriptors", Unit: "fds",
+		Value: func(p *Point) (float64, bool) {
+			if p.Status != StatusOK || p.Server.FDs <= 0 {
+				return 0, false
+			}
+			return float64(p.Server.FDs), true
+		}}
+)
+
 // Metrics returns every metric, in the order of the CSV columns.
 func Metrics() []Metric {
 	return []Metric{

@@ -19,8 +19,14 @@ const (
 	// KindCapacity is a closed-loop saturation run: its achieved rate is the
 	// configuration's capacity, which sets the open-loop points' rates.
 	KindCapacity Kind = "capacity"
-	// KindOpen is an open-loop run at a fixed offered rate.
+	// KindOpen is an open-loop run at a fixed offered rate, a fraction of
+	// the configuration's capacity (Point.Fraction).
 	KindOpen Kind = "open"
+	// KindRate is an open-loop run at an absolute offered rate, the same
+	// for every configuration and workload (Point.OfferedRatePerS; its
+	// Fraction is 0): the connections profile compares costs at one rate
+	// that every model sustains, so no capacity is measured for it.
+	KindRate Kind = "rate"
 )
 
 // Status is a point's outcome.
@@ -52,6 +58,11 @@ type Workload struct {
 	Block    string `json:"block"`
 	Size     string `json:"size"`
 	Ops      string `json:"ops"`
+	// Idle is the connections held open and idle through the point, to a
+	// second server (not the measured one) on the server's CPUs: the
+	// control that separates what connections cost the machine from what
+	// the measured server does with its own.
+	Idle int `json:"idle,omitempty"`
 }
 
 // FailedBy is what failed a point.
@@ -72,8 +83,8 @@ type Point struct {
 	Config          ModelConfig `json:"config"`
 	Workload        Workload    `json:"workload"`
 	Kind            Kind        `json:"kind"`
-	Fraction        float64     `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1
-	OfferedRatePerS float64     `json:"offered_rate_per_s"` // open: the target rate; capacity: 0 (closed loop)
+	Fraction        float64     `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1; rate: 0
+	OfferedRatePerS float64     `json:"offered_rate_per_s"` // open and rate: the target rate; capacity: 0 (closed loop)
 	Repetition      int         `json:"repetition"`         // 0-based
 	Status          Status      `json:"status"`
 	Failure         string      `json:"failure,omitempty"` // why the point failed, with the tail of the server's stderr
@@ -119,11 +130,24 @@ type ServerCost struct {
 	RSSBytes                   int64   `json:"rss_bytes"`  // at the window's end
 	GoThreads                  int64   `json:"go_threads"` // at the window's end
 
+	// Threads and FDs are the server process's OS threads (all of them,
+	// the runtime's included: /proc/<pid>/status) and open file
+	// descriptors (/proc/<pid>/fd), read by the harness just after the
+	// window's end, with the connections still open: listing thousands of
+	// descriptors is not cheap, so it is never done inside the window.
+	// 0 when they could not be read (ProcUnavailable says why).
+	Threads         int64  `json:"threads,omitempty"`
+	FDs             int64  `json:"fds,omitempty"`
+	ProcUnavailable string `json:"proc_unavailable,omitempty"`
+
 	// RunQueueNsPerRequest is the time the server's threads waited
 	// runnable for a CPU (schedstat), summed over the threads alive at both
-	// edges; SchedStat reports whether the kernel exposed it.
+	// edges; SchedStat reports whether it was read: the kernel may not
+	// expose it, and the harness does not read it for a server with more
+	// threads than it can read in time (RunQueueSkipped says so).
 	RunQueueNsPerRequest float64 `json:"runqueue_ns_per_request"`
 	SchedStat            bool    `json:"schedstat"`
+	RunQueueSkipped      string  `json:"runqueue_skipped,omitempty"`
 
 	// Perf holds perf software counters (migrations, task clock, context
 	// switches) when the kernel allows them; PerfUnavailable says why not.

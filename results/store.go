@@ -102,11 +102,15 @@ func WriteRun(dir string, r *Run) error {
 }
 
 // PointFileName is the file name of p inside dir/points: unique per
-// (configuration, kind, fraction, repetition), so a resumed run finds the
+// (configuration, kind, fraction — or, for KindRate, offered rate —,
+// repetition), so a resumed run finds the
 // points it already has.
 func PointFileName(p *Point) string {
 	name := strings.NewReplacer("/", "_", " ", "_", "=", "-").Replace(p.Config.Name)
 	frac := strconv.FormatFloat(p.Fraction, 'f', 3, 64)
+	if p.Kind == KindRate {
+		frac = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
+	}
 	return fmt.Sprintf("%s__%s__%s__rep%02d.json", name, p.Kind, frac, p.Repetition)
 }
 
@@ -189,7 +193,7 @@ func ReadRun(dir string) (*Run, []Point, error) {
 		if oa, ob := order[a.Config.Name], order[b.Config.Name]; oa != ob {
 			return oa < ob
 		}
-		if c := CompareLoad(a.Kind, a.Fraction, b.Kind, b.Fraction); c != 0 {
+		if c := CompareLoad(a.Kind, a.LoadValue(), b.Kind, b.LoadValue()); c != 0 {
 			return c < 0
 		}
 		return a.Repetition < b.Repetition

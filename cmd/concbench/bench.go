@@ -19,7 +19,7 @@ import (
 	"concbench/results"
 )
 
-const benchUsage = `usage: concbench bench [--profile default|thesis|gate] [flags]
+const benchUsage = `usage: concbench bench [--profile default|thesis|gate|connections] [flags]
        concbench bench --resume DIR
 
 Runs an experiment: every configuration (a model and its settings) under
@@ -45,7 +45,10 @@ as interrupted; --resume DIR continues it.
 
 Profiles (--profile): default (what "make bench" runs: every model, a few
 minutes), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
-gate (the CI regression gate's short suite). Flags override the profile's
+gate (the CI regression gate's short suite), connections (every model at
+16 to 10 000 connections at one absolute rate, --rates, with no capacity
+measured: each cost against connections, with an idle-connection
+control; about 14 minutes, estimated). Flags override the profile's
 fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
 "experiment"; print one with --print-experiment).
 
@@ -65,15 +68,15 @@ Flags:
 
 // benchFlags are the bench command's settings.
 type benchFlags struct {
-	profile, experiment, resume, out   string
-	models, fractions, conns, protocol string
-	cpu, serverCPUs, loadCPUs          string
-	serverBinary                       string
-	reps, gomaxprocs                   int
-	duration, warmup                   time.Duration
-	seed                               uint64
-	print, noFigures, relaxLoadChecks  bool
-	agent                              agentFlags
+	profile, experiment, resume, out          string
+	models, fractions, rates, conns, protocol string
+	cpu, serverCPUs, loadCPUs                 string
+	serverBinary                              string
+	reps, gomaxprocs                          int
+	duration, warmup                          time.Duration
+	seed                                      uint64
+	print, noFigures, relaxLoadChecks         bool
+	agent                                     agentFlags
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -88,6 +91,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&f.models, "models", "", "comma-separated configurations to run, by name (leaderfollowers/lifo) or by model (leaderfollowers: all its configurations); default: the profile's")
 	fs.IntVar(&f.reps, "reps", def.Repetitions, "repetitions of every point (the profile's; thesis 7, gate 6)")
 	fs.StringVar(&f.fractions, "fractions", joinFloats(def.Fractions), "comma-separated open-loop loads as fractions of capacity, each in (0, 1] (the profile's)")
+	fs.StringVar(&f.rates, "rates", "", "comma-separated open-loop loads as absolute rates, req/s, the same for every configuration (the profile's; connections 5000)")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.Duration), "measured window of every point (the profile's; thesis 5s, gate 2s)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.Warmup), "unmeasured warm-up before every window, at least 100ms (the profile's; thesis 1s, gate 500ms)")
 	fs.StringVar(&f.conns, "conns", strconv.Itoa(w0.Conns), "connections; a comma-separated list makes a sweep, one workload each (the profile's; thesis 16,64,256)")
@@ -240,6 +244,16 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 			return exp, fmt.Errorf("bench: --fractions: %w", err)
 		}
 		exp.Fractions = fr
+	}
+	if set["rates"] {
+		exp.Rates = nil
+		if strings.TrimSpace(f.rates) != "" {
+			rs, err := parseFloats(f.rates)
+			if err != nil {
+				return exp, fmt.Errorf("bench: --rates: %w", err)
+			}
+			exp.Rates = rs
+		}
 	}
 	if set["duration"] {
 		exp.Duration = harness.Duration(f.duration)

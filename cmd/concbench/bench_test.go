@@ -120,6 +120,11 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("workloads %+v", e.Workloads)
 			}
 		}},
+		{name: "connections at two rates", args: []string{"--profile", "connections", "--rates", "1000,5000", "--reps", "1"}, check: func(t *testing.T, e harness.Experiment) {
+			if len(e.Rates) != 2 || e.Rates[1] != 5000 || len(e.Fractions) != 0 || len(e.Workloads) != len(harness.ConnCounts)+1 || e.Repetitions != 1 {
+				t.Errorf("rates %v, fractions %v, %d workloads, %d repetitions", e.Rates, e.Fractions, len(e.Workloads), e.Repetitions)
+			}
+		}},
 		{name: "gomaxprocs", args: []string{"--gomaxprocs", "2"}, check: func(t *testing.T, e harness.Experiment) {
 			for _, c := range e.Configs {
 				if c.GOMAXPROCS != 2 || c.GOMAXPROCSPerConn {
@@ -159,7 +164,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, thesis, gate, chain)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, thesis, gate, chain, connections)`},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},

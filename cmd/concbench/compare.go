@@ -187,7 +187,7 @@ func compareRuns(runA *results.Run, ptsA []results.Point, runB *results.Run, pts
 	groupsB := results.GroupPoints(runB, ptsB)
 	var rows []compareRow
 	for _, ga := range results.GroupPoints(runA, ptsA) {
-		gb := results.Find(groupsB, ga.Config.Name, ga.Kind, ga.Fraction)
+		gb := results.Find(groupsB, ga.Config.Name, ga.Kind, ga.LoadValue())
 		if gb == nil {
 			continue
 		}
@@ -206,7 +206,7 @@ func compareRuns(runA *results.Run, ptsA []results.Point, runB *results.Run, pts
 // configuration and load.
 func compareGroups(ga, gb *results.Group, m results.Metric) compareRow {
 	aa, ab := ga.Aggregate(m), gb.Aggregate(m)
-	row := compareRow{Config: ga.Config.Name, Load: results.LoadLabel(ga.Kind, ga.Fraction), Metric: m.Label, Unit: m.Unit,
+	row := compareRow{Config: ga.Config.Name, Load: results.LoadLabel(ga.Kind, ga.LoadValue()), Metric: m.Label, Unit: m.Unit,
 		MedianA: aa.Stats.Median, MedianB: ab.Stats.Median, NA: aa.Stats.N, NB: ab.Stats.N,
 		RateA: offeredRate(ga), RateB: offeredRate(gb), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN(), P: math.NaN()}
 	if aa.Stats.N == 0 || ab.Stats.N == 0 {

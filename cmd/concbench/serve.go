@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"concbench/internal/cpuset"
+	"concbench/internal/sysstat"
 	"concbench/models"
 	"concbench/service"
 	"concbench/wire"
@@ -126,6 +127,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := pinCPUs("serve", f.cpus, f.gomaxprocs); err != nil {
 		return err
 	}
+	// As many descriptors as the system allows this process: one per
+	// connection. The Go runtime raises the soft limit at start-up too,
+	// but silently; a server that cannot is told so here.
+	maxFDs, hardFDs, err := sysstat.RaiseNoFile()
+	if err != nil {
+		fmt.Fprintf(stderr, "concbench serve: warning: could not raise the descriptor limit (RLIMIT_NOFILE soft limit %d) to its hard limit %d: %v; connections past about %d will be refused (EMFILE)\n", maxFDs, hardFDs, err, maxFDs)
+	}
 	codec, err := wire.New(f.protocol, wire.Limits{MaxPayload: f.maxPayload, MaxHeader: f.maxHeader, MaxWork: f.maxWork})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -151,6 +159,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "concbench serve: warning: listening on every interface (%s): any host that can reach this one can load it; use 127.0.0.1 for a benchmark on this machine\n", srv.Addr())
 	}
 	info := serveInfo(&f, srv, codec, svc, cfg)
+	info.MaxFDs = maxFDs
 	fmt.Fprintf(stderr, "concbench serve: model %s%s, %s on %s, threads %d, GOMAXPROCS %d, CPUs %s, calibration %.3f ns/iter\n",
 		info.Model, variantSuffix(info.Variant), info.Protocol, info.Addr, info.Threads, info.GOMAXPROCS, info.CPUs, info.NsPerIter)
 

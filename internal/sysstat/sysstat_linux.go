@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -227,4 +228,83 @@ func parseSteal(b []byte, cpus []int) (int64, error) {
 		return 0, errors.New("sysstat: /proc/stat: no matching cpu lines")
 	}
 	return ticks * (1e9 / userHz), nil
+}
+
+// Threads returns the number of threads of process pid (0: this process),
+// from the Threads line of /proc/<pid>/status: one small file, whatever
+// the number of threads, unlike listing /proc/<pid>/task.
+func Threads(pid int) (int, error) {
+	b, err := os.ReadFile(procPath(pid, "status"))
+	if err != nil {
+		return 0, err
+	}
+	return parseThreads(b)
+}
+
+// procPath returns /proc/<pid>/name (0: this process, /proc/self).
+func procPath(pid int, name string) string {
+	if pid > 0 {
+		return "/proc/" + strconv.Itoa(pid) + "/" + name
+	}
+	return "/proc/self/" + name
+}
+
+// parseThreads parses the Threads line of a /proc/<pid>/status file.
+func parseThreads(b []byte) (int, error) {
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+			return strconv.Atoi(string(bytes.TrimSpace(v)))
+		}
+	}
+	return 0, errors.New("sysstat: no Threads line in /proc/<pid>/status")
+}
+
+// OpenFDs returns the number of open file descriptors of process pid (0:
+// this process), by listing /proc/<pid>/fd. The listing costs time in
+// proportion to the descriptors (milliseconds at tens of thousands): read
+// it outside any measured interval.
+func OpenFDs(pid int) (int, error) {
+	f, err := os.Open(procPath(pid, "fd"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	for {
+		names, err := f.Readdirnames(4096)
+		n += len(names)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return 0, err
+		}
+	}
+	if pid == 0 {
+		n-- // the listing's own descriptor
+	}
+	return n, nil
+}
+
+// RaiseNoFile raises this process's RLIMIT_NOFILE soft limit to its hard
+// limit, so that it may hold as many descriptors (connections) as the
+// system allows it, and returns the soft limit in force afterwards and
+// the hard limit. The Go runtime does the same at start-up, silently, and
+// restores the original limit for child processes; RaiseNoFile makes it
+// explicit and reports a failure (setrlimit's error, wrapped), so that a
+// caller short of descriptors can say why.
+func RaiseNoFile() (soft, hard uint64, err error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, 0, os.NewSyscallError("getrlimit", err)
+	}
+	if lim.Cur < lim.Max {
+		want := lim
+		want.Cur = lim.Max
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &want); err != nil {
+			return lim.Cur, lim.Max, os.NewSyscallError("setrlimit", err)
+		}
+		lim = want
+	}
+	return lim.Cur, lim.Max, nil
 }

@@ -31,3 +31,12 @@ func RSS() (int64, error) { return 0, ErrUnsupported }
 
 // StealNs returns ErrUnsupported.
 func StealNs(cpus []int) (int64, error) { return 0, ErrUnsupported }
+
+// Threads returns ErrUnsupported.
+func Threads(pid int) (int, error) { return 0, ErrUnsupported }
+
+// OpenFDs returns ErrUnsupported.
+func OpenFDs(pid int) (int, error) { return 0, ErrUnsupported }
+
+// RaiseNoFile returns ErrUnsupported.
+func RaiseNoFile() (soft, hard uint64, err error) { return 0, 0, ErrUnsupported }

@@ -1,0 +1,482 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"concbench/results"
+)
+
+// connPanel is one metric of the connections figure.
+type connPanel struct {
+	metric results.Metric
+	title  string
+	// scale converts the metric's value to the axis's unit; format labels
+	// the axis's ticks.
+	scale  float64
+	format func(float64) string
+}
+
+var connPanels = []connPanel{
+	{results.LatencyP50, "p50 latency", 1, formatNs},
+	{results.LatencyP99, "p99 latency", 1, formatNs},
+	{results.CPUPerReq, "CPU per request (µs)", 1, formatNumber},
+	{results.CtxswPerReq, "context switches per request", 1, formatNumber},
+	{results.RSS, "RSS (MiB)", 1.0 / (1 << 20), formatNumber},
+	{results.ServerThreads, "OS threads", 1, formatNumber},
+	{results.ServerFDs, "open descriptors", 1, formatNumber},
+}
+
+// connBase is the smallest connection count the CPU ratio divides by, when
+// measured: the "at 100 connections"; else the smallest count
+// measured above it.
+const connBase = 100
+
+// connSeries is one configuration across connection counts: the run's
+// configurations named "<config>/conns=<n>" (the connections profile's
+// workloads) are one series, "<config>".
+type connSeries struct {
+	name string
+	rate float64
+	// groups are its rate groups, by ascending connections; conns their
+	// connections — for a control, the active and idle ones together,
+	// where it is plotted.
+	groups []*results.Group
+	conns  []int
+	// control is set for a control series (Workload.Idle: active
+	// connections plus idle ones held by another server); base is the
+	// series it controls, idle its idle connections.
+	control            bool
+	base, active, idle string
+}
+
+// connSeriesName returns the series g belongs to: its configuration's
+// name without the "/conns=<n>" of its workload — and for a control
+// workload without its "/conns=<n>,idle=<m>", followed by " +idle".
+func connSeriesName(g *results.Group) string {
+	if len(g.Points) == 0 {
+		return g.Config.Name
+	}
+	w := g.Points[0].Workload
+	if w.Idle > 0 {
+		return strings.TrimSuffix(g.Config.Name, fmt.Sprintf("/conns=%d,idle=%d", w.Conns, w.Idle)) + controlSuffix
+	}
+	return strings.TrimSuffix(g.Config.Name, "/conns="+strconv.Itoa(w.Conns))
+}
+
+// controlSuffix ends a control series' name.
+const controlSuffix = " +idle"
+
+// connectionSeries returns the run's rate points as series, in report
+// order, each with a rate of its own ("<config> @ <rate>/s" when the run
+// has several rates).
+func (a *analysis) connectionSeries() []*connSeries {
+	rates := map[float64]bool{}
+	for _, g := range a.groups {
+		if g.Kind == results.KindRate {
+			rates[g.RatePerS] = true
+		}
+	}
+	var out []*connSeries
+	byName := map[string]*connSeries{}
+	for _, g := range a.groups {
+		if g.Kind != results.KindRate || len(g.Points) == 0 {
+			continue
+		}
+		name := connSeriesName(g)
+		if len(rates) > 1 {
+			name += fmt.Sprintf(" @ %.0f/s", g.RatePerS)
+		}
+		w := g.Points[0].Workload
+		s := byName[name]
+		if s == nil {
+			s = &connSeries{name: name, rate: g.RatePerS}
+			if w.Idle > 0 {
+				s.control, s.active, s.idle = true, strconv.Itoa(w.Conns), strconv.Itoa(w.Idle)
+				s.base = strings.Replace(name, controlSuffix, "", 1)
+			}
+			byName[name] = s
+			out = append(out, s)
+		}
+		s.groups = append(s.groups, g)
+		s.conns = append(s.conns, w.Conns+w.Idle)
+	}
+	for _, s := range out {
+		idx := make([]int, len(s.groups))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(i, j int) int { return s.conns[i] - s.conns[j] })
+		gs, cs := make([]*results.Group, len(idx)), make([]int, len(idx))
+		for k, i := range idx {
+			gs[k], cs[k] = s.groups[i], s.conns[i]
+		}
+		s.groups, s.conns = gs, cs
+	}
+	return out
+}
+
+// hasRatePoints reports whether the run has absolute-rate points
+// (results.KindRate): only such a run gets the connections figure, or a
+// line saying why it could not be drawn.
+func hasRatePoints(a *analysis) bool {
+	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindRate })
+}
+
+// connStyles returns each series' style: the models' by their position
+// among the non-control series, each control its model's colour (marked
+// by controlGlyph when drawn).
+func connStyles(series []*connSeries) []seriesStyle {
+	out := make([]seriesStyle, len(series))
+	index := map[string]int{}
+	for i, s := range series {
+		if !s.control {
+			index[s.name] = len(index)
+			out[i] = styleOf(index[s.name])
+		}
+	}
+	for i, s := range series {
+		if s.control {
+			j, ok := index[s.base]
+			if !ok {
+				j = len(index)
+				index[s.base] = j
+			}
+			out[i] = styleOf(j)
+		}
+	}
+	return out
+}
+
+// controlGlyph marks a control's points: a large ring in its model's
+// colour, around where the model's own point at that count would be.
+func controlGlyph(st seriesStyle) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: st.Color, Radius: vg.Points(5.5), Shape: draw.RingGlyph{}}
+}
+
+// unavailableReason returns why g's points were not measured, if none
+// was and at least one is unavailable (a model's own limit, or a model the
+// machine lacks), else "".
+func unavailableReason(g *results.Group) string {
+	if len(g.Measured()) > 0 {
+		return ""
+	}
+	for _, p := range g.Points {
+		if p.Status == results.StatusUnavailable {
+			return p.Failure
+		}
+	}
+	return ""
+}
+
+// validValues returns m's values over g's valid repetitions.
+func validValues(g *results.Group, m results.Metric) []float64 {
+	var xs []float64
+	for _, p := range g.Valid() {
+		if v, ok := m.Value(p); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			xs = append(xs, v)
+		}
+	}
+	return xs
+}
+
+// cpuRatio states series s's per-request CPU at the run's largest
+// connection count top ÷ at its smallest count ≥ connBase with a valid
+// value, with a 95% interval (results.RatioCI), or why there is none.
+func cpuRatio(s *connSeries, top int) string {
+	base, baseVals := 0, []float64(nil)
+	for i, c := range s.conns {
+		if c >= connBase {
+			if xs := validValues(s.groups[i], results.CPUPerReq); len(xs) > 0 {
+				base, baseVals = c, xs
+				break
+			}
+		}
+	}
+	if base == 0 {
+		return fmt.Sprintf("%s: no valid CPU per request at %d connections or more", s.name, connBase)
+	}
+	i := slices.Index(s.conns, top)
+	if i < 0 {
+		return fmt.Sprintf("%s: not measured at %d connections", s.name, top)
+	}
+	if unavailableReason(s.groups[i]) != "" {
+		return fmt.Sprintf("%s: no ratio, not run at %d connections (below)", s.name, top)
+	}
+	topVals := validValues(s.groups[i], results.CPUPerReq)
+	if len(topVals) == 0 {
+		return fmt.Sprintf("%s: no valid CPU per request at %d connections", s.name, top)
+	}
+	if top == base {
+		return fmt.Sprintf("%s: %d connections is also the base count", s.name, top)
+	}
+	r := results.RatioCI(topVals, baseVals, 0.95)
+	if !r.OK {
+		return fmt.Sprintf("%s: %s× (%d ÷ %d connections; too few repetitions for an interval)",
+			s.name, trimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)
+	}
+	return fmt.Sprintf("%s: %s× [%s, %s] (%d ÷ %d connections)", s.name, trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), top, base)
+}
+
+// connPoint is one plotted connection count of one series in one panel.
+type connPoint struct{ x, median, lo, hi float64 }
+
+// connectionsFigure draws each server cost against the number of
+// connections (log x), one panel per metric, at the run's absolute rate
+// (results.KindRate points): the median across valid repetitions with its
+// band. A configuration that stops at a connection count (its own limit,
+// such as thread per connection's thread cap, or a model unavailable
+// here) is named in the legend and the caption with the reason. The
+// caption states every configuration's per-request CPU at the largest
+// connection count ÷ at the smallest count ≥ 100.
+func connectionsFigure(a *analysis) *Figure {
+	series := a.connectionSeries()
+	var counts []int
+	for _, s := range series {
+		for _, c := range s.conns {
+			if !slices.Contains(counts, c) {
+				counts = append(counts, c)
+			}
+		}
+	}
+	if len(counts) < 2 {
+		return nil
+	}
+	slices.Sort(counts)
+	top := counts[len(counts)-1]
+	f := &Figure{
+		Name:   "connections",
+		Title:  "Server costs against connections, at one offered rate",
+		Width:  12 * vg.Inch,
+		Height: 6 * vg.Inch,
+		// conns is every connection the point held (where it is
+		// plotted), idle how many of them were idle, held by another
+		// server (a control).
+		Header: []string{"config", "metric", "unit", "conns", "idle", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
+			"invalid_reps", "skipped_reps", "plotted", "note"},
+	}
+	pts := make([][][]connPoint, len(connPanels))    // panel → series → points
+	excluded := make([]plotter.XYs, len(connPanels)) // invalid repetitions' own values
+	ys := make([][]float64, len(connPanels))
+	stops := map[string]string{} // series → the first count it was not run at
+	var stopped []string         // and why, for the caption
+	excludedReps, anyRange, anyPoint := 0, false, false
+	for _, s := range series {
+		for _, g := range s.groups {
+			excludedReps += len(g.Invalid())
+		}
+	}
+	for pi, cp := range connPanels {
+		pts[pi] = make([][]connPoint, len(series))
+		for si, s := range series {
+			for gi, g := range s.groups {
+				conns := s.conns[gi]
+				agg := g.Aggregate(cp.metric)
+				st := agg.Stats
+				lo, hi, band := st.Band()
+				note, plotted := "", st.N > 0
+				switch why := unavailableReason(g); {
+				case why != "":
+					note, plotted = "unavailable: "+why, false
+					if _, ok := stops[s.name]; !ok {
+						stops[s.name] = fmt.Sprintf("%d", conns)
+						stopped = append(stopped, fmt.Sprintf("%s stops at %d connections: %s", s.name, conns, why))
+					}
+				case st.N == 0 && agg.Excluded > 0:
+					note = "no valid repetition"
+				case st.N == 0:
+					note = "no measured value"
+				case st.Median <= 0:
+					note, plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
+					f.note("%s %s at %d connections: the median is %s, which a log axis cannot show; left out", s.name, cp.title, conns, trimFloat(st.Median))
+				}
+				if agg.Excluded > 0 {
+					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
+				}
+				for _, p := range g.Invalid() {
+					if v, ok := cp.metric.Value(p); ok && v > 0 && !math.IsInf(v, 0) {
+						excluded[pi] = append(excluded[pi], plotter.XY{X: float64(conns), Y: v * cp.scale})
+						ys[pi] = append(ys[pi], v*cp.scale)
+						anyPoint = true
+					}
+				}
+				if plotted {
+					q := connPoint{x: float64(conns), median: st.Median * cp.scale, lo: lo * cp.scale, hi: hi * cp.scale}
+					pts[pi][si] = append(pts[pi][si], q)
+					ys[pi] = append(ys[pi], q.median, q.hi)
+					if q.lo > 0 {
+						ys[pi] = append(ys[pi], q.lo)
+					}
+					anyRange = anyRange || band == results.BandRange
+					anyPoint = true
+				}
+				f.addRow(s.name, cp.metric.Name, cp.metric.Unit, strconv.Itoa(conns), strconv.Itoa(g.Points[0].Workload.Idle), results.FormatFloat(s.rate), strconv.Itoa(st.N),
+					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
+					strconv.Itoa(agg.Excluded), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+			}
+		}
+	}
+	if !anyPoint {
+		return nil
+	}
+
+	var ratios, controls []string
+	for _, s := range series {
+		if !s.control {
+			ratios = append(ratios, cpuRatio(s, top))
+			continue
+		}
+		controls = append(controls, controlText(s, series))
+	}
+	withControls := ""
+	if len(controls) > 0 {
+		withControls = " and their controls"
+	}
+	f.Caption = fmt.Sprintf("Each server cost against the number of connections (log x) for %d configuration(s)%s at one offered rate (%s): medians across valid repetitions, error bars their 95%% CI (or min–max range). Per-request CPU at %d ÷ at the smallest count ≥ %d connections, with its 95%% interval: %s.",
+		len(ratios), withControls, rateText(series), top, connBase, strings.Join(ratios, "; "))
+	if len(stopped) > 0 {
+		f.Caption += " " + strings.Join(stopped, "; ") + "."
+	}
+	if len(controls) > 0 {
+		f.Caption += " Control (large rings, in the model's colour, at the connections in all): idle connections held by another server on the same CPUs beside the model's own active ones — where a ring's p99 is near the model's point at that count, the machine's cost of connections, not the model, explains the tail: " +
+			strings.Join(controls, "; ") + "."
+	}
+	f.Caption += excludedCaption(excludedReps)
+	f.note("Error bars: %s.", bandText)
+	if anyRange {
+		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
+	}
+	if len(controls) == 0 {
+		f.note("No control in this run: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself (scripts/connscale -idle 9900 -idle-to other). Before reading the latency panels as a model's scaling, measure that control (the connections profile's conns=256,idle=9744 workload).")
+	}
+
+	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		const cols = 4
+		rows := [][]*plot.Plot{make([]*plot.Plot, cols), make([]*plot.Plot, cols)}
+		xmin, xmax := float64(counts[0])/1.5, float64(top)*1.5
+		styles := connStyles(series)
+		for pi, cp := range connPanels {
+			p := newPlot(tx(cp.title), tx("connections"), "")
+			p.X.Scale = plot.LogScale{}
+			p.X.Tick.Marker = logTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+			p.X.Min, p.X.Max = xmin, xmax
+			ymin, ymax, _ := logRange(ys[pi])
+			format := cp.format
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(format(v)) })
+			for si, s := range series {
+				gl := styles[si].glyph()
+				if s.control {
+					gl = controlGlyph(styles[si])
+				}
+				addConnSeries(p, pts[pi][si], styles[si], gl, !s.control, ymin)
+			}
+			addExcluded(p, excluded[pi])
+			rows[pi/cols][pi%cols] = p
+		}
+		l := newLegend()
+		anyControl := false
+		for si, s := range series {
+			if s.control {
+				anyControl = true
+				continue
+			}
+			st := styles[si]
+			label := s.name
+			if at, ok := stops[s.name]; ok {
+				label += " (stops at " + at + ": see caption)"
+			}
+			l.Add(tx(label), lineThumb{st.line()}, glyphThumb{st.glyph()})
+		}
+		if anyControl {
+			l.Add(tx("control: + idle conns elsewhere"), glyphThumb{controlGlyph(seriesStyle{Color: palette[len(palette)-1]})})
+		}
+		if slices.ContainsFunc(excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+		}
+		return rows, &l
+	}
+	return f
+}
+
+// rateText describes the series' offered rates: "5000 req/s".
+func rateText(series []*connSeries) string {
+	var rs []string
+	for _, s := range series {
+		r := fmt.Sprintf("%.0f req/s", s.rate)
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	return joinAnd(rs)
+}
+
+// addConnSeries draws one series' error bars, its markers in glyph, and,
+// if line is set, its median line.
+func addConnSeries(p *plot.Plot, pts []connPoint, st seriesStyle, glyph draw.GlyphStyle, line bool, ymin float64) {
+	if len(pts) == 0 {
+		return
+	}
+	med := make(plotter.XYs, len(pts))
+	for i, q := range pts {
+		med[i] = plotter.XY{X: q.x, Y: q.median}
+	}
+	for _, q := range pts {
+		if math.IsNaN(q.lo) || math.IsNaN(q.hi) {
+			continue
+		}
+		eb := errBar{x: q.x, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
+		if bars, err := plotter.NewYErrorBars(eb); err == nil {
+			bars.LineStyle = st.line()
+			bars.LineStyle.Dashes = nil
+			p.Add(bars)
+		}
+	}
+	if !line {
+		if sc, err := plotter.NewScatter(med); err == nil {
+			sc.GlyphStyle = glyph
+			p.Add(sc)
+		}
+		return
+	}
+	if ln, sc, err := plotter.NewLinePoints(med); err == nil {
+		ln.LineStyle = st.line()
+		sc.GlyphStyle = glyph
+		p.Add(ln, sc)
+	}
+}
+
+// controlText compares control series s's p99 with its model's at the
+// same number of connections, all of them active.
+func controlText(s *connSeries, series []*connSeries) string {
+	if len(s.groups) == 0 {
+		return s.name + ": no point"
+	}
+	at := s.conns[0]
+	active := strings.TrimSuffix(s.name, controlSuffix)
+	own := fmtStat(s.groups[0].Aggregate(results.LatencyP99).Stats, "ns")
+	if why := unavailableReason(s.groups[0]); why != "" {
+		own = "not run (" + why + ")"
+	}
+	text := fmt.Sprintf("%s with %s active and %s idle: p99 %s", active, s.active, s.idle, own)
+	for _, b := range series {
+		if b.name != s.base {
+			continue
+		}
+		if i := slices.Index(b.conns, at); i >= 0 {
+			other := fmtStat(b.groups[i].Aggregate(results.LatencyP99).Stats, "ns")
+			if unavailableReason(b.groups[i]) != "" {
+				other = "not run"
+			}
+			text += fmt.Sprintf(", against %s with all %d active", other, at)
+		}
+	}
+	return text
+}
