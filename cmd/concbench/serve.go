@@ -279,4 +279,3 @@ func (l *lineWriter) json(v any) {
 	}
 	l.line(string(b))
 }
-
