@@ -145,14 +145,17 @@ func lgamma(n int) float64 {
 // is drawn (uniformly, with replacement) from Service, ns — measured
 // service times, so that the prediction has the measured distribution,
 // not a fitted one; a request that finds a server idle first pays a setup
-// time drawn from Setup (none if empty); every response time then gets a
-// floor drawn from Floor (none if empty) — the measured loopback round
-// trip, which no queueing precedes.
+// time drawn from Setup (none if empty); after each service the server
+// stays occupied for a gap drawn from Gap (none if empty; the next
+// request waits for it, this one's response does not include it); every
+// response time then gets a floor drawn from Floor (none if empty) — the
+// measured loopback round trip, which no queueing precedes.
 type Simulation struct {
 	C        int
 	RatePerS float64
 	Service  []float64
 	Setup    []float64
+	Gap      []float64
 	Floor    []float64
 	// Requests is the number simulated (after as many again of warm-up);
 	// Seed makes the draw repeatable.
@@ -202,9 +205,10 @@ func SimulateQueue(s Simulation) Theory {
 		if start <= now {
 			start = now + draw(s.Setup)
 		}
-		free[j] = start + draw(s.Service)
+		end := start + draw(s.Service)
+		free[j] = end + draw(s.Gap)
 		if n >= s.Requests {
-			resp = append(resp, free[j]-now+draw(s.Floor))
+			resp = append(resp, end-now+draw(s.Floor))
 		}
 	}
 	t.MeanNs = MomentsOf(resp).Mean
