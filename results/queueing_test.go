@@ -107,4 +107,3 @@ func TestSimulateMM1(t *testing.T) {
 		t.Errorf("exponential samples' SCV %v, want ≈ 1", m.SCV())
 	}
 }
-

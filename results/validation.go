@@ -305,4 +305,3 @@ func (v *Validation) Judge() {
 		v.Verdict = fmt.Sprintf("not validated on this machine: %d of %d judged experiments outside ±%.0f%% of the M/G/1 prediction on the mean", failed, judged, 100*v.Tolerance)
 	}
 }
-
