@@ -245,3 +245,40 @@ func ReadValidation(dir string) (*results.Validation, error) {
 	}
 	return &v, nil
 }
+
+// chainSection is the report's "Measurement chain" section: a bench run's
+// short validation of the chain (validation.json in the run folder), or
+// why there is none.
+type chainSection struct {
+	Verdict string
+	Reasons []string
+	Head    []string
+	Rows    [][]string
+	Floor   string
+	Decomp  []string
+	Notes   []string
+	Link    string // validation.md, when present
+}
+
+// chainSectionOf reads the run folder's validation, if any.
+func chainSectionOf(dir string) *chainSection {
+	v, err := ReadValidation(dir)
+	switch {
+	case err != nil:
+		return &chainSection{Verdict: "Not validated in this run: " + err.Error()}
+	case v == nil:
+		return &chainSection{Verdict: "Not validated in this run (bench --chain 0, or a run made before concbench validate existed); run make validate for the full check"}
+	}
+	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: v.Notes, Link: ValidationMD,
+		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
+	for _, e := range v.Experiments {
+		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),
+			strconv.FormatFloat(e.Ratio, 'f', 3, 64), usf(e.Measured.P99Ns), usf(e.Predicted.P99Ns), verdictCell(e)})
+		s.Decomp = append(s.Decomp, e.Name+": "+e.Decomposition.String()+fmt.Sprintf("; gap to the prediction: lag %s + queue %s + dispatch %s + return %s = %s µs",
+			usf(e.Gap.GenLag), usf(e.Gap.Queue), usf(e.Gap.Dispatch), usf(e.Gap.Return), usf(e.Gap.Total)))
+	}
+	s.Floor = fmt.Sprintf("Floor (zero work, %g/s, idle server): %s µs mean (inbound %s + return %s), p99 %s µs. Prediction: M/G/1 (Pollaczek–Khinchine) with the service time the server measured and the achieved rate, plus the floor; the verdict judges the mean within ±%.0f%%.",
+		v.Floor.RatePerS, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P99Ns), 100*v.Tolerance)
+	return s
+}
