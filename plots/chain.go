@@ -73,6 +73,9 @@ func ValidationFigure(v *results.Validation) *Figure {
 	}
 	f.Caption = v.Verdict + "."
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		if len(works) == 0 {
+			return nil, nil // nothing was measured (the caption says why)
+		}
 		legend := newLegend()
 		panels := make([][]*plot.Plot, 2)
 		for row, p99 := range []bool{false, true} {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/loadgen"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -62,6 +63,7 @@ type benchFlags struct {
 	duration, warmup                   time.Duration
 	seed                               uint64
 	print, noFigures, relaxLoadChecks  bool
+	chain                              time.Duration
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -88,6 +90,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
+	fs.DurationVar(&f.chain, "chain", 10*time.Second, "after the run, check the measurement chain with one short concbench validate experiment (M/M/1 at ρ 0.5) of this window, ~5 s more for the floor and start-up, for the report's Measurement chain section; 0 skips it")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
@@ -133,6 +136,9 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
 		return fmt.Errorf("bench: %w (the points measured so far are in %s)", err, sum.Dir)
 	}
+	if !sum.Interrupted && f.chain > 0 {
+		benchChain(ctx, sum.Dir, f, stderr)
+	}
 	if err := finishRun(stdout, sum, !f.noFigures); err != nil {
 		return err
 	}
@@ -141,6 +147,30 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("bench: interrupted; continue with: concbench bench --resume %s", sum.Dir)
 	}
 	return nil
+}
+
+// benchChain runs a short validation of the measurement chain (one
+// M/M/1 experiment at ρ 0.5 with a window of f.chain) and writes it into
+// the run folder, where the report's Measurement chain section reads it.
+// A validation that cannot run is recorded as not validated, with why: it
+// never fails the bench.
+func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer) {
+	if v, _ := plots.ReadValidation(dir); v != nil {
+		return // a resumed run that has one
+	}
+	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--chain 0 skips it)\n", f.chain)
+	opt := harness.ValidateOptions{Binary: f.serverBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.chain,
+		FloorDuration: 2 * time.Second, ServerCPUs: f.serverCPUs, LoadCPUs: f.loadCPUs, Progress: stderr}
+	if f.relaxLoadChecks {
+		opt.Limits = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+	}
+	v, err := harness.Validate(ctx, opt)
+	if err != nil {
+		v = &results.Validation{Verdict: "not validated: the validation could not run: " + err.Error()}
+	}
+	if _, err := plots.WriteValidation(dir, v, []string{"svg"}); err != nil {
+		fmt.Fprintf(stderr, "concbench bench: the measurement chain: %v\n", err)
+	}
 }
 
 // finishRun reads the run in sum.Dir back and writes to stdout, in this
