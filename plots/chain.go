@@ -32,13 +32,21 @@ var chainSeries = []struct {
 	style seriesStyle
 	line  bool // a line without markers (a prediction)
 }{
-	{label: "measured", value: func(e *results.ChainExperiment, p99 bool) float64 { return pick(e.Measured.MeanNs, e.Measured.P99Ns, p99) },
+	{label: "measured", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Measured.MeanNs, e.Measured.P99Ns, p99)
+	},
 		style: styleOf(0)},
-	{label: "M/G/1 (P-K) + floor", value: func(e *results.ChainExperiment, p99 bool) float64 { return pick(e.Predicted.MeanNs, e.Predicted.P99Ns, p99) },
+	{label: "M/G/1 (P-K) + floor", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Predicted.MeanNs, e.Predicted.P99Ns, p99)
+	},
 		style: seriesStyle{Color: palette[1], Glyph: glyphs[1], Dash: theoryDash}, line: true},
-	{label: "M/G/1 + setup + gap", value: func(e *results.ChainExperiment, p99 bool) float64 { return pick(e.WithSetup.MeanNs, e.WithSetup.P99Ns, p99) },
+	{label: "M/G/1 + setup + gap", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.WithSetup.MeanNs, e.WithSetup.P99Ns, p99)
+	},
 		style: seriesStyle{Color: palette[2], Glyph: glyphs[2], Dash: dashes[2]}, line: true},
-	{label: "textbook (asked work, no floor)", value: func(e *results.ChainExperiment, p99 bool) float64 { return pick(e.Textbook.MeanNs, e.Textbook.P99Ns, p99) },
+	{label: "textbook (asked work, no floor)", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Textbook.MeanNs, e.Textbook.P99Ns, p99)
+	},
 		style: seriesStyle{Color: palette[7], Glyph: glyphs[7], Dash: dashes[1]}, line: true},
 }
 
