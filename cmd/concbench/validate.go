@@ -81,6 +81,9 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if fs.NArg() > 0 {
 		return fmt.Errorf("validate: unexpected argument %q (flags only)", fs.Arg(0))
 	}
+	if !(tolerance > 0 && tolerance < 1) || !(maxRho > 0 && maxRho < 1) {
+		return fmt.Errorf("validate: --tolerance %g or --max-rho %g out of range (accepted: each in (0, 1))", tolerance, maxRho)
+	}
 	rs, err := parseFloats(rhos)
 	if err != nil {
 		return fmt.Errorf("validate: --rho: %w", err)
