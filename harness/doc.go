@@ -160,8 +160,9 @@
 // Object, whose servant calls Work; the validation uses Leader/Followers)
 // — and the generator one capacity check per response, so neither the
 // bench nor the CI gate measures them. The server's trace is read back
-// over the control channel after the window (command "trace"), and
-// emptied just before it ("trace reset", from loadgen's OnWindow).
+// over the control channel after the run (command "trace"); it holds the
+// warm-up's requests too, which are earlier services for the window's
+// first ones.
 // Note: stamping the read and the write inside the models' session code
 // as well would split "dispatch" and "return" further, at the cost of
 // hooks in four models' hot paths; the validation derives the idle

@@ -117,6 +117,13 @@ func (o ValidateOptions) validate() error {
 	case o.Conns < 1 || o.Conns > 1024:
 		return fmt.Errorf("validate: conns %d out of range (accepted: 1..1024)", o.Conns)
 	}
+	maxRate := o.FloorRate
+	for _, r := range o.Rhos {
+		maxRate = max(maxRate, r*1e9/o.WorkNs)
+	}
+	if n := maxRate * (o.Warmup + max(o.Duration, o.FloorDuration)).Seconds() * 1.3; n > service.MaxTrace-2000 {
+		return fmt.Errorf("validate: %.0f requests/s for %v would overflow the server's trace (%d requests): shorten the duration or lengthen the work", maxRate, o.Warmup+max(o.Duration, o.FloorDuration), service.MaxTrace)
+	}
 	return nil
 }
 
@@ -252,11 +259,13 @@ func (c *chainResult) gen() []loadgen.TraceRecord {
 
 // chainRun starts a traced one-thread Leader/Followers server, drives it
 // open loop (Poisson, busy-polling) with the given work and rate, and
-// returns both traces. The server's trace is emptied just before the
-// window (OnWindow), so that it holds the window's requests.
+// returns both traces. The server's trace holds the warm-up's requests
+// too (they are earlier services for the window's first requests):
+// emptying it at the window's start from OnWindow would race with the
+// window's first requests on a busy machine, and lose them.
 func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadgen.Dist, rate float64, d time.Duration, seed uint64) (*chainResult, error) {
 	window := rate * d.Seconds()
-	srvCap := min(int(window*1.3)+2000, service.MaxTrace)
+	srvCap := min(int(rate*(d+opt.Warmup).Seconds()*1.3)+2000, service.MaxTrace)
 	args := []string{"serve", "--model", "leaderfollowers", "--threads", "1", "--protocol", "http",
 		"--cpus", opt.ServerCPUs, "--gomaxprocs", "1", "--trace", strconv.Itoa(srvCap)}
 	srv, err := startServer(sp, opt.Binary, args, "http")
@@ -264,23 +273,14 @@ func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadge
 		return nil, err
 	}
 	defer srv.stop()
-	var resetErr error
 	lc := loadgen.Config{
 		Addr: srv.addr, Protocol: "http", Conns: opt.Conns, Workers: 1, Rate: rate, Arrival: loadgen.Poisson,
 		Warmup: opt.Warmup, Duration: d, CPU: work, Seed: seed, Poll: loadgen.PollBusy, Limits: opt.Limits,
 		Trace: min(int(window*1.5)+1000, loadgen.MaxTrace),
-		OnWindow: func(start bool) {
-			if start {
-				_, resetErr = srv.control("trace reset")
-			}
-		},
 	}
 	res, err := loadgen.Run(ctx, lc)
 	if err != nil {
 		return nil, err
-	}
-	if resetErr != nil {
-		return nil, resetErr
 	}
 	b, err := srv.control("trace")
 	if err != nil {
