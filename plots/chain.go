@@ -171,12 +171,15 @@ func ValidationMarkdown(v *results.Validation, level string) string {
 			usf(d.GenLag), usf(d.Queue), usf(d.Dispatch), usf(d.Service), usf(d.Return), usf(d.Total), 100*d.IdleShare,
 			usf(d.IdleDispatch), usf(d.BusyDispatch), usf(g.GenLag), usf(g.Queue), usf(g.Dispatch), usf(g.Return), usf(g.Total))
 	}
+	for _, e := range v.Experiments {
+		for _, n := range e.Notes {
+			fmt.Fprintf(&b, "\n- %s: %s", e.Name, n)
+		}
+	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(&b, "\n- %s", n)
 	}
-	if len(v.Notes) > 0 {
-		b.WriteString("\n")
-	}
+	b.WriteString("\n")
 	return b.String()
 }
 
@@ -281,13 +284,16 @@ func chainSectionOf(dir string) *chainSection {
 		return &chainSection{Verdict: "Not validated in this run (bench --chain 0, or a run made before concbench validate existed); run make validate for the full check"}
 	}
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
-	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: v.Notes, Link: ValidationMD,
+	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
 		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
 	for _, e := range v.Experiments {
 		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),
 			strconv.FormatFloat(e.Ratio, 'f', 3, 64), usf(e.Measured.P99Ns), usf(e.Predicted.P99Ns), verdictCell(e)})
 		s.Decomp = append(s.Decomp, e.Name+": "+e.Decomposition.String()+fmt.Sprintf("; gap to the prediction: lag %s + queue %s + dispatch %s + return %s = %s µs",
 			usf(e.Gap.GenLag), usf(e.Gap.Queue), usf(e.Gap.Dispatch), usf(e.Gap.Return), usf(e.Gap.Total)))
+		for _, n := range e.Notes {
+			s.Notes = append(s.Notes, e.Name+": "+n)
+		}
 	}
 	s.Floor = fmt.Sprintf("Floor (zero work, %g/s, idle server): %s µs mean (inbound %s + return %s), p99 %s µs. Prediction: M/G/1 (Pollaczek–Khinchine) with the service time the server measured and the achieved rate, plus the floor; the verdict judges the mean within ±%.0f%%.",
 		v.Floor.RatePerS, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P99Ns), 100*v.Tolerance)

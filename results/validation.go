@@ -138,6 +138,10 @@ type ChainExperiment struct {
 	Pass    bool     `json:"pass"`
 	Verdict string   `json:"verdict"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Notes explain what the measured inputs say about the machine (a
+	// service time far from the asked work: the server's CPU ran other
+	// work), without changing the verdict.
+	Notes []string `json:"notes,omitempty"`
 	// Decomposition is the mean of each part; Gap the attribution of
 	// measured − predicted.
 	Decomposition Decomposition `json:"decomposition"`
@@ -207,6 +211,10 @@ func AnalyzeChain(in ChainInput) ChainExperiment {
 	sorted := slices.Sorted(slices.Values(svc))
 	e.Service = ServiceStats{MeanNs: sm.Mean, SCV: sm.SCV(), P50Ns: quantileOf(sorted, 0.5), P99Ns: quantileOf(sorted, 0.99)}
 	e.Rho = e.RatePerS * sm.Mean / 1e9
+	if r := sm.Mean / in.AskedNs; r > 1.2 || r < 0.8 {
+		e.Notes = append(e.Notes, fmt.Sprintf("the server measured a service time %.2f× the asked work (SCV %.2f, asked %.0f): its CPU ran other work too (another process, the hypervisor), or the calibration does not hold; the prediction uses the measured one",
+			r, sm.SCV(), e.Asked.SCV))
+	}
 
 	total := Samples(parts, Parts.Sum, nil)
 	slices.Sort(total)

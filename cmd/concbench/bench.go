@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"concbench/harness"
-	"concbench/loadgen"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -162,7 +161,7 @@ func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer)
 	opt := harness.ValidateOptions{Binary: f.serverBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.chain,
 		FloorDuration: 2 * time.Second, ServerCPUs: f.serverCPUs, LoadCPUs: f.loadCPUs, Progress: stderr}
 	if f.relaxLoadChecks {
-		opt.Limits = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+		opt.Limits = relaxedLimits
 	}
 	v, err := harness.Validate(ctx, opt)
 	if err != nil {

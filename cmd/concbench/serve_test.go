@@ -64,6 +64,32 @@ func (p *serveProc) command(t *testing.T, cmd string, v any) {
 	}
 }
 
+// readResponses reads n responses from c, calling each with every one in
+// order.
+func readResponses(t *testing.T, c net.Conn, codec wire.Codec, n int, each func(i int, resp *wire.Response)) {
+	t.Helper()
+	var in []byte
+	buf := make([]byte, 4096)
+	var resp wire.Response
+	for i := 0; i < n; {
+		k, err := codec.DecodeResponse(in, &resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 0 {
+			each(i, &resp)
+			in = in[k:]
+			i++
+			continue
+		}
+		m, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, buf[:m]...)
+	}
+}
+
 func TestServeControlChannel(t *testing.T) {
 	for _, model := range modelNames() {
 		for _, proto := range wire.Protocols {
@@ -88,28 +114,11 @@ func TestServeControlChannel(t *testing.T) {
 				if _, err := c.Write(out); err != nil {
 					t.Fatal(err)
 				}
-				var in []byte
-				buf := make([]byte, 4096)
-				var resp wire.Response
-				for i := 0; i < n; {
-					k, err := codec.DecodeResponse(in, &resp)
-					if err != nil {
+				readResponses(t, c, codec, n, func(i int, resp *wire.Response) {
+					if err := wire.Verify(&reqs[i], resp); err != nil {
 						t.Fatal(err)
 					}
-					if k > 0 {
-						if err := wire.Verify(&reqs[i], &resp); err != nil {
-							t.Fatal(err)
-						}
-						in = in[k:]
-						i++
-						continue
-					}
-					m, err := c.Read(buf)
-					if err != nil {
-						t.Fatal(err)
-					}
-					in = append(in, buf[:m]...)
-				}
+				})
 
 				var snap models.Snapshot
 				p.command(t, "snapshot", &snap)
@@ -173,22 +182,7 @@ func TestServeTrace(t *testing.T) {
 			if _, err := c.Write(out); err != nil {
 				t.Fatal(err)
 			}
-			var in []byte
-			buf := make([]byte, 4096)
-			var resp wire.Response
-			for got := 0; got < n; {
-				if k, err := codec.DecodeResponse(in, &resp); err != nil {
-					t.Fatal(err)
-				} else if k > 0 {
-					in, got = in[k:], got+1
-					continue
-				}
-				m, err := c.Read(buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				in = append(in, buf[:m]...)
-			}
+			readResponses(t, c, codec, n, func(int, *wire.Response) {})
 			var dump service.TraceDump
 			if tc.trace == "0" {
 				var e map[string]string

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"concbench/harness"
-	"concbench/loadgen"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -94,7 +93,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		Tolerance: tolerance, MaxJudgedRho: maxRho, Seed: seed, Progress: stderr,
 	}
 	if relax {
-		opt.Limits = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+		opt.Limits = relaxedLimits
 	}
 	v, err := harness.Validate(ctx, opt)
 	if err != nil {
@@ -131,6 +130,11 @@ func printValidation(w io.Writer, v *results.Validation) {
 		g := e.Gap
 		fmt.Fprintf(w, "%-12s %s\n%-12s gap: lag %s + queue %s + dispatch %s + return %s = %s µs; M/G/1 with setup + gap: %s µs mean (%.3f of measured)\n",
 			e.Name, e.Decomposition, "", us(g.GenLag), us(g.Queue), us(g.Dispatch), us(g.Return), us(g.Total), us(e.WithSetup.MeanNs), ratioOf(e.WithSetup.MeanNs, e.Measured.MeanNs))
+	}
+	for _, e := range v.Experiments {
+		for _, n := range e.Notes {
+			fmt.Fprintf(w, "note: %s: %s\n", e.Name, n)
+		}
 	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
