@@ -182,6 +182,8 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	v.Provenance.ServerGOMAXPROCS, v.Provenance.LoadGOMAXPROCS = 1, 2
 	if n := len(cur); n < 3 {
 		v.Notes = append(v.Notes, fmt.Sprintf("M/M/c with c ≥ 2 server threads not run: it needs c CPUs for the server and one for the generator, and this process may use %d", n))
+	} else {
+		v.Notes = append(v.Notes, "M/M/c with c ≥ 2 server threads not run: this version validates one server thread (the decomposition's queue part assumes one; the trace does not record which thread served a request)")
 	}
 	v.Notes = append(v.Notes, "model: Leader/Followers, 1 thread, HTTP/1.1 keep-alive; service time = the server's own timestamps around Service.Do (concbench serve --trace); response time = intended send (Poisson schedule) → kernel receive timestamp")
 	sp := newSpawner()

@@ -211,6 +211,9 @@ func AnalyzeChain(in ChainInput) ChainExperiment {
 	sorted := slices.Sorted(slices.Values(svc))
 	e.Service = ServiceStats{MeanNs: sm.Mean, SCV: sm.SCV(), P50Ns: quantileOf(sorted, 0.5), P99Ns: quantileOf(sorted, 0.99)}
 	e.Rho = e.RatePerS * sm.Mean / 1e9
+	if n := userStamped(gen); n > 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("%d of %d responses carry no kernel receive timestamp: their return part includes the generator's delay in reading them", n, len(gen)))
+	}
 	if r := sm.Mean / in.AskedNs; r > 1.2 || r < 0.8 {
 		e.Notes = append(e.Notes, fmt.Sprintf("the server measured a service time %.2f× the asked work (SCV %.2f, asked %.0f): its CPU ran other work too (another process, the hypervisor), or the calibration does not hold; the prediction uses the measured one",
 			r, sm.SCV(), e.Asked.SCV))
@@ -312,4 +315,16 @@ func (v *Validation) Judge() {
 	default:
 		v.Verdict = fmt.Sprintf("not validated on this machine: %d of %d judged experiments outside ±%.0f%% of the M/G/1 prediction on the mean", failed, judged, 100*v.Tolerance)
 	}
+}
+
+// userStamped counts the records whose receive time is the generator's
+// read, not the kernel's timestamp.
+func userStamped(gen []loadgen.TraceRecord) int {
+	n := 0
+	for _, g := range gen {
+		if !g.Kernel {
+			n++
+		}
+	}
+	return n
 }

@@ -28,7 +28,7 @@ func chainTrace(n int, rate, svcNs, lag, inbound, ret, extra float64, seed uint6
 		end := start + rng.ExpFloat64()*svcNs
 		free = end + extra
 		id := uint64(i + 1)
-		gen = append(gen, loadgen.TraceRecord{ID: id, IntendedNs: int64(t), SentNs: int64(sent), RecvNs: int64(end + ret)})
+		gen = append(gen, loadgen.TraceRecord{ID: id, IntendedNs: int64(t), SentNs: int64(sent), RecvNs: int64(end + ret), Kernel: true})
 		srv = append(srv, ServiceRecord{ID: id, StartNs: int64(start), EndNs: int64(end)})
 	}
 	window := int64(t - 1e9)
