@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -158,7 +159,15 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 		if len(cur) < 2 {
 			return nil, fmt.Errorf("validate: needs 2 CPUs (one for the server, one for the busy-polling generator); this process may use %d (%s)", len(cur), cur)
 		}
-		opt.ServerCPUs, opt.LoadCPUs = cur[:1].String(), cur[1:2].String()
+		if opt.ServerCPUs == "" {
+			opt.ServerCPUs = cur[:1].String()
+		}
+		if opt.LoadCPUs == "" {
+			opt.LoadCPUs = cur[1:2].String()
+		}
+	}
+	if err := disjoint(opt.ServerCPUs, opt.LoadCPUs); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
 	}
 	load, err := cpuset.Parse(opt.LoadCPUs)
 	if err != nil {
@@ -301,4 +310,24 @@ func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadge
 		r.srv[i] = results.ServiceRecord{ID: uint64(rec[0]), StartNs: rec[1], EndNs: rec[2]}
 	}
 	return r, nil
+}
+
+// disjoint checks that the server's and the generator's CPU lists parse
+// and share no CPU: the validation's generator busy-polls, and on the
+// server's CPU it would be part of every service time.
+func disjoint(server, load string) error {
+	a, err := cpuset.Parse(server)
+	if err != nil {
+		return fmt.Errorf("server CPUs: %w", err)
+	}
+	b, err := cpuset.Parse(load)
+	if err != nil {
+		return fmt.Errorf("load CPUs: %w", err)
+	}
+	for _, c := range a {
+		if slices.Contains(b, c) {
+			return fmt.Errorf("the server's CPUs %s and the load generator's %s share CPU %d (accepted: disjoint lists)", server, load, c)
+		}
+	}
+	return nil
 }

@@ -135,11 +135,15 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
 		return fmt.Errorf("bench: %w (the points measured so far are in %s)", err, sum.Dir)
 	}
+	chain := ""
 	if !sum.Interrupted && f.chain > 0 {
-		benchChain(ctx, sum.Dir, f, stderr)
+		chain = benchChain(ctx, sum.Dir, f, stderr)
 	}
 	if err := finishRun(stdout, sum, !f.noFigures); err != nil {
 		return err
+	}
+	if chain != "" {
+		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, plots.ValidationMD))
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {
@@ -152,10 +156,10 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 // M/M/1 experiment at ρ 0.5 with a window of f.chain) and writes it into
 // the run folder, where the report's Measurement chain section reads it.
 // A validation that cannot run is recorded as not validated, with why: it
-// never fails the bench.
-func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer) {
+// never fails the bench. It returns the verdict.
+func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer) string {
 	if v, _ := plots.ReadValidation(dir); v != nil {
-		return // a resumed run that has one
+		return v.Verdict // a resumed run that has one
 	}
 	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--chain 0 skips it)\n", f.chain)
 	opt := harness.ValidateOptions{Binary: f.serverBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.chain,
@@ -167,9 +171,13 @@ func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer)
 	if err != nil {
 		v = &results.Validation{Verdict: "not validated: the validation could not run: " + err.Error()}
 	}
+	if f.relaxLoadChecks {
+		v.Notes = append(v.Notes, "the load generator's checks on its own health were turned off (--relax-load-checks)")
+	}
 	if _, err := plots.WriteValidation(dir, v, []string{"svg"}); err != nil {
 		fmt.Fprintf(stderr, "concbench bench: the measurement chain: %v\n", err)
 	}
+	return v.Verdict
 }
 
 // finishRun reads the run in sum.Dir back and writes to stdout, in this
