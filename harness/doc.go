@@ -139,6 +139,8 @@
 // measured, never assumed: the service-time distribution as the server
 // itself timed it, the achieved arrival rate, and the floor, a run with
 // zero work at a low rate in which every request finds the server idle.
+// A closed-loop run (one request in flight per connection) measures the
+// service time under closed load too, to compare with the open load's.
 // results.AnalyzeChain states the models (M/G/1 by Pollaczek–Khinchine
 // plus the floor, judged; M/G/1 with the measured set-up and gap, and the
 // textbook closed form, shown) and the attribution of the gap.

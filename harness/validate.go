@@ -118,7 +118,7 @@ func (o ValidateOptions) validate() error {
 	case o.Conns < 1 || o.Conns > 1024:
 		return fmt.Errorf("validate: conns %d out of range (accepted: 1..1024)", o.Conns)
 	}
-	maxRate := o.FloorRate
+	maxRate := max(o.FloorRate, 1e9/o.WorkNs) // 1/work: the closed-loop run's most
 	for _, r := range o.Rhos {
 		maxRate = max(maxRate, r*1e9/o.WorkNs)
 	}
@@ -219,6 +219,20 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	progress("validate: floor %.1f µs mean (inbound %.1f, return %.1f), p99 %.1f µs over %d requests",
 		v.Floor.MeanNs/1e3, v.Floor.InboundNs/1e3, v.Floor.ReturnNs/1e3, v.Floor.P99Ns/1e3, v.Floor.Requests)
 
+	// The service time under closed load, as the issue that asked for this
+	// validation suspected it differs from the one under open load: the
+	// server's own timing of exponential work with every connection
+	// keeping one request in flight.
+	cd := min(opt.FloorDuration, opt.Duration)
+	progress("validate: closed loop: exponential work, %d connections, %v", opt.Conns, cd)
+	if cl, err := chainRun(ctx, sp, opt, loadgen.Exp(opt.WorkNs), 0, cd, opt.Seed+1); err != nil {
+		v.Notes = append(v.Notes, "the closed-loop service-time run failed: "+err.Error())
+	} else {
+		parts, _ := results.Join(cl.gen(), cl.srv)
+		v.ClosedService = results.ServiceStatsOf(results.Samples(parts, func(p results.Parts) int64 { return p.Service }, nil))
+		v.ClosedService.Requests = len(parts)
+	}
+
 	for i, work := range opt.Work {
 		for j, rho := range opt.Rhos {
 			if err := ctx.Err(); err != nil {
@@ -269,12 +283,17 @@ func (c *chainResult) gen() []loadgen.TraceRecord {
 }
 
 // chainRun starts a traced one-thread Leader/Followers server, drives it
-// open loop (Poisson, busy-polling) with the given work and rate, and
+// open loop (Poisson, busy-polling) with the given work and rate (0:
+// closed loop, one request in flight per connection), and
 // returns both traces. The server's trace holds the warm-up's requests
 // too (they are earlier services for the window's first requests):
 // emptying it at the window's start from OnWindow would race with the
 // window's first requests on a busy machine, and lose them.
 func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadgen.Dist, rate float64, d time.Duration, seed uint64) (*chainResult, error) {
+	closed := rate == 0
+	if closed {
+		rate = 1e9 / work.Mean() // at most one service per mean work on one thread
+	}
 	window := rate * d.Seconds()
 	srvCap := min(int(rate*(d+opt.Warmup).Seconds()*1.3)+2000, service.MaxTrace)
 	args := []string{"serve", "--model", "leaderfollowers", "--threads", "1", "--protocol", "http",
@@ -288,6 +307,9 @@ func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadge
 		Addr: srv.addr, Protocol: "http", Conns: opt.Conns, Workers: 1, Rate: rate, Arrival: loadgen.Poisson,
 		Warmup: opt.Warmup, Duration: d, CPU: work, Seed: seed, Poll: loadgen.PollBusy, Limits: opt.Limits,
 		Trace: min(int(window*1.5)+1000, loadgen.MaxTrace),
+	}
+	if closed {
+		lc.Closed, lc.Rate, lc.Outstanding = true, 0, 1
 	}
 	res, err := loadgen.Run(ctx, lc)
 	if err != nil {

@@ -30,6 +30,9 @@ func TestValidateChain(t *testing.T) {
 	if v.Floor.Requests == 0 || v.Floor.MeanNs <= 0 {
 		t.Errorf("floor %+v: no idle request measured", v.Floor)
 	}
+	if v.ClosedService.Requests == 0 || v.ClosedService.MeanNs <= 0 {
+		t.Errorf("closed-loop service %+v: no request measured (notes %v)", v.ClosedService, v.Notes)
+	}
 	if len(v.Experiments) != 1 {
 		t.Fatalf("%d experiments, want 1", len(v.Experiments))
 	}

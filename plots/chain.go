@@ -163,6 +163,9 @@ func ValidationMarkdown(v *results.Validation, level string) string {
 	for _, e := range v.Experiments {
 		fmt.Fprintf(&b, "| %s | %s | %.2f | %s | %.2f | %s / %s |\n", e.Name, usf(e.Asked.MeanNs), e.Asked.SCV, usf(e.Service.MeanNs), e.Service.SCV, usf(e.Service.P50Ns), usf(e.Service.P99Ns))
 	}
+	if c := v.ClosedService; c.Requests > 0 {
+		fmt.Fprintf(&b, "| closed loop (exp, one request in flight per connection) | | 1.00 | %s | %.2f | %s / %s |\n", usf(c.MeanNs), c.SCV, usf(c.P50Ns), usf(c.P99Ns))
+	}
 	b.WriteString("\nDecomposition of the mean response time (µs): generator lag (intended → sent) + queue (behind earlier services) + dispatch (send, or the previous service's end, → service start: loopback, wake-up, epoll, read, parse) + service + return (service end → kernel receive); idle: requests that found the server idle, and their dispatch (the set-up an idle server costs) against a busy server's gap between services. Gap: measured − predicted mean, attributed (lag; queue beyond P-K's wait; dispatch beyond the floor's inbound; return beyond the floor's).\n\n")
 	b.WriteString("| experiment | lag | queue | dispatch | service | return | = total | idle share | dispatch idle / busy | gap: lag + queue + dispatch + return = total |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, e := range v.Experiments {

@@ -24,9 +24,13 @@ type Validation struct {
 	MaxJudgedRho float64 `json:"max_judged_rho"`
 	// Floor is the measured fixed floor; Experiments the queueing
 	// experiments; Notes what was not run and why.
-	Floor       ChainFloor        `json:"floor"`
-	Experiments []ChainExperiment `json:"experiments"`
-	Notes       []string          `json:"notes,omitempty"`
+	Floor ChainFloor `json:"floor"`
+	// ClosedService is the service time the server measured under closed
+	// load (exponential work, one request in flight per connection), to
+	// compare with each open-loop experiment's.
+	ClosedService ServiceStats      `json:"closed_loop_service"`
+	Experiments   []ChainExperiment `json:"experiments"`
+	Notes         []string          `json:"notes,omitempty"`
 	// ClockUncertaintyNs bounds the error of joining the two processes'
 	// timestamps (the server's and the generator's calibrations, summed).
 	ClockUncertaintyNs int64      `json:"clock_uncertainty_ns"`
@@ -80,10 +84,11 @@ type LatencyStats struct {
 // ServiceStats describe a service-time distribution: asked (the requests'
 // CPU work) or measured (the server's own timestamps of Service.Do).
 type ServiceStats struct {
-	MeanNs float64 `json:"mean_ns"`
-	SCV    float64 `json:"scv"` // Var/mean²: 1 exponential, 0 constant
-	P50Ns  float64 `json:"p50_ns,omitempty"`
-	P99Ns  float64 `json:"p99_ns,omitempty"`
+	Requests int     `json:"requests,omitempty"`
+	MeanNs   float64 `json:"mean_ns"`
+	SCV      float64 `json:"scv"` // Var/mean²: 1 exponential, 0 constant
+	P50Ns    float64 `json:"p50_ns,omitempty"`
+	P99Ns    float64 `json:"p99_ns,omitempty"`
 }
 
 // Gap attributes the difference between the measured and the predicted
@@ -213,8 +218,8 @@ func AnalyzeChain(in ChainInput) ChainExperiment {
 	}
 	svc := Samples(parts, func(p Parts) int64 { return p.Service }, nil)
 	sm := MomentsOf(svc)
-	sorted := slices.Sorted(slices.Values(svc))
-	e.Service = ServiceStats{MeanNs: sm.Mean, SCV: sm.SCV(), P50Ns: quantileOf(sorted, 0.5), P99Ns: quantileOf(sorted, 0.99)}
+	e.Service = ServiceStatsOf(svc)
+	e.Service.Requests = len(svc)
 	e.Rho = e.RatePerS * sm.Mean / 1e9
 	if n := userStamped(gen); n > 0 {
 		e.Notes = append(e.Notes, fmt.Sprintf("%d of %d responses carry no kernel receive timestamp: their return part includes the generator's delay in reading them", n, len(gen)))
@@ -332,4 +337,11 @@ func userStamped(gen []loadgen.TraceRecord) int {
 		}
 	}
 	return n
+}
+
+// ServiceStatsOf describes the service times xs (ns).
+func ServiceStatsOf(xs []float64) ServiceStats {
+	m := MomentsOf(xs)
+	sorted := slices.Sorted(slices.Values(xs))
+	return ServiceStats{MeanNs: m.Mean, SCV: m.SCV(), P50Ns: quantileOf(sorted, 0.5), P99Ns: quantileOf(sorted, 0.99)}
 }

@@ -30,7 +30,9 @@ id.
 
 First the floor is measured: zero work at a low rate, every request to an
 idle server (the loopback round trip and the server's handling outside
-the service). Then each experiment's prediction is M/G/1 with the
+the service); then the service time under closed load (exponential work,
+one request in flight per connection), to compare with the open-load
+experiments' own. Then each experiment's prediction is M/G/1 with the
 measured service distribution and the achieved rate (Pollaczek–Khinchine
 mean, percentiles by simulation), plus the floor; an experiment is
 validated when its mean response time is within --tolerance of the
@@ -119,6 +121,10 @@ func printValidation(w io.Writer, v *results.Validation) {
 	us := func(ns float64) string { return fmt.Sprintf("%.1f", ns/1e3) }
 	fmt.Fprintf(w, "floor: %s µs mean (inbound %s + return %s), p99 %s µs, %d requests at %g/s\n\n",
 		us(v.Floor.MeanNs), us(v.Floor.InboundNs), us(v.Floor.ReturnNs), us(v.Floor.P99Ns), v.Floor.Requests, v.Floor.RatePerS)
+	if c := v.ClosedService; c.Requests > 0 {
+		fmt.Fprintf(w, "service time under closed load (exp work, one request in flight per connection): %s µs mean, SCV %.2f, p99 %s µs (open load: column S below)\n\n",
+			us(c.MeanNs), c.SCV, us(c.P99Ns))
+	}
 	fmt.Fprintf(w, "%-12s %6s %9s | %-22s | %-22s | %-19s | %s\n", "experiment", "ρ", "S µs/SCV", "measured mean/p50/p99", "predicted mean/p50/p99", "ratio mean/p50/p99", "verdict")
 	for _, e := range v.Experiments {
 		fmt.Fprintf(w, "%-12s %6.3f %5s/%.2f | %6s %6s %8s | %6s %6s %8s | %5.3f %5.3f %5.3f | %s\n", e.Name, e.Rho, us(e.Service.MeanNs), e.Service.SCV,
