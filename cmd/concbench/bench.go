@@ -89,7 +89,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
-	fs.DurationVar(&f.chain, "chain", 10*time.Second, "after the run, check the measurement chain with one short concbench validate experiment (M/M/1 at ρ 0.5) of this window, ~5 s more for the floor and start-up, for the report's Measurement chain section; 0 skips it")
+	fs.DurationVar(&f.chain, "chain", 10*time.Second, "after the run, check the measurement chain with one short concbench validate experiment (M/M/1 at ρ 0.5) of this window, ~8 s more for the floor, a closed-loop run and start-up, for the report's Measurement chain section; 0 skips it")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
 		return err
