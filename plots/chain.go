@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,8 +118,11 @@ func ValidationFigure(v *results.Validation) *Figure {
 						legend.Add(tx(s.label), ln, sc)
 					}
 				}
-				p.X.Min = 0
-				p.Y.Min = 0
+				// ρ from 0 to 1 (beyond, if a run was unstable), and room
+				// above the highest point, so that no point sits on a frame.
+				p.X.Min, p.Y.Min = 0, 0
+				p.X.Max = math.Max(1, p.X.Max*1.05)
+				p.Y.Max *= 1.1
 				panels[row] = append(panels[row], p)
 			}
 		}
