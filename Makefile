@@ -63,6 +63,16 @@ BENCHFLAGS ?=
 bench: build
 	$(BIN) bench --profile $(PROFILE) $(BENCHFLAGS)
 
+## validate: check the measurement chain against queueing theory (M/M/1 and
+## M/D/1 at rho 0.3, 0.5, 0.7, with the measured service time and floor) and
+## decompose each response time; about 2 minutes; results in
+## out/validate-<UTC time>/; exit 0 validated, 3 not validated.
+## VALIDATEFLAGS for more (see bin/concbench help validate)
+VALIDATEFLAGS ?=
+.PHONY: validate
+validate: build
+	$(BIN) validate $(VALIDATEFLAGS)
+
 ## figures: render the figures and the report of a run folder again:
 ## make figures RUN=out/bench-<UTC time>
 figures: build

@@ -148,6 +148,50 @@
 // servers are then the threads, not the CPUs) and the point says that
 // too.
 //
+// # Validating the measurement chain
+//
+// Validate (concbench validate, and one short experiment at the end of
+// every bench run) checks the chain that produces every number above
+// against queueing results whose answer is known. One server thread
+// (Leader/Followers with 1 thread and GOMAXPROCS 1, pinned to one CPU)
+// serves open-loop Poisson arrivals from one busy-polling worker on
+// another CPU, with exponential (M/M/1) or constant (M/D/1) CPU work; a
+// fresh server serves each experiment. The prediction's inputs are
+// measured, never assumed: the service-time distribution as the server
+// itself timed it, the achieved arrival rate, and the floor, a run with
+// zero work at a low rate in which every request finds the server idle.
+// A closed-loop run (one request in flight per connection) measures the
+// service time under closed load too, to compare with the open load's.
+// results.AnalyzeChain states the models (M/G/1 by Pollaczek–Khinchine
+// plus the floor, judged; M/G/1 with the measured set-up and gap, and the
+// textbook closed form, shown) and the attribution of the gap.
+//
+// Why per-request traces on a shared clock. A mean of the server's
+// service time and a mean of the latency cannot say where a gap comes
+// from; the question of issue 15 ("the chain adds delay, or the service
+// time under open load differs?") needs each request's path. The server
+// records, per request, its id and the start and end of Service.Do
+// (service.Trace, concbench serve --trace N), the generator the
+// intended send, the actual send and the kernel's receive timestamp
+// (loadgen.Config.Trace); both on CLOCK_MONOTONIC, which all processes on
+// a host share (internal/monoclock: Go's own vDSO clock read plus an
+// offset measured once, to well under a µs, which the validation
+// reports), so joining the two by request id decomposes every response
+// time exactly (results.Parts). Both traces are opt-in and preallocated:
+// off, the server pays one nil check per request in Service.Do — the one
+// hook, shared by every model that serves through Do (all but the Active
+// Object, whose servant calls Work; the validation uses Leader/Followers)
+// — and the generator one capacity check per response, so neither the
+// bench nor the CI gate measures them. The server's trace is read back
+// over the control channel after the run (command "trace"); it holds the
+// warm-up's requests too, which are earlier services for the window's
+// first ones.
+// Note: stamping the read and the write inside the models' session code
+// as well would split "dispatch" and "return" further, at the cost of
+// hooks in four models' hot paths; the validation derives the idle
+// server's set-up and the busy server's gap between services from the
+// joined timestamps instead (results.Decomposition).
+//
 // # CPUs and GOMAXPROCS
 //
 // By default the server runs on the first half of this process's CPUs and

@@ -303,6 +303,13 @@ type Config struct {
 	// zero field means its default (DefaultLimits).
 	Limits Limits `json:"limits"`
 
+	// Trace, if positive, keeps a per-request record (Result.Trace) of up
+	// to Trace measured requests answered ok — ids and intended, actual
+	// send and receive times on CLOCK_MONOTONIC — in arrays preallocated
+	// before the run (40 bytes a request); beyond it requests are counted
+	// as dropped. 0 (the default) records nothing. Max MaxTrace.
+	Trace int `json:"trace,omitempty"`
+
 	// stall, if set, makes every worker stop for stall.for every
 	// stall.every of the measurement, as a descheduled or frozen
 	// generator would: the tests' way to prove that the verdict catches a
@@ -486,6 +493,8 @@ func (c Config) Validate() error {
 		return errf("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
 	case c.Poll != PollSleep && c.Poll != PollBusy:
 		return errf("poll %q unknown (accepted: sleep, busy)", c.Poll)
+	case c.Trace < 0 || c.Trace > MaxTrace:
+		return errf("trace %d out of range (accepted: 0 for none, or 1..%d)", c.Trace, MaxTrace)
 	}
 	if err := c.Limits.validate(); err != nil {
 		return errf("%v", err)

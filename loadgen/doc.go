@@ -149,6 +149,12 @@
 // in-flight entry; a lookup table maps it to its class, so nothing is
 // allocated), merged into Result.Classes.
 //
+// With Config.Trace the workers also keep, in arrays preallocated before
+// the run, one record per measured request answered ok: its id and its
+// intended, actual send and receive times on the host's CLOCK_MONOTONIC
+// (Result.Trace), which concbench validate joins by id with the server's
+// own trace (concbench serve --trace) to decompose each response time.
+//
 // # Self-checks and the verdict
 //
 // Result.Valid is false, with Reasons and, for each, a short code in

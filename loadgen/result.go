@@ -180,6 +180,9 @@ type Result struct {
 	Generator Generator `json:"generator"`
 	// Hlog is the HdrHistogram log written, if any.
 	Hlog string `json:"hlog,omitempty"`
+	// Trace is the per-request record asked for with Config.Trace (nil
+	// without); not written with the result.
+	Trace *Trace `json:"-"`
 }
 
 // Check is a short, stable code for one of the verdict's checks, as

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"concbench/internal/cpuset"
+	"concbench/internal/monoclock"
 	"concbench/internal/sysstat"
 	"concbench/wire"
 )
@@ -497,7 +498,27 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	if set, err := cpuset.Current(); err == nil {
 		g.CPUs = set.String()
 	}
+	if cfg.Trace > 0 {
+		r.Trace = assembleTrace(ws, base)
+	}
 	return r
+}
+
+// assembleTrace converts the workers' trace records to CLOCK_MONOTONIC.
+// The workers' clock is time.Since(base), their kernel timestamps were
+// converted with base's wall-clock reading (recv): both are on base's
+// monotonic time line, which monoclock.At places on the host's.
+func assembleTrace(ws []*worker, base time.Time) *Trace {
+	off := monoclock.At(base)
+	t := &Trace{RealtimeOffsetNs: base.UnixNano() - off}
+	for _, w := range ws {
+		t.Dropped += w.traceDropped
+		for _, r := range w.trace {
+			t.Records = append(t.Records, TraceRecord{ID: r.id, IntendedNs: r.intended + off, SentNs: r.sent + off,
+				RecvNs: r.recv + off, Kernel: r.kernel, Corrected: r.corrected})
+		}
+	}
+	return t
 }
 
 // windowLead is how long before the window the window-start work runs

@@ -183,6 +183,10 @@ type worker struct {
 	fatal       error
 	lastUp      int64 // the last tick that found a connection up
 	unreachable bool  // the run stopped early: no connection for Timeout
+
+	trace        []traceRec // Config.Trace: preallocated, never grown
+	traceDropped int64
+	atKernel     bool // the responses being read carry the kernel's receive time
 }
 
 // newWorker returns worker idx of n for cfg (defaults applied) over the
@@ -216,6 +220,9 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 		spin:     int64(cfg.Spin),
 		oob:      make([]byte, 256),
 		realBase: base.UnixNano(),
+	}
+	if cfg.Trace > 0 {
+		w.trace = make([]traceRec, 0, (cfg.Trace+n-1)/n)
 	}
 	if w.closed {
 		w.maxFly = cfg.Outstanding
@@ -907,12 +914,14 @@ func (w *worker) read(c *conn) {
 		return
 	}
 	at := w.clock()
+	w.atKernel = false
 	if kts != 0 {
 		if k := kts - w.realBase; k <= at {
 			if w.measuring {
 				w.rxLag.record(at - k)
 			}
 			at = k
+			w.atKernel = true
 		}
 		w.st.kernelStamped++
 	} else {
@@ -1056,6 +1065,14 @@ func (w *worker) response(c *conn, at int64) bool {
 			w.ownLagFree.record(unc)
 		default:
 			w.ownLagFree.record(unc)
+		}
+		if cap(w.trace) > 0 {
+			if len(w.trace) < cap(w.trace) {
+				w.trace = append(w.trace, traceRec{id: e.id, intended: e.intended, sent: e.sent, recv: at,
+					kernel: w.atKernel, corrected: e.flags&(flagHeld|flagResent|flagQueued) != 0})
+			} else {
+				w.traceDropped++
+			}
 		}
 		w.corrected.record(lat)
 		w.classes.record(e.prio, lat)

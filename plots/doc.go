@@ -83,6 +83,13 @@
 // win — then the Summary table, the Figures, and last the Experiment,
 // Provenance and Validity sections with the run's warnings.
 //
+// A run folder that holds a validation of the measurement chain
+// (validation.json, written by concbench bench --validate or concbench
+// validate with WriteValidation) gets a Measurement chain section after the
+// figures; without one the section says the chain was not validated in
+// that run. WriteValidation also writes validation.md and the figure
+// chain.* (ValidationFigure: measured vs predicted over ρ).
+//
 // Output is deterministic for a given run: no timestamps in SVG, fixed
 // fonts (Liberation Sans, compiled in), stable orders. The PDF embeds its
 // fonts (≈200 KB per figure); the SVG does not, so viewers substitute a

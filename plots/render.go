@@ -149,6 +149,7 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 	a := analyze(r, pts, opts)
 	figs, omitted := a.figures()
 	rep := newReport(a, figs, omitted, formats)
+	rep.Chain = chainSectionOf(dir)
 	for i, f := range figs {
 		for _, format := range formats {
 			buf.Reset()

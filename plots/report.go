@@ -63,6 +63,9 @@ type report struct {
 
 	Figures []reportFigure
 	Omitted []string
+
+	// Chain is the measurement chain's validation in this run (chain.go).
+	Chain *chainSection
 }
 
 // item is a point (or configuration) and why it is listed.
@@ -435,7 +438,25 @@ Statistics warnings:
 Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}[{{base $f}}]({{$f}}){{end}}; data: [{{base .CSV}}]({{.CSV}}).
 {{end}}{{range .Omitted}}
 - {{.}}{{end}}
+{{with .Chain}}
+## Measurement chain
 
+**{{.Verdict}}.**
+{{range .Reasons}}
+- {{.}}{{end}}
+{{if .Rows}}
+|{{range .Head}} {{cell .}} |{{end}}
+{{sep (len .Head)}}
+{{range .Rows}}|{{range .}} {{cell .}} |{{end}}
+{{end}}
+{{.Floor}}
+{{range .Decomp}}
+- {{.}}{{end}}
+{{range .Notes}}
+- {{.}}{{end}}
+
+Details: [{{.Link}}]({{.Link}}).
+{{end}}{{end}}
 ## Experiment
 
 | configuration | model | arguments | threads |
@@ -569,6 +590,17 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 </figure>
 {{end}}{{if .Omitted}}<ul>{{range .Omitted}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
+{{with .Chain}}<h2>Measurement chain</h2>
+<p><strong>{{.Verdict}}.</strong></p>
+{{if .Reasons}}<ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Rows}}<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="notes">{{.Floor}}</p>
+<ul class="notes">{{range .Decomp}}<li>{{.}}</li>{{end}}{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
+<p>Details: <a href="{{.Link}}">{{.Link}}</a>.</p>{{end}}
+{{end}}
 <h2>Experiment</h2>
 <table>
 <tr><th>configuration</th><th>model</th><th>arguments</th><th>threads</th></tr>

@@ -98,4 +98,17 @@
 // column each, their rows (kind and load) aligned, with
 //
 //	go tool benchstat -col /config bench.txt
+//
+// # Queueing theory and the measurement chain
+//
+// MMc is the M/M/c ideal stored with every open point. For concbench
+// validate: PollaczekKhinchine (the M/G/1 mean), SetupMean (M/G/1 with a
+// set-up time for the first request of a busy period), MD1 (Erlang's
+// exact M/D/1 percentiles) and SimulateQueue (the Kiefer–Wolfowitz /
+// Lindley recursion with service, set-up and floor resampled from
+// measured samples: percentiles of M/G/1 and M/G/c, which have no closed
+// form). Join and Decompose join the generator's and the server's
+// per-request traces by id and split each response time into generator
+// lag, queue, dispatch, service and return (Parts); AnalyzeChain judges
+// one experiment and Validation is the whole record (validation.json).
 package results

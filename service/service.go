@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"concbench/internal/monoclock"
 	"concbench/wire"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// measuring one (tests; reproducing a recorded run on the same
 	// machine). Range 0.001..1e6 ns.
 	NsPerIter float64
+	// Trace, if not nil, records every request Do serves (concbench serve
+	// --trace). Nil, the default, costs Do one nil check.
+	Trace *Trace
 }
 
 // WithDefaults returns c with zero fields replaced by their defaults.
@@ -140,6 +144,20 @@ func (s *Service) Ledger() *Monitor { return s.ledger }
 // reuses scratch. resp.Checksum and HasChecksum are cleared (encoders
 // compute the checksum).
 func (s *Service) Do(req *wire.Request, resp *wire.Response, scratch []byte) []byte {
+	// The one hook of the trace (Config.Trace) in every model that serves
+	// through Do: its service is Do's whole work, from the decoded request
+	// to the filled response.
+	if t := s.cfg.Trace; t != nil {
+		start := monoclock.Now()
+		scratch = s.do(req, resp, scratch)
+		t.add(req.ID, start, monoclock.Now())
+		return scratch
+	}
+	return s.do(req, resp, scratch)
+}
+
+// do is Do without the trace.
+func (s *Service) do(req *wire.Request, resp *wire.Response, scratch []byte) []byte {
 	resp.ID = req.ID
 	resp.Close = req.Close
 	resp.Checksum, resp.HasChecksum = 0, false

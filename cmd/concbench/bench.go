@@ -77,6 +77,7 @@ type benchFlags struct {
 	seed                                      uint64
 	print, noFigures, relaxLoadChecks         bool
 	agent                                     agentFlags
+	validate                                  time.Duration
 }
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -104,6 +105,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&f.noFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; every point then says so)")
+	fs.DurationVar(&f.validate, "validate", 10*time.Second, "after the run, check the measurement chain with one short concbench validate experiment (M/M/1 at ρ 0.5) of this window, ~8 s more for the floor, a closed-loop run and start-up, for the report's Measurement chain section; 0 skips it")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
 	f.agent.register(fs)
 	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
@@ -121,11 +123,11 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var sum *harness.Summary
 	if f.resume != "" {
 		for name := range set {
-			// --no-figures and --out change what is done with the run, not
+			// --no-figures, --validate and --out change what is done with the run, not
 			// the experiment; --out is meaningless here (the folder is
 			// --resume's) and stays refused. The agents' flags say how
 			// the load is generated, as on the first invocation.
-			if name != "resume" && name != "no-figures" && !agentFlagNames[name] {
+			if name != "resume" && name != "no-figures" && name != "validate" && !agentFlagNames[name] {
 				return fmt.Errorf("bench: --resume takes the experiment from %s/run.json; --%s cannot change it", f.resume, name)
 			}
 		}
@@ -153,14 +155,49 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
 		return fmt.Errorf("bench: %w (the points measured so far are in %s)", err, sum.Dir)
 	}
+	chain := ""
+	if !sum.Interrupted && f.validate > 0 {
+		chain = benchChain(ctx, sum.Dir, f, stderr)
+	}
 	if err := finishRun(stdout, sum, !f.noFigures); err != nil {
 		return err
+	}
+	if chain != "" {
+		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, plots.ValidationMD))
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {
 		return fmt.Errorf("bench: interrupted; continue with: concbench bench --resume %s", sum.Dir)
 	}
 	return nil
+}
+
+// benchChain runs a short validation of the measurement chain (one
+// M/M/1 experiment at ρ 0.5 with a window of f.validate) and writes it into
+// the run folder, where the report's Measurement chain section reads it.
+// A validation that cannot run is recorded as not validated, with why: it
+// never fails the bench. It returns the verdict.
+func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer) string {
+	if v, _ := plots.ReadValidation(dir); v != nil {
+		return v.Verdict // a resumed run that has one
+	}
+	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--validate 0 skips it)\n", f.validate)
+	opt := harness.ValidateOptions{Binary: f.serverBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.validate,
+		FloorDuration: 2 * time.Second, ServerCPUs: f.serverCPUs, LoadCPUs: f.loadCPUs, Progress: stderr}
+	if f.relaxLoadChecks {
+		opt.Limits = relaxedLimits
+	}
+	v, err := harness.Validate(ctx, opt)
+	if err != nil {
+		v = &results.Validation{Verdict: "not validated: the validation could not run: " + err.Error()}
+	}
+	if f.relaxLoadChecks {
+		v.Notes = append(v.Notes, "the load generator's checks on its own health were turned off (--relax-load-checks)")
+	}
+	if _, err := plots.WriteValidation(dir, v, []string{"svg"}); err != nil {
+		fmt.Fprintf(stderr, "concbench bench: the measurement chain: %v\n", err)
+	}
+	return v.Verdict
 }
 
 // finishRun reads the run in sum.Dir back and writes to stdout, in this

@@ -8,6 +8,7 @@
 //	concbench bench [--profile P]       run an experiment, then render its figures and report
 //	concbench figures --run DIR         render a run folder's figures and report
 //	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
+//	concbench validate [flags]          check the measurement chain against queueing theory (exit 0 validated, 3 not validated)
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
 //	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
@@ -76,6 +77,7 @@ var commands = []command{
 	{name: "gate", summary: "the CI performance-regression gate: the current tree against a base commit (same job) or the committed baseline; exit 0 pass, 1 regression, 2 undecided", run: runGate},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
 	{name: "agent", summary: "a load-generator agent: runs a share of a coordinator's load (load --agents) and returns its histograms and verdict", run: runAgent},
+	{name: "validate", summary: "check the measurement chain against queueing theory (M/M/1, M/D/1 with measured service and floor) and decompose each response time; exit 0 validated, 3 not validated", run: runValidate},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }

@@ -37,6 +37,11 @@ by one line of JSON on standard output:
   snapshot tasks  the same plus per-thread sums from /proc/self/task
                   (context switches, run-queue wait); costs ~50 µs a thread
   info            what runs, with which settings (models.Info)
+  trace           with --trace: the requests served since the last reset,
+                  {"records":[[id,start_ns,end_ns],…],"dropped":n,…}
+                  (CLOCK_MONOTONIC ns of each request's service, from
+                  the server's own clock; see concbench validate)
+  trace reset     with --trace: empty the trace (call it between loads)
   quit            close the server and exit
 
 SIGUSR1 also prints a snapshot. End of input stops the control channel but
@@ -56,6 +61,7 @@ type serveFlags struct {
 	accounts                     int
 	initialBalance               int64
 	nsPerIter                    float64
+	trace                        int
 }
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -76,6 +82,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.IntVar(&f.accounts, "accounts", 0, fmt.Sprintf("ledger accounts; 0 for %d", service.DefaultAccounts))
 	fs.Int64Var(&f.initialBalance, "initial-balance", 0, fmt.Sprintf("initial balance of each account; 0 for %d", service.DefaultInitialBalance))
 	fs.Float64Var(&f.nsPerIter, "ns-per-iter", 0, "CPU-work calibration to use instead of measuring one (ns per iteration); 0 measures")
+	fs.IntVar(&f.trace, "trace", 0, fmt.Sprintf("record each request's service start and end (CLOCK_MONOTONIC) for up to N requests, read with the control command trace; 0 (default) off, max %d; not the Active Object model", service.MaxTrace))
 
 	starts := map[string]startFunc{}
 	owner := map[string]string{} // model-specific flag → its model
@@ -119,6 +126,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if f.gomaxprocs < 0 || f.gomaxprocs > 4096 {
 		return fmt.Errorf("serve: --gomaxprocs %d out of range (accepted: 0 for the default, or 1..4096)", f.gomaxprocs)
 	}
+	if f.trace < 0 || f.trace > service.MaxTrace {
+		return fmt.Errorf("serve: --trace %d out of range (accepted: 0 for off, or 1..%d)", f.trace, service.MaxTrace)
+	}
 	if f.headerTimeout < 0 {
 		return fmt.Errorf("serve: --header-timeout %v is negative (accepted: 0 to disable, or a positive duration)", f.headerTimeout)
 	}
@@ -138,7 +148,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	svc, err := service.New(service.Config{Accounts: f.accounts, InitialBalance: f.initialBalance, NsPerIter: f.nsPerIter})
+	var trace *service.Trace
+	if f.trace > 0 {
+		trace = service.NewTrace(f.trace)
+	}
+	svc, err := service.New(service.Config{Accounts: f.accounts, InitialBalance: f.initialBalance, NsPerIter: f.nsPerIter, Trace: trace})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -167,7 +181,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
 	quit := make(chan struct{})
-	go control(stdin, out, srv, info, quit)
+	go control(stdin, out, srv, info, trace, quit)
 	for {
 		select {
 		case <-ctx.Done():
@@ -226,7 +240,7 @@ func serveInfo(f *serveFlags, srv models.Server, codec wire.Codec, svc *service.
 }
 
 // control answers the control channel until end of input or "quit".
-func control(in io.Reader, out *lineWriter, srv models.Server, info models.Info, quit chan<- struct{}) {
+func control(in io.Reader, out *lineWriter, srv models.Server, info models.Info, trace *service.Trace, quit chan<- struct{}) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -239,11 +253,18 @@ func control(in io.Reader, out *lineWriter, srv models.Server, info models.Info,
 			out.json(models.TakeSnapshot(srv, true))
 		case fields[0] == "info" && len(fields) == 1:
 			out.json(info)
+		case fields[0] == "trace" && trace == nil:
+			out.json(map[string]string{"error": "trace: the server runs without --trace"})
+		case fields[0] == "trace" && len(fields) == 1:
+			out.json(trace.Dump())
+		case fields[0] == "trace" && slices.Equal(fields[1:], []string{"reset"}):
+			trace.Reset()
+			out.json(map[string]bool{"reset": true})
 		case fields[0] == "quit" && len(fields) == 1:
 			close(quit)
 			return
 		default:
-			out.json(map[string]string{"error": fmt.Sprintf("unknown command %q (accepted: snapshot, snapshot tasks, info, quit)", sc.Text())})
+			out.json(map[string]string{"error": fmt.Sprintf("unknown command %q (accepted: snapshot, snapshot tasks, info, trace, trace reset, quit)", sc.Text())})
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/service"
 	"concbench/wire"
 )
 
@@ -63,6 +64,32 @@ func (p *serveProc) command(t *testing.T, cmd string, v any) {
 	}
 }
 
+// readResponses reads n responses from c, calling each with every one in
+// order.
+func readResponses(t *testing.T, c net.Conn, codec wire.Codec, n int, each func(i int, resp *wire.Response)) {
+	t.Helper()
+	var in []byte
+	buf := make([]byte, 4096)
+	var resp wire.Response
+	for i := 0; i < n; {
+		k, err := codec.DecodeResponse(in, &resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 0 {
+			each(i, &resp)
+			in = in[k:]
+			i++
+			continue
+		}
+		m, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, buf[:m]...)
+	}
+}
+
 func TestServeControlChannel(t *testing.T) {
 	for _, m := range modelTable {
 		model := m.name
@@ -93,28 +120,11 @@ func TestServeControlChannel(t *testing.T) {
 				if _, err := c.Write(out); err != nil {
 					t.Fatal(err)
 				}
-				var in []byte
-				buf := make([]byte, 4096)
-				var resp wire.Response
-				for i := 0; i < n; {
-					k, err := codec.DecodeResponse(in, &resp)
-					if err != nil {
+				readResponses(t, c, codec, n, func(i int, resp *wire.Response) {
+					if err := wire.Verify(&reqs[i], resp); err != nil {
 						t.Fatal(err)
 					}
-					if k > 0 {
-						if err := wire.Verify(&reqs[i], &resp); err != nil {
-							t.Fatal(err)
-						}
-						in = in[k:]
-						i++
-						continue
-					}
-					m, err := c.Read(buf)
-					if err != nil {
-						t.Fatal(err)
-					}
-					in = append(in, buf[:m]...)
-				}
+				})
 
 				var snap models.Snapshot
 				p.command(t, "snapshot", &snap)
@@ -148,6 +158,62 @@ func TestServeControlChannel(t *testing.T) {
 				p.done <- nil // for the cleanup
 			})
 		}
+	}
+}
+
+// TestServeTrace checks --trace and the control commands trace and trace
+// reset: every request served is recorded once, with its id, and reset
+// empties the trace; without --trace the command is refused.
+func TestServeTrace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		trace string
+	}{{name: "on", trace: "100"}, {name: "off", trace: "0"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startServe(t, "--model", "leaderfollowers", "--threads", "1", "--protocol", "binary", "--trace", tc.trace)
+			codec, err := wire.New("binary", wire.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := net.Dial("tcp", p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			const n = 5
+			var out []byte
+			for i := range n {
+				out = codec.AppendRequest(out, &wire.Request{ID: uint64(100 + i), Op: wire.OpWork, CPU: 1000})
+			}
+			if _, err := c.Write(out); err != nil {
+				t.Fatal(err)
+			}
+			readResponses(t, c, codec, n, func(int, *wire.Response) {})
+			var dump service.TraceDump
+			if tc.trace == "0" {
+				var e map[string]string
+				p.command(t, "trace", &e)
+				if !strings.Contains(e["error"], "without --trace") {
+					t.Errorf("trace without --trace answered %v", e)
+				}
+				return
+			}
+			p.command(t, "trace", &dump)
+			if len(dump.Records) != n || dump.Dropped != 0 || dump.Capacity != 100 {
+				t.Fatalf("trace: %d records, %d dropped, capacity %d; want %d, 0, 100", len(dump.Records), dump.Dropped, dump.Capacity, n)
+			}
+			for i, r := range dump.Records {
+				if r[0] != int64(100+i) || r[2] < r[1] {
+					t.Errorf("record %d: %v", i, r)
+				}
+			}
+			var ok map[string]bool
+			p.command(t, "trace reset", &ok)
+			p.command(t, "trace", &dump)
+			if !ok["reset"] || len(dump.Records) != 0 {
+				t.Errorf("after reset (%v): %d records", ok, len(dump.Records))
+			}
+		})
 	}
 }
 
@@ -205,6 +271,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{name: "cpus offline", args: []string{"--model", "netpoll", "--cpus", "1000"}, want: "not online"},
 		{name: "bad address", args: []string{"--model", "threadperconn", "--addr", "256.0.0.1:0"}, want: "256.0.0.1"},
 		{name: "stray argument", args: []string{"--model", "netpoll", "extra"}, want: `unexpected argument "extra"`},
+		{name: "trace", args: []string{"--model", "netpoll", "--trace", "-1"}, want: "--trace -1 out of range"},
 		{name: "unknown flag", args: []string{"--modle", "netpoll"}, want: "flag provided but not defined: -modle (run 'concbench help serve'"},
 	}
 	for _, tc := range tests {

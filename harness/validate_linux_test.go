@@ -1,0 +1,59 @@
+package harness
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"concbench/internal/cpuset"
+)
+
+// TestValidateChain runs the measurement chain end to end, briefly: a
+// traced server, the traced load generator, the join and the
+// decomposition. It asserts the mechanics, never a timing: every measured
+// request is joined with the server's record of it, none is lost, and the
+// parts of each experiment's mean sum to its mean response time.
+func TestValidateChain(t *testing.T) {
+	if cur, err := cpuset.Current(); err != nil || len(cur) < 2 {
+		t.Skip("validate needs 2 CPUs")
+	}
+	v, err := Validate(context.Background(), ValidateOptions{
+		Binary: serverBinary, Work: []string{"exp"}, WorkNs: 20e3, Rhos: []float64{0.3},
+		Warmup: 100 * time.Millisecond, Duration: 400 * time.Millisecond,
+		FloorRate: 500, FloorDuration: 300 * time.Millisecond, Conns: 4, Limits: relaxed, Seed: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Floor.Requests == 0 || v.Floor.MeanNs <= 0 {
+		t.Errorf("floor %+v: no idle request measured", v.Floor)
+	}
+	if v.ClosedService.Requests == 0 || v.ClosedService.MeanNs <= 0 {
+		t.Errorf("closed-loop service %+v: no request measured (notes %v)", v.ClosedService, v.Notes)
+	}
+	if len(v.Experiments) != 1 {
+		t.Fatalf("%d experiments, want 1", len(v.Experiments))
+	}
+	for _, e := range v.Experiments {
+		t.Run(strings.ReplaceAll(e.Name, " ", "_"), func(t *testing.T) {
+			d := e.Decomposition
+			if d.Requests == 0 || d.Unmatched != 0 || e.ServerDropped != 0 {
+				t.Fatalf("joined %d, unmatched %d, server dropped %d; reasons %v", d.Requests, d.Unmatched, e.ServerDropped, e.Reasons)
+			}
+			if sum := d.GenLag + d.Queue + d.Dispatch + d.Service + d.Return; math.Abs(sum-d.Total) > 1e-6*d.Total {
+				t.Errorf("parts sum to %v, mean response time %v", sum, d.Total)
+			}
+			if e.Measured.MeanNs != d.Total || e.Service.MeanNs <= 0 || !e.Predicted.Stable && e.Rho < 1 {
+				t.Errorf("measured %+v, service %+v, predicted %+v", e.Measured, e.Service, e.Predicted)
+			}
+			if g := e.Gap; e.Predicted.Stable && math.Abs(g.Total-(e.Measured.MeanNs-e.Predicted.MeanNs)) > 1e-6*e.Measured.MeanNs {
+				t.Errorf("gap %v, want measured − predicted %v", g.Total, e.Measured.MeanNs-e.Predicted.MeanNs)
+			}
+		})
+	}
+	if v.Verdict == "" {
+		t.Error("no verdict")
+	}
+}

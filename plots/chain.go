@@ -1,0 +1,308 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"concbench/results"
+)
+
+// The files of a validation (concbench validate), in its own folder or in
+// a bench run's.
+const (
+	ValidationJSON = "validation.json"
+	ValidationMD   = "validation.md"
+	ChainFigure    = "chain" // figures/chain.<format>
+)
+
+// chainSeries are the figure's lines: what each plots, and how it looks.
+var chainSeries = []struct {
+	label string
+	value func(e *results.ChainExperiment, p99 bool) float64
+	style seriesStyle
+	line  bool // a line without markers (a prediction)
+}{
+	{label: "measured", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Measured.MeanNs, e.Measured.P99Ns, p99)
+	},
+		style: styleOf(0)},
+	{label: "M/G/1 (P-K) + floor", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Predicted.MeanNs, e.Predicted.P99Ns, p99)
+	},
+		style: seriesStyle{Color: palette[1], Glyph: glyphs[1], Dash: theoryDash}, line: true},
+	{label: "M/G/1 + setup + gap", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.WithSetup.MeanNs, e.WithSetup.P99Ns, p99)
+	},
+		style: seriesStyle{Color: palette[2], Glyph: glyphs[2], Dash: dashes[2]}, line: true},
+	{label: "textbook (asked work, no floor)", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Textbook.MeanNs, e.Textbook.P99Ns, p99)
+	},
+		style: seriesStyle{Color: palette[7], Glyph: glyphs[7], Dash: dashes[1]}, line: true},
+}
+
+func pick(mean, p99 float64, wantP99 bool) float64 {
+	if wantP99 {
+		return p99
+	}
+	return mean
+}
+
+// ValidationFigure returns the measured response time against the
+// predictions over the utilization: one column per work distribution,
+// the mean on top, p99 below.
+func ValidationFigure(v *results.Validation) *Figure {
+	f := &Figure{Name: ChainFigure, Title: "Measurement chain: measured vs predicted response time",
+		Header: []string{"experiment", "work", "rho", "series", "statistic", "latency_us"},
+		Width:  7 * vg.Inch, Height: 5 * vg.Inch}
+	var works []string
+	for _, e := range v.Experiments {
+		if !slices.Contains(works, e.Work) {
+			works = append(works, e.Work)
+		}
+	}
+	for _, e := range v.Experiments {
+		for _, s := range chainSeries {
+			for _, p99 := range []bool{false, true} {
+				if y := s.value(&e, p99); y > 0 {
+					f.addRow(e.Name, e.Work, strconv.FormatFloat(e.Rho, 'f', 3, 64), s.label, pick2("mean", "p99", p99), strconv.FormatFloat(y/1e3, 'f', 2, 64))
+				}
+			}
+		}
+	}
+	f.Caption = v.Verdict + "."
+	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+		if len(works) == 0 {
+			return nil, nil // nothing was measured (the caption says why)
+		}
+		legend := newLegend()
+		panels := make([][]*plot.Plot, 2)
+		for row, p99 := range []bool{false, true} {
+			for _, w := range works {
+				title := map[string]string{"exp": "exponential work (M/M/1)", "fixed": "constant work (M/D/1)"}[w]
+				p := newPlot(tx(title), tx("utilization ρ (measured)"), tx(pick2("mean", "p99", p99)+" response time (µs)"))
+				if row == 1 {
+					p.Title.Text = ""
+				}
+				for _, s := range chainSeries {
+					var xys plotter.XYs
+					for _, e := range v.Experiments {
+						if y := s.value(&e, p99); e.Work == w && y > 0 && e.Rho > 0 {
+							xys = append(xys, plotter.XY{X: e.Rho, Y: y / 1e3})
+						}
+					}
+					if len(xys) == 0 {
+						continue
+					}
+					ln, sc, err := plotter.NewLinePoints(xys)
+					if err != nil {
+						continue
+					}
+					ln.LineStyle = s.style.line()
+					sc.GlyphStyle = s.style.glyph()
+					if s.line {
+						sc.GlyphStyle.Radius = vg.Points(1.5)
+					}
+					p.Add(ln, sc)
+					if row == 0 && w == works[0] {
+						legend.Add(tx(s.label), ln, sc)
+					}
+				}
+				// ρ from 0 to 1 (beyond, if a run was unstable), and room
+				// above the highest point, so that no point sits on a frame.
+				p.X.Min, p.Y.Min = 0, 0
+				p.X.Max = math.Max(1, p.X.Max*1.05)
+				p.Y.Max *= 1.1
+				panels[row] = append(panels[row], p)
+			}
+		}
+		return panels, &legend
+	}
+	return f
+}
+
+func pick2(a, b string, second bool) string {
+	if second {
+		return b
+	}
+	return a
+}
+
+// ValidationMarkdown returns the validation as a Markdown section (heading
+// level given by level, e.g. "##"): the verdict, the table of measured,
+// predicted, ratio and verdict per experiment, the service time asked and
+// measured, the floor, and the decomposition of each response time with
+// the attribution of the gap.
+func ValidationMarkdown(v *results.Validation, level string) string {
+	var b strings.Builder
+	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+	fmt.Fprintf(&b, "%s Measurement chain\n\n**%s.**\n\n", level, capitalize(v.Verdict))
+	if len(v.Reasons) > 0 {
+		for _, r := range v.Reasons {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Prediction: M/G/1 with measured inputs — the Pollaczek–Khinchine mean with the service time the server measured around Service.Do (its own CLOCK_MONOTONIC timestamps) and the achieved arrival rate, plus the measured floor; percentiles by simulating the queue with measured service times and floors resampled. Verdict: the mean within ±%.0f%% at ρ ≤ %g. Response time: intended send (Poisson schedule) → kernel receive timestamp.\n\n", 100*v.Tolerance, v.MaxJudgedRho)
+	fmt.Fprintf(&b, "| experiment | ρ | measured mean / p50 / p99 (µs) | predicted mean / p50 / p99 (µs) | ratio mean / p50 / p99 | with setup + gap mean / p99 (µs) | textbook mean / p99 (µs) | verdict |\n|---|---|---|---|---|---|---|---|\n")
+	for _, e := range v.Experiments {
+		fmt.Fprintf(&b, "| %s | %.3f | %s / %s / %s | %s / %s / %s | %.3f / %.3f / %.3f | %s / %s | %s / %s | %s |\n",
+			e.Name, e.Rho, usf(e.Measured.MeanNs), usf(e.Measured.P50Ns), usf(e.Measured.P99Ns),
+			usf(e.Predicted.MeanNs), usf(e.Predicted.P50Ns), usf(e.Predicted.P99Ns), e.Ratio, e.RatioP50, e.RatioP99,
+			usf(e.WithSetup.MeanNs), usf(e.WithSetup.P99Ns), usf(e.Textbook.MeanNs), usf(e.Textbook.P99Ns), verdictCell(e))
+	}
+	fmt.Fprintf(&b, "\nFloor (zero work, %g/s, every request to an idle server, %d requests): mean %s µs = inbound %s (send → service start) + return %s (service end → receive); p50 %s, p99 %s µs. Clock join uncertainty ≤ %.2f µs.\n\n",
+		v.Floor.RatePerS, v.Floor.Requests, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P50Ns), usf(v.Floor.P99Ns), float64(v.ClockUncertaintyNs)/1e3)
+	b.WriteString("Service time, asked vs measured by the server:\n\n| experiment | asked mean (µs) | asked SCV | measured mean (µs) | measured SCV | measured p50 / p99 (µs) |\n|---|---|---|---|---|---|\n")
+	for _, e := range v.Experiments {
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %s | %.2f | %s / %s |\n", e.Name, usf(e.Asked.MeanNs), e.Asked.SCV, usf(e.Service.MeanNs), e.Service.SCV, usf(e.Service.P50Ns), usf(e.Service.P99Ns))
+	}
+	if c := v.ClosedService; c.Requests > 0 {
+		fmt.Fprintf(&b, "| closed loop (exp, one request in flight per connection) | | 1.00 | %s | %.2f | %s / %s |\n", usf(c.MeanNs), c.SCV, usf(c.P50Ns), usf(c.P99Ns))
+	}
+	b.WriteString("\nDecomposition of the mean response time (µs): generator lag (intended → sent) + queue (behind earlier services) + dispatch (send, or the previous service's end, → service start: loopback, wake-up, epoll, read, parse) + service + return (service end → kernel receive); idle: requests that found the server idle, and their dispatch (the set-up an idle server costs) against a busy server's gap between services. Gap: measured − predicted mean, attributed (lag; queue beyond P-K's wait; dispatch beyond the floor's inbound; return beyond the floor's).\n\n")
+	b.WriteString("| experiment | lag | queue | dispatch | service | return | = total | idle share | dispatch idle / busy | gap: lag + queue + dispatch + return = total |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, e := range v.Experiments {
+		d, g := e.Decomposition, e.Gap
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.0f%% | %s / %s | %s + %s + %s + %s = %s |\n", e.Name,
+			usf(d.GenLag), usf(d.Queue), usf(d.Dispatch), usf(d.Service), usf(d.Return), usf(d.Total), 100*d.IdleShare,
+			usf(d.IdleDispatch), usf(d.BusyDispatch), usf(g.GenLag), usf(g.Queue), usf(g.Dispatch), usf(g.Return), usf(g.Total))
+	}
+	for _, e := range v.Experiments {
+		for _, n := range e.Notes {
+			fmt.Fprintf(&b, "\n- %s: %s", e.Name, n)
+		}
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(&b, "\n- %s", n)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func verdictCell(e results.ChainExperiment) string {
+	if len(e.Reasons) == 0 {
+		return e.Verdict
+	}
+	return e.Verdict + ": " + strings.Join(e.Reasons, "; ")
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// WriteValidation writes v into dir: validation.json, validation.md (with
+// the figure) and figures/chain.<format> with its CSV; it returns the
+// files written.
+func WriteValidation(dir string, v *results.Validation, formats []string) (files []string, err error) {
+	formats, err = checkFormats(formats)
+	if err != nil {
+		return nil, err
+	}
+	write := func(rel string, data []byte) error {
+		path := filepath.Join(dir, rel)
+		if err := results.WriteFile(path, data); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := write(ValidationJSON, append(js, '\n')); err != nil {
+		return files, err
+	}
+	fig := ValidationFigure(v)
+	for _, format := range formats {
+		var buf bytes.Buffer
+		if err := fig.Render(&buf, format); err != nil {
+			return files, err
+		}
+		if err := write(filepath.Join(FiguresDir, fig.Name+"."+format), buf.Bytes()); err != nil {
+			return files, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := fig.WriteCSV(&buf); err != nil {
+		return files, err
+	}
+	if err := write(filepath.Join(FiguresDir, fig.Name+".csv"), buf.Bytes()); err != nil {
+		return files, err
+	}
+	md := "# concbench validate\n\n" + ValidationMarkdown(v, "##") + "\n![" + fig.Title + "](" + FiguresDir + "/" + fig.Name + ".svg)\n\n" + fig.Caption + "\n"
+	if err := write(ValidationMD, []byte(md)); err != nil {
+		return files, err
+	}
+	return files, nil
+}
+
+// ReadValidation reads dir/validation.json; (nil, nil) if there is none.
+func ReadValidation(dir string) (*results.Validation, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ValidationJSON))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v results.Validation
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", ValidationJSON, err)
+	}
+	return &v, nil
+}
+
+// chainSection is the report's "Measurement chain" section: a bench run's
+// short validation of the chain (validation.json in the run folder), or
+// why there is none.
+type chainSection struct {
+	Verdict string
+	Reasons []string
+	Head    []string
+	Rows    [][]string
+	Floor   string
+	Decomp  []string
+	Notes   []string
+	Link    string // validation.md, when present
+}
+
+// chainSectionOf reads the run folder's validation, if any.
+func chainSectionOf(dir string) *chainSection {
+	v, err := ReadValidation(dir)
+	switch {
+	case err != nil:
+		return &chainSection{Verdict: "Not validated in this run: " + err.Error()}
+	case v == nil:
+		return &chainSection{Verdict: "Not validated in this run (bench --validate 0, or a run made before concbench validate existed); run make validate for the full check"}
+	}
+	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
+		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
+	for _, e := range v.Experiments {
+		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),
+			strconv.FormatFloat(e.Ratio, 'f', 3, 64), usf(e.Measured.P99Ns), usf(e.Predicted.P99Ns), verdictCell(e)})
+		s.Decomp = append(s.Decomp, e.Name+": "+e.Decomposition.String()+fmt.Sprintf("; gap to the prediction: lag %s + queue %s + dispatch %s + return %s = %s µs",
+			usf(e.Gap.GenLag), usf(e.Gap.Queue), usf(e.Gap.Dispatch), usf(e.Gap.Return), usf(e.Gap.Total)))
+		for _, n := range e.Notes {
+			s.Notes = append(s.Notes, e.Name+": "+n)
+		}
+	}
+	s.Floor = fmt.Sprintf("Floor (zero work, %g/s, idle server): %s µs mean (inbound %s + return %s), p99 %s µs. Prediction: M/G/1 (Pollaczek–Khinchine) with the service time the server measured and the achieved rate, plus the floor; the verdict judges the mean within ±%.0f%%.",
+		v.Floor.RatePerS, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P99Ns), 100*v.Tolerance)
+	return s
+}

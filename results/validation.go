@@ -1,0 +1,347 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"concbench/loadgen"
+)
+
+// Validation is the result of concbench validate: the measurement chain
+// (load generator, loopback, kernel, server) checked against queueing
+// theory with measured inputs.
+type Validation struct {
+	// Validated is the overall verdict: every judged experiment within
+	// Tolerance, and at least one judged. Verdict says it in words,
+	// Reasons why not.
+	Validated bool     `json:"validated"`
+	Verdict   string   `json:"verdict"`
+	Reasons   []string `json:"reasons,omitempty"`
+	// Tolerance is the largest |measured/predicted − 1| of the mean that
+	// passes; MaxJudgedRho the largest target utilization judged.
+	Tolerance    float64 `json:"tolerance"`
+	MaxJudgedRho float64 `json:"max_judged_rho"`
+	// Floor is the measured fixed floor; Experiments the queueing
+	// experiments; Notes what was not run and why.
+	Floor ChainFloor `json:"floor"`
+	// ClosedService is the service time the server measured under closed
+	// load (exponential work, one request in flight per connection), to
+	// compare with each open-loop experiment's.
+	ClosedService ServiceStats      `json:"closed_loop_service"`
+	Experiments   []ChainExperiment `json:"experiments"`
+	Notes         []string          `json:"notes,omitempty"`
+	// ClockUncertaintyNs bounds the error of joining the two processes'
+	// timestamps (the server's and the generator's calibrations, summed).
+	ClockUncertaintyNs int64      `json:"clock_uncertainty_ns"`
+	Provenance         Provenance `json:"provenance"`
+	DurationNs         int64      `json:"duration_ns"`
+}
+
+// ChainFloor is the fixed floor of a response time: the loopback round
+// trip and the server's per-request handling outside Service.Do, measured
+// with zero work at a low rate, so that every request finds the server
+// idle. Its samples are Dispatch + Return of the requests sent to an idle
+// server.
+type ChainFloor struct {
+	RatePerS float64 `json:"rate_per_s"`
+	Requests int     `json:"requests"`
+	MeanNs   float64 `json:"mean_ns"`
+	P50Ns    float64 `json:"p50_ns"`
+	P99Ns    float64 `json:"p99_ns"`
+	// InboundNs and ReturnNs are the means of its two parts (send →
+	// service start, service end → receive).
+	InboundNs     float64       `json:"inbound_ns"`
+	ReturnNs      float64       `json:"return_ns"`
+	Decomposition Decomposition `json:"decomposition"`
+	Samples       []float64     `json:"-"`
+}
+
+// FloorOf returns the floor measured by a run's joined parts.
+func FloorOf(parts []Parts, unmatched int, ratePerS float64) ChainFloor {
+	idle := func(p Parts) bool { return p.Idle }
+	in := Samples(parts, func(p Parts) int64 { return p.Dispatch }, idle)
+	ret := Samples(parts, func(p Parts) int64 { return p.Return }, idle)
+	f := ChainFloor{RatePerS: ratePerS, Requests: len(in), Decomposition: Decompose(parts, unmatched),
+		InboundNs: MomentsOf(in).Mean, ReturnNs: MomentsOf(ret).Mean}
+	f.Samples = make([]float64, len(in))
+	for i := range in {
+		f.Samples[i] = in[i] + ret[i]
+	}
+	f.MeanNs = MomentsOf(f.Samples).Mean
+	sorted := slices.Sorted(slices.Values(f.Samples))
+	f.P50Ns, f.P99Ns = quantileOf(sorted, 0.5), quantileOf(sorted, 0.99)
+	return f
+}
+
+// LatencyStats are a response time's mean and percentiles, ns.
+type LatencyStats struct {
+	MeanNs float64 `json:"mean_ns"`
+	P50Ns  float64 `json:"p50_ns"`
+	P99Ns  float64 `json:"p99_ns"`
+}
+
+// ServiceStats describe a service-time distribution: asked (the requests'
+// CPU work) or measured (the server's own timestamps of Service.Do).
+type ServiceStats struct {
+	Requests int     `json:"requests,omitempty"`
+	MeanNs   float64 `json:"mean_ns"`
+	SCV      float64 `json:"scv"` // Var/mean²: 1 exponential, 0 constant
+	P50Ns    float64 `json:"p50_ns,omitempty"`
+	P99Ns    float64 `json:"p99_ns,omitempty"`
+}
+
+// Gap attributes the difference between the measured and the predicted
+// mean response time to the chain's parts (ns; they sum to Total): the
+// generator's lateness, queueing beyond Pollaczek–Khinchine's, dispatch
+// beyond the floor's inbound part, return beyond the floor's return part.
+type Gap struct {
+	GenLag   float64 `json:"gen_lag_ns"`
+	Queue    float64 `json:"queue_ns"`
+	Dispatch float64 `json:"dispatch_ns"`
+	Return   float64 `json:"return_ns"`
+	Total    float64 `json:"total_ns"`
+}
+
+// ChainExperiment is one queueing experiment: one server thread, Poisson
+// arrivals, CPU work of one distribution at one target utilization.
+type ChainExperiment struct {
+	Name      string  `json:"name"`       // e.g. "M/M/1 ρ=0.5"
+	Work      string  `json:"work"`       // "exp" or "fixed"
+	TargetRho float64 `json:"target_rho"` // the offered rate × the asked mean work
+	// RatePerS is the achieved arrival rate; Rho the utilization with the
+	// measured service time.
+	RatePerS float64      `json:"rate_per_s"`
+	Rho      float64      `json:"rho"`
+	Asked    ServiceStats `json:"asked_service"`
+	Service  ServiceStats `json:"measured_service"`
+	// Measured is the response time from the intended send (the schedule,
+	// the queueing model's arrival) to the kernel's receive timestamp,
+	// over the joined requests; Generator is the load generator's own
+	// summary of the same (latency from intended, HDR histogram).
+	Measured  LatencyStats `json:"measured"`
+	Generator LatencyStats `json:"generator"`
+	// Textbook is the closed form with the asked work and target rate (M/M/1
+	// or M/D/1), no floor; Predicted the prediction with measured inputs
+	// (M/G/1: Pollaczek–Khinchine mean with the measured service moments,
+	// plus the measured floor; percentiles simulated with both resampled),
+	// which the verdict judges; WithSetup the M/G/1 with the measured
+	// set-up of an idle server, the server's gap between services and the
+	// return path (simulated): what the decomposition explains.
+	Textbook  Theory `json:"textbook"`
+	Predicted Theory `json:"predicted"`
+	WithSetup Theory `json:"with_setup"`
+	// Ratio is Measured.MeanNs / Predicted.MeanNs; RatioP50 and RatioP99
+	// the same for the percentiles.
+	Ratio    float64 `json:"ratio"`
+	RatioP50 float64 `json:"ratio_p50"`
+	RatioP99 float64 `json:"ratio_p99"`
+	// Judged says whether the verdict counts (target ρ ≤ MaxJudgedRho and
+	// a valid load); Pass whether the mean is within the tolerance;
+	// Verdict in words; Reasons why not.
+	Judged  bool     `json:"judged"`
+	Pass    bool     `json:"pass"`
+	Verdict string   `json:"verdict"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Notes explain what the measured inputs say about the machine (a
+	// service time far from the asked work: the server's CPU ran other
+	// work), without changing the verdict.
+	Notes []string `json:"notes,omitempty"`
+	// Decomposition is the mean of each part; Gap the attribution of
+	// measured − predicted.
+	Decomposition Decomposition `json:"decomposition"`
+	Gap           Gap           `json:"gap"`
+	// ServerDropped counts requests the server's full trace did not
+	// record; LoadValid and LoadReasons are the load generator's verdict.
+	ServerDropped int64    `json:"server_dropped"`
+	LoadValid     bool     `json:"load_valid"`
+	LoadReasons   []string `json:"load_reasons,omitempty"`
+}
+
+// ChainInput is what AnalyzeChain needs of one experiment.
+type ChainInput struct {
+	Name      string
+	Work      string  // "exp" or "fixed"
+	AskedNs   float64 // the asked mean CPU work
+	TargetRho float64
+	// Load is the load generator's result, with its Trace; Server the
+	// server's trace records and how many it dropped.
+	Load          *loadgen.Result
+	Server        []ServiceRecord
+	ServerDropped int64
+	Floor         ChainFloor
+	Tolerance     float64
+	MaxJudgedRho  float64
+	Seed          uint64
+}
+
+// simRequests is the number of requests each prediction simulates.
+const simRequests = 200_000
+
+// AnalyzeChain joins, decomposes and judges one experiment. The server
+// serves its connections in the order the kernel reports them ready, not
+// strictly first come first served; the mean wait is the same for every
+// work-conserving order that does not look at service times (Kleinrock's
+// conservation law), so the judged mean holds, while the simulated
+// percentiles assume FCFS.
+func AnalyzeChain(in ChainInput) ChainExperiment {
+	e := ChainExperiment{Name: in.Name, Work: in.Work, TargetRho: in.TargetRho, ServerDropped: in.ServerDropped}
+	var gen []loadgen.TraceRecord
+	if in.Load != nil {
+		e.LoadValid, e.LoadReasons = in.Load.Valid, in.Load.Reasons
+		e.Generator = LatencyStats{MeanNs: in.Load.FromIntended.MeanNs, P50Ns: float64(in.Load.FromIntended.P50Ns), P99Ns: float64(in.Load.FromIntended.P99Ns)}
+		if in.Load.Trace != nil {
+			gen = in.Load.Trace.Records
+		}
+		if in.Load.WindowNs > 0 {
+			e.RatePerS = float64(in.Load.Requests.OK) * 1e9 / float64(in.Load.WindowNs)
+		}
+	}
+	e.Asked = ServiceStats{MeanNs: in.AskedNs}
+	if in.Work == "exp" {
+		e.Asked.SCV = 1
+	}
+	targetRate := in.TargetRho * 1e9 / in.AskedNs
+	if in.Work == "exp" {
+		e.Textbook = MMc(1, in.AskedNs, targetRate)
+		e.Textbook.Model = "M/M/1"
+	} else {
+		e.Textbook = MD1(in.AskedNs, targetRate)
+	}
+
+	parts, unmatched := Join(gen, in.Server)
+	e.Decomposition = Decompose(parts, unmatched)
+	if len(parts) == 0 {
+		e.Verdict = "not validated"
+		e.Reasons = append(e.Reasons, "no request could be joined with the server's trace")
+		return e
+	}
+	svc := Samples(parts, func(p Parts) int64 { return p.Service }, nil)
+	sm := MomentsOf(svc)
+	e.Service = ServiceStatsOf(svc)
+	e.Service.Requests = len(svc)
+	e.Rho = e.RatePerS * sm.Mean / 1e9
+	if n := userStamped(gen); n > 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("%d of %d responses carry no kernel receive timestamp: their return part includes the generator's delay in reading them", n, len(gen)))
+	}
+	if r := sm.Mean / in.AskedNs; r > 1.2 || r < 0.8 {
+		e.Notes = append(e.Notes, fmt.Sprintf("the server measured a service time %.2f× the asked work (SCV %.2f, asked %.0f): its CPU ran other work too (another process, the hypervisor), or the calibration does not hold; the prediction uses the measured one",
+			r, sm.SCV(), e.Asked.SCV))
+	}
+
+	total := Samples(parts, Parts.Sum, nil)
+	slices.Sort(total)
+	e.Measured = LatencyStats{MeanNs: e.Decomposition.Total, P50Ns: quantileOf(total, 0.5), P99Ns: quantileOf(total, 0.99)}
+
+	// The prediction: M/G/1 with the measured service, plus the floor.
+	e.Predicted = SimulateQueue(Simulation{C: 1, RatePerS: e.RatePerS, Service: svc, Floor: in.Floor.Samples, Requests: simRequests, Seed: in.Seed})
+	e.Predicted.Model = "M/G/1 (P-K) + floor"
+	if pk, ok := PollaczekKhinchine(e.RatePerS, sm); ok {
+		e.Predicted.MeanNs = pk + in.Floor.MeanNs // the exact mean, not the simulated one
+		e.Gap = Gap{
+			GenLag:   e.Decomposition.GenLag,
+			Queue:    e.Decomposition.Queue - (pk - sm.Mean),
+			Dispatch: e.Decomposition.Dispatch - in.Floor.InboundNs,
+			Return:   e.Decomposition.Return - in.Floor.ReturnNs,
+		}
+		e.Gap.Total = e.Gap.GenLag + e.Gap.Queue + e.Gap.Dispatch + e.Gap.Return
+	}
+	idle := func(p Parts) bool { return p.Idle }
+	busy := func(p Parts) bool { return !p.Idle }
+	e.WithSetup = SimulateQueue(Simulation{C: 1, RatePerS: e.RatePerS, Service: svc,
+		Setup:    Samples(parts, func(p Parts) int64 { return p.Dispatch }, idle),
+		Gap:      Samples(parts, func(p Parts) int64 { return p.Dispatch }, busy),
+		Floor:    Samples(parts, func(p Parts) int64 { return p.Return }, nil),
+		Requests: simRequests, Seed: in.Seed + 1})
+	e.WithSetup.Model = "M/G/1 + setup + gap (sim)"
+
+	ratio := func(m, p float64) float64 {
+		if p <= 0 {
+			return 0
+		}
+		return m / p
+	}
+	e.Ratio = ratio(e.Measured.MeanNs, e.Predicted.MeanNs)
+	e.RatioP50 = ratio(e.Measured.P50Ns, e.Predicted.P50Ns)
+	e.RatioP99 = ratio(e.Measured.P99Ns, e.Predicted.P99Ns)
+	e.judge(in)
+	return e
+}
+
+// judge sets the experiment's verdict.
+func (e *ChainExperiment) judge(in ChainInput) {
+	if !e.Predicted.Stable {
+		e.Reasons = append(e.Reasons, fmt.Sprintf("the measured utilization %.2f has no steady state", e.Rho))
+	}
+	if !e.LoadValid {
+		e.Reasons = append(e.Reasons, "the load generator judged the run invalid")
+	}
+	if n := e.Decomposition.Unmatched; n > 0 {
+		e.Reasons = append(e.Reasons, fmt.Sprintf("%d measured requests have no server record", n))
+	}
+	if e.ServerDropped > 0 {
+		e.Reasons = append(e.Reasons, fmt.Sprintf("the server's trace was full: %d requests not recorded", e.ServerDropped))
+	}
+	if n := e.Decomposition.Negative; n > 0 {
+		e.Reasons = append(e.Reasons, fmt.Sprintf("%d requests have a negative part (the processes' clocks disagree)", n))
+	}
+	e.Judged = in.TargetRho <= in.MaxJudgedRho+1e-9
+	e.Pass = len(e.Reasons) == 0 && math.Abs(e.Ratio-1) <= in.Tolerance
+	switch {
+	case !e.Judged:
+		e.Verdict = fmt.Sprintf("not judged (ρ > %g)", in.MaxJudgedRho)
+	case e.Pass:
+		e.Verdict = "validated"
+	default:
+		e.Verdict = "not validated"
+		if len(e.Reasons) == 0 {
+			e.Reasons = append(e.Reasons, fmt.Sprintf("mean %.2f× the prediction (accepted: within ±%.0f%%)", e.Ratio, 100*in.Tolerance))
+		}
+	}
+}
+
+// Judge sets v's overall verdict from its experiments.
+func (v *Validation) Judge() {
+	judged, failed := 0, 0
+	v.Reasons = nil
+	for _, e := range v.Experiments {
+		if !e.Judged {
+			continue
+		}
+		judged++
+		if !e.Pass {
+			failed++
+			for _, r := range e.Reasons {
+				v.Reasons = append(v.Reasons, e.Name+": "+r)
+			}
+		}
+	}
+	v.Validated = judged > 0 && failed == 0
+	switch {
+	case judged == 0:
+		v.Verdict = "not validated: no experiment was judged"
+	case v.Validated:
+		v.Verdict = fmt.Sprintf("validated on this machine: %d of %d judged experiments within ±%.0f%% of the M/G/1 prediction on the mean", judged, judged, 100*v.Tolerance)
+	default:
+		v.Verdict = fmt.Sprintf("not validated on this machine: %d of %d judged experiments outside ±%.0f%% of the M/G/1 prediction on the mean", failed, judged, 100*v.Tolerance)
+	}
+}
+
+// userStamped counts the records whose receive time is the generator's
+// read, not the kernel's timestamp.
+func userStamped(gen []loadgen.TraceRecord) int {
+	n := 0
+	for _, g := range gen {
+		if !g.Kernel {
+			n++
+		}
+	}
+	return n
+}
+
+// ServiceStatsOf describes the service times xs (ns).
+func ServiceStatsOf(xs []float64) ServiceStats {
+	m := MomentsOf(xs)
+	sorted := slices.Sorted(slices.Values(xs))
+	return ServiceStats{MeanNs: m.Mean, SCV: m.SCV(), P50Ns: quantileOf(sorted, 0.5), P99Ns: quantileOf(sorted, 0.99)}
+}
