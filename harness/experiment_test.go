@@ -69,7 +69,7 @@ func TestProfilesValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Profile("nosuch"); err == nil || !strings.Contains(err.Error(), "default, thesis, gate, connections") {
+	if _, err := Profile("nosuch"); err == nil || !strings.Contains(err.Error(), strings.Join(ProfileNames, ", ")) {
 		t.Errorf("Profile(nosuch) = %v, want an error listing the profiles", err)
 	}
 }
