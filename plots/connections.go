@@ -209,6 +209,16 @@ func cpuRatio(s *connSeries, top int) string {
 		return fmt.Sprintf("%s: not measured at %d connections", s.name, top)
 	}
 	if unavailableReason(s.groups[i]) != "" {
+		// A model that stops (its own cap) gets its ratio at the largest
+		// count it ran, said so: what it paid on the way to its limit.
+		for j := i - 1; j >= 0; j-- {
+			if c := s.conns[j]; c > base && unavailableReason(s.groups[j]) == "" {
+				if xs := validValues(s.groups[j], results.CPUPerReq); len(xs) > 0 {
+					return fmt.Sprintf("%s: no ratio at %d connections, not run there (below); at its largest count, %s",
+						s.name, top, ratioText(xs, baseVals, c, base))
+				}
+			}
+		}
 		return fmt.Sprintf("%s: no ratio, not run at %d connections (below)", s.name, top)
 	}
 	topVals := validValues(s.groups[i], results.CPUPerReq)
@@ -218,12 +228,19 @@ func cpuRatio(s *connSeries, top int) string {
 	if top == base {
 		return fmt.Sprintf("%s: %d connections is also the base count", s.name, top)
 	}
+	return s.name + ": " + ratioText(topVals, baseVals, top, base)
+}
+
+// ratioText states topVals ÷ baseVals (per-request CPU at top and at base
+// connections) with its 95% interval, or the ratio of medians where there
+// are too few repetitions for one.
+func ratioText(topVals, baseVals []float64, top, base int) string {
 	r := results.RatioCI(topVals, baseVals, 0.95)
 	if !r.OK {
-		return fmt.Sprintf("%s: %s× (%d ÷ %d connections; too few repetitions for an interval)",
-			s.name, trimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)
+		return fmt.Sprintf("%s× (%d ÷ %d connections; too few repetitions for an interval)",
+			trimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)
 	}
-	return fmt.Sprintf("%s: %s× [%s, %s] (%d ÷ %d connections)", s.name, trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), top, base)
+	return fmt.Sprintf("%s× [%s, %s] (%d ÷ %d connections)", trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), top, base)
 }
 
 // connPoint is one plotted connection count of one series in one panel.
@@ -236,7 +253,8 @@ type connPoint struct{ x, median, lo, hi float64 }
 // such as thread per connection's thread cap, or a model unavailable
 // here) is named in the legend and the caption with the reason. The
 // caption states every configuration's per-request CPU at the largest
-// connection count ÷ at the smallest count ≥ 100.
+// connection count ÷ at the smallest count ≥ 100 (for one that stops
+// earlier, at the largest count it ran).
 func connectionsFigure(a *analysis) *Figure {
 	series := a.connectionSeries()
 	var counts []int
