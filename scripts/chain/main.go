@@ -34,7 +34,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +168,7 @@ func main() {
 				m = strconv.Itoa(c.m)
 			}
 			fmt.Printf("%-9s %3s  valid %d/%d  ctxsw/req %.2f  CPU µs/req %.1f  p99 %.0f µs  capacity %.0f req/s\n",
-				c.handoff, m, len(ctx), *runs, median(ctx), median(cpu), median(p99), median(capa))
+				c.handoff, m, len(ctx), *runs, serveproc.Median(ctx), serveproc.Median(cpu), serveproc.Median(p99), serveproc.Median(capa))
 		}
 	}
 	if starred {
@@ -260,7 +259,7 @@ func runLoad(f *flags, addr, res string, extra []string, during func()) (*loadge
 		during()
 	}
 	if err := ld.Wait(); err != nil {
-		return nil, fmt.Errorf("load: %v: %s", err, firstLine(stderr.String()))
+		return nil, fmt.Errorf("load: %v: %s", err, serveproc.FirstLine(stderr.String()))
 	}
 	b, err := os.ReadFile(res)
 	if err != nil {
@@ -271,23 +270,6 @@ func runLoad(f *flags, addr, res string, extra []string, during func()) (*loadge
 		return nil, fmt.Errorf("%s: %v", res, err)
 	}
 	return &r, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 func fatalf(format string, args ...any) {

@@ -153,14 +153,14 @@ func main() {
 				fmt.Printf("%-10s %6d no valid run\n", c.Label, n)
 				continue
 			}
-			m := median(cpus)
+			m := serveproc.Median(cpus)
 			if n == conns[0] {
 				first = m
 			}
 			last, lastN = m, n
 			fmt.Printf("%-10s %6d CPU µs/req %.1f [%.1f, %.1f], p99 µs %.0f [%.0f, %.0f], p99.9 µs %.0f [%.0f, %.0f], %d valid\n", c.Label, n,
-				m, slices.Min(cpus), slices.Max(cpus), median(p99s), slices.Min(p99s), slices.Max(p99s),
-				median(p999s), slices.Min(p999s), slices.Max(p999s), len(cpus))
+				m, slices.Min(cpus), slices.Max(cpus), serveproc.Median(p99s), slices.Min(p99s), slices.Max(p99s),
+				serveproc.Median(p999s), slices.Min(p999s), slices.Max(p999s), len(cpus))
 		}
 		if first > 0 && lastN != conns[0] {
 			fmt.Printf("%-10s CPU ratio %d ÷ %d connections: %.2f\n", c.Label, lastN, conns[0], last/first)
@@ -227,7 +227,7 @@ func measure(bin, serverCPUs, loadCPUs string, flags []string, conns int, rate f
 		}
 	}
 	if err := <-exited; err != nil {
-		return point{failed: fmt.Sprintf("load: %v: %s", err, firstLine(stderr.String()))}
+		return point{failed: fmt.Sprintf("load: %v: %s", err, serveproc.FirstLine(stderr.String()))}
 	}
 	b, err := os.ReadFile(res)
 	if err != nil {
@@ -282,20 +282,6 @@ func osThreads(pid int) int {
 		}
 	}
 	return 0
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 func fatalf(format string, args ...any) {

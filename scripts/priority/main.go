@@ -200,7 +200,7 @@ func main() {
 				fmt.Printf(" %26s", "no valid run")
 				continue
 			}
-			m := median(p99s)
+			m := serveproc.Median(p99s)
 			s.X, s.Y = append(s.X, low), append(s.Y, m)
 			fmt.Printf(" %26s", fmt.Sprintf("%.0fµs [%.0f, %.0f]", m, slices.Min(p99s), slices.Max(p99s)))
 		}
@@ -236,7 +236,7 @@ func measureCapacity(o opts, flags []string) (float64, error) {
 	ld := exec.Command(o.bin, "load", "--addr", srv.Addr, "--cpus", o.loadCPUs, "--closed", "--conns", strconv.Itoa(o.lowConns),
 		"--cpu", o.cpu, "--warmup", o.warmup.String(), "--duration", o.duration.String(), "--json", res, "--allow-invalid")
 	if out, err := ld.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("load: %v: %s", err, firstLine(string(out)))
+		return 0, fmt.Errorf("load: %v: %s", err, serveproc.FirstLine(string(out)))
 	}
 	r, err := readResult(res)
 	if err != nil {
@@ -295,11 +295,11 @@ func measure(o opts, flags []string, low float64, res string) point {
 		if strings.Contains(rn.stderr, "cannot set niceness") {
 			// nice(1) runs the command anyway: the stream was measured,
 			// but not as configured.
-			p.failed = fmt.Sprintf("%s stream: -high-nice %d refused: %s", s.name, o.highNice, firstLine(rn.stderr))
+			p.failed = fmt.Sprintf("%s stream: -high-nice %d refused: %s", s.name, o.highNice, serveproc.FirstLine(rn.stderr))
 			continue
 		}
 		if rn.err != nil {
-			p.failed = fmt.Sprintf("%s stream: %v: %s", s.name, rn.err, firstLine(rn.stderr))
+			p.failed = fmt.Sprintf("%s stream: %v: %s", s.name, rn.err, serveproc.FirstLine(rn.stderr))
 			continue
 		}
 		r, err := readResult(s.path)
@@ -365,21 +365,6 @@ func writeFile(path string, fn func(*os.File) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 func fatalf(format string, args ...any) {
