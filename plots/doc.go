@@ -40,6 +40,10 @@
 //     unavailable points, with the reason), and sets each idle-connection
 //     control (Workload.Idle, drawn as a large ring) against its model's
 //     point with all connections active.
+//  9. frontend, only for a run with a front-end configuration (the chain
+//     profile): per configuration at the chosen load, the responses handed
+//     to another thread and those read by their own thread, per request,
+//     beside the front end's context switches and CPU per request.
 //
 // The chosen load (Options.Load) is the run's measured open-loop fraction
 // closest to DefaultLoad (0.5) unless set.
