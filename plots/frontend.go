@@ -21,6 +21,11 @@ func perRequestCounter(name, label string) results.Metric {
 				return 0, false
 			}
 			v, ok := p.Server.Counters[name]
+			if !ok {
+				// A counter that did not move in the window is left out of
+				// the deltas; the model has it if it has an end value.
+				_, ok = p.Server.CountersAtEnd[name]
+			}
 			return float64(v) / float64(p.Server.Requests), ok
 		}}
 }

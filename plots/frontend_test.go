@@ -11,15 +11,17 @@ import (
 
 // frontEndRun is a made-up chain run at one open load, 6 repetitions:
 // "bound" hands a tenth of its responses to other threads, "queue" all of
-// them and pays a context switch more per request; "netpoll" has no
-// hand-off counters.
+// them and pays a context switch more per request, "perthread" none (its
+// hand-off counter never moves, so it has no delta, only an end value);
+// "netpoll" has no hand-off counters.
 func frontEndRun() (*results.Run, []results.Point) {
 	r := &results.Run{ID: "frontend-test", Profile: "chain"}
 	type cfg struct {
 		name, model     string
 		handoffs, ctxsw float64
 	}
-	cfgs := []cfg{{"frontend/bound/m=1", modelFrontEnd, 0.1, 4}, {"frontend/queue/m=1", modelFrontEnd, 1, 5}, {"netpoll", "netpoll", 0, 2}}
+	cfgs := []cfg{{"frontend/bound/m=1", modelFrontEnd, 0.1, 4}, {"frontend/queue/m=1", modelFrontEnd, 1, 5},
+		{"frontend/perthread", modelFrontEnd, 0, 3}, {"netpoll", "netpoll", 0, 2}}
 	var pts []results.Point
 	for _, c := range cfgs {
 		mc := results.ModelConfig{Name: c.name, Model: c.model}
@@ -33,6 +35,10 @@ func frontEndRun() (*results.Run, []results.Point) {
 			if c.model == modelFrontEnd {
 				h := uint64(10000 * c.handoffs)
 				p.Server.Counters = map[string]uint64{"handoffs": h, "own_responses": 10000 - h}
+				p.Server.CountersAtEnd = map[string]uint64{"handoffs": 2 * h, "own_responses": 2 * (10000 - h)}
+				if h == 0 {
+					delete(p.Server.Counters, "handoffs") // unmoved: no delta, only an end value
+				}
 			}
 			pts = append(pts, p)
 		}
@@ -53,6 +59,7 @@ func TestFrontEndFigure(t *testing.T) {
 	for _, want := range []string{
 		"frontend/bound/m=1 0.1 hand-offs, 3.98 ctxsw, 39.8 µs CPU", // medians: jitter 0.97..1.02
 		"frontend/queue/m=1 1 hand-offs, 4.97 ctxsw, 39.8 µs CPU",
+		"frontend/perthread 0 hand-offs, 2.98 ctxsw, 39.8 µs CPU",
 	} {
 		if !strings.Contains(f.Caption, want) {
 			t.Errorf("caption %q\nwant it to contain %q", f.Caption, want)
