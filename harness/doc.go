@@ -237,7 +237,23 @@
 // is explicit in each Config, passed as serve's --gomaxprocs, recorded in
 // every point (ServerInfo.GOMAXPROCS, Provenance.ServerGOMAXPROCS and
 // the configuration's Args), and overridable (Config.GOMAXPROCS, concbench
-// bench --gomaxprocs).
+// bench --gomaxprocs). The rule, in one line: GOMAXPROCS is the number of
+// OS threads the model runs by design (pool, reactor, acceptor, scheduler
+// or per-CPU dispatchers), and for netpoll the server's CPUs.
+//
+// # Calibration
+//
+// A request's CPU work is a number of iterations of the service's loop,
+// converted from the workload's nanoseconds with a calibration (ns per
+// iteration, service.Calibration). A server that calibrates itself
+// converts with its own 25 ms measurement, so two servers of one run may
+// do different work for the same request. With Experiment.CalibrateOnce
+// (every profile but gate) the run measures the calibration once at its
+// start, in the harness process pinned to the server CPUs, records it in
+// run.json (the experiment's ns_per_iter and the provenance, which the
+// report shows) and gives it to every server it starts, a chain's back end
+// included (serve --ns-per-iter); each point's ServerInfo.NsPerIter shows
+// the value its server used. A resumed run keeps the recorded value.
 //
 // # Failures
 //

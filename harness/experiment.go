@@ -190,6 +190,19 @@ type Experiment struct {
 	// tests that run on a machine busy with other tests: every point of
 	// such a run carries the load generator's warning that it was done.
 	LoadLimits loadgen.Limits `json:"load_limits"`
+	// CalibrateOnce makes the run measure the CPU work's calibration once,
+	// at its start, on the server CPUs (the service's own calibration, in
+	// the harness process), record it in NsPerIter, and give it to every
+	// server it starts (serve --ns-per-iter): a request's CPU work is then
+	// the same number of iterations in every process, where servers that
+	// calibrate themselves each convert it with their own measurement.
+	// The gate profile leaves it unset (its servers calibrate themselves).
+	CalibrateOnce bool `json:"calibrate_once,omitempty"`
+	// NsPerIter, if positive, is the calibration given to every server
+	// (serve --ns-per-iter, ns per iteration); with CalibrateOnce the run
+	// sets it, so that a resumed run keeps it. 0 without CalibrateOnce:
+	// every server measures its own.
+	NsPerIter float64 `json:"ns_per_iter,omitempty"`
 	// Counterbalance reverses the order of the configurations in every
 	// odd repetition (A B, B A, A B, …), so that no configuration is
 	// measured first, or right after another one, more often than the
@@ -208,10 +221,14 @@ const (
 	MaxRepetitions = 100
 	MinWindow      = 100 * time.Millisecond
 	MaxWindow      = time.Hour
+	// MinNsPerIter and MaxNsPerIter bound NsPerIter as serve's
+	// --ns-per-iter (service.Config) does.
+	MinNsPerIter = 1e-3
+	MaxNsPerIter = 1e6
 )
 
 // reservedArgs are serve flags the harness sets itself.
-var reservedArgs = []string{"model", "protocol", "addr", "cpus", "threads", "gomaxprocs"}
+var reservedArgs = []string{"model", "protocol", "addr", "cpus", "threads", "gomaxprocs", "ns-per-iter"}
 
 // validName is the character set of configuration and workload names:
 // they become file names (results.PointFileName).
@@ -392,6 +409,9 @@ func (e *Experiment) Validate() error {
 			bad("rate %g given twice (accepted: rates that differ in whole req/s)", r)
 		}
 		keys[k] = true
+	}
+	if math.IsNaN(e.NsPerIter) || e.NsPerIter != 0 && (e.NsPerIter < MinNsPerIter || e.NsPerIter > MaxNsPerIter) {
+		bad("ns per iteration %g out of range (accepted: 0, or %g..%g)", e.NsPerIter, MinNsPerIter, MaxNsPerIter)
 	}
 	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
 		bad("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)

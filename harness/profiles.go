@@ -74,6 +74,10 @@ var ProfileNames = []string{"default", "thesis", "gate", "chain", "connections"}
 //     beyond its windows; thread per connection's thousands of threads
 //     are assumed to double that. The progress line's ETA says how long.
 //
+// Every profile but gate calibrates the CPU work once per run, on the
+// server CPUs, and gives the value to every server (CalibrateOnce); the
+// gate's servers calibrate themselves, as they always have.
+//
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
 	base := Experiment{
@@ -89,6 +93,9 @@ func Profile(name string) (Experiment, error) {
 		CapacityOutstanding: 1,
 		LoadWorkers:         1,
 		Seed:                1,
+		// One calibration of the CPU work for every server (fairness:
+		// equal work per request in every process).
+		CalibrateOnce: true,
 	}
 	switch name {
 	case "default":
@@ -114,6 +121,9 @@ func Profile(name string) (Experiment, error) {
 			}
 		}
 		base.Configs = cs
+		// The gate's servers calibrate themselves, as before
+		// CalibrateOnce: its behaviour is fixed.
+		base.CalibrateOnce = false
 		base.Fractions = []float64{0.1, 0.5}
 		base.Repetitions = 7
 		base.Warmup = Duration(300 * time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"concbench/loadgen"
 	"concbench/models"
 	"concbench/results"
+	"concbench/service"
 )
 
 // Options are how a run is made, as opposed to what it measures (the
@@ -348,6 +350,14 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
 			now.UTC().Format(time.RFC3339), r.prov.Commit, r.prov.Dirty, old, r.run.Provenance.Dirty))
 	}
+	if r.exp.CalibrateOnce && r.exp.NsPerIter == 0 {
+		ns, err := calibrateOn(r.exp.ServerCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		r.exp.NsPerIter = ns
+	}
+	r.prov.NsPerIter = r.exp.NsPerIter
 	r.run.Experiment = r.exp
 	r.run.Configs = nil
 	for _, rc := range r.cfgs {
@@ -598,11 +608,16 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	}
 	if r.srv == nil {
 		args := serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs)
+		var cal []string
+		if r.exp.NsPerIter > 0 {
+			cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
+			args = append(args, cal...)
+		}
 		var srv *server
 		var err error
 		if b := rc.cfg.Backend; b != nil {
 			// A chain: the back end first, then the front end told its address.
-			if r.back, err = startServer(r.sp, rc.bin, backendArgs(b, r.exp.ServerCPUs), "binary"); err != nil {
+			if r.back, err = startServer(r.sp, rc.bin, append(backendArgs(b, r.exp.ServerCPUs), cal...), "binary"); err != nil {
 				err = fmt.Errorf("back end %s: %w", b.Model, err)
 			} else {
 				args = append(args, "--backend", r.back.addr)
@@ -885,4 +900,26 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// calibrateOn measures the CPU work's calibration (ns per iteration, the
+// service's own measurement, about 25 ms) with this process pinned to
+// cpus (empty: where it runs), and restores the process's affinity.
+func calibrateOn(cpus string) (float64, error) {
+	if cpus != "" {
+		set, _ := cpuset.Parse(cpus) // validated
+		prev, err := cpuset.Current()
+		if err != nil {
+			return 0, err
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return 0, fmt.Errorf("pin the calibration to the server CPUs %s: %w", cpus, err)
+		}
+		defer cpuset.Pin(0, prev)
+	}
+	svc, err := service.New(service.Config{})
+	if err != nil {
+		return 0, fmt.Errorf("calibrate the CPU work: %w", err)
+	}
+	return svc.Calibration().NsPerIter, nil
 }

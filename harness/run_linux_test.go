@@ -337,6 +337,8 @@ func TestRunRatesAndCap(t *testing.T) {
 		Seed:         7,
 		LoadLimits:   relaxed,
 		ServerBinary: serverBinary,
+		// One calibration for every server the run starts.
+		CalibrateOnce: true,
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	// The harness's own descriptors in each window: the control's idle
@@ -360,9 +362,20 @@ func TestRunRatesAndCap(t *testing.T) {
 		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
 	}
 	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	ns := stored.NsPerIter
+	if !(ns > 0) || run.Provenance.NsPerIter != ns {
+		t.Fatalf("calibrated once: run.json's experiment has %g ns per iteration, its provenance %g; want one positive value in both", ns, run.Provenance.NsPerIter)
+	}
 	for i := range pts {
 		p := &pts[i]
 		t.Run(p.Config.Name, func(t *testing.T) {
+			if p.Status == results.StatusOK && p.ServerInfo.NsPerIter != ns {
+				t.Errorf("server calibrated to %g ns per iteration, want the run's %g", p.ServerInfo.NsPerIter, ns)
+			}
 			if p.Kind != results.KindRate || p.Fraction != 0 || p.OfferedRatePerS != rate {
 				t.Fatalf("kind %s, fraction %g, rate %g; want a rate point at %d req/s", p.Kind, p.Fraction, p.OfferedRatePerS, rate)
 			}

@@ -123,6 +123,9 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		{"server GOMAXPROCS", serverProcs(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
+	if p.NsPerIter > 0 {
+		rep.Provenance = append(rep.Provenance, []string{"CPU-work calibration (every server)", fmt.Sprintf("%.4g ns per iteration, measured once by the harness", p.NsPerIter)})
+	}
 	commits := map[string]bool{}
 	for i := range a.points {
 		if c := a.points[i].Provenance.Commit; c != "" && c != p.Commit {
