@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -404,5 +405,82 @@ func TestRunRatesAndCap(t *testing.T) {
 	}
 	if len(run.Unavailable) != 1 || run.Unavailable[0].Config.Name != "threadperconn/conns=8" {
 		t.Errorf("run.json's unavailable list %+v, want threadperconn/conns=8 alone", run.Unavailable)
+	}
+}
+
+// TestRunRatesFromSlowest runs two configurations under one workload and
+// one of them alone under another (Workload.Configs), with a rate from
+// the slowest: every configuration of a workload is measured at the same
+// absolute rate, half the lower of the workloads' capacities, recorded
+// in run.json with the configuration it came from.
+func TestRunRatesFromSlowest(t *testing.T) {
+	w := DefaultWorkload()
+	w.Conns = 4
+	exp := Experiment{
+		Profile: "test",
+		Configs: []Config{
+			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+			{Name: "netpoll", Model: "netpoll"},
+		},
+		Workloads: []Workload{
+			{Name: "both", Workload: w},
+			{Name: "one", Configs: []string{"netpoll"}, Workload: w},
+		},
+		RatesFromSlowest: []float64{0.5},
+		Repetitions:      1,
+		Warmup:           Duration(100 * time.Millisecond),
+		Duration:         Duration(200 * time.Millisecond),
+		Seed:             7,
+		LoadLimits:       relaxed,
+		ServerBinary:     serverBinary,
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	sum, err := Run(context.Background(), exp, dir, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.Points != 6 || sum.Failed != 0 || sum.Unavailable != 0 {
+		t.Fatalf("summary %s: want 6 points (3 configurations × capacity and one rate), none failed", sum)
+	}
+	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	caps := map[string]float64{}
+	for _, p := range pts {
+		if p.Kind == results.KindCapacity && p.Load != nil && p.Load.Valid {
+			caps[p.Config.Name] = p.Load.AchievedRatePerS
+		}
+	}
+	for _, tc := range []struct{ workload, configs string }{
+		{"both", "leaderfollowers/lifo/both netpoll/both"},
+		{"one", "netpoll/one"},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			dr, ok := stored.DerivedRates[tc.workload]
+			if !ok || len(dr.Rates) != 1 {
+				t.Fatalf("derived rates %+v, want one rate", stored.DerivedRates)
+			}
+			slowest := math.Inf(1)
+			for _, name := range strings.Fields(tc.configs) {
+				slowest = min(slowest, caps[name])
+			}
+			if dr.Capacity != slowest || caps[dr.From] != slowest || dr.Rates[0] != math.Round(slowest/2) {
+				t.Errorf("derived %+v from capacities %v; want half the slowest of %s", dr, caps, tc.configs)
+			}
+			var got []string
+			for _, p := range pts {
+				if p.Workload == w && strings.HasSuffix(p.Config.Name, "/"+tc.workload) && p.Kind == results.KindRate {
+					got = append(got, p.Config.Name)
+					if p.OfferedRatePerS != dr.Rates[0] {
+						t.Errorf("%s offered %g req/s, want the workload's %g", p.Config.Name, p.OfferedRatePerS, dr.Rates[0])
+					}
+				}
+			}
+			if slices.Sort(got); strings.Join(got, " ") != tc.configs {
+				t.Errorf("rate points of %v, want %s", got, tc.configs)
+			}
+		})
 	}
 }
