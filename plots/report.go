@@ -308,7 +308,7 @@ func (rep *report) summary(a *analysis) {
 	}{{results.CtxswPerReq, "ctxsw/req"}, {results.CPUPerReq, "CPU µs/req"}, {results.AllocsPerReq, "allocs/req"}}
 	if a.hasLoad {
 		for _, c := range costs {
-			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %.2f", c.head, a.load))
+			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.loadShort()))
 		}
 	}
 	warned := map[string][]string{}
@@ -346,7 +346,7 @@ func (rep *report) summary(a *analysis) {
 		}
 		if a.hasLoad {
 			for _, c := range costs {
-				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %.2f", cfg.Name, c.head, a.load)))
+				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.loadShort())))
 			}
 		}
 		rep.SummaryRows = append(rep.SummaryRows, row)

@@ -102,6 +102,11 @@ func TestWinnersGolden(t *testing.T) {
 			}
 		})
 	}
+	// Without open-loop points, the costs figures and the summary use each
+	// configuration's equal-load point.
+	if g := a.atLoad("a/cpu"); !a.equal || g == nil || g.Kind != results.KindRate || g.RatePerS != 1000 {
+		t.Errorf("chosen load: equal %t, group %+v; want the rate point at 1000 req/s", a.equal, g)
+	}
 	if got := tab.Rows[0][1]; got != "1000 req/s" {
 		t.Errorf("equal load %q, want 1000 req/s", got)
 	}
