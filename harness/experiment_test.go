@@ -167,6 +167,9 @@ func TestValidateMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// One workload and fractions of capacity, as the default
+			// profile was before its workload suite: the cases change it.
+			e.Workloads, e.Fractions, e.RatesFromSlowest = []Workload{{Workload: DefaultWorkload()}}, []float64{0.1, 0.5}, nil
 			tc.change(&e)
 			err = e.Validate()
 			if err == nil {
