@@ -32,7 +32,11 @@ var ProfileNames = []string{"default", "thesis", "gate", "chain", "connections"}
 //     of the previous default profile's measured run: 300 points in
 //     6 min 21 s, "/usr/bin/time make bench" at commit 18ce803) = 7 min
 //     12 s, plus the build (16 s from an empty cache), bench's chain
-//     check (--validate, about 18 s) and the figures.
+//     check (--validate, about 18 s) and the figures. Measured since:
+//     7 min 39 s ("/usr/bin/time -v make bench" on the otherwise idle
+//     2-vCPU VM it was written on, tree of commit 7ed9d5a, warm build
+//     cache): the 340 points 7 min 20 s, 5 of them invalid (proactor's
+//     capacity under "tiny" saturates the one-CPU load generator).
 //   - thesis: the same models under a connection sweep (16, 64 and 256
 //     connections), capacity and 11 fractions from 10 to 95%, 7
 //     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
