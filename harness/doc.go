@@ -192,6 +192,52 @@
 // server's set-up and the busy server's gap between services from the
 // joined timestamps instead (results.Decomposition).
 //
+// # The default workload suite
+//
+// One workload cannot say where a pattern wins: under the profiles' CPU
+// work alone the pools (4-5 threads sharing the one server CPU) can only
+// lose to the single-threaded loops. The default profile (SuiteWorkloads)
+// therefore runs five, each chosen so that some pattern should win it and
+// another lose, at equal absolute load (RatesFromSlowest) beside each
+// model's capacity:
+//
+//   - cpu: exponential CPU work, mean 10 µs — the profiles' workload,
+//     under every configuration (the promotion orders and variants too).
+//     Pure computation on one CPU: the fewest hand-offs should win
+//     (netpoll, Proactor, Leader/Followers' leader that processes its
+//     own event), the queue hand-off of Half-Sync/Half-Reactive and
+//     Active Object should lose.
+//   - tiny: mean 1 µs. The service vanishes and each model's own cost
+//     per request (system calls, wake-ups, queue operations) decides:
+//     the widest margins between models of one family, and the clearest
+//     test of CPU and context switches per request.
+//   - block: the same CPU work plus a 300 µs blocking back-end call
+//     (nanosleep of the serving thread). A thread that blocks stalls
+//     every connection it serves: the Proactor's and netpoll's single
+//     serving thread (Go hands netpoll's P on while a goroutine is in the
+//     system call, so it should hide it) and Active Object's two
+//     schedulers should lose, the pools (4 threads) and thread per
+//     connection (a thread each) should hide it. The M/M/c ideal does
+//     not apply (the point's theory says so).
+//   - bimodal: CPU work 5 µs, or 1 ms for 1% of requests (mean 15 µs):
+//     heavy-tailed. A run-to-completion loop makes every request behind
+//     a long one wait for all of it (head-of-line blocking); the kernel
+//     time-slices a pool's threads, so short requests overtake. Pools
+//     should win the p99, the event loops their capacity.
+//   - ledger: the monitor's ledger (service.Monitor) in equal parts with
+//     CPU work: deposits, guarded withdrawals (which wait for funds),
+//     transfers and totals over all 1024 accounts behind one lock.
+//     Threads that contend for the monitor's lock on one CPU convoy
+//     behind a preempted holder; Active Object's servant is touched by
+//     its scheduler threads through its activation queue instead, and
+//     the single-threaded loops never contend.
+//
+// Only the cpu workload runs every configuration; the others run one per
+// model family (SuiteFamilies), so that the whole "make bench" stays
+// within 10 minutes on a 2-CPU machine (the estimate is in Profile's
+// documentation). The report opens with the table of who wins each
+// workload by each metric.
+//
 // # CPUs and GOMAXPROCS
 //
 // By default the server runs on the first half of this process's CPUs and
@@ -237,7 +283,23 @@
 // is explicit in each Config, passed as serve's --gomaxprocs, recorded in
 // every point (ServerInfo.GOMAXPROCS, Provenance.ServerGOMAXPROCS and
 // the configuration's Args), and overridable (Config.GOMAXPROCS, concbench
-// bench --gomaxprocs).
+// bench --gomaxprocs). The rule, in one line: GOMAXPROCS is the number of
+// OS threads the model runs by design (pool, reactor, acceptor, scheduler
+// or per-CPU dispatchers), and for netpoll the server's CPUs.
+//
+// # Calibration
+//
+// A request's CPU work is a number of iterations of the service's loop,
+// converted from the workload's nanoseconds with a calibration (ns per
+// iteration, service.Calibration). A server that calibrates itself
+// converts with its own 25 ms measurement, so two servers of one run may
+// do different work for the same request. With Experiment.CalibrateOnce
+// (every profile but gate) the run measures the calibration once at its
+// start, in the harness process pinned to the server CPUs, records it in
+// run.json (the experiment's ns_per_iter and the provenance, which the
+// report shows) and gives it to every server it starts, a chain's back end
+// included (serve --ns-per-iter); each point's ServerInfo.NsPerIter shows
+// the value its server used. A resumed run keeps the recorded value.
 //
 // # Failures
 //

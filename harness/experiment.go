@@ -133,7 +133,30 @@ func (c *Config) overCap(w *Workload) string {
 // when an experiment has several (a connection sweep, both protocols).
 type Workload struct {
 	Name string `json:"name,omitempty"`
+	// Configs, if set, names the configurations of the experiment that
+	// run under this workload (the others do not, and have no points
+	// under it); empty: all of them. The default profile's extra
+	// workloads run one configuration per model family.
+	Configs []string `json:"configs,omitempty"`
 	results.Workload
+}
+
+// runs reports whether configuration name runs under w.
+func (w *Workload) runs(name string) bool {
+	return len(w.Configs) == 0 || slices.Contains(w.Configs, name)
+}
+
+// DerivedRates are the absolute rates that Experiment.RatesFromSlowest
+// gave one workload: the slowest configuration, its capacity, and the
+// rates, in RatesFromSlowest's order.
+type DerivedRates struct {
+	// From is the run name of the slowest configuration (the lowest
+	// median capacity); empty, with no rates, when no configuration had
+	// a valid capacity, and Reason says so.
+	From     string    `json:"from,omitempty"`
+	Capacity float64   `json:"capacity,omitempty"` // req/s
+	Rates    []float64 `json:"rates,omitempty"`    // req/s
+	Reason   string    `json:"reason,omitempty"`
 }
 
 // Experiment is what a run measures: every configuration under every
@@ -159,6 +182,22 @@ type Experiment struct {
 	// the fractions: an experiment with Rates and no Fractions measures
 	// none (the connections profile).
 	Rates []float64 `json:"rates,omitempty"`
+	// RatesFromSlowest are open-loop loads at absolute rates derived in
+	// the run, each a fraction in (0, 1] of the slowest configuration's
+	// capacity under the workload: the lowest, over the workload's
+	// configurations, of the median of each one's valid capacity
+	// measurements over all repetitions. Every configuration of the
+	// workload is measured at the same rates (results.KindRate), so that
+	// latencies and costs compare at equal absolute load. They are
+	// measured after every other point of the run (in interleaved
+	// repetitions of their own), when every capacity is known; the run
+	// records the rates in DerivedRates. They make the run measure
+	// capacity even without Fractions.
+	RatesFromSlowest []float64 `json:"rates_from_slowest,omitempty"`
+	// DerivedRates are the rates RatesFromSlowest gave each workload, by
+	// workload name ("" for a single unnamed workload). The run sets
+	// them once every capacity is measured; a resumed run keeps them.
+	DerivedRates map[string]DerivedRates `json:"derived_rates,omitempty"`
 	// Repetitions is how often every point is measured (≥ 5 for figures
 	// that are reported); repetitions are interleaved across
 	// configurations: repetition 0 of every configuration, then 1, ….
@@ -190,6 +229,19 @@ type Experiment struct {
 	// tests that run on a machine busy with other tests: every point of
 	// such a run carries the load generator's warning that it was done.
 	LoadLimits loadgen.Limits `json:"load_limits"`
+	// CalibrateOnce makes the run measure the CPU work's calibration once,
+	// at its start, on the server CPUs (the service's own calibration, in
+	// the harness process), record it in NsPerIter, and give it to every
+	// server it starts (serve --ns-per-iter): a request's CPU work is then
+	// the same number of iterations in every process, where servers that
+	// calibrate themselves each convert it with their own measurement.
+	// The gate profile leaves it unset (its servers calibrate themselves).
+	CalibrateOnce bool `json:"calibrate_once,omitempty"`
+	// NsPerIter, if positive, is the calibration given to every server
+	// (serve --ns-per-iter, ns per iteration); with CalibrateOnce the run
+	// sets it, so that a resumed run keeps it. 0 without CalibrateOnce:
+	// every server measures its own.
+	NsPerIter float64 `json:"ns_per_iter,omitempty"`
 	// Counterbalance reverses the order of the configurations in every
 	// odd repetition (A B, B A, A B, …), so that no configuration is
 	// measured first, or right after another one, more often than the
@@ -208,10 +260,14 @@ const (
 	MaxRepetitions = 100
 	MinWindow      = 100 * time.Millisecond
 	MaxWindow      = time.Hour
+	// MinNsPerIter and MaxNsPerIter bound NsPerIter as serve's
+	// --ns-per-iter (service.Config) does.
+	MinNsPerIter = 1e-3
+	MaxNsPerIter = 1e6
 )
 
 // reservedArgs are serve flags the harness sets itself.
-var reservedArgs = []string{"model", "protocol", "addr", "cpus", "threads", "gomaxprocs"}
+var reservedArgs = []string{"model", "protocol", "addr", "cpus", "threads", "gomaxprocs", "ns-per-iter"}
 
 // validName is the character set of configuration and workload names:
 // they become file names (results.PointFileName).
@@ -353,6 +409,16 @@ func (e *Experiment) Validate() error {
 		if _, err := w.loadConfig(); err != nil {
 			bad("workload %d (%s): %v", i, w.label(), err)
 		}
+		for _, name := range w.Configs {
+			if !names[name] {
+				bad("workload %s: configuration %q is not a configuration of the experiment", w.label(), name)
+			}
+		}
+		for _, c := range e.Configs {
+			if c.RatesFrom != "" && w.runs(c.Name) && !w.runs(c.RatesFrom) {
+				bad("workload %s runs configuration %q but not %q, its rates_from", w.label(), c.Name, c.RatesFrom)
+			}
+		}
 	}
 
 	// Every configuration under every workload must have its own point
@@ -366,8 +432,8 @@ func (e *Experiment) Validate() error {
 		files[f] = name
 	}
 
-	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 {
-		bad("%d fractions (accepted: 1..%d, or 0 with rates)", n, MaxFractions)
+	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 && len(e.RatesFromSlowest) == 0 {
+		bad("%d fractions (accepted: 1..%d, or 0 with rates or rates from the slowest)", n, MaxFractions)
 	}
 	if n := len(e.Rates); n > MaxRates {
 		bad("%d rates (accepted: 0..%d)", n, MaxRates)
@@ -392,6 +458,22 @@ func (e *Experiment) Validate() error {
 			bad("rate %g given twice (accepted: rates that differ in whole req/s)", r)
 		}
 		keys[k] = true
+	}
+	if math.IsNaN(e.NsPerIter) || e.NsPerIter != 0 && (e.NsPerIter < MinNsPerIter || e.NsPerIter > MaxNsPerIter) {
+		bad("ns per iteration %g out of range (accepted: 0, or %g..%g)", e.NsPerIter, MinNsPerIter, MaxNsPerIter)
+	}
+	if n := len(e.RatesFromSlowest); n > MaxFractions {
+		bad("%d rates from the slowest (accepted: 0..%d)", n, MaxFractions)
+	}
+	seen := map[float64]bool{}
+	for _, f := range e.RatesFromSlowest {
+		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
+			bad("rate from the slowest %g out of range (accepted: > 0 and ≤ %g of the slowest configuration's capacity)", f, MaxFraction)
+		}
+		if seen[f] {
+			bad("rate from the slowest %g given twice", f)
+		}
+		seen[f] = true
 	}
 	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
 		bad("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)
@@ -453,6 +535,9 @@ func (e *Experiment) runNames() []string {
 	var names []string
 	for _, w := range e.Workloads {
 		for _, c := range e.Configs {
+			if !w.runs(c.Name) {
+				continue
+			}
 			if len(e.Workloads) > 1 {
 				names = append(names, c.Name+"/"+w.Name)
 			} else {

@@ -28,8 +28,26 @@ func TestProfilesValidate(t *testing.T) {
 			}
 			switch name {
 			case "default":
-				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || !hasFractions(e.Fractions, 0.5, 0.9) {
-					t.Errorf("default: %d repetitions, %d configurations, fractions %v; want ≥ 5, every model, 0.5 and 0.9", e.Repetitions, len(e.Configs), e.Fractions)
+				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || len(e.RatesFromSlowest) == 0 || !e.CalibrateOnce {
+					t.Errorf("default: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every model, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
+				}
+				// The suite: ≥ 4 workloads, every model family in each,
+				// and the point count the wall-time estimate is made of.
+				points := 0
+				for _, w := range e.Workloads {
+					models := map[string]bool{}
+					for _, c := range e.Configs {
+						if w.runs(c.Name) {
+							models[c.Model] = true
+							points += e.Repetitions * (1 + len(e.Fractions) + len(e.Rates) + len(e.RatesFromSlowest))
+						}
+					}
+					if len(models) != 6 {
+						t.Errorf("default: workload %s runs models %v, want all 6", w.Name, models)
+					}
+				}
+				if len(e.Workloads) < 4 || points != 340 {
+					t.Errorf("default: %d workloads, %d points; want ≥ 4 and the 340 of the documented estimate", len(e.Workloads), points)
 				}
 			case "thesis":
 				if e.Repetitions < 7 || len(e.Workloads) < 2 || len(e.Fractions) < 10 || e.Fractions[len(e.Fractions)-1] != 0.95 {
@@ -107,6 +125,9 @@ func TestValidateMessages(t *testing.T) {
 		{name: "fraction zero", change: func(e *Experiment) { e.Fractions = []float64{0} }, want: []string{"fraction 0 out of range (accepted: > 0 and ≤ 1 of capacity)"}},
 		{name: "fraction over", change: func(e *Experiment) { e.Fractions = []float64{0.5, 1.2} }, want: []string{"fraction 1.2 out of range"}},
 		{name: "fraction twice", change: func(e *Experiment) { e.Fractions = []float64{0.5, 0.5001} }, want: []string{"fraction 0.5001 given twice"}},
+		{name: "rate from slowest", change: func(e *Experiment) { e.RatesFromSlowest = []float64{0.5, 0.5, 1.5} }, want: []string{"rate from the slowest 0.5 given twice", "rate from the slowest 1.5 out of range (accepted: > 0 and ≤ 1 of the slowest configuration's capacity)"}},
+		{name: "ns per iter", change: func(e *Experiment) { e.NsPerIter = -1 }, want: []string{"ns per iteration -1 out of range (accepted: 0, or 0.001..1e+06)"}},
+		{name: "workload config", change: func(e *Experiment) { e.Workloads[0].Configs = []string{"nosuch"} }, want: []string{`configuration "nosuch" is not a configuration of the experiment`}},
 		{name: "repetitions", change: func(e *Experiment) { e.Repetitions = 0 }, want: []string{"repetitions 0 out of range (accepted: 1..100)"}},
 		{name: "warmup", change: func(e *Experiment) { e.Warmup = Duration(50 * time.Millisecond) }, want: []string{"warmup 50ms out of range (accepted: 100ms..1h0m0s"}},
 		{name: "duration", change: func(e *Experiment) { e.Duration = 0 }, want: []string{"duration 0s out of range (accepted: 100ms..1h0m0s)"}},
@@ -126,7 +147,7 @@ func TestValidateMessages(t *testing.T) {
 			e.Configs[1].RatesFrom, e.Configs[2].RatesFrom = e.Configs[2].Name, e.Configs[3].Name
 		},
 			want: []string{`takes its own rates from "leaderfollowers/os"`}},
-		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates)"}},
+		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates or rates from the slowest)"}},
 		{name: "rate zero", change: func(e *Experiment) { e.Rates = []float64{0} }, want: []string{"rate 0 req/s out of range (accepted: 1..1e+08)"}},
 		{name: "rate twice", change: func(e *Experiment) { e.Rates = []float64{5000, 5000.2} }, want: []string{"rate 5000.2 given twice"}},
 		{name: "max conns", change: func(e *Experiment) { e.Configs[0].MaxConns = -1 }, want: []string{"max_conns -1 out of range"}},
@@ -146,6 +167,9 @@ func TestValidateMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// One workload and fractions of capacity, as the default
+			// profile was before its workload suite: the cases change it.
+			e.Workloads, e.Fractions, e.RatesFromSlowest = []Workload{{Workload: DefaultWorkload()}}, []float64{0.1, 0.5}, nil
 			tc.change(&e)
 			err = e.Validate()
 			if err == nil {

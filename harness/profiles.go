@@ -14,17 +14,29 @@ var ProfileNames = []string{"default", "thesis", "gate", "chain", "connections"}
 
 // Profile returns the named experiment:
 //
-//   - default: what "make bench" runs. Every model (Leader/Followers in
-//     each promotion order, Half-Sync/Half-Reactive plain and pooled,
-//     Proactor, Active Object, thread per connection, netpoll); HTTP, 64
-//     connections, CPU work exponential with mean 10 µs; capacity, then
-//     10, 50, 75 and 90% of it; 6 repetitions; 250 ms warm-up and 1 s
-//     windows, so that the whole "make bench" takes under 8 minutes on a
-//     2-CPU machine: measured on the 2-vCPU VM this was written on
-//     ("/usr/bin/time make bench" in a fresh clone at commit 18ce803),
-//     6 min 22 s with a warm build cache — the run's 300 points 6 min
-//     21 s, the figures under a second — plus 16 s for the build from an
-//     empty build cache.
+//   - default: what "make bench" runs: the workload suite
+//     (SuiteWorkloads, justified in the package documentation) — every
+//     model and variant under the profiles' workload ("cpu"), one
+//     configuration per model family (SuiteFamilies) under four more
+//     ("tiny", "block", "bimodal", "ledger"); per configuration and
+//     workload its capacity and one open-loop point at an absolute rate
+//     shared by every configuration of the workload,
+//     SuiteRateFromSlowest of the slowest one's median capacity
+//     (RatesFromSlowest); 5 repetitions (the fewest with which
+//     results.RatioCI gives the report's 95% intervals: 4 per side),
+//     250 ms warm-up and 1 s windows; the CPU work calibrated once for
+//     every server. 340 points (10 + 4 × 6 configurations × 2 loads × 5).
+//     Wall time ESTIMATED, not run end to end when written: about
+//     8 minutes on a 2-CPU machine — 340 × 1.27 s per point (the 1.25 s
+//     of warm-up and window plus 0.02 s of overhead, the per-point cost
+//     of the previous default profile's measured run: 300 points in
+//     6 min 21 s, "/usr/bin/time make bench" at commit 18ce803) = 7 min
+//     12 s, plus the build (16 s from an empty cache), bench's chain
+//     check (--validate, about 18 s) and the figures. Measured since:
+//     7 min 39 s ("/usr/bin/time -v make bench" on the otherwise idle
+//     2-vCPU VM it was written on, tree of commit 7ed9d5a, warm build
+//     cache): the 340 points 7 min 20 s, 5 of them invalid (proactor's
+//     capacity under "tiny" saturates the one-CPU load generator).
 //   - thesis: the same models under a connection sweep (16, 64 and 256
 //     connections), capacity and 11 fractions from 10 to 95%, 7
 //     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
@@ -74,6 +86,10 @@ var ProfileNames = []string{"default", "thesis", "gate", "chain", "connections"}
 //     beyond its windows; thread per connection's thousands of threads
 //     are assumed to double that. The progress line's ETA says how long.
 //
+// Every profile but gate calibrates the CPU work once per run, on the
+// server CPUs, and gives the value to every server (CalibrateOnce); the
+// gate's servers calibrate themselves, as they always have.
+//
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
 	base := Experiment{
@@ -89,9 +105,16 @@ func Profile(name string) (Experiment, error) {
 		CapacityOutstanding: 1,
 		LoadWorkers:         1,
 		Seed:                1,
+		// One calibration of the CPU work for every server (fairness:
+		// equal work per request in every process).
+		CalibrateOnce: true,
 	}
 	switch name {
 	case "default":
+		base.Workloads = SuiteWorkloads()
+		base.Fractions = nil
+		base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
+		base.Repetitions = 5
 		return base, nil
 	case "thesis":
 		base.Workloads = nil
@@ -114,6 +137,9 @@ func Profile(name string) (Experiment, error) {
 			}
 		}
 		base.Configs = cs
+		// The gate's servers calibrate themselves, as before
+		// CalibrateOnce: its behaviour is fixed.
+		base.CalibrateOnce = false
 		base.Fractions = []float64{0.1, 0.5}
 		base.Repetitions = 7
 		base.Warmup = Duration(300 * time.Millisecond)
@@ -169,6 +195,40 @@ const ConnControlActive = 256
 // keeps the server's CPU about 5% busy with the service, so that what
 // grows with connections is the model's own cost.
 const ConnRate = 5000
+
+// SuiteFamilies are the configurations the default profile runs under
+// its extra workloads: one per model family.
+var SuiteFamilies = []string{"leaderfollowers/lifo", "halfsynchalfreactive", "proactor", "activeobject", "threadperconn", "netpoll"}
+
+// SuiteRateFromSlowest is the default profile's one open-loop load, as a
+// fraction of the slowest configuration's capacity under each workload
+// (Experiment.RatesFromSlowest): high enough that queueing shows, low
+// enough that every configuration can sustain it.
+const SuiteRateFromSlowest = 0.7
+
+// SuiteWorkloads returns the default profile's workload suite, each
+// chosen so that some pattern should win it and another lose (see the
+// package documentation): "cpu", DefaultWorkload, under every
+// configuration; and under SuiteFamilies, "tiny" (exp:1us of CPU work:
+// the per-request overhead of each model decides), "block" (exp:10us of
+// CPU work and a 300 µs blocking back-end call per request), "bimodal"
+// (CPU work 5 µs, or 1 ms for 1% of requests: head-of-line blocking),
+// and "ledger" (the monitor's ledger: equal weights of work, deposits,
+// guarded withdrawals, transfers and totals over every account).
+func SuiteWorkloads() []Workload {
+	tiny, block, bimodal, ledger := DefaultWorkload(), DefaultWorkload(), DefaultWorkload(), DefaultWorkload()
+	tiny.CPU = "exp:1us"
+	block.Block = "300us"
+	bimodal.CPU = "bimodal:0.99:5us:1ms"
+	ledger.Ops = "work=1,deposit=1,withdraw=1,transfer=1,total=1"
+	return []Workload{
+		{Name: "cpu", Workload: DefaultWorkload()},
+		{Name: "tiny", Configs: SuiteFamilies, Workload: tiny},
+		{Name: "block", Configs: SuiteFamilies, Workload: block},
+		{Name: "bimodal", Configs: SuiteFamilies, Workload: bimodal},
+		{Name: "ledger", Configs: SuiteFamilies, Workload: ledger},
+	}
+}
 
 // DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64
 // connections, no pipelining, Poisson arrivals, OpWork with CPU work drawn

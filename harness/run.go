@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"concbench/loadgen"
 	"concbench/models"
 	"concbench/results"
+	"concbench/service"
 )
 
 // Options are how a run is made, as opposed to what it measures (the
@@ -251,13 +254,21 @@ func (r *runner) resolve() error {
 			return fmt.Errorf("harness: the server binary of configuration %q: %w", c.Name, err)
 		}
 	}
-	names := r.exp.runNames()
-	for wi, w := range r.exp.Workloads {
+	runName := func(c string, w *Workload) string {
+		if len(r.exp.Workloads) > 1 {
+			return c + "/" + w.Name
+		}
+		return c
+	}
+	for _, w := range r.exp.Workloads {
 		for _, c := range r.exp.Configs {
-			name := names[len(r.cfgs)]
+			if !w.runs(c.Name) {
+				continue
+			}
+			name := runName(c.Name, &w)
 			ratesFrom := name
 			if c.RatesFrom != "" {
-				ratesFrom = names[wi*len(r.exp.Configs)+slices.IndexFunc(r.exp.Configs, func(o Config) bool { return o.Name == c.RatesFrom })]
+				ratesFrom = runName(c.RatesFrom, &w)
 			}
 			args := slices.Clone(c.Args)
 			if n := c.gomaxprocs(&w); n > 0 && c.overCap(&w) == "" {
@@ -348,6 +359,14 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
 			now.UTC().Format(time.RFC3339), r.prov.Commit, r.prov.Dirty, old, r.run.Provenance.Dirty))
 	}
+	if r.exp.CalibrateOnce && r.exp.NsPerIter == 0 {
+		ns, err := calibrateOn(r.exp.ServerCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		r.exp.NsPerIter = ns
+	}
+	r.prov.NsPerIter = r.exp.NsPerIter
 	r.run.Experiment = r.exp
 	r.run.Configs = nil
 	for _, rc := range r.cfgs {
@@ -397,48 +416,61 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	defer r.stopServer()
 
 	loads := r.exp.loads()
-	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * len(loads)
+	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
+	// order returns the index into r.cfgs of the i-th configuration of
+	// repetition rep.
+	order := func(rep, i int) int {
+		if r.exp.Counterbalance && rep%2 == 1 {
+			return len(r.cfgs) - 1 - i
+		}
+		return i
+	}
 plan:
 	for rep := range r.exp.Repetitions {
 		for i := range r.cfgs {
-			ci := i
-			if r.exp.Counterbalance && rep%2 == 1 {
-				ci = len(r.cfgs) - 1 - i
-			}
-			rc := &r.cfgs[ci]
+			rc := &r.cfgs[order(rep, i)]
 			for _, l := range loads {
 				if ctx.Err() != nil {
 					r.sum.Interrupted = true
 					break plan
 				}
-				r.pointIdx++
-				p := r.newPoint(rc, l, rep)
-				if results.HasPoint(r.dir, p) {
-					r.sum.Skipped++
-					continue
+				if err := r.point(rc, l, rep); err != nil {
+					return &r.sum, err
 				}
-				t0 := time.Now()
-				ranLoad := r.measure(rc, p, l.seedIdx)
-				// The .hlog first: a point file is what marks the point as
-				// done (HasPoint), so its log must exist by then.
-				if err := results.WritePointHlog(r.dir, p); err != nil {
-					p.Warnings = append(p.Warnings, err.Error())
-				}
-				if err := results.WritePoint(r.dir, p); err != nil {
-					r.sum.Interrupted, r.run.Interrupted = true, true
-					r.sum.Elapsed = time.Since(r.begin)
-					results.WriteRun(r.dir, r.run) // best effort: the folder just failed a write
-					return &r.sum, fmt.Errorf("harness: %w", err)
-				}
-				r.remember(p)
-				if ranLoad {
-					r.ran++
-					r.ranTime += time.Since(t0)
-				}
-				r.count(p)
-				r.progress(p)
 			}
 			r.stopServer() // the next configuration gets a fresh process
+		}
+	}
+	// The rates from the slowest configuration, once every capacity is in.
+	if len(r.exp.RatesFromSlowest) > 0 && !r.sum.Interrupted {
+		r.deriveRates()
+		if err := results.WriteRun(r.dir, r.run); err != nil {
+			return &r.sum, fmt.Errorf("harness: %w", err)
+		}
+	derived:
+		for rep := range r.exp.Repetitions {
+			for i := range r.cfgs {
+				rc := &r.cfgs[order(rep, i)]
+				dr := r.exp.DerivedRates[rc.wl.Name]
+				for j := range r.exp.RatesFromSlowest {
+					if ctx.Err() != nil {
+						r.sum.Interrupted = true
+						break derived
+					}
+					if len(dr.Rates) == 0 {
+						// No rate to measure at: counted, not written
+						// (run.json's derived_rates and warnings say why).
+						r.pointIdx++
+						r.sum.Failed++
+						continue
+					}
+					l := pointLoad{kind: results.KindRate, rate: dr.Rates[j], seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + j}
+					if err := r.point(rc, l, rep); err != nil {
+						return &r.sum, err
+					}
+				}
+				r.stopServer()
+			}
 		}
 	}
 	r.stopServer()
@@ -452,6 +484,74 @@ plan:
 		return &r.sum, fmt.Errorf("harness: %w", err)
 	}
 	return &r.sum, nil
+}
+
+// point measures rc at load l in repetition rep, unless the folder has
+// the point already, and writes it. Its error stops the run (the folder
+// could not be written).
+func (r *runner) point(rc *runConfig, l pointLoad, rep int) error {
+	r.pointIdx++
+	p := r.newPoint(rc, l, rep)
+	if results.HasPoint(r.dir, p) {
+		r.sum.Skipped++
+		return nil
+	}
+	t0 := time.Now()
+	ranLoad := r.measure(rc, p, l.seedIdx)
+	// The .hlog first: a point file is what marks the point as
+	// done (HasPoint), so its log must exist by then.
+	if err := results.WritePointHlog(r.dir, p); err != nil {
+		p.Warnings = append(p.Warnings, err.Error())
+	}
+	if err := results.WritePoint(r.dir, p); err != nil {
+		r.sum.Interrupted, r.run.Interrupted = true, true
+		r.sum.Elapsed = time.Since(r.begin)
+		results.WriteRun(r.dir, r.run) // best effort: the folder just failed a write
+		return fmt.Errorf("harness: %w", err)
+	}
+	r.remember(p)
+	if ranLoad {
+		r.ran++
+		r.ranTime += time.Since(t0)
+	}
+	r.count(p)
+	r.progress(p)
+	return nil
+}
+
+// deriveRates sets the experiment's DerivedRates (Experiment.
+// RatesFromSlowest) for every workload that has none yet (a resumed run
+// keeps the rates it recorded), from the median capacities over all
+// repetitions, and records them in run.json's experiment.
+func (r *runner) deriveRates() {
+	if r.exp.DerivedRates == nil {
+		r.exp.DerivedRates = map[string]DerivedRates{}
+	}
+	for _, w := range r.exp.Workloads {
+		if _, ok := r.exp.DerivedRates[w.Name]; ok {
+			continue
+		}
+		var dr DerivedRates
+		for _, rc := range r.cfgs {
+			if rc.wl.Name != w.Name {
+				continue
+			}
+			if c := r.capacity(rc.name, r.exp.Repetitions-1); c > 0 && (dr.From == "" || c < dr.Capacity) {
+				dr.From, dr.Capacity = rc.name, c
+			}
+		}
+		if dr.From == "" {
+			dr.Reason = fmt.Sprintf("no configuration under workload %s has a valid capacity measurement: its %d rates from the slowest were not measured", w.label(), len(r.exp.RatesFromSlowest))
+			r.run.Warnings = append(r.run.Warnings, dr.Reason)
+		}
+		for _, f := range r.exp.RatesFromSlowest {
+			if dr.From != "" {
+				dr.Rates = append(dr.Rates, math.Round(f*dr.Capacity))
+			}
+		}
+		r.exp.DerivedRates[w.Name] = dr
+	}
+	r.run.Experiment = r.exp
 }
 
 // commonGOMAXPROCS is the servers' GOMAXPROCS for the run's provenance
@@ -501,7 +601,7 @@ type pointLoad struct {
 // the rates.
 func (e *Experiment) loads() []pointLoad {
 	var ls []pointLoad
-	if len(e.Fractions) > 0 {
+	if len(e.Fractions) > 0 || len(e.RatesFromSlowest) > 0 {
 		ls = append(ls, pointLoad{kind: results.KindCapacity})
 		for i, f := range e.Fractions {
 			ls = append(ls, pointLoad{kind: results.KindOpen, fraction: f, seedIdx: i + 1})
@@ -598,11 +698,16 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	}
 	if r.srv == nil {
 		args := serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs)
+		var cal []string
+		if r.exp.NsPerIter > 0 {
+			cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
+			args = append(args, cal...)
+		}
 		var srv *server
 		var err error
 		if b := rc.cfg.Backend; b != nil {
 			// A chain: the back end first, then the front end told its address.
-			if r.back, err = startServer(r.sp, rc.bin, backendArgs(b, r.exp.ServerCPUs), "binary"); err != nil {
+			if r.back, err = startServer(r.sp, rc.bin, append(backendArgs(b, r.exp.ServerCPUs), cal...), "binary"); err != nil {
 				err = fmt.Errorf("back end %s: %w", b.Model, err)
 			} else {
 				args = append(args, "--backend", r.back.addr)
@@ -885,4 +990,26 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// calibrateOn measures the CPU work's calibration (ns per iteration, the
+// service's own measurement, about 25 ms) with this process pinned to
+// cpus (empty: where it runs), and restores the process's affinity.
+func calibrateOn(cpus string) (float64, error) {
+	if cpus != "" {
+		set, _ := cpuset.Parse(cpus) // validated
+		prev, err := cpuset.Current()
+		if err != nil {
+			return 0, err
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return 0, fmt.Errorf("pin the calibration to the server CPUs %s: %w", cpus, err)
+		}
+		defer cpuset.Pin(0, prev)
+	}
+	svc, err := service.New(service.Config{})
+	if err != nil {
+		return 0, fmt.Errorf("calibrate the CPU work: %w", err)
+	}
+	return svc.Calibration().NsPerIter, nil
 }

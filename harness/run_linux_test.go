@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -337,6 +338,8 @@ func TestRunRatesAndCap(t *testing.T) {
 		Seed:         7,
 		LoadLimits:   relaxed,
 		ServerBinary: serverBinary,
+		// One calibration for every server the run starts.
+		CalibrateOnce: true,
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	// The harness's own descriptors in each window: the control's idle
@@ -360,9 +363,20 @@ func TestRunRatesAndCap(t *testing.T) {
 		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
 	}
 	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	ns := stored.NsPerIter
+	if !(ns > 0) || run.Provenance.NsPerIter != ns {
+		t.Fatalf("calibrated once: run.json's experiment has %g ns per iteration, its provenance %g; want one positive value in both", ns, run.Provenance.NsPerIter)
+	}
 	for i := range pts {
 		p := &pts[i]
 		t.Run(p.Config.Name, func(t *testing.T) {
+			if p.Status == results.StatusOK && p.ServerInfo.NsPerIter != ns {
+				t.Errorf("server calibrated to %g ns per iteration, want the run's %g", p.ServerInfo.NsPerIter, ns)
+			}
 			if p.Kind != results.KindRate || p.Fraction != 0 || p.OfferedRatePerS != rate {
 				t.Fatalf("kind %s, fraction %g, rate %g; want a rate point at %d req/s", p.Kind, p.Fraction, p.OfferedRatePerS, rate)
 			}
@@ -391,5 +405,82 @@ func TestRunRatesAndCap(t *testing.T) {
 	}
 	if len(run.Unavailable) != 1 || run.Unavailable[0].Config.Name != "threadperconn/conns=8" {
 		t.Errorf("run.json's unavailable list %+v, want threadperconn/conns=8 alone", run.Unavailable)
+	}
+}
+
+// TestRunRatesFromSlowest runs two configurations under one workload and
+// one of them alone under another (Workload.Configs), with a rate from
+// the slowest: every configuration of a workload is measured at the same
+// absolute rate, half the lower of the workloads' capacities, recorded
+// in run.json with the configuration it came from.
+func TestRunRatesFromSlowest(t *testing.T) {
+	w := DefaultWorkload()
+	w.Conns = 4
+	exp := Experiment{
+		Profile: "test",
+		Configs: []Config{
+			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+			{Name: "netpoll", Model: "netpoll"},
+		},
+		Workloads: []Workload{
+			{Name: "both", Workload: w},
+			{Name: "one", Configs: []string{"netpoll"}, Workload: w},
+		},
+		RatesFromSlowest: []float64{0.5},
+		Repetitions:      1,
+		Warmup:           Duration(100 * time.Millisecond),
+		Duration:         Duration(200 * time.Millisecond),
+		Seed:             7,
+		LoadLimits:       relaxed,
+		ServerBinary:     serverBinary,
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	sum, err := Run(context.Background(), exp, dir, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.Points != 6 || sum.Failed != 0 || sum.Unavailable != 0 {
+		t.Fatalf("summary %s: want 6 points (3 configurations × capacity and one rate), none failed", sum)
+	}
+	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	caps := map[string]float64{}
+	for _, p := range pts {
+		if p.Kind == results.KindCapacity && p.Load != nil && p.Load.Valid {
+			caps[p.Config.Name] = p.Load.AchievedRatePerS
+		}
+	}
+	for _, tc := range []struct{ workload, configs string }{
+		{"both", "leaderfollowers/lifo/both netpoll/both"},
+		{"one", "netpoll/one"},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			dr, ok := stored.DerivedRates[tc.workload]
+			if !ok || len(dr.Rates) != 1 {
+				t.Fatalf("derived rates %+v, want one rate", stored.DerivedRates)
+			}
+			slowest := math.Inf(1)
+			for _, name := range strings.Fields(tc.configs) {
+				slowest = min(slowest, caps[name])
+			}
+			if dr.Capacity != slowest || caps[dr.From] != slowest || dr.Rates[0] != math.Round(slowest/2) {
+				t.Errorf("derived %+v from capacities %v; want half the slowest of %s", dr, caps, tc.configs)
+			}
+			var got []string
+			for _, p := range pts {
+				if p.Workload == w && strings.HasSuffix(p.Config.Name, "/"+tc.workload) && p.Kind == results.KindRate {
+					got = append(got, p.Config.Name)
+					if p.OfferedRatePerS != dr.Rates[0] {
+						t.Errorf("%s offered %g req/s, want the workload's %g", p.Config.Name, p.OfferedRatePerS, dr.Rates[0])
+					}
+				}
+			}
+			if slices.Sort(got); strings.Join(got, " ") != tc.configs {
+				t.Errorf("rate points of %v, want %s", got, tc.configs)
+			}
+		})
 	}
 }

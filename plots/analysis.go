@@ -29,6 +29,11 @@ type analysis struct {
 	// open-loop point.
 	load    float64
 	hasLoad bool
+	// equal is set when the run has no open-loop point but absolute-rate
+	// points (a suite run, harness RatesFromSlowest): the chosen load is
+	// then each configuration's highest absolute rate, the same for every
+	// configuration of a workload, and load is 0.
+	equal bool
 }
 
 func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
@@ -46,6 +51,9 @@ func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
 		target = DefaultLoad
 	}
 	a.load, a.hasLoad = results.NearestFraction(a.groups, target)
+	if !a.hasLoad && hasRatePoints(a) && !a.connectionSweep() {
+		a.hasLoad, a.equal = true, true
+	}
 	return a
 }
 
@@ -67,7 +75,39 @@ func (a *analysis) atLoad(name string) *results.Group {
 	if !a.hasLoad {
 		return nil
 	}
+	if a.equal {
+		var best *results.Group
+		for _, g := range a.groups {
+			if g.Config.Name == name && g.Kind == results.KindRate && len(g.Measured()) > 0 && (best == nil || g.RatePerS > best.RatePerS) {
+				best = g
+			}
+		}
+		return best
+	}
 	return results.Find(a.groups, name, results.KindOpen, a.load)
+}
+
+// connectionSweep reports whether the run's absolute-rate points span
+// two or more connection counts (the connections profile), whose costs
+// belong to the connections figure.
+func (a *analysis) connectionSweep() bool {
+	counts := map[int]bool{}
+	for _, g := range a.groups {
+		if g.Kind == results.KindRate && len(g.Points) > 0 {
+			w := g.Points[0].Workload
+			counts[w.Conns+w.Idle] = true
+		}
+	}
+	return len(counts) > 1
+}
+
+// loadShort names the chosen load in a column head or note: "0.50", or
+// "equal load".
+func (a *analysis) loadShort() string {
+	if a.equal {
+		return "equal load"
+	}
+	return fmt.Sprintf("%.2f", a.load)
 }
 
 // capacity returns the configuration's capacity group, or nil.
@@ -77,6 +117,9 @@ func (a *analysis) capacity(name string) *results.Group {
 
 // loadText describes the chosen load: "0.50 of capacity".
 func (a *analysis) loadText() string {
+	if a.equal {
+		return "each workload's equal absolute load (the same rate for every configuration of the workload)"
+	}
 	return fmt.Sprintf("%.2f of capacity", a.load)
 }
 

@@ -97,6 +97,10 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			kind, frac := string(results.KindCapacity), "1"
 			if where != "capacity" {
 				kind, frac = string(results.KindOpen), results.FormatFloat(a.load)
+				if g := a.atLoad(cfg.Name); a.equal && g != nil {
+					// The "fraction" column holds the absolute rate.
+					kind, frac = string(results.KindRate), results.FormatFloat(g.RatePerS)
+				}
 			}
 			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, kind, frac, strconv.Itoa(st.N), results.FormatFloat(st.Median),
 				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Excluded), excludedValues(bv.excluded),
@@ -231,7 +235,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 	if !a.hasLoad {
 		return nil
 	}
-	f, vals, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), a.atLoad, panels)
+	f, vals, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), "open "+a.loadShort(), a.atLoad, panels)
 	if f == nil {
 		return nil
 	}

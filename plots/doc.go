@@ -9,6 +9,22 @@
 //	bench.txt                         Go benchmark format for benchstat (results.WriteBench)
 //	report.md, report.html            the report; the HTML embeds its figures
 //
+// The report opens with the "who wins where" table (winners.go): a row
+// per workload of the run's experiment, a column per metric — capacity,
+// and p99, CPU and context switches per request at the workload's equal
+// absolute load (the highest rate at which every configuration of the
+// workload was measured) — each cell the configuration with the best
+// median, its margin over the runner-up (results.RatioCI), and a
+// two-sided Welch t-test of the two on the logarithms of their
+// repetitions, Holm-adjusted over the table's cells (WinnersAlpha), or
+// "no significant difference". Welch on logarithms rather than the exact
+// Mann–Whitney U test: with 5 repetitions a side the smallest two-sided
+// U p-value, 2/252, is above Holm's first threshold for 20 cells
+// (0.05/20), so no cell could ever be called. A run without open-loop
+// points but with rate points at one connection count (the default
+// suite) uses each configuration's equal-load point as the chosen load
+// of the figures and the summary below.
+//
 // The figures, in report order:
 //
 //  1. latency: corrected p50, p99 and p99.9 latency against offered load,

@@ -50,7 +50,11 @@ type report struct {
 	LoadWarns    string   // how many points carry load-generator warnings
 	StatNotes    []string // statistics warnings behind the summary table
 
-	// Answers open the report: per summary metric, the best configuration
+	// Winners opens the report: who wins each workload by each metric
+	// (winners.go); nil for a run with fewer than two configurations.
+	Winners *winnersTable
+
+	// Answers follow it: per summary metric, the best configuration
 	// and every other's factor of it (answers.go); AnswerNote says how
 	// to read them.
 	Answers    []answer
@@ -122,6 +126,9 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		{"host", p.Hostname}, {"server CPUs", p.ServerCPUs}, {"load generator CPUs", p.LoadCPUs},
 		{"server GOMAXPROCS", serverProcs(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
+	}
+	if p.NsPerIter > 0 {
+		rep.Provenance = append(rep.Provenance, []string{"CPU-work calibration (every server)", fmt.Sprintf("%.4g ns per iteration, measured once by the harness", p.NsPerIter)})
 	}
 	commits := map[string]bool{}
 	for i := range a.points {
@@ -229,6 +236,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	rep.Warnings = r.Warnings
 
 	rep.summary(a)
+	rep.Winners = a.winners()
 	rep.answers(a)
 	for _, f := range figs {
 		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
@@ -300,7 +308,7 @@ func (rep *report) summary(a *analysis) {
 	}{{results.CtxswPerReq, "ctxsw/req"}, {results.CPUPerReq, "CPU µs/req"}, {results.AllocsPerReq, "allocs/req"}}
 	if a.hasLoad {
 		for _, c := range costs {
-			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %.2f", c.head, a.load))
+			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.loadShort()))
 		}
 	}
 	warned := map[string][]string{}
@@ -338,7 +346,7 @@ func (rep *report) summary(a *analysis) {
 		}
 		if a.hasLoad {
 			for _, c := range costs {
-				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %.2f", cfg.Name, c.head, a.load)))
+				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.loadShort())))
 			}
 		}
 		rep.SummaryRows = append(rep.SummaryRows, row)
@@ -402,7 +410,10 @@ var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# c
 > **Partial run:** {{.Partial}}.
 {{end}}
 {{.Counts}}.
+{{with .Winners}}
+## Who wins where
 
+{{.Markdown}}{{end}}
 ## Answers
 {{if .Answers}}{{range .Answers}}
 - **{{.Metric}}**: {{.Text}}{{end}}
@@ -541,7 +552,8 @@ var htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(htmlt
 	"svg": func(b []byte) htmltemplate.URL {
 		return htmltemplate.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b))
 	},
-	"join": strings.Join,
+	"join":  strings.Join,
+	"plain": winnersPlain,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -566,7 +578,14 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{if .Banner}}<p class="banner">{{.Banner}}</p>{{end}}
 {{if .Partial}}<p class="partial"><strong>Partial run:</strong> {{.Partial}}.</p>{{end}}
 <p>{{.Counts}}.</p>
-
+{{with .Winners}}
+<h2>Who wins where</h2>
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="notes">{{.Note}}</p>
+{{end}}
 <h2>Answers</h2>
 {{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>
 <p class="notes">{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}

@@ -81,7 +81,7 @@ func spectrumFigure(a *analysis) *Figure {
 	for _, cfg := range a.configs {
 		g := a.atLoad(cfg.Name)
 		if g == nil {
-			f.note("%s has no measured point at %.2f of capacity", cfg.Name, a.load)
+			f.note("%s has no measured point at %s", cfg.Name, a.loadText())
 			continue
 		}
 		m := g.MergeLatency(false)
@@ -91,18 +91,18 @@ func spectrumFigure(a *analysis) *Figure {
 		}
 		if m.Hist == nil || m.Hist.TotalCount() == 0 {
 			if m.Excluded > 0 {
-				f.note("%s at %.2f: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.load, m.Excluded)
+				f.note("%s at %s: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.loadShort(), m.Excluded)
 			} else {
-				f.note("%s at %.2f: no latency histogram to merge", cfg.Name, a.load)
+				f.note("%s at %s: no latency histogram to merge", cfg.Name, a.loadShort())
 			}
 			addInvalid(cfg.Name, g)
 			continue
 		}
 		if m.Dropped > 0 {
-			f.note("%s at %.2f: %d values fell outside the merged histogram and were dropped", cfg.Name, a.load, m.Dropped)
+			f.note("%s at %s: %d values fell outside the merged histogram and were dropped", cfg.Name, a.loadShort(), m.Dropped)
 		}
 		if m.OutOfRange > 0 {
-			f.note("%s at %.2f: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.load, m.OutOfRange)
+			f.note("%s at %s: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.loadShort(), m.OutOfRange)
 		}
 		n := m.Hist.TotalCount()
 		top := math.Min(float64(n), spectrumMaxX)

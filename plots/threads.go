@@ -89,18 +89,18 @@ func threadsFigure(a *analysis) *Figure {
 		}
 		g := a.atLoad(cfg.Name)
 		if g == nil {
-			f.note("%s has no measured point at %.2f of capacity", cfg.Name, a.load)
+			f.note("%s has no measured point at %s", cfg.Name, a.loadText())
 			continue
 		}
 		reps, _ := threadShares(trusted(g))
 		inv, invReps := threadShares(g.Invalid())
 		excludedReps += len(g.Invalid())
 		if len(reps) == 0 && len(inv) == 0 {
-			f.note("%s at %.2f: no per-thread event counts", cfg.Name, a.load)
+			f.note("%s at %s: no per-thread event counts", cfg.Name, a.loadShort())
 			continue
 		}
 		if len(reps) == 0 {
-			f.note("%s at %.2f: no valid repetition (%d invalid excluded)", cfg.Name, a.load, len(g.Invalid()))
+			f.note("%s at %s: no valid repetition (%d invalid excluded)", cfg.Name, a.loadShort(), len(g.Invalid()))
 		}
 		s := series{name: cfg.Name, excluded: inv}
 		for _, r := range append(slices.Clone(reps), inv...) {

@@ -191,18 +191,22 @@ type Theory struct {
 
 // Provenance is what a result needs to be reproduced and compared.
 type Provenance struct {
-	Commit           string    `json:"commit"` // git HEAD of the tree that was measured ("unknown" outside git)
-	Dirty            bool      `json:"dirty"`  // uncommitted changes were present
-	GoVersion        string    `json:"go_version"`
-	OS               string    `json:"os"`
-	Arch             string    `json:"arch"`
-	Kernel           string    `json:"kernel"`    // uname -r
-	CPUModel         string    `json:"cpu_model"` // /proc/cpuinfo "model name"
-	NumCPU           int       `json:"num_cpu"`
-	Hostname         string    `json:"hostname"`
-	ServerCPUs       string    `json:"server_cpus"` // affinity of the server process
-	LoadCPUs         string    `json:"load_cpus"`   // affinity of the load generator
-	ServerGOMAXPROCS int       `json:"server_gomaxprocs"`
-	LoadGOMAXPROCS   int       `json:"load_gomaxprocs"`
-	Time             time.Time `json:"time"`
+	Commit           string `json:"commit"` // git HEAD of the tree that was measured ("unknown" outside git)
+	Dirty            bool   `json:"dirty"`  // uncommitted changes were present
+	GoVersion        string `json:"go_version"`
+	OS               string `json:"os"`
+	Arch             string `json:"arch"`
+	Kernel           string `json:"kernel"`    // uname -r
+	CPUModel         string `json:"cpu_model"` // /proc/cpuinfo "model name"
+	NumCPU           int    `json:"num_cpu"`
+	Hostname         string `json:"hostname"`
+	ServerCPUs       string `json:"server_cpus"` // affinity of the server process
+	LoadCPUs         string `json:"load_cpus"`   // affinity of the load generator
+	ServerGOMAXPROCS int    `json:"server_gomaxprocs"`
+	LoadGOMAXPROCS   int    `json:"load_gomaxprocs"`
+	// NsPerIter is the CPU-work calibration the harness gave every server
+	// of the run (serve --ns-per-iter), ns per iteration; 0 if each
+	// server measured its own (each point's ServerInfo has the value used).
+	NsPerIter float64   `json:"ns_per_iter,omitempty"`
+	Time      time.Time `json:"time"`
 }

@@ -43,7 +43,9 @@ with its reason; a point whose server died is recorded as failed; neither
 stops the run. Ctrl-C stops after the current point and records the run
 as interrupted; --resume DIR continues it.
 
-Profiles (--profile): default (what "make bench" runs: every model, a few
+Profiles (--profile): default (what "make bench" runs: a suite of five
+workloads — cpu, tiny, block, bimodal, ledger — every model family under
+each, capacity and one equal absolute rate, --rates-from-slowest; about 8
 minutes), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
 gate (the CI regression gate's short suite), connections (every model at
 16 to 10 000 connections at one absolute rate, --rates, with no capacity
@@ -70,6 +72,7 @@ Flags:
 type benchFlags struct {
 	profile, experiment, resume, out          string
 	models, fractions, rates, conns, protocol string
+	ratesFromSlowest                          string
 	cpu, serverCPUs, loadCPUs                 string
 	serverBinary                              string
 	reps, gomaxprocs                          int
@@ -93,6 +96,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&f.reps, "reps", def.Repetitions, "repetitions of every point (the profile's; thesis 7, gate 6)")
 	fs.StringVar(&f.fractions, "fractions", joinFloats(def.Fractions), "comma-separated open-loop loads as fractions of capacity, each in (0, 1] (the profile's)")
 	fs.StringVar(&f.rates, "rates", "", "comma-separated open-loop loads as absolute rates, req/s, the same for every configuration (the profile's; connections 5000)")
+	fs.StringVar(&f.ratesFromSlowest, "rates-from-slowest", joinFloats(def.RatesFromSlowest), "comma-separated open-loop loads as fractions in (0, 1] of the slowest configuration's median capacity under each workload, the same absolute rates for every configuration, measured after every other point (the profile's; empty for none)")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.Duration), "measured window of every point (the profile's; thesis 5s, gate 2s)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.Warmup), "unmeasured warm-up before every window, at least 100ms (the profile's; thesis 1s, gate 500ms)")
 	fs.StringVar(&f.conns, "conns", strconv.Itoa(w0.Conns), "connections; a comma-separated list makes a sweep, one workload each (the profile's; thesis 16,64,256)")
@@ -271,6 +275,9 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 		if exp.Configs, err = selectConfigs(exp.Configs, f.models); err != nil {
 			return exp, err
 		}
+		if exp.Workloads, err = pruneWorkloads(exp.Workloads, exp.Configs); err != nil {
+			return exp, err
+		}
 	}
 	if set["reps"] {
 		exp.Repetitions = f.reps
@@ -290,6 +297,16 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 				return exp, fmt.Errorf("bench: --rates: %w", err)
 			}
 			exp.Rates = rs
+		}
+	}
+	if set["rates-from-slowest"] {
+		exp.RatesFromSlowest = nil
+		if strings.TrimSpace(f.ratesFromSlowest) != "" {
+			rs, err := parseFloats(f.ratesFromSlowest)
+			if err != nil {
+				return exp, fmt.Errorf("bench: --rates-from-slowest: %w", err)
+			}
+			exp.RatesFromSlowest = rs
 		}
 	}
 	if set["duration"] {
@@ -333,6 +350,33 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 		return exp, fmt.Errorf("bench: %w", err)
 	}
 	return exp, nil
+}
+
+// pruneWorkloads drops from every workload's configuration list
+// (harness.Workload.Configs) the configurations that --models did not
+// keep, and drops a workload none of whose listed configurations is kept.
+func pruneWorkloads(ws []harness.Workload, cs []harness.Config) ([]harness.Workload, error) {
+	var out []harness.Workload
+	for _, w := range ws {
+		if len(w.Configs) == 0 {
+			out = append(out, w)
+			continue
+		}
+		var keep []string
+		for _, name := range w.Configs {
+			if slices.ContainsFunc(cs, func(c harness.Config) bool { return c.Name == name }) {
+				keep = append(keep, name)
+			}
+		}
+		if len(keep) > 0 {
+			w.Configs = keep
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("bench: --models: no workload of the profile runs any of the configurations selected")
+	}
+	return out, nil
 }
 
 // selectConfigs keeps the configurations named in list (comma-separated),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestBenchHelp(t *testing.T) {
 	}
 	for _, want := range []string{
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
-		"-models", "-reps", "(default 6)", "-fractions", `(default "0.1,0.5,0.75,0.9")`, "-duration", "-warmup",
+		"-models", "-reps", "(default 5)", "-fractions", "-rates-from-slowest", `(default "0.7")`, "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment",
 	} {
@@ -61,8 +62,28 @@ func TestBenchFlags(t *testing.T) {
 		check func(t *testing.T, e harness.Experiment)
 	}{
 		{name: "default profile", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 {
+			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
 				t.Errorf("experiment %+v", e)
+			}
+		}},
+		{name: "rates from slowest", args: []string{"--rates-from-slowest", "0.5,0.8"}, check: func(t *testing.T, e harness.Experiment) {
+			if !slices.Equal(e.RatesFromSlowest, []float64{0.5, 0.8}) {
+				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
+			}
+		}},
+		{name: "models prune the suite", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
+			for _, w := range e.Workloads {
+				if w.Name != "cpu" && !slices.Equal(w.Configs, []string{"activeobject", "netpoll"}) {
+					t.Errorf("workload %s runs %v, want activeobject and netpoll", w.Name, w.Configs)
+				}
+			}
+			if len(e.Workloads) != 5 {
+				t.Errorf("%d workloads, want 5", len(e.Workloads))
+			}
+		}},
+		{name: "models outside the suite's families", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
+			if len(e.Workloads) != 1 || e.Workloads[0].Name != "cpu" {
+				t.Errorf("workloads %+v, want cpu alone (the only one that runs leaderfollowers/fifo)", e.Workloads)
 			}
 		}},
 		{name: "gate keeps its own fields", args: []string{"--profile", "gate"}, check: func(t *testing.T, e harness.Experiment) {
@@ -222,7 +243,8 @@ func TestBenchRun(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	err := runBench(context.Background(), []string{"--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
-		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin, "--relax-load-checks", "--validate", "0"}, nil, &stdout, &stderr)
+		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin, "--relax-load-checks", "--validate", "0",
+		"--rates-from-slowest", ""}, nil, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}

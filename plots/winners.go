@@ -1,0 +1,327 @@
+package plots
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	mstats "github.com/aclements/go-moremath/stats"
+
+	"concbench/results"
+)
+
+// WinnersAlpha is the who-wins table's family-wise error rate: Holm's
+// step-down procedure over the table's cells keeps the probability of
+// calling any one of them wrongly at most this.
+const WinnersAlpha = 0.05
+
+// winnersTable is the report's opening table: a row per workload, a
+// column per metric, each cell the best configuration, its margin over
+// the runner-up and whether that margin is significant.
+type winnersTable struct {
+	Head []string
+	Rows [][]string
+	Note string
+}
+
+// winnerColumn is one metric of the table: at capacity, or at the
+// workload's equal absolute load.
+type winnerColumn struct {
+	label  string
+	metric results.Metric
+	atRate bool // the workload's equal-load group, else its capacity
+}
+
+var winnerColumns = []winnerColumn{
+	{"capacity", results.Capacity, false},
+	{"p99 at equal load", results.LatencyP99, true},
+	{"CPU per request", results.CPUPerReq, true},
+	{"context switches per request", results.CtxswPerReq, true},
+}
+
+// suiteWorkload is one workload of the run: its name and the run names
+// of its configurations with their configuration names, in report order.
+type suiteWorkload struct {
+	name  string
+	runs  []string // run names (as in points)
+	names []string // configuration names, as the table shows them
+}
+
+// workloadsOf returns the run's workloads from its experiment (harness's
+// Experiment: configs and workloads, each workload with an optional list
+// of the configurations it runs). A run whose experiment cannot be read
+// is one workload of every configuration that has points.
+func (a *analysis) workloadsOf() []suiteWorkload {
+	var exp struct {
+		Configs []struct {
+			Name string `json:"name"`
+		} `json:"configs"`
+		Workloads []struct {
+			Name    string   `json:"name"`
+			Configs []string `json:"configs"`
+		} `json:"workloads"`
+	}
+	b, err := json.Marshal(a.run.Experiment)
+	if err != nil || json.Unmarshal(b, &exp) != nil || len(exp.Configs) == 0 || len(exp.Workloads) == 0 {
+		w := suiteWorkload{name: "all"}
+		for _, c := range a.configs {
+			w.runs, w.names = append(w.runs, c.Name), append(w.names, c.Name)
+		}
+		return []suiteWorkload{w}
+	}
+	var out []suiteWorkload
+	for _, w := range exp.Workloads {
+		sw := suiteWorkload{name: w.Name}
+		if sw.name == "" {
+			sw.name = "all"
+		}
+		for _, c := range exp.Configs {
+			if len(w.Configs) > 0 && !slices.Contains(w.Configs, c.Name) {
+				continue
+			}
+			run := c.Name
+			if len(exp.Workloads) > 1 {
+				run += "/" + w.Name
+			}
+			sw.runs, sw.names = append(sw.runs, run), append(sw.names, c.Name)
+		}
+		out = append(out, sw)
+	}
+	return out
+}
+
+// equalRate returns the workload's equal-load rate: the highest
+// absolute rate (results.KindRate) at which every configuration of the
+// workload that has a rate point was measured; 0 if there is none.
+func (a *analysis) equalRate(w *suiteWorkload) float64 {
+	count := map[float64]int{}
+	with := 0
+	for _, run := range w.runs {
+		has := false
+		for _, g := range a.groups {
+			if g.Config.Name == run && g.Kind == results.KindRate && len(g.Measured()) > 0 {
+				count[g.RatePerS]++
+				has = true
+			}
+		}
+		if has {
+			with++
+		}
+	}
+	best := 0.0
+	for r, n := range count {
+		if n == with && r > best {
+			best = r
+		}
+	}
+	return best
+}
+
+// winnerCell is one cell before Holm's procedure decides it.
+type winnerCell struct {
+	row, col int
+	text     string  // the cell when it has no test
+	best     string  // the best configuration
+	second   string  // the runner-up
+	factor   string  // margin: "1.32× [1.20, 1.45]"
+	p        float64 // the test's two-sided p-value; NaN: no test
+	why      string  // why there is no test
+}
+
+// winners computes the who-wins table, or nil if the run has fewer than
+// two configurations under every workload.
+func (a *analysis) winners() *winnersTable {
+	ws := a.workloadsOf()
+	if !slices.ContainsFunc(ws, func(w suiteWorkload) bool { return len(w.runs) >= 2 }) {
+		return nil
+	}
+	t := &winnersTable{Head: []string{"workload", "equal load"}}
+	for _, c := range winnerColumns {
+		t.Head = append(t.Head, c.label)
+	}
+	var cells []*winnerCell
+	for i := range ws {
+		w := &ws[i]
+		rate := a.equalRate(w)
+		row := []string{w.name, "none measured"}
+		if rate > 0 {
+			row[1] = fmt.Sprintf("%.0f req/s", rate)
+		}
+		for j, col := range winnerColumns {
+			c := &winnerCell{row: i, col: 2 + j, p: math.NaN()}
+			cells = append(cells, c)
+			row = append(row, "")
+			if col.atRate && rate == 0 {
+				c.text = "no equal-load point"
+				continue
+			}
+			a.winnerCellOf(c, w, col, rate)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	holm(cells)
+	for _, c := range cells {
+		t.Rows[c.row][c.col] = c.text
+	}
+	t.Note = fmt.Sprintf("Each cell: the configuration with the best median over the valid repetitions, its margin over the runner-up "+
+		"(the ratio, at least 1, with its 95%% distribution-free interval: results.RatioCI), and the two-sided Welch t-test of the two "+
+		"on the logarithms of their repetitions (the margin is a ratio), its p-value adjusted by Holm's step-down procedure over the "+
+		"table's %d tested cells (family-wise α %g). \"No significant difference\" where the adjusted p-value is not below α: the two "+
+		"lead configurations are then not told apart, whatever the medians say. The equal load is the highest absolute rate "+
+		"(req/s) at which every configuration of the workload was measured, the same for all of them (derived from the slowest "+
+		"configuration's capacity in a suite run); capacity is each configuration's own (closed-loop saturation).",
+		countTested(cells), WinnersAlpha)
+	return t
+}
+
+func countTested(cells []*winnerCell) int {
+	n := 0
+	for _, c := range cells {
+		if !math.IsNaN(c.p) {
+			n++
+		}
+	}
+	return n
+}
+
+// winnerCellOf fills c for workload w and column col: the best and the
+// runner-up configuration, the margin and the p-value of their test.
+func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColumn, rate float64) {
+	type cand struct {
+		name   string
+		values []float64
+		median float64
+	}
+	var cs []cand
+	for k, run := range w.runs {
+		var g *results.Group
+		if col.atRate {
+			g = results.Find(a.groups, run, results.KindRate, rate)
+		} else {
+			g = results.Find(a.groups, run, results.KindCapacity, 1)
+		}
+		if g == nil {
+			continue
+		}
+		if st := g.Aggregate(col.metric).Stats; st.N > 0 {
+			cs = append(cs, cand{w.names[k], st.Values, st.Median})
+		}
+	}
+	if len(cs) < 2 {
+		c.text = "fewer than two configurations with valid repetitions"
+		return
+	}
+	higher := col.metric.HigherIsBetter
+	slices.SortStableFunc(cs, func(x, y cand) int {
+		if higher {
+			return cmp.Compare(y.median, x.median)
+		}
+		return cmp.Compare(x.median, y.median)
+	})
+	b, s := cs[0], cs[1]
+	c.best, c.second = b.name, s.name
+	num, den := b.values, s.values
+	if !higher {
+		num, den = s.values, b.values
+	}
+	r := results.RatioCI(num, den, results.Confidence)
+	switch {
+	case r.OK:
+		c.factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+	case r.Est > 0:
+		c.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
+	default:
+		c.factor = "no ratio (" + r.Why + ")"
+	}
+	c.p, c.why = welchLog(b.values, s.values)
+}
+
+// welchLog is the two-sided p-value of Welch's t-test of a against b on
+// the logarithms of their values (NaN, with the reason, when there is
+// no test: fewer than 2 values a side, a value ≤ 0, or no variance in
+// either).
+func welchLog(a, b []float64) (float64, string) {
+	if len(a) < 2 || len(b) < 2 {
+		return math.NaN(), fmt.Sprintf("n=%d+%d, too few for a test", len(a), len(b))
+	}
+	logs := func(xs []float64) ([]float64, bool) {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			if !(x > 0) {
+				return nil, false
+			}
+			out[i] = math.Log(x)
+		}
+		return out, true
+	}
+	la, ok1 := logs(a)
+	lb, ok2 := logs(b)
+	if !ok1 || !ok2 {
+		return math.NaN(), "a value of 0, no test on logarithms"
+	}
+	res, err := mstats.TwoSampleWelchTTest(mstats.Sample{Xs: la}, mstats.Sample{Xs: lb}, mstats.LocationDiffers)
+	if err != nil || math.IsNaN(res.P) {
+		if slices.Equal(la, lb) || err == nil {
+			return math.NaN(), "identical repetitions, no test"
+		}
+		return math.NaN(), "no test: " + err.Error()
+	}
+	return res.P, ""
+}
+
+// holm decides the tested cells together (Holm's step-down procedure at
+// WinnersAlpha over the cells with a p-value) and writes every cell's
+// text.
+func holm(cells []*winnerCell) {
+	var tested []*winnerCell
+	for _, c := range cells {
+		if !math.IsNaN(c.p) {
+			tested = append(tested, c)
+		}
+	}
+	slices.SortStableFunc(tested, func(x, y *winnerCell) int { return cmp.Compare(x.p, y.p) })
+	m := len(tested)
+	stopped := false
+	adj := 0.0
+	for k, c := range tested {
+		adj = math.Max(adj, math.Min(1, float64(m-k)*c.p))
+		if c.p >= WinnersAlpha/float64(m-k) {
+			stopped = true
+		}
+		if stopped {
+			c.text = fmt.Sprintf("no significant difference (%s, then %s: %s; p=%.2g, Holm %.2g)", c.best, c.second, c.factor, c.p, adj)
+		} else {
+			c.text = fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, c.factor, c.second, c.p, adj)
+		}
+	}
+	for _, c := range cells {
+		if c.text == "" { // untested: a winner by median alone is not claimed
+			c.text = fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, c.second, c.factor, c.why)
+		}
+	}
+}
+
+// Markdown renders the table, and its note, as report.md shows them.
+func (t *winnersTable) Markdown() string {
+	var b strings.Builder
+	row := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + mdCell(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(t.Head)
+	b.WriteString(strings.Repeat("|---", len(t.Head)) + "|\n")
+	for _, r := range t.Rows {
+		row(r)
+	}
+	b.WriteString("\n" + t.Note + "\n")
+	return b.String()
+}
+
+// winnersPlain strips the Markdown emphasis of a cell for HTML.
+func winnersPlain(s string) string { return strings.ReplaceAll(s, "**", "") }

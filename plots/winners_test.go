@@ -1,0 +1,113 @@
+package plots
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concbench/results"
+)
+
+// winnersRun builds a two-workload suite run from a valid synthetic
+// point: configurations a, b and c under "cpu" and "block", 5
+// repetitions of capacity and of one equal-load rate per workload, each
+// metric's values the given median times a small spread per repetition.
+// want gives, per workload, the medians of capacity, p99 (µs), CPU per
+// request (µs) and context switches per request of a, b and c.
+func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
+	t.Helper()
+	_, r, pts := synthetic(t)
+	var tmpl *results.Point
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
+			tmpl = p
+			break
+		}
+	}
+	if tmpl == nil {
+		t.Fatal("the synthetic run has no valid open point to copy")
+	}
+	names := []string{"a", "b", "c"}
+	run := *r
+	run.Configs = nil
+	run.Experiment = map[string]any{
+		"configs":   []map[string]any{{"name": "a"}, {"name": "b"}, {"name": "c"}},
+		"workloads": []map[string]any{{"name": "cpu"}, {"name": "block"}},
+	}
+	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
+	var out []results.Point
+	for _, wl := range []string{"cpu", "block"} {
+		for ci, c := range names {
+			name := c + "/" + wl
+			run.Configs = append(run.Configs, results.ModelConfig{Name: name, Model: c})
+			for rep, f := range spread {
+				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
+					p := *tmpl
+					load := *tmpl.Load
+					p.Load, p.Config, p.Kind, p.Repetition = &load, results.ModelConfig{Name: name, Model: c}, kind, rep
+					v := want[wl]
+					if kind == results.KindCapacity {
+						p.Fraction, p.OfferedRatePerS = 1, 0
+						load.AchievedRatePerS = v[0][ci] * f
+					} else {
+						p.Fraction, p.OfferedRatePerS = 0, 1000
+						load.Latency.P99Ns = int64(math.Round(v[1][ci] * 1e3 * f))
+						p.Server.CPUNsPerRequest = v[2][ci] * 1e3 * f
+						p.Server.CtxswPerRequest = v[3][ci] * f
+					}
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return &run, out
+}
+
+// TestWinnersGolden: the who-wins table of a suite run with a known
+// winner in every cell but one — under "cpu" a wins capacity and CPU, c
+// the p99, and a and b have the same context switches (no significant
+// difference); under "block" b wins capacity and p99, c the costs.
+func TestWinnersGolden(t *testing.T) {
+	r, pts := winnersRun(t, map[string][4][3]float64{
+		//        capacity (req/s)         p99 (µs)        CPU (µs/req)    ctxsw/req
+		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
+		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
+	})
+	a := analyze(r, pts, Options{})
+	tab := a.winners()
+	if tab == nil {
+		t.Fatal("no table")
+	}
+	md := tab.Markdown()
+	golden(t, filepath.Join("golden", "winners.md"), []byte(md))
+	for _, tc := range []struct {
+		name       string
+		row, col   int
+		wantPrefix string
+	}{
+		{"cpu capacity", 0, 2, "**a** by"},
+		{"cpu p99", 0, 3, "**c** by"},
+		{"cpu cpu", 0, 4, "**a** by"},
+		{"cpu ctxsw", 0, 5, "no significant difference"},
+		{"block capacity", 1, 2, "**b** by"},
+		{"block p99", 1, 3, "**b** by"},
+		{"block cpu", 1, 4, "**c** by"},
+		{"block ctxsw", 1, 5, "**c** by"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tab.Rows[tc.row][tc.col]; !strings.HasPrefix(got, tc.wantPrefix) {
+				t.Errorf("cell %q, want it to start with %q", got, tc.wantPrefix)
+			}
+		})
+	}
+	// Without open-loop points, the costs figures and the summary use each
+	// configuration's equal-load point.
+	if g := a.atLoad("a/cpu"); !a.equal || g == nil || g.Kind != results.KindRate || g.RatePerS != 1000 {
+		t.Errorf("chosen load: equal %t, group %+v; want the rate point at 1000 req/s", a.equal, g)
+	}
+	if got := tab.Rows[0][1]; got != "1000 req/s" {
+		t.Errorf("equal load %q, want 1000 req/s", got)
+	}
+}
