@@ -28,8 +28,12 @@ func TestProfilesValidate(t *testing.T) {
 			}
 			switch name {
 			case "default":
+				if e.Repetitions < 6 || len(e.Configs) != len(AllConfigs()) || !hasFractions(e.Fractions, 0.5, 0.9) || !e.CalibrateOnce {
+					t.Errorf("default: %d repetitions, %d configurations, fractions %v, calibrate once %t; want ≥ 6, every model, 0.5 and 0.9, true", e.Repetitions, len(e.Configs), e.Fractions, e.CalibrateOnce)
+				}
+			case "suite":
 				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || len(e.RatesFromSlowest) == 0 || !e.CalibrateOnce {
-					t.Errorf("default: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every model, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
+					t.Errorf("suite: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every model, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
 				}
 				// The suite: ≥ 4 workloads, every model family in each,
 				// and the point count the wall-time estimate is made of.
@@ -43,11 +47,11 @@ func TestProfilesValidate(t *testing.T) {
 						}
 					}
 					if len(models) != 6 {
-						t.Errorf("default: workload %s runs models %v, want all 6", w.Name, models)
+						t.Errorf("suite: workload %s runs models %v, want all 6", w.Name, models)
 					}
 				}
 				if len(e.Workloads) < 4 || points != 340 {
-					t.Errorf("default: %d workloads, %d points; want ≥ 4 and the 340 of the documented estimate", len(e.Workloads), points)
+					t.Errorf("suite: %d workloads, %d points; want ≥ 4 and the 340 of the documented estimate", len(e.Workloads), points)
 				}
 			case "thesis":
 				if e.Repetitions < 7 || len(e.Workloads) < 2 || len(e.Fractions) < 10 || e.Fractions[len(e.Fractions)-1] != 0.95 {

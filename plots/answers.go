@@ -31,6 +31,15 @@ func (rep *report) answers(a *analysis) {
 	if len(a.configs) < 2 {
 		return
 	}
+	// The answers rank every configuration of the run against every other:
+	// across workloads that would set, say, one model under tiny work
+	// against another under heavy work. A run of several workloads gets
+	// the who-wins-where table (per workload) instead, and says so.
+	if ws := a.workloadsOf(); len(ws) > 1 {
+		rep.AnswerNote = fmt.Sprintf("This run has %d workloads; its configurations are compared within each workload only "+
+			"(the who-wins-where table above, and the summary below), not ranked against each other across workloads.", len(ws))
+		return
+	}
 	var ms []answerMetric
 	ms = append(ms, answerMetric{label: "Capacity", metric: results.Capacity, group: a.capacity})
 	for _, f := range []float64{0.5, 0.9} {

@@ -419,6 +419,8 @@ var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# c
 - **{{.Metric}}**: {{.Text}}{{end}}
 
 {{.AnswerNote}}
+{{else if .AnswerNote}}
+{{.AnswerNote}}
 {{else}}
 Nothing to compare: fewer than two configurations have valid repetitions.
 {{end}}
@@ -588,7 +590,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{end}}
 <h2>Answers</h2>
 {{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>
-<p class="notes">{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}
+<p class="notes">{{.AnswerNote}}</p>{{else if .AnswerNote}}<p>{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}
 
 <h2>Summary</h2>
 {{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}

@@ -132,10 +132,16 @@ type winnerCell struct {
 }
 
 // winners computes the who-wins table, or nil if the run has fewer than
-// two configurations under every workload.
+// two configurations under every workload, or is a run of one workload
+// without equal-load points (the default profile's fractions of each
+// configuration's own capacity: its Answers rank the configurations, and
+// a table of one capacity cell would say less).
 func (a *analysis) winners() *winnersTable {
 	ws := a.workloadsOf()
 	if !slices.ContainsFunc(ws, func(w suiteWorkload) bool { return len(w.runs) >= 2 }) {
+		return nil
+	}
+	if len(ws) == 1 && a.equalRate(&ws[0]) == 0 {
 		return nil
 	}
 	t := &winnersTable{Head: []string{"workload", "equal load"}}

@@ -111,3 +111,18 @@ func TestWinnersGolden(t *testing.T) {
 		t.Errorf("equal load %q, want 1000 req/s", got)
 	}
 }
+
+// TestAnswersLeftOutAcrossWorkloads: a run of several workloads ranks no
+// configuration of one workload against another's; the answers say why
+// instead.
+func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
+	r, pts := winnersRun(t, map[string][4][3]float64{
+		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
+		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
+	})
+	var rep report
+	rep.answers(analyze(r, pts, Options{}))
+	if len(rep.Answers) != 0 || !strings.Contains(rep.AnswerNote, "This run has 2 workloads") {
+		t.Errorf("answers %v, note %q: want none, and a note naming the 2 workloads", rep.Answers, rep.AnswerNote)
+	}
+}

@@ -43,10 +43,12 @@ with its reason; a point whose server died is recorded as failed; neither
 stops the run. Ctrl-C stops after the current point and records the run
 as interrupted; --resume DIR continues it.
 
-Profiles (--profile): default (what "make bench" runs: a suite of five
+Profiles (--profile): default (what "make bench" runs: every model, capacity
+and 10/50/75/90% of it, 6 repetitions; about 7 minutes), suite (five
 workloads — cpu, tiny, block, bimodal, ledger — every model family under
-each, capacity and one equal absolute rate, --rates-from-slowest; about 8
-minutes), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
+each, capacity and one equal absolute rate, --rates-from-slowest; its report
+opens with a who-wins-where table; about 8 minutes), chain (the front end in
+front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
 gate (the CI regression gate's short suite), connections (every model at
 16 to 10 000 connections at one absolute rate, --rates, with no capacity
 measured: each cost against connections, with an idle-connection

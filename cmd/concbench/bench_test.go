@@ -28,7 +28,7 @@ func TestBenchHelp(t *testing.T) {
 	}
 	for _, want := range []string{
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
-		"-models", "-reps", "(default 5)", "-fractions", "-rates-from-slowest", `(default "0.7")`, "-duration", "-warmup",
+		"-models", "-reps", "(default 6)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment",
 	} {
@@ -62,7 +62,12 @@ func TestBenchFlags(t *testing.T) {
 		check func(t *testing.T, e harness.Experiment)
 	}{
 		{name: "default profile", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
+			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 || len(e.Workloads) != 1 || len(e.Fractions) != 4 || len(e.RatesFromSlowest) != 0 {
+				t.Errorf("experiment %+v", e)
+			}
+		}},
+		{name: "suite profile", args: []string{"--profile", "suite"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Profile != "suite" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
@@ -71,7 +76,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
 			}
 		}},
-		{name: "models prune the suite", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "models prune the suite", args: []string{"--profile", "suite", "--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
 			for _, w := range e.Workloads {
 				if w.Name != "cpu" && !slices.Equal(w.Configs, []string{"activeobject", "netpoll"}) {
 					t.Errorf("workload %s runs %v, want activeobject and netpoll", w.Name, w.Configs)
@@ -81,7 +86,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("%d workloads, want 5", len(e.Workloads))
 			}
 		}},
-		{name: "models outside the suite's families", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "models outside the suite's families", args: []string{"--profile", "suite", "--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
 			if len(e.Workloads) != 1 || e.Workloads[0].Name != "cpu" {
 				t.Errorf("workloads %+v, want cpu alone (the only one that runs leaderfollowers/fifo)", e.Workloads)
 			}
@@ -185,7 +190,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, thesis, gate, chain, connections)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections)`},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
