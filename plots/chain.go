@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -212,43 +211,23 @@ func WriteValidation(dir string, v *results.Validation, formats []string) (files
 	if err != nil {
 		return nil, err
 	}
-	write := func(rel string, data []byte) error {
-		path := filepath.Join(dir, rel)
-		if err := results.WriteFile(path, data); err != nil {
-			return err
-		}
-		files = append(files, path)
-		return nil
-	}
+	out := &outDir{dir: dir}
 	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if err := write(ValidationJSON, append(js, '\n')); err != nil {
-		return files, err
+	if err := out.write(ValidationJSON, append(js, '\n')); err != nil {
+		return out.files, err
 	}
 	fig := ValidationFigure(v)
-	for _, format := range formats {
-		var buf bytes.Buffer
-		if err := fig.Render(&buf, format); err != nil {
-			return files, err
-		}
-		if err := write(filepath.Join(FiguresDir, fig.Name+"."+format), buf.Bytes()); err != nil {
-			return files, err
-		}
-	}
-	var buf bytes.Buffer
-	if err := fig.WriteCSV(&buf); err != nil {
-		return files, err
-	}
-	if err := write(filepath.Join(FiguresDir, fig.Name+".csv"), buf.Bytes()); err != nil {
-		return files, err
+	if _, err := out.writeFigure(fig, formats); err != nil {
+		return out.files, err
 	}
 	md := "# concbench validate\n\n" + ValidationMarkdown(v, "##") + "\n![" + fig.Title + "](" + FiguresDir + "/" + fig.Name + ".svg)\n\n" + fig.Caption + "\n"
-	if err := write(ValidationMD, []byte(md)); err != nil {
-		return files, err
+	if err := out.write(ValidationMD, []byte(md)); err != nil {
+		return out.files, err
 	}
-	return files, nil
+	return out.files, nil
 }
 
 // ReadValidation reads dir/validation.json; (nil, nil) if there is none.

@@ -123,28 +123,22 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 	if err != nil {
 		return nil, err
 	}
-	write := func(rel string, data []byte) error {
-		path := filepath.Join(dir, rel)
-		if err := results.WriteFile(path, data); err != nil {
-			return err
-		}
-		files = append(files, path)
-		return nil
-	}
+	out := &outDir{dir: dir}
+	write := out.write
 
 	var buf bytes.Buffer
 	if err := results.WriteCSV(&buf, r, pts); err != nil {
-		return files, err
+		return out.files, err
 	}
 	if err := write(PointsCSV, buf.Bytes()); err != nil {
-		return files, err
+		return out.files, err
 	}
 	buf.Reset()
 	if err := results.WriteBench(&buf, r, pts); err != nil {
-		return files, err
+		return out.files, err
 	}
 	if err := write(BenchFile, buf.Bytes()); err != nil {
-		return files, err
+		return out.files, err
 	}
 
 	a := analyze(r, pts, opts)
@@ -152,48 +146,74 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 	rep := newReport(a, figs, omitted, formats)
 	rep.Chain = chainSectionOf(dir)
 	for i, f := range figs {
-		for _, format := range formats {
-			buf.Reset()
-			if err := f.Render(&buf, format); err != nil {
-				return files, err
-			}
-			if err := write(filepath.Join(FiguresDir, f.Name+"."+format), buf.Bytes()); err != nil {
-				return files, err
-			}
-			if format == "svg" {
-				rep.Figures[i].SVG = slices.Clone(buf.Bytes())
-			}
+		svg, err := out.writeFigure(f, formats)
+		if err != nil {
+			return out.files, err
 		}
-		buf.Reset()
-		if err := f.WriteCSV(&buf); err != nil {
-			return files, fmt.Errorf("plots: %s.csv: %w", f.Name, err)
-		}
-		if err := write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes()); err != nil {
-			return files, err
-		}
-		if !slices.Contains(formats, "svg") {
+		if svg == nil {
 			// The HTML report embeds SVG even when it was not asked for.
 			buf.Reset()
 			if err := f.Render(&buf, "svg"); err != nil {
-				return files, err
+				return out.files, err
 			}
-			rep.Figures[i].SVG = slices.Clone(buf.Bytes())
+			svg = slices.Clone(buf.Bytes())
 		}
+		rep.Figures[i].SVG = svg
 	}
 
 	buf.Reset()
 	if err := rep.writeMarkdown(&buf); err != nil {
-		return files, err
+		return out.files, err
 	}
 	if err := write(ReportMD, buf.Bytes()); err != nil {
-		return files, err
+		return out.files, err
 	}
 	buf.Reset()
 	if err := rep.writeHTML(&buf); err != nil {
-		return files, err
+		return out.files, err
 	}
 	if err := write(ReportHTML, buf.Bytes()); err != nil {
-		return files, err
+		return out.files, err
 	}
-	return files, nil
+	return out.files, nil
+}
+
+// outDir writes a run's output files into dir and lists them, for Render
+// and WriteValidation.
+type outDir struct {
+	dir   string
+	files []string // the paths written, in order
+}
+
+// write writes data to dir/rel (results.WriteFile) and lists it.
+func (o *outDir) write(rel string, data []byte) error {
+	path := filepath.Join(o.dir, rel)
+	if err := results.WriteFile(path, data); err != nil {
+		return err
+	}
+	o.files = append(o.files, path)
+	return nil
+}
+
+// writeFigure writes f into the figures folder in each of formats and its
+// data as CSV; it returns the SVG rendering if "svg" is among formats.
+func (o *outDir) writeFigure(f *Figure, formats []string) (svg []byte, err error) {
+	var buf bytes.Buffer
+	for _, format := range formats {
+		buf.Reset()
+		if err := f.Render(&buf, format); err != nil {
+			return nil, err
+		}
+		if err := o.write(filepath.Join(FiguresDir, f.Name+"."+format), buf.Bytes()); err != nil {
+			return nil, err
+		}
+		if format == "svg" {
+			svg = slices.Clone(buf.Bytes())
+		}
+	}
+	buf.Reset()
+	if err := f.WriteCSV(&buf); err != nil {
+		return nil, fmt.Errorf("plots: %s.csv: %w", f.Name, err)
+	}
+	return svg, o.write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes())
 }
