@@ -14,13 +14,23 @@
 // and p99, CPU and context switches per request at the workload's equal
 // absolute load (the highest rate at which every configuration of the
 // workload was measured) — each cell the configuration with the best
-// median, its margin over the runner-up (results.RatioCI), and a
-// two-sided Welch t-test of the two on the logarithms of their
-// repetitions, Holm-adjusted over the table's cells (WinnersAlpha), or
-// "no significant difference". Welch on logarithms rather than the exact
-// Mann–Whitney U test: with 5 repetitions a side the smallest two-sided
-// U p-value, 2/252, is above Holm's first threshold for 20 cells
-// (0.05/20), so no cell could ever be called. A run without open-loop
+// median, its margin over the runner-up (results.RatioCI), and two-sided
+// Welch t-tests of the best against every other configuration on the
+// logarithms of their repetitions, Holm-adjusted over all the table's
+// tests (WinnersAlpha). A cell names a single winner only when every
+// other configuration is significantly behind the best; otherwise a
+// "tie" names the leading group (the best and every configuration not
+// significantly behind it) and those behind, or says "no significant
+// difference" when none is. A tie is the common answer on a 2-CPU VM
+// for the closest pairs: in a 5-repetition suite run (commit 7a25ecb,
+// "make bench PROFILE=suite") capacity and CPU per request varied by a
+// standard deviation of 3-7% of their logarithm between repetitions, the
+// p99 at equal load by 20-150% (a millisecond stall of the VM decides a
+// 1 s window's p99), so the leaders' 5-10% margins stay within the noise
+// while 1.5-10× gaps are called. Welch on logarithms rather than the
+// exact Mann–Whitney U test: with 5 repetitions a side the smallest
+// two-sided U p-value, 2/252, is above Holm's first threshold for even
+// 20 tests (0.05/20), so no cell could ever be called. A run without open-loop
 // points but with rate points at one connection count (the default
 // suite) uses each configuration's equal-load point as the chosen load
 // of the figures and the summary below.

@@ -125,10 +125,17 @@ type winnerCell struct {
 	row, col int
 	text     string  // the cell when it has no test
 	best     string  // the best configuration
-	second   string  // the runner-up
-	factor   string  // margin: "1.32× [1.20, 1.45]"
-	p        float64 // the test's two-sided p-value; NaN: no test
-	why      string  // why there is no test
+	rivals   []rival // every other configuration, runner-up first
+}
+
+// rival is the comparison of a cell's best configuration with one other.
+type rival struct {
+	name   string
+	factor string  // margin of the best over it: "1.32× [1.20, 1.45]"
+	p      float64 // the test's two-sided p-value; NaN: no test
+	why    string  // why there is no test
+	adj    float64 // Holm-adjusted p-value (set by holm)
+	sig    bool    // significantly behind the best (set by holm)
 }
 
 // winners computes the who-wins table, or nil if the run has fewer than
@@ -157,7 +164,7 @@ func (a *analysis) winners() *winnersTable {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
 		for j, col := range winnerColumns {
-			c := &winnerCell{row: i, col: 2 + j, p: math.NaN()}
+			c := &winnerCell{row: i, col: 2 + j}
 			cells = append(cells, c)
 			row = append(row, "")
 			if col.atRate && rate == 0 {
@@ -174,9 +181,11 @@ func (a *analysis) winners() *winnersTable {
 	}
 	t.Note = fmt.Sprintf("Each cell: the configuration with the best median over the valid repetitions, its margin over the runner-up "+
 		"(the ratio, at least 1, with its 95%% distribution-free interval: results.RatioCI), and the two-sided Welch t-test of the two "+
-		"on the logarithms of their repetitions (the margin is a ratio), its p-value adjusted by Holm's step-down procedure over the "+
-		"table's %d tested cells (family-wise α %g). \"No significant difference\" where the adjusted p-value is not below α: the two "+
-		"lead configurations are then not told apart, whatever the medians say. The equal load is the highest absolute rate "+
+		"on the logarithms of their repetitions (the margin is a ratio). The best is tested so against every other configuration of "+
+		"the workload, and the p-values are adjusted by Holm's step-down procedure over the table's %d tests (family-wise α %g). "+
+		"A single winner (bold) is named only when every other configuration is significantly behind it; \"tie\" names the leading "+
+		"group — the best and every configuration not significantly behind it — and those significantly behind; \"no significant "+
+		"difference\" when nothing is: the configurations are then not told apart, whatever the medians say. The equal load is the highest absolute rate "+
 		"(req/s) at which every configuration of the workload was measured, the same for all of them (derived from the slowest "+
 		"configuration's capacity in a suite run); capacity is each configuration's own (closed-loop saturation).",
 		countTested(cells), WinnersAlpha)
@@ -186,8 +195,10 @@ func (a *analysis) winners() *winnersTable {
 func countTested(cells []*winnerCell) int {
 	n := 0
 	for _, c := range cells {
-		if !math.IsNaN(c.p) {
-			n++
+		for _, r := range c.rivals {
+			if !math.IsNaN(r.p) {
+				n++
+			}
 		}
 	}
 	return n
@@ -227,22 +238,26 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 		}
 		return cmp.Compare(x.median, y.median)
 	})
-	b, s := cs[0], cs[1]
-	c.best, c.second = b.name, s.name
-	num, den := b.values, s.values
-	if !higher {
-		num, den = s.values, b.values
+	b := cs[0]
+	c.best = b.name
+	for _, o := range cs[1:] {
+		num, den := b.values, o.values
+		if !higher {
+			num, den = o.values, b.values
+		}
+		rv := rival{name: o.name}
+		r := results.RatioCI(num, den, results.Confidence)
+		switch {
+		case r.OK:
+			rv.factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+		case r.Est > 0:
+			rv.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
+		default:
+			rv.factor = "no ratio (" + r.Why + ")"
+		}
+		rv.p, rv.why = welchLog(b.values, o.values)
+		c.rivals = append(c.rivals, rv)
 	}
-	r := results.RatioCI(num, den, results.Confidence)
-	switch {
-	case r.OK:
-		c.factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
-	case r.Est > 0:
-		c.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
-	default:
-		c.factor = "no ratio (" + r.Why + ")"
-	}
-	c.p, c.why = welchLog(b.values, s.values)
 }
 
 // welchLog is the two-sided p-value of Welch's t-test of a against b on
@@ -278,36 +293,70 @@ func welchLog(a, b []float64) (float64, string) {
 	return res.P, ""
 }
 
-// holm decides the tested cells together (Holm's step-down procedure at
-// WinnersAlpha over the cells with a p-value) and writes every cell's
-// text.
+// holm decides the table's tests together — in every cell the best
+// configuration against each other one — by Holm's step-down procedure
+// at WinnersAlpha, and writes every cell's text. A cell names a single
+// winner only when every other configuration is significantly behind
+// it; otherwise it names the leading group (the best and every
+// configuration not significantly behind it) and those significantly
+// behind.
 func holm(cells []*winnerCell) {
-	var tested []*winnerCell
+	var tested []*rival
 	for _, c := range cells {
-		if !math.IsNaN(c.p) {
-			tested = append(tested, c)
+		for i := range c.rivals {
+			if r := &c.rivals[i]; !math.IsNaN(r.p) {
+				tested = append(tested, r)
+			}
 		}
 	}
-	slices.SortStableFunc(tested, func(x, y *winnerCell) int { return cmp.Compare(x.p, y.p) })
+	slices.SortStableFunc(tested, func(x, y *rival) int { return cmp.Compare(x.p, y.p) })
 	m := len(tested)
 	stopped := false
 	adj := 0.0
-	for k, c := range tested {
-		adj = math.Max(adj, math.Min(1, float64(m-k)*c.p))
-		if c.p >= WinnersAlpha/float64(m-k) {
+	for k, r := range tested {
+		adj = math.Max(adj, math.Min(1, float64(m-k)*r.p))
+		if r.p >= WinnersAlpha/float64(m-k) {
 			stopped = true
 		}
-		if stopped {
-			c.text = fmt.Sprintf("no significant difference (%s, then %s: %s; p=%.2g, Holm %.2g)", c.best, c.second, c.factor, c.p, adj)
-		} else {
-			c.text = fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, c.factor, c.second, c.p, adj)
-		}
+		r.adj, r.sig = adj, !stopped
 	}
 	for _, c := range cells {
-		if c.text == "" { // untested: a winner by median alone is not claimed
-			c.text = fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, c.second, c.factor, c.why)
+		if c.text != "" {
+			continue
+		}
+		c.text = cellText(c)
+	}
+}
+
+// cellText is a decided cell's text.
+func cellText(c *winnerCell) string {
+	ru := c.rivals[0]
+	if math.IsNaN(ru.p) { // a winner by median alone is not claimed
+		return fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, ru.name, ru.factor, ru.why)
+	}
+	var tied, behind []string
+	worst := 0.0
+	for _, r := range c.rivals {
+		if r.sig {
+			behind = append(behind, r.name)
+			worst = math.Max(worst, r.adj)
+		} else {
+			tied = append(tied, r.name)
 		}
 	}
+	if len(tied) == 0 {
+		return fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, ru.factor, ru.name, ru.p, ru.adj)
+	}
+	lead := fmt.Sprintf("%s by %s over %s; p=%.2g, Holm %.2g", c.best, ru.factor, ru.name, ru.p, ru.adj)
+	if len(behind) == 0 {
+		return fmt.Sprintf("no significant difference (%s)", lead)
+	}
+	ahead := strings.Join(behind, ", ")
+	if len(behind) > 3 {
+		ahead = fmt.Sprintf("the other %d", len(behind))
+	}
+	return fmt.Sprintf("tie: **%s** (%s), ahead of %s (Holm ≤ %.2g)",
+		strings.Join(append([]string{c.best}, tied...), " ≈ "), lead, ahead, worst)
 }
 
 // Markdown renders the table, and its note, as report.md shows them.

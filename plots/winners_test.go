@@ -67,8 +67,8 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 
 // TestWinnersGolden: the who-wins table of a suite run with a known
 // winner in every cell but one — under "cpu" a wins capacity and CPU, c
-// the p99, and a and b have the same context switches (no significant
-// difference); under "block" b wins capacity and p99, c the costs.
+// the p99, and a and b have the same context switches (a tie, both ahead
+// of c); under "block" b wins capacity and p99, c the costs.
 func TestWinnersGolden(t *testing.T) {
 	r, pts := winnersRun(t, map[string][4][3]float64{
 		//        capacity (req/s)         p99 (µs)        CPU (µs/req)    ctxsw/req
@@ -90,7 +90,7 @@ func TestWinnersGolden(t *testing.T) {
 		{"cpu capacity", 0, 2, "**a** by"},
 		{"cpu p99", 0, 3, "**c** by"},
 		{"cpu cpu", 0, 4, "**a** by"},
-		{"cpu ctxsw", 0, 5, "no significant difference"},
+		{"cpu ctxsw", 0, 5, "tie: **a ≈ b** (a by"},
 		{"block capacity", 1, 2, "**b** by"},
 		{"block p99", 1, 3, "**b** by"},
 		{"block cpu", 1, 4, "**c** by"},
@@ -124,5 +124,30 @@ func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
 	rep.answers(analyze(r, pts, Options{}))
 	if len(rep.Answers) != 0 || !strings.Contains(rep.AnswerNote, "This run has 2 workloads") {
 		t.Errorf("answers %v, note %q: want none, and a note naming the 2 workloads", rep.Answers, rep.AnswerNote)
+	}
+}
+
+// TestCellText: a cell's text from its decided tests — a single winner
+// only when every rival is significantly behind, a tie naming the
+// leading group, no difference when none is behind, and no claim
+// without a test.
+func TestCellText(t *testing.T) {
+	sig := func(name string, p float64) rival { return rival{name: name, factor: "2×", p: p, adj: p, sig: true} }
+	not := func(name string, p float64) rival { return rival{name: name, factor: "1.01×", p: p, adj: 1} }
+	for _, tc := range []struct {
+		name   string
+		rivals []rival
+		want   string
+	}{
+		{"winner", []rival{sig("b", 1e-4), sig("c", 1e-6)}, "**a** by 2× over b"},
+		{"tie", []rival{not("b", 0.3), sig("c", 1e-6)}, "tie: **a ≈ b** (a by 1.01× over b; p=0.3, Holm 1), ahead of c (Holm ≤ 1e-06)"},
+		{"no difference", []rival{not("b", 0.3), not("c", 0.2)}, "no significant difference (a by 1.01× over b"},
+		{"no test", []rival{{name: "b", factor: "1.2×", p: math.NaN(), why: "n=1+5, too few for a test"}}, "no test (a, then b: 1.2×; n=1+5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cellText(&winnerCell{best: "a", rivals: tc.rivals}); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %q, want it to start with %q", got, tc.want)
+			}
+		})
 	}
 }
