@@ -190,7 +190,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections, threads)`},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
