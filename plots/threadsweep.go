@@ -58,15 +58,14 @@ func threadCount(name string) (series string, n int, ok bool) {
 // thread count in its name (the threads profile): only such a run gets
 // the thread-sweep figure, or a line saying why it could not be drawn.
 func hasThreadCounts(a *analysis) bool {
-	for _, c := range a.run.Configs {
-		if _, _, ok := threadCount(c.Name); ok {
-			return true
+	for _, w := range a.workloadsOf() {
+		for _, name := range w.names {
+			if _, _, ok := threadCount(name); ok {
+				return true
+			}
 		}
 	}
-	return slices.ContainsFunc(a.groups, func(g *results.Group) bool {
-		_, _, ok := threadCount(g.Config.Name)
-		return ok
-	})
+	return false
 }
 
 // threadSweeps returns the run's workloads that have a thread sweep — a
@@ -142,7 +141,8 @@ func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.G
 	return results.Find(a.groups, run, results.KindRate, w.rate)
 }
 
-// sweepPoint is one plotted thread count of one series in one panel.
+// sweepPoint is one plotted thread count of one series in one panel, x
+// the count moved aside by the series' dodge.
 type sweepPoint struct{ x, median, lo, hi float64 }
 
 // sweepDodge spreads the series' markers and error bars at one thread
@@ -173,13 +173,14 @@ func threadSweepFigure(a *analysis) *Figure {
 			"invalid_reps", "plotted", "note"},
 	}
 	type panelData struct {
-		pts  [][]sweepPoint // per series
-		refs []float64      // per reference: its median, NaN if none
-		ys   []float64
+		pts      [][]sweepPoint // per series
+		refs     []float64      // per reference: its median, NaN if none
+		excluded plotter.XYs    // the series' invalid repetitions' own values
+		ys       []float64
 	}
 	data := make([][]panelData, len(sweeps)) // workload → panel
 	var counts []int
-	excludedReps, anyRange := 0, false
+	excludedReps, refExcluded, anyRange := 0, 0, false
 	var findings []string
 	for wi := range sweeps {
 		w := &sweeps[wi]
@@ -208,7 +209,6 @@ func threadSweepFigure(a *analysis) *Figure {
 					note, plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
 				}
 				if agg.Excluded > 0 {
-					excludedReps += agg.Excluded
 					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
 				}
 				anyRange = anyRange || plotted && band == results.BandRange
@@ -218,16 +218,27 @@ func threadSweepFigure(a *analysis) *Figure {
 				return st, plotted
 			}
 			for si, s := range w.series {
+				dodge := 1 + sweepDodge*(float64(si)-float64(len(w.series)-1)/2)
 				for ci, n := range s.counts {
 					if !slices.Contains(counts, n) {
 						counts = append(counts, n)
 					}
-					st, ok := row(s.name, "pool", strconv.Itoa(n), s.runs[ci], sp.group(a, w, s.runs[ci]))
+					g := sp.group(a, w, s.runs[ci])
+					st, ok := row(s.name, "pool", strconv.Itoa(n), s.runs[ci], g)
+					if g != nil {
+						for _, p := range g.Invalid() {
+							if v, vok := sp.metric.Value(p); vok && v > 0 && !math.IsInf(v, 0) {
+								pd.excluded = append(pd.excluded, plotter.XY{X: float64(n) * dodge, Y: v})
+								pd.ys = append(pd.ys, v)
+								excludedReps++
+							}
+						}
+					}
 					if !ok {
 						continue
 					}
 					lo, hi, _ := st.Band()
-					pd.pts[si] = append(pd.pts[si], sweepPoint{x: float64(n), median: st.Median, lo: lo, hi: hi})
+					pd.pts[si] = append(pd.pts[si], sweepPoint{x: float64(n) * dodge, median: st.Median, lo: lo, hi: hi})
 					pd.ys = append(pd.ys, st.Median, hi)
 					if lo > 0 {
 						pd.ys = append(pd.ys, lo)
@@ -236,7 +247,11 @@ func threadSweepFigure(a *analysis) *Figure {
 			}
 			var refTexts []string
 			for _, r := range w.refs {
-				st, ok := row(r.name, "reference", "", r.run, sp.group(a, w, r.run))
+				g := sp.group(a, w, r.run)
+				st, ok := row(r.name, "reference", "", r.run, g)
+				if g != nil {
+					refExcluded += g.Aggregate(sp.metric).Excluded
+				}
 				med := math.NaN()
 				if ok {
 					med = st.Median
@@ -246,7 +261,7 @@ func threadSweepFigure(a *analysis) *Figure {
 				pd.refs = append(pd.refs, med)
 			}
 			if sp.atRate && w.rate <= 0 {
-				texts = append(texts, "no equal-load points, so no p99")
+				texts = append(texts, "No equal-load point, so no p99")
 				continue
 			}
 			var model []string
@@ -265,6 +280,9 @@ func threadSweepFigure(a *analysis) *Figure {
 
 	f.Caption = fmt.Sprintf("Capacity and p99 at each workload's equal absolute load against the pool's thread count (log x), one series per pool model, the references (no thread count) as dashed horizontal lines at their medians; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j threads\" is the ratio of the medians at the largest and smallest count with its 95%% interval (results.RatioCI, not corrected for the number of ratios). %s%s",
 		strings.Join(findings, " "), excludedCaption(excludedReps))
+	if refExcluded > 0 {
+		f.note("%s of the references excluded (not drawn; in no median or line).", plural(refExcluded, "invalid repetition", "invalid repetitions"))
+	}
 	f.note("Error bars: %s.", bandText)
 	if anyRange {
 		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
@@ -310,8 +328,11 @@ func threadSweepFigure(a *analysis) *Figure {
 			for pi, sp := range sweepPanels {
 				pd := &data[wi][pi]
 				title := w.name + ": " + sp.title
-				if sp.atRate && w.rate > 0 {
+				switch {
+				case sp.atRate && w.rate > 0:
 					title = fmt.Sprintf("%s: p99 at %s req/s", w.name, formatNumber(w.rate))
+				case sp.atRate:
+					title = w.name + ": p99 (no equal-load point)"
 				}
 				p := newPlot(tx(title), tx("threads"), "")
 				p.X.Scale = plot.LogScale{}
@@ -328,9 +349,7 @@ func threadSweepFigure(a *analysis) *Figure {
 					}
 				}
 				for si, s := range w.series {
-					st := styleOfSeries(s)
-					dodge := 1 + sweepDodge*(float64(si)-float64(len(w.series)-1)/2)
-					addSweepSeries(p, pd.pts[si], dodge, st, p.Y.Min)
+					addSweepSeries(p, pd.pts[si], styleOfSeries(s), p.Y.Min)
 				}
 				for ri, r := range w.refs {
 					if med := pd.refs[ri]; !math.IsNaN(med) && med > 0 {
@@ -342,6 +361,7 @@ func threadSweepFigure(a *analysis) *Figure {
 						}
 					}
 				}
+				addExcluded(p, pd.excluded)
 				rows[wi][pi] = p
 			}
 		}
@@ -365,24 +385,28 @@ func threadSweepFigure(a *analysis) *Figure {
 				}
 			}
 		}
+		if slices.ContainsFunc(data, func(ps []panelData) bool {
+			return slices.ContainsFunc(ps, func(pd panelData) bool { return len(pd.excluded) > 0 })
+		}) {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+		}
 		return rows, &l
 	}
 	return f
 }
 
-// addSweepSeries draws one series' error bars, median line and markers,
-// each thread count x drawn at x × dodge.
-func addSweepSeries(p *plot.Plot, pts []sweepPoint, dodge float64, st seriesStyle, ymin float64) {
+// addSweepSeries draws one series' error bars, median line and markers.
+func addSweepSeries(p *plot.Plot, pts []sweepPoint, st seriesStyle, ymin float64) {
 	if len(pts) == 0 {
 		return
 	}
 	med := make(plotter.XYs, len(pts))
 	for i, q := range pts {
-		med[i] = plotter.XY{X: q.x * dodge, Y: q.median}
+		med[i] = plotter.XY{X: q.x, Y: q.median}
 		if math.IsNaN(q.lo) || math.IsNaN(q.hi) {
 			continue
 		}
-		eb := errBar{x: q.x * dodge, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
+		eb := errBar{x: q.x, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
 		if bars, err := plotter.NewYErrorBars(eb); err == nil {
 			bars.LineStyle = st.line()
 			bars.LineStyle.Dashes = nil
