@@ -145,17 +145,21 @@ func TestThreadSweepGolden(t *testing.T) {
 // measured each model at one count lists the figure as not drawn, with
 // why; a run without thread counts neither draws it nor lists it.
 func TestThreadSweepNotDrawn(t *testing.T) {
-	cells := map[string]map[string]sweepCell{"cpu": {"lf/lifo/threads=4": {40000, 100}, "hs/threads=4": {30000, 200}, "np": {45000, 80}}}
+	one := map[string]sweepCell{"lf/lifo/threads=4": {40000, 100}, "hs/threads=4": {30000, 200}, "np": {45000, 80}}
+	cells := map[string]map[string]sweepCell{"cpu": one, "block": one}
 	for _, tc := range []struct {
-		name     string
-		configs  []string
-		wantLine bool
+		name      string
+		workloads []string
+		configs   []string
+		wantLine  bool
 	}{
-		{name: "one count each", configs: []string{"lf/lifo/threads=4", "hs/threads=4", "np"}, wantLine: true},
-		{name: "no thread counts", configs: []string{"np"}, wantLine: false},
+		{name: "one count each", workloads: []string{"cpu"}, configs: []string{"lf/lifo/threads=4", "hs/threads=4", "np"}, wantLine: true},
+		// Run names end in the workload: "lf/lifo/threads=4/cpu".
+		{name: "one count each, two workloads", workloads: []string{"cpu", "block"}, configs: []string{"lf/lifo/threads=4", "hs/threads=4", "np"}, wantLine: true},
+		{name: "no thread counts", workloads: []string{"cpu"}, configs: []string{"np"}, wantLine: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, pts := sweepRun(t, []string{"cpu"}, tc.configs, cells)
+			r, pts := sweepRun(t, tc.workloads, tc.configs, cells)
 			figs, omitted := Figures(r, pts, Options{})
 			for _, g := range figs {
 				if g.Name == "threadsweep" {
