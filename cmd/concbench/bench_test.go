@@ -71,6 +71,16 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
+		{name: "threads profile", args: []string{"--profile", "threads", "--models", "activeobject,netpoll"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, c := range e.Configs {
+				names = append(names, c.Name)
+			}
+			want := []string{"activeobject/threads=1", "activeobject/threads=2", "activeobject/threads=4", "activeobject/threads=8", "netpoll"}
+			if e.Profile != "threads" || !slices.Equal(names, want) || len(e.Workloads) != 2 || len(e.RatesFromSlowest) != 1 || len(e.Fractions) != 0 {
+				t.Errorf("configurations %v (want %v), experiment %+v", names, want, e)
+			}
+		}},
 		{name: "rates from slowest", args: []string{"--rates-from-slowest", "0.5,0.8"}, check: func(t *testing.T, e harness.Experiment) {
 			if !slices.Equal(e.RatesFromSlowest, []float64{0.5, 0.8}) {
 				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
