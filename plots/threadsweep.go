@@ -97,16 +97,18 @@ func (a *analysis) threadSweeps() []sweepWorkload {
 			s.counts, s.runs = append(s.counts, n), append(s.runs, run)
 		}
 		for _, s := range order {
-			idx := make([]int, len(s.counts))
-			for i := range idx {
-				idx[i] = i
+			type entry struct {
+				n   int
+				run string
 			}
-			slices.SortStableFunc(idx, func(i, j int) int { return s.counts[i] - s.counts[j] })
-			cs, rs := make([]int, len(idx)), make([]string, len(idx))
-			for k, i := range idx {
-				cs[k], rs[k] = s.counts[i], s.runs[i]
+			es := make([]entry, len(s.counts))
+			for i := range es {
+				es[i] = entry{s.counts[i], s.runs[i]}
 			}
-			s.counts, s.runs = cs, rs
+			slices.SortStableFunc(es, func(x, y entry) int { return x.n - y.n })
+			for i, e := range es {
+				s.counts[i], s.runs[i] = e.n, e.run
+			}
 			if len(slices.Compact(slices.Clone(s.counts))) >= 2 {
 				sw.series = append(sw.series, s)
 			}
@@ -141,10 +143,6 @@ func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.G
 	return results.Find(a.groups, run, results.KindRate, w.rate)
 }
 
-// sweepPoint is one plotted thread count of one series in one panel, x
-// the count moved aside by the series' dodge.
-type sweepPoint struct{ x, median, lo, hi float64 }
-
 // sweepDodge spreads the series' markers and error bars at one thread
 // count apart, as a factor of the count on the log axis, so that bars of
 // different series do not hide each other.
@@ -173,9 +171,9 @@ func threadSweepFigure(a *analysis) *Figure {
 			"invalid_reps", "plotted", "note"},
 	}
 	type panelData struct {
-		pts      [][]sweepPoint // per series
-		refs     []float64      // per reference: its median, NaN if none
-		excluded plotter.XYs    // the series' invalid repetitions' own values
+		pts      [][]connPoint // per series, x moved aside by the dodge
+		refs     []float64     // per reference: its median, NaN if none
+		excluded plotter.XYs   // the series' invalid repetitions' own values
 		ys       []float64
 	}
 	data := make([][]panelData, len(sweeps)) // workload → panel
@@ -188,7 +186,7 @@ func threadSweepFigure(a *analysis) *Figure {
 		var texts []string
 		for pi, sp := range sweepPanels {
 			pd := &data[wi][pi]
-			pd.pts = make([][]sweepPoint, len(w.series))
+			pd.pts = make([][]connPoint, len(w.series))
 			row := func(series, role, threads, run string, g *results.Group) (results.Stats, bool) {
 				rate := ""
 				if sp.atRate {
@@ -238,7 +236,7 @@ func threadSweepFigure(a *analysis) *Figure {
 						continue
 					}
 					lo, hi, _ := st.Band()
-					pd.pts[si] = append(pd.pts[si], sweepPoint{x: float64(n) * dodge, median: st.Median, lo: lo, hi: hi})
+					pd.pts[si] = append(pd.pts[si], connPoint{x: float64(n) * dodge, median: st.Median, lo: lo, hi: hi})
 					pd.ys = append(pd.ys, st.Median, hi)
 					if lo > 0 {
 						pd.ys = append(pd.ys, lo)
@@ -349,7 +347,8 @@ func threadSweepFigure(a *analysis) *Figure {
 					}
 				}
 				for si, s := range w.series {
-					addSweepSeries(p, pd.pts[si], styleOfSeries(s), p.Y.Min)
+					st := styleOfSeries(s)
+					addConnSeries(p, pd.pts[si], st, st.glyph(), true, p.Y.Min)
 				}
 				for ri, r := range w.refs {
 					if med := pd.refs[ri]; !math.IsNaN(med) && med > 0 {
@@ -393,31 +392,6 @@ func threadSweepFigure(a *analysis) *Figure {
 		return rows, &l
 	}
 	return f
-}
-
-// addSweepSeries draws one series' error bars, median line and markers.
-func addSweepSeries(p *plot.Plot, pts []sweepPoint, st seriesStyle, ymin float64) {
-	if len(pts) == 0 {
-		return
-	}
-	med := make(plotter.XYs, len(pts))
-	for i, q := range pts {
-		med[i] = plotter.XY{X: q.x, Y: q.median}
-		if math.IsNaN(q.lo) || math.IsNaN(q.hi) {
-			continue
-		}
-		eb := errBar{x: q.x, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
-		if bars, err := plotter.NewYErrorBars(eb); err == nil {
-			bars.LineStyle = st.line()
-			bars.LineStyle.Dashes = nil
-			p.Add(bars)
-		}
-	}
-	if ln, sc, err := plotter.NewLinePoints(med); err == nil {
-		ln.LineStyle = st.line()
-		sc.GlyphStyle = st.glyph()
-		p.Add(ln, sc)
-	}
 }
 
 // sweepMetricText names a panel's metric in the caption: "capacity", or

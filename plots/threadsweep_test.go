@@ -23,18 +23,7 @@ type sweepCell struct {
 // req/s, each value its cell's median times a small spread.
 func sweepRun(t *testing.T, workloads []string, configs []string, cells map[string]map[string]sweepCell) (*results.Run, []results.Point) {
 	t.Helper()
-	_, r, pts := synthetic(t)
-	var tmpl *results.Point
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			tmpl = p
-			break
-		}
-	}
-	if tmpl == nil {
-		t.Fatal("the synthetic run has no valid open point to copy")
-	}
+	r, tmpl := syntheticTemplate(t)
 	run := *r
 	run.Configs = nil
 	var expConfigs, expWorkloads []map[string]any
