@@ -56,3 +56,33 @@ func cpuRange(from, n int) cpuset.Set {
 	}
 	return s
 }
+
+// TestResolveLoadWorkersPerCPU checks that the run gives the load
+// generator a worker per load CPU when the experiment asks for it, and
+// keeps the experiment's workers otherwise (resolve only: nothing is
+// pinned or run).
+func TestResolveLoadWorkersPerCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		perCPU bool
+		want   int
+	}{
+		{name: "per-cpu", perCPU: true, want: 3},
+		{name: "fixed", perCPU: false, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Profile("thesis")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.ServerCPUs, e.LoadCPUs, e.LoadWorkersPerCPU = "0", "1-3", tc.perCPU
+			r := &runner{exp: e.WithDefaults()}
+			if err := r.resolve(); err != nil {
+				t.Fatal(err)
+			}
+			if r.exp.LoadWorkers != tc.want {
+				t.Errorf("load workers %d on load CPUs 1-3, want %d", r.exp.LoadWorkers, tc.want)
+			}
+		})
+	}
+}
