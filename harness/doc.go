@@ -240,7 +240,9 @@
 //
 // # The thread sweep
 //
-// The other profiles fix each pool at 4 threads; the threads profile
+// The other profiles fix each pool (4 threads of Leader/Followers, 4
+// workers of Half-Sync/Half-Reactive, Active Object's 2 schedulers); the
+// threads profile
 // (ThreadsConfigs, ThreadsWorkloads) makes the count a dimension: 1, 2,
 // 4 and 8 threads of Leader/Followers (lifo), workers of
 // Half-Sync/Half-Reactive and active objects (scheduler threads) of
