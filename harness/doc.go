@@ -259,9 +259,11 @@
 //   - block: the same plus a 300 µs blocking call per request. A thread
 //     in the call serves nobody, so a pool of n threads serves at most
 //     about n ÷ 310 µs requests a second while the CPU is idle: capacity
-//     should grow with n until the CPU saturates (about 10 µs of work per
-//     request: tens of threads, beyond 8), and netpoll, whose runtime
-//     hands the P on while a goroutine sleeps in the call, should keep up.
+//     should grow with n until the CPU saturates — at the server's whole
+//     CPU per request (the 10 µs of work plus the model's system calls
+//     and the wake-ups around the call, which every point measures), not
+//     at the work alone — and netpoll, whose runtime hands the P on while
+//     a goroutine sleeps in the call, should keep up.
 //
 // The equal load of each workload is SuiteRateFromSlowest of its slowest
 // configuration's capacity — under block a one-thread pool, about 3000
