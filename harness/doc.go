@@ -238,11 +238,46 @@
 // documentation). The report opens with the table of who wins each
 // workload by each metric.
 //
+// # The thread sweep
+//
+// The other profiles fix each pool (4 threads of Leader/Followers, 4
+// workers of Half-Sync/Half-Reactive, Active Object's 2 schedulers); the
+// threads profile
+// (ThreadsConfigs, ThreadsWorkloads) makes the count a dimension: 1, 2,
+// 4 and 8 threads of Leader/Followers (lifo), workers of
+// Half-Sync/Half-Reactive and active objects (scheduler threads) of
+// Active Object — the thread that each pool adds per unit of the count —
+// each with GOMAXPROCS by the one rule below, beside the Proactor and
+// netpoll, one configuration each, as references that have no pool to
+// size. Two workloads pull in opposite directions:
+//
+//   - cpu: the profiles' CPU work alone. On the one server CPU of a
+//     2-CPU machine a second thread cannot run anything in parallel: it
+//     can only add hand-offs, wake-ups and context switches, so the
+//     capacity should fall, or stay, as threads are added, and one thread
+//     should be best.
+//   - block: the same plus a 300 µs blocking call per request. A thread
+//     in the call serves nobody, so a pool of n threads serves at most
+//     about n ÷ 310 µs requests a second while the CPU is idle: capacity
+//     should grow with n until the CPU saturates — at the server's whole
+//     CPU per request (the 10 µs of work plus the model's system calls
+//     and the wake-ups around the call, which every point measures), not
+//     at the work alone — and netpoll, whose runtime hands the P on while
+//     a goroutine sleeps in the call, should keep up.
+//
+// The equal load of each workload is SuiteRateFromSlowest of its slowest
+// configuration's capacity — under block a one-thread pool, about 3000
+// req/s — so that p99 and costs compare at a rate every configuration
+// sustains. The report's thread-sweep figure draws capacity and p99 at
+// that load against the thread count, a series per pool model and the
+// references as horizontal lines, and its caption names each model's
+// best count.
+//
 // # CPUs and GOMAXPROCS
 //
 // By default the server runs on the first half of this process's CPUs and
-// the load generator on the rest — on a 2-CPU machine CPU 0 and CPU 1 —
-// both recorded in every point's provenance. The harness pins itself (the
+// the load generator on the rest (SplitCPUs) — on a 2-CPU machine CPU 0
+// and CPU 1 — both recorded in every point's provenance. The harness pins itself (the
 // load generator runs in-process) and sets its GOMAXPROCS to its CPU
 // count, as "concbench load --cpus" does; both are restored when the run
 // ends. With a CPU per load worker the generator busy-polls
@@ -250,6 +285,22 @@
 // wakes tens of µs late for every send. With a single CPU both run
 // unpinned, the generator sleeps between sends, and run.json and every
 // point carry a warning that the generator's work is in the measurement.
+//
+// The thesis profile scales with the machine (Experiment.LoadWorkersPerCPU):
+// the load generator gets a worker per CPU of its half, so that a server
+// on more CPUs does not outrun a one-worker generator. On 2 CPUs that is
+// the setting of every profile: the server on CPU 0, one busy-polling
+// worker on CPU 1. On 4 CPUs the server runs on CPUs 0-1 and the
+// generator on 2-3 with 2 workers; on 8 CPUs the server on 0-3 and the
+// generator on 4-7 with 4 workers (at most one per connection of the
+// smallest workload: 16). The server's share is half, not all but one:
+// the generator's work grows with the server's capacity, and the pools'
+// 4 threads then each get a CPU — c of the M/M/c ideal is the CPUs, up
+// to the threads —, so the models are compared where threads can run in
+// parallel, which a 2-CPU machine cannot show. The other profiles keep
+// one worker (their measured wall times assume it); --server-cpus and
+// --load-cpus choose other CPUs, and the workers follow the latter.
+//
 // Experiment.LoadLimits are the generator's limits on its own health
 // (loadgen.Limits); relaxing them is for tests on a busy machine, and every
 // point of such a run says so.

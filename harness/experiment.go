@@ -211,6 +211,14 @@ type Experiment struct {
 	CapacityOutstanding int `json:"capacity_outstanding"`
 	// LoadWorkers is the load generator's event-loop threads.
 	LoadWorkers int `json:"load_workers"`
+	// LoadWorkersPerCPU makes the run replace LoadWorkers, once its CPUs
+	// are resolved, by one worker per load-generator CPU (at most one per
+	// connection of the smallest workload, and loadgen.MaxWorkers), and
+	// record that count in LoadWorkers: on a machine with more CPUs the
+	// generator then keeps up with a server on more CPUs, and busy-polls
+	// each of its CPUs. The thesis profile sets it; on a 2-CPU machine it
+	// is the one worker of the other profiles.
+	LoadWorkersPerCPU bool `json:"load_workers_per_cpu,omitempty"`
 	// ServerCPUs and LoadCPUs are the CPU lists the server and the load
 	// generator are pinned to; empty means automatic (see Resolve). They
 	// must be disjoint.

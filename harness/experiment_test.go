@@ -3,6 +3,8 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,52 @@ func TestProfilesValidate(t *testing.T) {
 			case "thesis":
 				if e.Repetitions < 7 || len(e.Workloads) < 2 || len(e.Fractions) < 10 || e.Fractions[len(e.Fractions)-1] != 0.95 {
 					t.Errorf("thesis: %d repetitions, %d workloads, fractions %v", e.Repetitions, len(e.Workloads), e.Fractions)
+				}
+				if !e.LoadWorkersPerCPU {
+					t.Error("thesis: the load generator does not get a worker per CPU")
+				}
+			case "threads":
+				// Every pool model at every thread count, with the
+				// threads it runs as its GOMAXPROCS; the references
+				// once; and the point count of the documented estimate.
+				counts := map[string][]int{}
+				refs := 0
+				for _, c := range e.Configs {
+					base, n, ok := strings.Cut(c.Name, ThreadsSuffix)
+					if !ok {
+						refs++
+						continue
+					}
+					k, err := strconv.Atoi(n)
+					if err != nil {
+						t.Fatalf("threads: configuration %s: %v", c.Name, err)
+					}
+					counts[base] = append(counts[base], k)
+					want := map[string]int{"leaderfollowers": k, "halfsynchalfreactive": k + 1, "activeobject": k + 1}[c.Model]
+					if c.GOMAXPROCS != want {
+						t.Errorf("threads: %s has GOMAXPROCS %d, want %d (the OS threads it runs)", c.Name, c.GOMAXPROCS, want)
+					}
+				}
+				for _, base := range []string{"leaderfollowers/lifo", "halfsynchalfreactive", "activeobject"} {
+					if !slices.Equal(counts[base], ThreadCounts) {
+						t.Errorf("threads: %s at thread counts %v, want %v", base, counts[base], ThreadCounts)
+					}
+				}
+				points := 0
+				for _, w := range e.Workloads {
+					for _, c := range e.Configs {
+						if w.runs(c.Name) {
+							points += e.Repetitions * (1 + len(e.Fractions) + len(e.Rates) + len(e.RatesFromSlowest))
+						}
+					}
+				}
+				names := []string{}
+				for _, w := range e.Workloads {
+					names = append(names, w.Name)
+				}
+				if refs != 2 || len(counts) != 3 || !slices.Equal(names, []string{"cpu", "block"}) || len(e.RatesFromSlowest) != 1 || points != 280 {
+					t.Errorf("threads: %d references, %d swept models, workloads %v, rates from the slowest %v, %d points; want 2, 3, [cpu block], one, and the 280 of the documented estimate",
+						refs, len(counts), names, e.RatesFromSlowest, points)
 				}
 			case "gate":
 				if e.Repetitions < 6 || len(e.Configs) != 3 || !hasFractions(e.Fractions, 0.1, 0.5) || len(e.Fractions) != 2 {

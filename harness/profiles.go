@@ -10,7 +10,7 @@ import (
 )
 
 // ProfileNames lists the named experiments, the default first.
-var ProfileNames = []string{"default", "suite", "thesis", "gate", "chain", "connections"}
+var ProfileNames = []string{"default", "suite", "thesis", "gate", "chain", "connections", "threads"}
 
 // Profile returns the named experiment:
 //
@@ -60,6 +60,10 @@ var ProfileNames = []string{"default", "suite", "thesis", "gate", "chain", "conn
 //     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
 //     hours on a 2-CPU machine (estimated from the default profile's
 //     per-point overhead; not run end to end) (the progress line's ETA says how long).
+//     It scales with the machine: the server gets the first half of the
+//     CPUs and the load generator the rest with one worker per CPU
+//     (LoadWorkersPerCPU; the package documentation says what that is on
+//     2, 4 and 8 CPUs).
 //   - gate: the CI regression gate's short fixed suite: 3 models
 //     (leaderfollowers/lifo, halfsynchalfreactive, netpoll), capacity and
 //     50% of it, 6 repetitions (benchstat's minimum for a confidence
@@ -103,6 +107,25 @@ var ProfileNames = []string{"default", "suite", "thesis", "gate", "chain", "conn
 //     connections and the control) took 5 s, about 0.35 s per point
 //     beyond its windows; thread per connection's thousands of threads
 //     are assumed to double that. The progress line's ETA says how long.
+//   - threads: the thread sweep (make bench PROFILE=threads). The pool
+//     models with their thread count swept over ThreadCounts (1, 2, 4,
+//     8; ThreadsConfigs): Leader/Followers (lifo) with n threads,
+//     Half-Sync/Half-Reactive with n workers, Active Object with n
+//     active objects (scheduler threads), each with GOMAXPROCS by the
+//     one rule (the OS threads the model runs: n, n + the reactor, n +
+//     the I/O thread); the Proactor and netpoll as references, one
+//     configuration each. Two workloads (ThreadsWorkloads): "cpu" (the
+//     profiles' CPU work alone) and "block" (the same plus a 300 µs
+//     blocking call); per configuration and workload its capacity and
+//     one open-loop point at SuiteRateFromSlowest of the slowest
+//     configuration's capacity under the workload (RatesFromSlowest);
+//     5 repetitions, 250 ms warm-up and 1 s windows: 280 points (14
+//     configurations × 2 workloads × 2 loads × 5). Wall time ESTIMATED,
+//     not run end to end when written: about 6½ minutes on a 2-CPU
+//     machine — 280 × 1.29 s per point (the suite profile's measured
+//     run: 340 points in 7 min 20 s) = 6 min 1 s, plus the build (16 s
+//     from an empty cache), bench's chain check (about 18 s) and the
+//     figures.
 //
 // Every profile but gate calibrates the CPU work once per run, on the
 // server CPUs, and gives the value to every server (CalibrateOnce); the
@@ -147,6 +170,14 @@ func Profile(name string) (Experiment, error) {
 		base.Repetitions = 7
 		base.Warmup = Duration(time.Second)
 		base.Duration = Duration(5 * time.Second)
+		base.LoadWorkersPerCPU = true
+		return base, nil
+	case "threads":
+		base.Configs = ThreadsConfigs()
+		base.Workloads = ThreadsWorkloads()
+		base.Fractions = nil
+		base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
+		base.Repetitions = 5
 		return base, nil
 	case "gate":
 		var cs []Config
@@ -248,6 +279,63 @@ func SuiteWorkloads() []Workload {
 		{Name: "bimodal", Configs: SuiteFamilies, Workload: bimodal},
 		{Name: "ledger", Configs: SuiteFamilies, Workload: ledger},
 	}
+}
+
+// ThreadCounts are the threads profile's thread counts.
+var ThreadCounts = []int{1, 2, 4, 8}
+
+// ThreadsSuffix ends the name of a configuration of a thread sweep,
+// followed by its thread count: "leaderfollowers/lifo/threads=4". The
+// thread-sweep figure (package plots) reads the count from it, and the
+// rest of the name is the series: must match plots' threadsKey.
+const ThreadsSuffix = "/threads="
+
+// ThreadsConfigs returns the threads profile's configurations: for each
+// of ThreadCounts n, Leader/Followers (lifo) with n threads and
+// GOMAXPROCS n, Half-Sync/Half-Reactive with n workers and GOMAXPROCS
+// n + 1 (the reactor), Active Object with n active objects (--ao-objects:
+// its scheduler threads; one I/O thread, its default) and GOMAXPROCS
+// n + 1; then the references, the Proactor and netpoll as in AllConfigs.
+// Each model's configurations are adjacent, in ascending n.
+func ThreadsConfigs() []Config {
+	var cs []Config
+	name := func(base string, n int) string { return fmt.Sprintf("%s%s%d", base, ThreadsSuffix, n) }
+	for _, n := range ThreadCounts {
+		cs = append(cs, Config{Name: name("leaderfollowers/lifo", n), Model: "leaderfollowers",
+			Args: []string{"--promotion", "lifo"}, Threads: n, GOMAXPROCS: n})
+	}
+	for _, n := range ThreadCounts {
+		cs = append(cs, Config{Name: name("halfsynchalfreactive", n), Model: "halfsynchalfreactive",
+			Threads: n, GOMAXPROCS: n + 1})
+	}
+	for _, n := range ThreadCounts {
+		cs = append(cs, Config{Name: name("activeobject", n), Model: "activeobject",
+			Args: []string{"--ao-objects", fmt.Sprint(n)}, GOMAXPROCS: n + 1})
+	}
+	for _, c := range AllConfigs() {
+		if c.Name == "proactor" || c.Name == "netpoll" {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// ThreadsWorkloads returns the threads profile's workloads, where threads
+// should matter in opposite ways: "cpu" (DefaultWorkload: pure
+// computation, on a 2-CPU machine on one server CPU, where every thread
+// beyond one can only add hand-offs and context switches) and "block"
+// (the suite's: the same CPU work plus a 300 µs blocking call, which
+// more threads should hide until the CPU saturates). Every
+// configuration runs under both.
+func ThreadsWorkloads() []Workload {
+	var ws []Workload
+	for _, w := range SuiteWorkloads() {
+		if w.Name == "cpu" || w.Name == "block" {
+			w.Configs = nil
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }
 
 // DefaultWorkload is the profiles' workload: HTTP/1.1 keep-alive, 64

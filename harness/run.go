@@ -229,12 +229,15 @@ func (r *runner) resolve() error {
 		if err != nil {
 			return fmt.Errorf("harness: %w", err)
 		}
-		if len(cur) >= 2 {
-			half := len(cur) / 2
-			r.exp.ServerCPUs, r.exp.LoadCPUs = cur[:half].String(), cur[half:].String()
+		if srv, load := SplitCPUs(cur); len(srv) > 0 {
+			r.exp.ServerCPUs, r.exp.LoadCPUs = srv.String(), load.String()
 		} else {
 			r.cpuWarning = fmt.Sprintf("only %d CPU available (%s): the server and the load generator run unpinned on the same CPU, so the generator's work is in every measurement", len(cur), cur)
 		}
+	}
+	if r.exp.LoadWorkersPerCPU {
+		load, _ := cpuset.Parse(r.exp.LoadCPUs) // validated
+		r.exp.LoadWorkers = r.exp.loadWorkersFor(load)
 	}
 	if r.exp.ServerBinary == "" {
 		exe, err := os.Executable()

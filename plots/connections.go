@@ -243,7 +243,8 @@ func ratioText(topVals, baseVals []float64, top, base int) string {
 	return fmt.Sprintf("%s× [%s, %s] (%d ÷ %d connections)", trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), top, base)
 }
 
-// connPoint is one plotted connection count of one series in one panel.
+// connPoint is one plotted x of one series in one panel: a connection
+// count, or in the thread-sweep figure a thread count.
 type connPoint struct{ x, median, lo, hi float64 }
 
 // connectionsFigure draws each server cost against the number of

@@ -70,6 +70,15 @@
 //     profile): per configuration at the chosen load, the responses handed
 //     to another thread and those read by their own thread, per request,
 //     beside the front end's context switches and CPU per request.
+//  10. threadsweep, only for a run with configurations named
+//     "<model>/threads=<n>" (the threads profile): per workload, capacity
+//     and p99 at the workload's equal absolute load against the thread
+//     count (log x), one series per pool model, the configurations
+//     without a count as dashed reference lines; its caption names each
+//     model's best count and the largest count ÷ the smallest with a 95%
+//     interval, and says whether more threads helped or cost. A run of
+//     such configurations with no model at two or more counts lists it as
+//     not drawn.
 //
 // The chosen load (Options.Load) is the run's measured open-loop fraction
 // closest to DefaultLoad (0.5) unless set.

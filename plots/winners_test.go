@@ -17,18 +17,7 @@ import (
 // request (µs) and context switches per request of a, b and c.
 func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
 	t.Helper()
-	_, r, pts := synthetic(t)
-	var tmpl *results.Point
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			tmpl = p
-			break
-		}
-	}
-	if tmpl == nil {
-		t.Fatal("the synthetic run has no valid open point to copy")
-	}
+	r, tmpl := syntheticTemplate(t)
 	names := []string{"a", "b", "c"}
 	run := *r
 	run.Configs = nil
@@ -63,6 +52,21 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 		}
 	}
 	return &run, out
+}
+
+// syntheticTemplate returns the synthetic run and a copy of its first
+// valid open-loop point, for tests that build runs of their own from it.
+func syntheticTemplate(t *testing.T) (*results.Run, *results.Point) {
+	t.Helper()
+	_, r, pts := synthetic(t)
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
+			return r, p
+		}
+	}
+	t.Fatal("the synthetic run has no valid open point to copy")
+	return nil, nil
 }
 
 // TestWinnersGolden: the who-wins table of a suite run with a known

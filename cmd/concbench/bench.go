@@ -19,7 +19,7 @@ import (
 	"concbench/results"
 )
 
-const benchUsage = `usage: concbench bench [--profile default|thesis|gate|connections] [flags]
+const benchUsage = `usage: concbench bench [--profile default|suite|thesis|gate|chain|connections|threads] [flags]
        concbench bench --resume DIR
 
 Runs an experiment: every configuration (a model and its settings) under
@@ -48,11 +48,17 @@ and 10/50/75/90% of it, 6 repetitions; about 7 minutes), suite (five
 workloads — cpu, tiny, block, bimodal, ledger — every model family under
 each, capacity and one equal absolute rate, --rates-from-slowest; its report
 opens with a who-wins-where table; about 8 minutes), chain (the front end in
-front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours),
+front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours;
+on a bigger machine the server gets half the CPUs and the load generator
+the rest with a worker per CPU),
 gate (the CI regression gate's short suite), connections (every model at
 16 to 10 000 connections at one absolute rate, --rates, with no capacity
 measured: each cost against connections, with an idle-connection
-control; about 14 minutes, estimated). Flags override the profile's
+control; about 14 minutes, estimated), threads (the thread sweep:
+Leader/Followers, Half-Sync/Half-Reactive and Active Object at 1, 2, 4
+and 8 threads beside the Proactor and netpoll, under the cpu and block
+workloads, capacity and one equal absolute rate; about 6½ minutes,
+estimated). Flags override the profile's
 fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
 "experiment"; print one with --print-experiment).
 

@@ -71,6 +71,16 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
+		{name: "threads profile", args: []string{"--profile", "threads", "--models", "activeobject,netpoll"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, c := range e.Configs {
+				names = append(names, c.Name)
+			}
+			want := []string{"activeobject/threads=1", "activeobject/threads=2", "activeobject/threads=4", "activeobject/threads=8", "netpoll"}
+			if e.Profile != "threads" || !slices.Equal(names, want) || len(e.Workloads) != 2 || len(e.RatesFromSlowest) != 1 || len(e.Fractions) != 0 {
+				t.Errorf("configurations %v (want %v), experiment %+v", names, want, e)
+			}
+		}},
 		{name: "rates from slowest", args: []string{"--rates-from-slowest", "0.5,0.8"}, check: func(t *testing.T, e harness.Experiment) {
 			if !slices.Equal(e.RatesFromSlowest, []float64{0.5, 0.8}) {
 				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
@@ -190,7 +200,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections, threads)`},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
