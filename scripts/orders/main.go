@@ -88,9 +88,9 @@ type opts struct {
 type point struct {
 	valid            bool
 	checks           []loadgen.Check // the failed checks of an invalid verdict
-	p50, p99         float64 // µs
-	busiest, promote float64 // %
-	ctxsw            float64 // per request
+	p50, p99         float64         // µs
+	busiest, promote float64         // %
+	ctxsw            float64         // per request
 	failed           string
 }
 
