@@ -49,6 +49,9 @@ type orderMetric struct {
 	unit  string // "ns" for latencies (fmtStat)
 	// values returns the metric's values over g's trusted repetitions.
 	values func(g *results.Group) []float64
+	// optional metrics are shown only when some order has them (counters
+	// that older runs lack).
+	optional bool
 }
 
 // aggregated is a metric of results whose values are Aggregate's.
@@ -59,6 +62,7 @@ func aggregated(m results.Metric) func(g *results.Group) []float64 {
 var orderMetrics = []orderMetric{
 	{head: "busiest thread's share of events (%)", short: "busiest thread's share", values: busiestShares},
 	{head: "promotions per event (%)", short: "promotions per event", values: promotionsPerEvent},
+	{head: "longest-waiting follower promoted (% of promotions with a choice)", short: "longest-waiting promoted", values: longestPromoted, optional: true},
 	{head: "ctxsw/req", short: "ctxsw/req", values: aggregated(results.CtxswPerReq)},
 	{head: "CPU µs/req", short: "CPU/req", values: aggregated(results.CPUPerReq)},
 	{head: "p99", short: "p99", unit: "ns", values: aggregated(results.LatencyP99)},
@@ -88,6 +92,20 @@ func promotionsPerEvent(g *results.Group) []float64 {
 		}
 		if ev > 0 {
 			out = append(out, 100*float64(pr)/float64(ev))
+		}
+	}
+	return out
+}
+
+// longestPromoted returns, per trusted repetition of g that has the
+// model's promotion-order counters, the share (%) of the promotions made
+// with two or more followers waiting that promoted the follower that had
+// waited longest.
+func longestPromoted(g *results.Group) []float64 {
+	var out []float64
+	for _, p := range trusted(g) {
+		if c := p.Server.Counters["promotions_with_choice"]; c > 0 {
+			out = append(out, 100*float64(p.Server.Counters["promoted_longest_waiting"])/float64(c))
 		}
 	}
 	return out
@@ -172,8 +190,12 @@ func (a *analysis) orders() *ordersSection {
 		}
 		slices.SortStableFunc(es, func(x, y entry) int { return cmp.Compare(orderRank(x.order), orderRank(y.order)) })
 		og := ordersGroup{Name: k, Head: []string{"order", "configuration", "threads", "n"}}
+		var ms []orderMetric
 		for _, m := range orderMetrics {
-			og.Head = append(og.Head, m.head)
+			if !m.optional || slices.ContainsFunc(es, func(e entry) bool { return len(m.values(e.g)) > 0 }) {
+				ms = append(ms, m)
+				og.Head = append(og.Head, m.head)
+			}
 		}
 		vals := map[string][][]float64{} // order → per metric
 		for _, e := range es {
@@ -182,27 +204,28 @@ func (a *analysis) orders() *ordersSection {
 				threads = fmt.Sprint(e.g.Config.Threads)
 			}
 			row := []string{e.order, e.name, threads, fmt.Sprint(len(trusted(e.g)))}
-			for _, m := range orderMetrics {
+			for _, m := range ms {
 				v := m.values(e.g)
 				vals[e.order] = append(vals[e.order], v)
 				row = append(row, fmtBand(results.Summarize(v), m.unit))
 			}
 			og.Rows = append(og.Rows, row)
 		}
-		og.Verdicts = orderVerdicts(vals, es[0].g.Config.Threads)
+		og.Verdicts = orderVerdicts(vals, ms, es[0].g.Config.Threads)
 		s.Groups = append(s.Groups, og)
 	}
 	if len(s.Groups) == 0 {
 		return nil
 	}
 	s.Notes = []string{
-		"Each cell: the median over the valid repetitions with its 95% confidence interval in brackets, or, with fewer than 6 repetitions (too few for that interval), their range marked \"range\". Shares rank the threads by their events in each repetition (thread ids differ between runs); promotions per event is the share of events after which the leader woke a parked follower (the others found no follower, so the next thread to finish led without sleeping).",
+		"Each cell: the median over the valid repetitions with its 95% confidence interval in brackets, or, with fewer than 6 repetitions (too few for that interval), their range marked \"range\". Shares rank the threads by their events in each repetition (thread ids differ between runs); promotions per event is the share of events after which the leader woke a parked follower (the others found no follower, so the next thread to finish led without sleeping); the longest-waiting share (the model's promoted_longest_waiting over promotions_with_choice, where the run has them) is which follower a promotion chose: 100% is FIFO's choice by construction, 0% LIFO's, and os's shows the kernel's wake order.",
 		fmt.Sprintf("Verdicts: each order against fifo, per metric, by the two-sided Welch t-test on the logarithms of the repetitions, the p-values adjusted by Holm's procedure over the group's tests (family-wise α %g); the ratio is the Hodges–Lehmann estimate with its 95%% interval (results.RatioCI). \"No significant difference\" is a result: with few repetitions it bounds, not excludes, a small effect.", OrdersAlpha),
 	}
 	return s
 }
 
-// orderTest is one metric of one order tested against fifo.
+// orderTest is one metric of one order tested against fifo; metric
+// indexes the group's metrics, the busiest thread's share first.
 type orderTest struct {
 	order  string
 	metric int
@@ -216,7 +239,7 @@ type orderTest struct {
 // orderVerdicts compares every order with fifo, metric by metric, and
 // writes a paragraph per order: the computed verdict, then the fixed
 // explanation of what the order does.
-func orderVerdicts(vals map[string][][]float64, threads int) []string {
+func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) []string {
 	ref, ok := vals[orderFIFO]
 	if !ok {
 		return []string{"No fifo configuration at this load: the orders are not tested (fifo is the reference)."}
@@ -229,7 +252,7 @@ func orderVerdicts(vals map[string][][]float64, threads int) []string {
 			continue
 		}
 		others = append(others, o)
-		for mi := range orderMetrics {
+		for mi := range ms {
 			t := &orderTest{order: o, metric: mi, adj: math.NaN()}
 			t.p, t.why = welchLog(v[mi], ref[mi])
 			r := results.RatioCI(v[mi], ref[mi], results.Confidence)
@@ -253,7 +276,7 @@ func orderVerdicts(vals map[string][][]float64, threads int) []string {
 			if t.order != o {
 				continue
 			}
-			m := orderMetrics[t.metric].short
+			m := ms[t.metric].short
 			switch {
 			case math.IsNaN(t.p):
 				untested = append(untested, fmt.Sprintf("%s (%s)", m, t.why))
@@ -285,6 +308,12 @@ func orderVerdicts(vals map[string][][]float64, threads int) []string {
 			concentrated = st.Median >= 1.5*100/float64(threads)
 		}
 		b.WriteString(orderExplanation(o, len(diff) > 0, busiestVerdict(tests, o), concentrated, threads))
+		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.optional }); o == orderOS && i >= 0 {
+			if st := results.Summarize(vals[o][i]); st.N > 0 {
+				fmt.Fprintf(&b, " The model's counters: os promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
+					trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+			}
+		}
 		out = append(out, b.String())
 	}
 	return out

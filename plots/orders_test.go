@@ -11,11 +11,13 @@ import (
 )
 
 // orderValues are the medians a made-up Leader/Followers order gets: the
-// four threads' events, context switches and CPU (µs) per request, and
-// p99 (µs).
+// four threads' events, context switches and CPU (µs) per request, p99
+// (µs), and the % of promotions with a choice that promoted the
+// longest-waiting follower.
 type orderValues struct {
 	events        [4]uint64
 	ctxsw, cpu, p float64
+	longest       float64
 }
 
 // ordersRun builds a one-workload run of Leader/Followers configurations,
@@ -57,6 +59,8 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 			p.Server.CPUNsPerRequest = v.cpu * 1e3 * f
 			p.Server.CtxswPerRequest = v.ctxsw * f
 			p.Server.PerThread = nil
+			p.Server.Counters = map[string]uint64{"promotions_with_choice": 1000,
+				"promoted_longest_waiting": uint64(min(1000, math.Round(v.longest*10*f)))}
 			for i, ev := range v.events {
 				// The busiest thread's events vary by repetition, so that
 				// its share has a spread; every event but the first's
@@ -76,9 +80,9 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 // TestOrdersSection: the orders section's verdicts on made-up runs, os
 // equal to fifo and os clearly different, and no section with one order.
 func TestOrdersSection(t *testing.T) {
-	fifo := orderValues{events: [4]uint64{1000, 1000, 1000, 1000}, ctxsw: 1.6, cpu: 33, p: 3000}
-	lifo := orderValues{events: [4]uint64{3000, 500, 300, 200}, ctxsw: 1.2, cpu: 30, p: 2800}
-	osDiff := orderValues{events: [4]uint64{2000, 1000, 500, 500}, ctxsw: 3.2, cpu: 40, p: 3000}
+	fifo := orderValues{events: [4]uint64{1000, 1000, 1000, 1000}, ctxsw: 1.6, cpu: 33, p: 3000, longest: 100}
+	lifo := orderValues{events: [4]uint64{3000, 500, 300, 200}, ctxsw: 1.2, cpu: 30, p: 2800, longest: 0}
+	osDiff := orderValues{events: [4]uint64{2000, 1000, 500, 500}, ctxsw: 3.2, cpu: 40, p: 3000, longest: 60}
 	for _, tc := range []struct {
 		name   string
 		orders map[string]orderValues
