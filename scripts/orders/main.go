@@ -14,7 +14,9 @@
 //
 // It prints a row per point, then per workload and order the median and
 // range over the runs whose verdict is valid of p50, p99, the busiest
-// thread's share of the handle-set events, promotions per event and
+// thread's share of the handle-set events, promotions per event, the share
+// of promotions with a choice that promoted the longest-waiting follower
+// (the model's promoted_longest_waiting over promotions_with_choice) and
 // context switches per request. The server's counters (per-thread events,
 // promotions, rusage) are read from snapshots taken just before and just
 // after the load process, so they include its warm-up.
@@ -39,8 +41,8 @@
 //     latency only when the pool's threads compete for the CPU: under cpu
 //     (10 µs requests) a thread rarely has a runnable sibling, so priority
 //     should be close to fifo; under bimodal a 1 ms request keeps a thread
-//     runnable while the others lead and process, and CFS gives a nice-15
-//     thread about 1/36 of a nice-0 one's CPU share, so a long request
+//     runnable while the others lead and process, and CFS weights a nice-15
+//     thread 36 against a nice-0 one's 1024 (about 1/28), so a long request
 //     caught by a low-priority thread is stretched by the others' work: a
 //     higher p99 than fifo's where the server has fewer CPUs than threads
 //     (the default: one CPU for 4 threads).
@@ -50,6 +52,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,6 +93,8 @@ type point struct {
 	checks           []loadgen.Check // the failed checks of an invalid verdict
 	p50, p99         float64         // µs
 	busiest, promote float64         // %
+	longest          float64         // % of promotions with a choice that promoted the longest-waiting follower; NaN: none
+	rewaits          uint64          // os order: followers back from the futex wait with no grant
 	ctxsw            float64         // per request
 	failed           string
 }
@@ -130,7 +135,7 @@ func main() {
 		fmt.Printf("%s: fifo's capacity %.0f req/s (closed loop, %d connections); every order at %.0f req/s\n", w.Label, c, o.conns, rates[w.Label])
 	}
 	fmt.Printf("server on CPUs %s, generator on %s; warm-up %v, window %v; counters include the warm-up\n", o.serverCPUs, o.loadCPUs, o.warmup, o.duration)
-	fmt.Printf("%-8s %-9s %3s %9s %9s %8s %8s %7s %s\n", "workload", "order", "run", "p50 µs", "p99 µs", "busiest%", "promo%", "ctxsw", "verdict")
+	fmt.Printf("%-8s %-9s %3s %9s %9s %8s %8s %8s %7s %7s %s\n", "workload", "order", "run", "p50 µs", "p99 µs", "busiest%", "promo%", "longest%", "rewaits", "ctxsw", "verdict")
 	all := map[string]map[string][]point{}
 	for r := range *runs {
 		for _, w := range workloads {
@@ -152,18 +157,20 @@ func main() {
 					}
 					v = "INVALID " + strings.Join(codes, ",") + " (left out of the summary)"
 				}
-				fmt.Printf("%-8s %-9s %3d %9.0f %9.0f %8.1f %8.1f %7.2f %s\n", w.Label, c.Label, r, p.p50, p.p99, p.busiest, p.promote, p.ctxsw, v)
+				fmt.Printf("%-8s %-9s %3d %9.0f %9.0f %8.1f %8.1f %8.1f %7d %7.2f %s\n", w.Label, c.Label, r, p.p50, p.p99, p.busiest, p.promote, p.longest, p.rewaits, p.ctxsw, v)
 			}
 		}
 	}
-	fmt.Printf("\nmedian [min, max] over the valid runs:\n%-8s %-9s %3s %22s %22s %22s %22s %22s\n", "workload", "order", "n", "p50 µs", "p99 µs", "busiest thread %", "promotions/event %", "ctxsw/req")
+	fmt.Printf("\nmedian [min, max] over the valid runs:\n%-8s %-9s %3s %22s %22s %22s %22s %22s %22s\n", "workload", "order", "n", "p50 µs", "p99 µs", "busiest thread %", "promotions/event %", "longest-waiting %", "ctxsw/req")
 	for _, w := range workloads {
 		for _, c := range orders {
-			var cols [5][]float64
+			var cols [6][]float64
 			for _, p := range all[w.Label][c.Label] {
 				if p.failed == "" && p.valid {
-					for i, v := range []float64{p.p50, p.p99, p.busiest, p.promote, p.ctxsw} {
-						cols[i] = append(cols[i], v)
+					for i, v := range []float64{p.p50, p.p99, p.busiest, p.promote, p.longest, p.ctxsw} {
+						if !math.IsNaN(v) {
+							cols[i] = append(cols[i], v)
+						}
 					}
 				}
 			}
@@ -177,7 +184,7 @@ func main() {
 				switch i {
 				case 0, 1:
 					f = "%.0f [%.0f, %.0f]" // µs
-				case 4:
+				case 5:
 					f = "%.2f [%.2f, %.2f]" // ctxsw/req
 				}
 				fmt.Printf(" %22s", fmt.Sprintf(f, serveproc.Median(xs), slices.Min(xs), slices.Max(xs)))
@@ -185,7 +192,8 @@ func main() {
 			fmt.Println()
 		}
 	}
-	fmt.Println("\nuniform share with 4 threads: 25%. For the tests (Welch on logs, Holm) run the orders under bench and read report.md's \"Promotion orders\".")
+	fmt.Println("\nuniform share with 4 threads: 25%. longest-waiting: the share of promotions made with two or more followers waiting that promoted the one waiting longest (fifo 100% and lifo 0% by construction; os: the kernel's wake order); rewaits: os followers back from the futex wait with no grant, which wait again at the queue's tail.")
+	fmt.Println("For the tests (Welch on logs, Holm) run the orders under bench and read report.md's \"Promotion orders\".")
 }
 
 // capacity runs a closed loop under workload w against a fresh server
@@ -248,6 +256,12 @@ func measure(o opts, flags []string, w serveproc.Config, rate float64, res strin
 	if err != nil {
 		return point{failed: err.Error()}
 	}
+	delta := func(k string) uint64 { return after.Stats.Counters[k] - before.Stats.Counters[k] }
+	p.longest = math.NaN()
+	if c := delta("promotions_with_choice"); c > 0 {
+		p.longest = 100 * float64(delta("promoted_longest_waiting")) / float64(c)
+	}
+	p.rewaits = delta("os_rewaits")
 	return p
 }
 
