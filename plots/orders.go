@@ -338,23 +338,13 @@ func busiestVerdict(tests []*orderTest, o string) int {
 // holmOrders applies Holm's step-down procedure at OrdersAlpha to the
 // tests with a p-value.
 func holmOrders(tests []*orderTest) {
-	var tested []*orderTest
-	for _, t := range tests {
-		if !math.IsNaN(t.p) {
-			tested = append(tested, t)
-		}
+	ps := make([]float64, len(tests))
+	for i, t := range tests {
+		ps[i] = t.p
 	}
-	slices.SortStableFunc(tested, func(x, y *orderTest) int { return cmp.Compare(x.p, y.p) })
-	m := len(tested)
-	stopped := false
-	adj := 0.0
-	for k, t := range tested {
-		adj = math.Max(adj, math.Min(1, float64(m-k)*t.p))
-		t.adj = adj
-		if t.p >= OrdersAlpha/float64(m-k) {
-			stopped = true
-		}
-		t.sig = !stopped
+	adj, sig := holmSteps(ps, OrdersAlpha)
+	for i, t := range tests {
+		t.adj, t.sig = adj[i], sig[i]
 	}
 }
 
@@ -402,18 +392,7 @@ func (s *ordersSection) Markdown() string {
 	fmt.Fprintf(&b, "Leader/Followers' promotion orders compared at %s.\n", s.Load)
 	for _, g := range s.Groups {
 		fmt.Fprintf(&b, "\n### %s\n\n", g.Name)
-		row := func(cells []string) {
-			b.WriteString("|")
-			for _, c := range cells {
-				b.WriteString(" " + mdCell(c) + " |")
-			}
-			b.WriteString("\n")
-		}
-		row(g.Head)
-		b.WriteString(strings.Repeat("|---", len(g.Head)) + "|\n")
-		for _, r := range g.Rows {
-			row(r)
-		}
+		mdTable(&b, g.Head, g.Rows)
 		for _, v := range g.Verdicts {
 			b.WriteString("\n" + v + "\n")
 		}

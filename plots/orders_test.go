@@ -26,17 +26,7 @@ type orderValues struct {
 func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []results.Point) {
 	t.Helper()
 	_, r, pts := synthetic(t)
-	var tmpl *results.Point
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			tmpl = p
-			break
-		}
-	}
-	if tmpl == nil {
-		t.Fatal("the synthetic run has no valid open point to copy")
-	}
+	tmpl := validOpenPoint(t, pts)
 	run := *r
 	run.Configs = nil
 	var cfgs []map[string]any

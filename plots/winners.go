@@ -282,37 +282,61 @@ func welchLog(a, b []float64) (float64, string) {
 // WinnersAlpha over the cells with a p-value) and writes every cell's
 // text.
 func holm(cells []*winnerCell) {
-	var tested []*winnerCell
-	for _, c := range cells {
-		if !math.IsNaN(c.p) {
-			tested = append(tested, c)
+	ps := make([]float64, len(cells))
+	for i, c := range cells {
+		ps[i] = c.p
+	}
+	adj, sig := holmSteps(ps, WinnersAlpha)
+	for i, c := range cells {
+		switch {
+		case math.IsNaN(c.p): // untested: a winner by median alone is not claimed
+			c.text = fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, c.second, c.factor, c.why)
+		case sig[i]:
+			c.text = fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, c.factor, c.second, c.p, adj[i])
+		default:
+			c.text = fmt.Sprintf("no significant difference (%s, then %s: %s; p=%.2g, Holm %.2g)", c.best, c.second, c.factor, c.p, adj[i])
 		}
 	}
-	slices.SortStableFunc(tested, func(x, y *winnerCell) int { return cmp.Compare(x.p, y.p) })
-	m := len(tested)
+}
+
+// holmSteps applies Holm's step-down procedure at family-wise level alpha
+// to the p-values ps, NaN for an untested one (left out of the family):
+// adj holds the adjusted p-values (NaN where untested) and sig whether
+// each test is significant, in ps's order.
+func holmSteps(ps []float64, alpha float64) (adj []float64, sig []bool) {
+	adj, sig = make([]float64, len(ps)), make([]bool, len(ps))
+	var order []int
+	for i, p := range ps {
+		adj[i] = math.NaN()
+		if !math.IsNaN(p) {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(ps[x], ps[y]) })
+	m := len(order)
 	stopped := false
-	adj := 0.0
-	for k, c := range tested {
-		adj = math.Max(adj, math.Min(1, float64(m-k)*c.p))
-		if c.p >= WinnersAlpha/float64(m-k) {
+	running := 0.0
+	for k, i := range order {
+		running = math.Max(running, math.Min(1, float64(m-k)*ps[i]))
+		adj[i] = running
+		if ps[i] >= alpha/float64(m-k) {
 			stopped = true
 		}
-		if stopped {
-			c.text = fmt.Sprintf("no significant difference (%s, then %s: %s; p=%.2g, Holm %.2g)", c.best, c.second, c.factor, c.p, adj)
-		} else {
-			c.text = fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, c.factor, c.second, c.p, adj)
-		}
+		sig[i] = !stopped
 	}
-	for _, c := range cells {
-		if c.text == "" { // untested: a winner by median alone is not claimed
-			c.text = fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, c.second, c.factor, c.why)
-		}
-	}
+	return adj, sig
 }
 
 // Markdown renders the table, and its note, as report.md shows them.
 func (t *winnersTable) Markdown() string {
 	var b strings.Builder
+	mdTable(&b, t.Head, t.Rows)
+	b.WriteString("\n" + t.Note + "\n")
+	return b.String()
+}
+
+// mdTable writes a Markdown table of head and rows to b.
+func mdTable(b *strings.Builder, head []string, rows [][]string) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
@@ -320,13 +344,11 @@ func (t *winnersTable) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	row(t.Head)
-	b.WriteString(strings.Repeat("|---", len(t.Head)) + "|\n")
-	for _, r := range t.Rows {
+	row(head)
+	b.WriteString(strings.Repeat("|---", len(head)) + "|\n")
+	for _, r := range rows {
 		row(r)
 	}
-	b.WriteString("\n" + t.Note + "\n")
-	return b.String()
 }
 
 // winnersPlain strips the Markdown emphasis of a cell for HTML.

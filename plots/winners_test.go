@@ -18,17 +18,7 @@ import (
 func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
 	t.Helper()
 	_, r, pts := synthetic(t)
-	var tmpl *results.Point
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			tmpl = p
-			break
-		}
-	}
-	if tmpl == nil {
-		t.Fatal("the synthetic run has no valid open point to copy")
-	}
+	tmpl := validOpenPoint(t, pts)
 	names := []string{"a", "b", "c"}
 	run := *r
 	run.Configs = nil
@@ -63,6 +53,21 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 		}
 	}
 	return &run, out
+}
+
+// validOpenPoint returns a valid open-loop point of the synthetic run
+// whose p99 is trusted and whose server answered, to copy into made-up
+// runs.
+func validOpenPoint(t *testing.T, pts []results.Point) *results.Point {
+	t.Helper()
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
+			return p
+		}
+	}
+	t.Fatal("the synthetic run has no valid open point to copy")
+	return nil
 }
 
 // TestWinnersGolden: the who-wins table of a suite run with a known

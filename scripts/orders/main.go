@@ -49,7 +49,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -210,7 +209,7 @@ func capacity(o opts, flags []string, w serveproc.Config) (float64, error) {
 	if out, err := exec.Command(o.bin, argv...).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("load: %v: %s", err, serveproc.FirstLine(string(out)))
 	}
-	r, err := readResult(res)
+	r, err := serveproc.ReadResult(res)
 	if err != nil {
 		return 0, err
 	}
@@ -242,7 +241,7 @@ func measure(o opts, flags []string, w serveproc.Config, rate float64, res strin
 	if err != nil {
 		return point{failed: "snapshot: " + err.Error()}
 	}
-	r, err := readResult(res)
+	r, err := serveproc.ReadResult(res)
 	if err != nil {
 		return point{failed: err.Error()}
 	}
@@ -283,18 +282,6 @@ func shares(a, z []models.ThreadStats) (busiest, promote float64, err error) {
 		return 0, 0, fmt.Errorf("no handle-set event between the snapshots")
 	}
 	return 100 * float64(most) / float64(total), 100 * float64(prom) / float64(total), nil
-}
-
-func readResult(path string) (*loadgen.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r loadgen.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return &r, nil
 }
 
 func fatalf(format string, args ...any) {
