@@ -97,10 +97,10 @@
 //     both about threads, none about requests: the most urgent thread leads
 //     whenever it is a follower (it takes the largest share of the events),
 //     and the kernel's scheduler (CFS) gives the processing threads CPU
-//     time by their weights (nice 0 against 15 is 1024 to 36, about 28 to 1). The
-//     weights matter only while pool threads compete for a CPU — a long
-//     request running while others lead and process on the same CPU — not
-//     when each thread runs alone. No promotion reads the request's
+//     time by their weights (nice 0 against 15 is 1024 to 36, about 28
+//     to 1). The weights matter only while pool threads compete for a CPU
+//     (a long request running while others lead and process on the same
+//     CPU), not when each thread runs alone. No promotion reads the request's
 //     priority field (wire.Request.Priority); lanes do (Options.Lanes).
 //   - OS: all followers sleep on one shared futex word and a promotion
 //     wakes one of them, whichever the kernel chooses, as with the paper's
