@@ -65,6 +65,10 @@ type report struct {
 	SummaryRows  [][]string
 	SummaryNotes []string
 
+	// Orders compares Leader/Followers' promotion orders (orders.go);
+	// nil unless a workload has two or more of them.
+	Orders *ordersSection
+
 	Figures []reportFigure
 	Omitted []string
 
@@ -238,6 +242,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	rep.summary(a)
 	rep.Winners = a.winners()
 	rep.answers(a)
+	rep.Orders = a.orders()
 	for _, f := range figs {
 		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
 		for _, format := range formats {
@@ -437,7 +442,10 @@ Costs per request at {{.Load}}.
 Statistics warnings:
 {{range .StatNotes}}
 - {{.}}{{end}}
-{{end}}
+{{end}}{{with .Orders}}
+## Promotion orders
+
+{{.Markdown}}{{end}}
 ## Figures
 {{range .Figures}}
 ### {{.Title}}
@@ -600,6 +608,17 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{end}}</table>
 {{range .SummaryNotes}}<p class="notes">{{.}}</p>{{end}}
 {{if .StatNotes}}<p class="notes">Statistics warnings:</p><ul class="notes">{{range .StatNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .Orders}}
+<h2>Promotion orders</h2>
+<p>Leader/Followers' promotion orders compared at {{.Load}}.</p>
+{{range .Groups}}<h3>{{.Name}}</h3>
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Verdicts}}<p>{{plain .}}</p>{{end}}
+{{end}}{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
+{{end}}
 
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">

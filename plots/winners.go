@@ -301,24 +301,16 @@ func welchLog(a, b []float64) (float64, string) {
 // configuration not significantly behind it) and those significantly
 // behind.
 func holm(cells []*winnerCell) {
-	var tested []*rival
+	var tests []*rival
+	var ps []float64
 	for _, c := range cells {
 		for i := range c.rivals {
-			if r := &c.rivals[i]; !math.IsNaN(r.p) {
-				tested = append(tested, r)
-			}
+			tests, ps = append(tests, &c.rivals[i]), append(ps, c.rivals[i].p)
 		}
 	}
-	slices.SortStableFunc(tested, func(x, y *rival) int { return cmp.Compare(x.p, y.p) })
-	m := len(tested)
-	stopped := false
-	adj := 0.0
-	for k, r := range tested {
-		adj = math.Max(adj, math.Min(1, float64(m-k)*r.p))
-		if r.p >= WinnersAlpha/float64(m-k) {
-			stopped = true
-		}
-		r.adj, r.sig = adj, !stopped
+	adj, sig := holmSteps(ps, WinnersAlpha)
+	for i, r := range tests {
+		r.adj, r.sig = adj[i], sig[i]
 	}
 	for _, c := range cells {
 		if c.text != "" {
@@ -359,9 +351,44 @@ func cellText(c *winnerCell) string {
 		strings.Join(append([]string{c.best}, tied...), " ≈ "), lead, ahead, worst)
 }
 
+// holmSteps applies Holm's step-down procedure at family-wise level alpha
+// to the p-values ps, NaN for an untested one (left out of the family):
+// adj holds the adjusted p-values (NaN where untested) and sig whether
+// each test is significant, in ps's order.
+func holmSteps(ps []float64, alpha float64) (adj []float64, sig []bool) {
+	adj, sig = make([]float64, len(ps)), make([]bool, len(ps))
+	var order []int
+	for i, p := range ps {
+		adj[i] = math.NaN()
+		if !math.IsNaN(p) {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(ps[x], ps[y]) })
+	m := len(order)
+	stopped := false
+	running := 0.0
+	for k, i := range order {
+		running = math.Max(running, math.Min(1, float64(m-k)*ps[i]))
+		adj[i] = running
+		if ps[i] >= alpha/float64(m-k) {
+			stopped = true
+		}
+		sig[i] = !stopped
+	}
+	return adj, sig
+}
+
 // Markdown renders the table, and its note, as report.md shows them.
 func (t *winnersTable) Markdown() string {
 	var b strings.Builder
+	mdTable(&b, t.Head, t.Rows)
+	b.WriteString("\n" + t.Note + "\n")
+	return b.String()
+}
+
+// mdTable writes a Markdown table of head and rows to b.
+func mdTable(b *strings.Builder, head []string, rows [][]string) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
@@ -369,13 +396,11 @@ func (t *winnersTable) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	row(t.Head)
-	b.WriteString(strings.Repeat("|---", len(t.Head)) + "|\n")
-	for _, r := range t.Rows {
+	row(head)
+	b.WriteString(strings.Repeat("|---", len(head)) + "|\n")
+	for _, r := range rows {
 		row(r)
 	}
-	b.WriteString("\n" + t.Note + "\n")
-	return b.String()
 }
 
 // winnersPlain strips the Markdown emphasis of a cell for HTML.

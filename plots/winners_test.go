@@ -59,14 +59,22 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 func syntheticTemplate(t *testing.T) (*results.Run, *results.Point) {
 	t.Helper()
 	_, r, pts := synthetic(t)
+	return r, validOpenPoint(t, pts)
+}
+
+// validOpenPoint returns a valid open-loop point of the synthetic run
+// whose p99 is trusted and whose server answered, to copy into made-up
+// runs.
+func validOpenPoint(t *testing.T, pts []results.Point) *results.Point {
+	t.Helper()
 	for i := range pts {
 		p := &pts[i]
 		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			return r, p
+			return p
 		}
 	}
 	t.Fatal("the synthetic run has no valid open point to copy")
-	return nil, nil
+	return nil
 }
 
 // TestWinnersGolden: the who-wins table of a suite run with a known

@@ -77,12 +77,14 @@
 // # Promotion orders
 //
 // Options.Promotion chooses whom the leader promotes (implementation
-// activity 5.2):
+// activity 5.2). What each order does on Linux, and what it does not:
 //
 //   - LIFO: the most recently parked follower (a stack). The thread that
 //     slept least has the warmest cache and is often not yet asleep, so its
-//     wake-up is cheapest ("fresh work before stale"). Work concentrates on
-//     few threads.
+//     wake-up is cheapest ("fresh work before stale"). Work concentrates
+//     on few threads only when followers accumulate (an idle pool); when
+//     nearly every event finds a single follower, each promotion wakes that
+//     one and the events spread as under FIFO.
 //   - FIFO: the longest-waiting follower (a ring). Work spreads evenly
 //     across threads; each promotion usually wakes a thread from deep sleep.
 //   - Priority: the follower with the lowest nice value in
@@ -91,15 +93,40 @@
 //     tid, nice) from the locked thread before it joins; if that is not
 //     permitted (a value below the process's without root or
 //     CAP_SYS_NICE), Start fails with an error wrapping
-//     ErrPriorityNotPermitted that says how to run it. The order decides
-//     which thread leads; the kernel's scheduler then gives the processing
-//     threads CPU time by their nice values.
+//     ErrPriorityNotPermitted that says how to run it. It has two effects,
+//     both about threads, none about requests: the most urgent thread leads
+//     whenever it is a follower (it takes the largest share of the events),
+//     and the kernel's scheduler (CFS) gives the processing threads CPU
+//     time by their weights (nice 0 against 15 is 1024 to 36, about 28
+//     to 1). The weights matter only while pool threads compete for a CPU
+//     (a long request running while others lead and process on the same
+//     CPU), not when each thread runs alone. No promotion reads the request's
+//     priority field (wire.Request.Priority); lanes do (Options.Lanes).
 //   - OS: all followers sleep on one shared futex word and a promotion
-//     wakes one of them, whichever the kernel chooses
-//     (implementation-defined order, as with the paper's condition
-//     variable). The woken follower takes the leader role under the pool's
-//     lock; one woken without a role to take (another follower, not yet
-//     asleep, took it first) goes back to sleep.
+//     wakes one of them, whichever the kernel chooses, as with the paper's
+//     condition variable. The woken follower takes the leader role under
+//     the pool's lock; one woken without a role to take (another follower,
+//     not yet asleep, took it first) goes back to sleep. On Linux the
+//     kernel's choice is FIFO: a futex's waiters are queued on a priority
+//     list (plist) in the futex's hash bucket with priority
+//     min(normal_prio, MAX_RT_PRIO), so every thread that is not real-time
+//     has the same priority whatever its nice value, and FUTEX_WAKE wakes
+//     from the front (kernel/futex/core.c, __futex_queue, formerly
+//     __queue_me in kernel/futex.c: "all RT-threads are woken first in
+//     priority order, and the others are woken last, in FIFO order"). So
+//     OS order is FIFO order by another mechanism; it departs from FIFO
+//     only when a follower returns from its wait without a grant and waits
+//     again at the queue's tail (os_rewaits), and it costs the grant
+//     protocol. TestPromotionOS checks the FIFO wake order; the report's
+//     "Promotion orders" section tests os against fifo on measured runs.
+//
+// Where this departs from the paper: the paper's promotion order is a
+// policy of the thread pool (LIFO for cache affinity, priority for
+// real-time systems, or the condition variable's); here the "priority"
+// order ranks threads, not requests, so it does not avoid priority
+// inversions between requests — lanes do that, as TAO's thread pools
+// with lanes do — and the implementation-defined order of the
+// synchronizer (OS) is, on Linux, not unspecified but FIFO.
 //
 // For LIFO, FIFO and Priority each follower parks on its own
 // futex.Parker and the promoter unparks the one it picked; the follower
@@ -236,7 +263,22 @@
 //   - open_conns: connections open now;
 //   - followers: threads parked as followers now;
 //   - stale_events: events dropped because their handle was unregistered
-//     after the kernel queued them (handleset.Set.Stale).
+//     after the kernel queued them (handleset.Set.Stale);
+//   - promotions_with_choice: promotions made while two or more followers
+//     waited (in OS order: counted when the woken follower takes the
+//     role, against the followers waiting then);
+//   - promoted_longest_waiting: of those, promotions of the follower that
+//     had waited longest (since it last joined) — all of them in FIFO
+//     order, none in LIFO order, and in OS order the measure of whether
+//     the kernel woke the waiters FIFO;
+//   - os_rewaits (OS order only): followers that returned from the futex
+//     wait with no grant to take (woken after another follower took it,
+//     or the word changed before they slept) and waited again.
+//
+// The promotion-order counters are kept under the pool's lock, which the
+// promoter holds anyway: a comparison of two sequence numbers per
+// promotion (a scan of the followers in Priority and OS order, at most
+// Threads of them).
 //
 // # Closing
 //

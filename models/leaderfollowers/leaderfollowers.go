@@ -373,9 +373,19 @@ func (s *Server) Stats() models.Stats {
 	}
 	var followers int
 	var stale uint64
+	var oc orderCounts
 	for _, l := range s.lanes {
 		followers += l.pool.followers()
 		stale += l.set.Stale()
+		c := l.pool.counts()
+		oc.choices += c.choices
+		oc.longest += c.longest
+		oc.rewaits += c.rewaits
+	}
+	st.Counters["promotions_with_choice"] = oc.choices
+	st.Counters["promoted_longest_waiting"] = oc.longest
+	if s.opts.Promotion == OS {
+		st.Counters["os_rewaits"] = oc.rewaits
 	}
 	st.Counters["followers"] = uint64(followers)
 	st.Counters["stale_events"] = stale

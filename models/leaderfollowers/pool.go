@@ -3,6 +3,7 @@ package leaderfollowers
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"concbench/internal/futex"
@@ -58,9 +59,27 @@ type pool struct {
 	// promotion=os: followers sleep on one shared word and the kernel
 	// chooses which of them a promotion wakes.
 	word    futex.Word
-	waiting int    // followers on word that hold no grant
-	grants  int    // promotions not yet taken by a follower (0 or 1)
-	pending member // the leader while a grant is untaken
+	waiting int       // followers on word that hold no grant
+	grants  int       // promotions not yet taken by a follower (0 or 1)
+	pending member    // the leader while a grant is untaken
+	shared  []*member // the followers on word, in joining order (grant holders included)
+
+	// Promotion-order counters, guarded by mu (read by counts):
+	// promotions made with two or more followers to choose from, how many
+	// of those promoted the follower that had waited longest, and (os)
+	// follower wake-ups that found no grant to take.
+	choices, longest, rewaits uint64
+}
+
+// orderCounts are pool's promotion-order counters (Stats.Counters
+// promotions_with_choice, promoted_longest_waiting, os_rewaits).
+type orderCounts struct{ choices, longest, rewaits uint64 }
+
+// counts returns the promotion-order counters.
+func (p *pool) counts() orderCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return orderCounts{p.choices, p.longest, p.rewaits}
 }
 
 // newPool returns an empty pool for n threads with the given promotion order.
@@ -75,6 +94,7 @@ func newPool(order Promotion, n int) *pool {
 		p.q = &prioHeap{h: make([]*member, 0, n)}
 	case OS:
 		// followers share p.word
+		p.shared = make([]*member, 0, n)
 	default:
 		panic("leaderfollowers: unknown promotion order " + order.String())
 	}
@@ -135,6 +155,9 @@ func (p *pool) join(m *member) joinResult {
 func (p *pool) waitShared(m *member) joinResult {
 	p.waiting++
 	p.nfollowers.Store(int32(p.waiting))
+	p.seq++
+	m.seq = p.seq
+	p.shared = append(p.shared, m)
 	for {
 		v := p.word.Load()
 		p.mu.Unlock()
@@ -147,11 +170,37 @@ func (p *pool) waitShared(m *member) joinResult {
 		if p.grants > 0 {
 			p.grants--
 			p.leader = m
+			p.takeShared(m)
 			p.mu.Unlock()
 			return joinPromoted
 		}
 		// Woken without a grant to take (another follower took it, or the
-		// wake-up was spurious): wait again.
+		// wake-up was spurious): wait again. The kernel queues the next
+		// wait at the futex's tail, behind followers that joined later.
+		p.rewaits++
+	}
+}
+
+// takeShared removes m, which takes the leader role in os order, from
+// p.shared and counts whether the kernel's choice was the follower that
+// had waited longest. p.mu is held.
+func (p *pool) takeShared(m *member) {
+	i, oldest := -1, true
+	for j, o := range p.shared {
+		if o == m {
+			i = j
+		} else if o.seq < m.seq {
+			oldest = false
+		}
+	}
+	if len(p.shared) >= 2 {
+		p.choices++
+		if oldest {
+			p.longest++
+		}
+	}
+	if i >= 0 {
+		p.shared = slices.Delete(p.shared, i, i+1)
 	}
 }
 
@@ -182,7 +231,18 @@ func (p *pool) promote(m *member) bool {
 		p.word.Wake(1)
 		return true
 	}
+	var oldest uint64
+	choice := p.q.len() >= 2
+	if choice {
+		oldest = p.q.oldestSeq()
+	}
 	next := p.q.pop()
+	if choice {
+		p.choices++
+		if next.seq == oldest {
+			p.longest++
+		}
+	}
 	p.nfollowers.Store(int32(p.q.len()))
 	p.leader = next // nil when the set is empty
 	if next != nil {
@@ -213,6 +273,8 @@ func (p *pool) close() {
 		}
 	}
 	p.waiting, p.grants = 0, 0
+	clear(p.shared)
+	p.shared = p.shared[:0]
 	p.nfollowers.Store(0)
 	p.word.Add(1)
 	p.mu.Unlock()
@@ -235,12 +297,15 @@ func (p *pool) hasLeader() bool {
 }
 
 // followerQueue is the follower set of the orders in which the promoter
-// chooses whom to wake: pop returns the next follower to promote, or nil.
-// Every method is called with pool.mu held.
+// chooses whom to wake: pop returns the next follower to promote, or nil;
+// oldestSeq returns the smallest member.seq in the set (the follower that
+// has waited longest), for a non-empty set. Every method is called with
+// pool.mu held.
 type followerQueue interface {
 	push(m *member)
 	pop() *member
 	len() int
+	oldestSeq() uint64
 }
 
 // stack is promotion=lifo: the most recently parked follower first.
@@ -260,6 +325,9 @@ func (q *stack) pop() *member {
 }
 
 func (q *stack) len() int { return len(q.s) }
+
+// oldestSeq is the bottom's: members are pushed in joining order.
+func (q *stack) oldestSeq() uint64 { return q.s[0].seq }
 
 // ring is promotion=fifo: the longest-waiting follower first. Its capacity is
 // the pool's thread count, so it never grows.
@@ -295,6 +363,9 @@ func (q *ring) pop() *member {
 
 func (q *ring) len() int { return q.n }
 
+// oldestSeq is the head's: members are pushed in joining order.
+func (q *ring) oldestSeq() uint64 { return q.buf[q.head].seq }
+
 // prioHeap is promotion=priority: the follower with the highest priority
 // (lowest nice value) first; among equals, the longest-waiting first, as in
 // a real-time scheduler's run queue.
@@ -310,6 +381,14 @@ func (q *prioHeap) pop() *member {
 }
 
 func (q *prioHeap) len() int { return len(q.h) }
+
+func (q *prioHeap) oldestSeq() uint64 {
+	oldest := q.h[0].seq
+	for _, m := range q.h[1:] {
+		oldest = min(oldest, m.seq)
+	}
+	return oldest
+}
 
 // Len, Less, Swap, Push and Pop implement heap.Interface; use push and pop.
 func (q *prioHeap) Len() int { return len(q.h) }

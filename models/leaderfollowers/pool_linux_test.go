@@ -94,12 +94,15 @@ func TestPromotionOrder(t *testing.T) {
 		order Promotion
 		nice  []int // the followers' nice values, in the order they park
 		want  []int // follower ids in the order they must be promoted
+		// longest is how many of the promotions with a choice (all but
+		// the last) promoted the follower that had waited longest.
+		longest uint64
 	}{
-		{name: "lifo", order: LIFO, nice: []int{0, 0, 0, 0}, want: []int{3, 2, 1, 0}},
-		{name: "fifo", order: FIFO, nice: []int{0, 0, 0, 0}, want: []int{0, 1, 2, 3}},
-		{name: "priority", order: Priority, nice: []int{5, -3, 0, -3, 19, -20}, want: []int{5, 1, 3, 2, 0, 4}},
-		{name: "priority-equal-is-fifo", order: Priority, nice: []int{7, 7, 7}, want: []int{0, 1, 2}},
-		{name: "lifo-one", order: LIFO, nice: []int{0}, want: []int{0}},
+		{name: "lifo", order: LIFO, nice: []int{0, 0, 0, 0}, want: []int{3, 2, 1, 0}, longest: 0},
+		{name: "fifo", order: FIFO, nice: []int{0, 0, 0, 0}, want: []int{0, 1, 2, 3}, longest: 3},
+		{name: "priority", order: Priority, nice: []int{5, -3, 0, -3, 19, -20}, want: []int{5, 1, 3, 2, 0, 4}, longest: 1},
+		{name: "priority-equal-is-fifo", order: Priority, nice: []int{7, 7, 7}, want: []int{0, 1, 2}, longest: 2},
+		{name: "lifo-one", order: LIFO, nice: []int{0}, want: []int{0}, longest: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,6 +137,10 @@ func TestPromotionOrder(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("promotion order %v, want %v (nice values in parking order %v)", got, tc.want, tc.nice)
 			}
+			modeltest.WaitFor(t, "the last promotion is made", func() bool { return !p.hasLeader() })
+			if c := p.counts(); c.choices != uint64(n-1) || c.longest != tc.longest {
+				t.Fatalf("promotions with a choice %d, of which the longest-waiting follower %d; want %d and %d", c.choices, c.longest, n-1, tc.longest)
+			}
 			// The last leader promoted with nobody parked: no leader now,
 			// and the next thread to join leads at once.
 			modeltest.WaitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
@@ -145,9 +152,13 @@ func TestPromotionOrder(t *testing.T) {
 	}
 }
 
-// TestPromotionOS parks followers on the shared word and checks only what
-// the kernel's order allows: each promotion makes exactly one of them
-// leader, and every follower is promoted once.
+// TestPromotionOS parks followers on the shared word, one after another,
+// and checks that each promotion makes exactly one of them leader and
+// every follower is promoted once; and, when no follower was woken without
+// a grant to take (such a follower waits again at the futex queue's tail),
+// that the kernel woke them in the order they parked, the longest-waiting
+// first (Linux wakes the waiters of one futex that are not real-time in
+// FIFO order), which the pool's counters must say too.
 func TestPromotionOS(t *testing.T) {
 	const n = 5
 	p := newPool(OS, n+1)
@@ -164,8 +175,10 @@ func TestPromotionOS(t *testing.T) {
 		t.Fatal("promote found no follower")
 	}
 	seen := make(map[int]bool)
+	var got []int
 	for k := range n {
 		id := receive(t, led, fmt.Sprintf("promotion %d", k+1))
+		got = append(got, id)
 		if seen[id] {
 			t.Fatalf("follower %d promoted twice", id)
 		}
@@ -187,6 +200,20 @@ func TestPromotionOS(t *testing.T) {
 		close(fs[id].handoff)
 	}
 	modeltest.WaitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
+	c := p.counts()
+	if c.choices != n-1 {
+		t.Errorf("promotions with a choice %d, want %d", c.choices, n-1)
+	}
+	if c.rewaits == 0 {
+		if want := []int{0, 1, 2, 3, 4}; !slices.Equal(got, want) {
+			t.Errorf("os order woke %v, want the parking order %v (no follower waited twice)", got, want)
+		}
+		if c.longest != c.choices {
+			t.Errorf("promoted the longest-waiting follower %d times of %d", c.longest, c.choices)
+		}
+	} else {
+		t.Logf("%d wake-ups without a grant: the kernel's order %v is not the parking order's test", c.rewaits, got)
+	}
 	p.close()
 }
 

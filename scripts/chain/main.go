@@ -28,7 +28,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -261,15 +260,7 @@ func runLoad(f *flags, addr, res string, extra []string, during func()) (*loadge
 	if err := ld.Wait(); err != nil {
 		return nil, fmt.Errorf("load: %v: %s", err, serveproc.FirstLine(stderr.String()))
 	}
-	b, err := os.ReadFile(res)
-	if err != nil {
-		return nil, err
-	}
-	var r loadgen.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %v", res, err)
-	}
-	return &r, nil
+	return serveproc.ReadResult(res)
 }
 
 func fatalf(format string, args ...any) {

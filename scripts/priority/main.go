@@ -38,7 +38,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -238,7 +237,7 @@ func measureCapacity(o opts, flags []string) (float64, error) {
 	if out, err := ld.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("load: %v: %s", err, serveproc.FirstLine(string(out)))
 	}
-	r, err := readResult(res)
+	r, err := serveproc.ReadResult(res)
 	if err != nil {
 		return 0, err
 	}
@@ -302,7 +301,7 @@ func measure(o opts, flags []string, low float64, res string) point {
 			p.failed = fmt.Sprintf("%s stream: %v: %s", s.name, rn.err, serveproc.FirstLine(rn.stderr))
 			continue
 		}
-		r, err := readResult(s.path)
+		r, err := serveproc.ReadResult(s.path)
 		if err != nil {
 			p.failed = err.Error()
 			continue
@@ -315,18 +314,6 @@ func measure(o opts, flags []string, low float64, res string) point {
 		p.counters = sn.Stats.Counters
 	}
 	return p
-}
-
-func readResult(path string) (*loadgen.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r loadgen.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return &r, nil
 }
 
 // verdict is "valid" or INVALID with the failed checks' codes.

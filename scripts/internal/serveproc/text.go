@@ -1,8 +1,13 @@
 package serveproc
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
+
+	"concbench/loadgen"
 )
 
 // Median returns the median of xs (the mean of the two middle values for
@@ -25,4 +30,18 @@ func Median(xs []float64) float64 {
 func FirstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return l
+}
+
+// ReadResult reads a load generator's result, as "concbench load --json
+// path" writes it.
+func ReadResult(path string) (*loadgen.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r loadgen.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &r, nil
 }

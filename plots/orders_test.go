@@ -1,0 +1,132 @@
+package plots
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concbench/models"
+	"concbench/results"
+)
+
+// orderValues are the medians a made-up Leader/Followers order gets: the
+// four threads' events, context switches and CPU (µs) per request, p99
+// (µs), and the % of promotions with a choice that promoted the
+// longest-waiting follower.
+type orderValues struct {
+	events        [4]uint64
+	ctxsw, cpu, p float64
+	longest       float64
+}
+
+// ordersRun builds a one-workload run of Leader/Followers configurations,
+// one per order in want, with 5 repetitions at one equal-load rate, each
+// value its median times a small spread per repetition.
+func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []results.Point) {
+	t.Helper()
+	_, r, pts := synthetic(t)
+	tmpl := validOpenPoint(t, pts)
+	run := *r
+	run.Configs = nil
+	var cfgs []map[string]any
+	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
+	var out []results.Point
+	for _, o := range []string{orderLIFO, orderFIFO, orderPriority, orderOS} {
+		v, ok := want[o]
+		if !ok {
+			continue
+		}
+		cfg := results.ModelConfig{Name: modelLF + "/" + o, Model: modelLF, Args: []string{"--promotion", o}, Threads: 4}
+		run.Configs = append(run.Configs, cfg)
+		cfgs = append(cfgs, map[string]any{"name": cfg.Name})
+		for rep, f := range spread {
+			p := *tmpl
+			load := *tmpl.Load
+			p.Load, p.Config, p.Kind, p.Repetition = &load, cfg, results.KindRate, rep
+			p.Fraction, p.OfferedRatePerS = 0, 1000
+			load.Latency.P99Ns = int64(math.Round(v.p * 1e3 * f))
+			p.Server.CPUNsPerRequest = v.cpu * 1e3 * f
+			p.Server.CtxswPerRequest = v.ctxsw * f
+			p.Server.PerThread = nil
+			p.Server.Counters = map[string]uint64{"promotions_with_choice": 1000,
+				"promoted_longest_waiting": uint64(min(1000, math.Round(v.longest*10*f)))}
+			for i, ev := range v.events {
+				// The busiest thread's events vary by repetition, so that
+				// its share has a spread; every event but the first's
+				// woke a follower.
+				if i == 0 {
+					ev = uint64(math.Round(float64(ev) * f))
+				}
+				p.Server.PerThread = append(p.Server.PerThread, models.ThreadStats{Role: "pool", Events: ev, Requests: ev, Promotions: ev * 9 / 10})
+			}
+			out = append(out, p)
+		}
+	}
+	run.Experiment = map[string]any{"configs": cfgs, "workloads": []map[string]any{{"name": "cpu"}}}
+	return &run, out
+}
+
+// TestOrdersSection: the orders section's verdicts on made-up runs, os
+// equal to fifo and os clearly different, and no section with one order.
+func TestOrdersSection(t *testing.T) {
+	fifo := orderValues{events: [4]uint64{1000, 1000, 1000, 1000}, ctxsw: 1.6, cpu: 33, p: 3000, longest: 100}
+	lifo := orderValues{events: [4]uint64{3000, 500, 300, 200}, ctxsw: 1.2, cpu: 30, p: 2800, longest: 0}
+	osDiff := orderValues{events: [4]uint64{2000, 1000, 500, 500}, ctxsw: 3.2, cpu: 40, p: 3000, longest: 60}
+	for _, tc := range []struct {
+		name   string
+		orders map[string]orderValues
+		golden string   // compared with the section's Markdown; "" for none
+		want   []string // in the section's Markdown
+		none   bool     // no section
+	}{
+		{name: "os equals fifo", orders: map[string]orderValues{orderLIFO: lifo, orderFIFO: fifo, orderOS: fifo},
+			golden: "orders_same.md",
+			want:   []string{"**os vs fifo: no significant difference**", "The measurements agree: no metric tells os from fifo.", "**lifo differs from fifo** in busiest thread's share", "The result agrees: lifo's busiest thread"}},
+		{name: "os differs", orders: map[string]orderValues{orderFIFO: fifo, orderOS: osDiff},
+			golden: "orders_differ.md",
+			want:   []string{"**os differs from fifo** in busiest thread's share", "ctxsw/req 2", "A difference here is therefore"}},
+		{name: "one order", orders: map[string]orderValues{orderFIFO: fifo}, none: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, pts := ordersRun(t, tc.orders)
+			s := analyze(r, pts, Options{}).orders()
+			if tc.none {
+				if s != nil {
+					t.Fatalf("a section for one order: %+v", s)
+				}
+				return
+			}
+			if s == nil {
+				t.Fatal("no section")
+			}
+			md := s.Markdown()
+			for _, w := range tc.want {
+				if !strings.Contains(md, w) {
+					t.Errorf("section lacks %q:\n%s", w, md)
+				}
+			}
+			golden(t, filepath.Join("golden", tc.golden), []byte(md))
+		})
+	}
+}
+
+// TestPromotionOrder: the order is read from the configuration's
+// arguments, lifo (the model's default) without one.
+func TestPromotionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"flag and value", []string{"--promotion", "os", "--gomaxprocs", "4"}, orderOS},
+		{"flag=value", []string{"--promotion=fifo"}, orderFIFO},
+		{"default", []string{"--gomaxprocs", "4"}, orderLIFO},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := promotionOrder(tc.args); got != tc.want {
+				t.Errorf("promotionOrder(%q) = %q, want %q", tc.args, got, tc.want)
+			}
+		})
+	}
+}
