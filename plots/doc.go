@@ -91,9 +91,14 @@
 //     a configuration with no valid point at some load) the report opens
 //     with a banner saying how much is valid, the main reason and what to
 //     do; concbench bench prints the same banner.
-//   - Every configuration has the same colour and marker in every figure
-//     (the run's configuration order decides); the legend sits outside
-//     the data area, in a column of its own.
+//   - A model has one Okabe–Ito colour, the same in every run and every
+//     figure (modelColors: leaderfollowers blue, halfsynchalfreactive
+//     vermillion, proactor bluish green, activeobject reddish purple,
+//     threadperconn orange, netpoll sky blue, frontend yellow); a model's
+//     variants (promotion orders, pooled, workloads) differ by marker and
+//     dash, in their order in the run. The legend sits outside the data
+//     area, in a column of its own (under the panels when the figure is
+//     too narrow for one, as a TeX figure is).
 //
 // The report reads top-down: the answer, then why, then how it was
 // measured. After the banner (if any) come the Answers — per summary
