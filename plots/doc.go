@@ -62,7 +62,12 @@
 //     with their values, and the range of p99 ÷ ideal at the chosen load;
 //  2. spectrum: the percentile spectrum (x = 1/(1-p), labelled 50%, 90%,
 //     99%, …) at the chosen load, from histograms merged across the valid
-//     repetitions (percentiles are never averaged);
+//     repetitions (percentiles are never averaged), a panel per model
+//     family as in the latency figure, each curve drawn only up to the
+//     percentile with MinTailResponses responses above it. Its caption
+//     names the lowest and highest configuration at the highest tail
+//     percentile every curve supports (p99.9, else p99, else p90) and
+//     whether the lowest is clear of the runner-up across repetitions;
 //  3. capacity: closed-loop saturation rate per configuration;
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
 //     load. Their captions test the seed's claims — Leader/Followers needs
