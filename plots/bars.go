@@ -123,7 +123,13 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			if len(panels) == 1 {
 				title = "" // the figure's title says it
 			}
-			p := newPlot(tx(title), tx(bp.axis), "")
+			axis := bp.axis
+			if pi > 0 && axis == panels[pi-1].axis {
+				// The same unit as the panel on its left: said once, so
+				// that narrow panels' labels do not run into each other.
+				axis = ""
+			}
+			p := newPlot(tx(title), tx(axis), "")
 			p.X.Min = 0
 			p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
 			names := make([]string, n)
@@ -142,7 +148,7 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 				}
 				st := a.style[bv.cfg.Name]
 				b := &bars{Cats: []float64{pos}, Values: []float64{bv.agg.Stats.Median}, Width: 0.7, Horizontal: true,
-					Color: st.fill(0xB0), Line: draw.LineStyle{Color: st.Color, Width: vg.Points(0.8)}}
+					Color: st.barFill(), Line: st.barLine()}
 				p.Add(b)
 				lo, hi, _ := bv.agg.Stats.Band()
 				eb := errBar{x: bv.agg.Stats.Median, y: pos, lo: lo, hi: hi}

@@ -79,8 +79,8 @@ type family struct {
 // rest. A model in none of them joins the last.
 var families = []family{
 	{"Leader/Followers", []string{modelLF}},
-	{"hand-off: HS/HR, Active Object", []string{modelHSHR, "activeobject", "frontend"}},
-	{"Proactor, thread/conn, netpoll", []string{"proactor", "threadperconn", "netpoll"}},
+	{"HS/HR, Active Object", []string{modelHSHR, "activeobject", "frontend"}},
+	{"other models", []string{"proactor", "threadperconn", "netpoll"}},
 }
 
 // maxPanelSeries is the most configurations one panel draws; a family

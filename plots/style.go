@@ -72,6 +72,9 @@ type seriesStyle struct {
 	Color color.RGBA
 	Glyph draw.GlyphDrawer
 	Dash  []vg.Length
+	// Variant is the configuration's rank among its model's (0 first):
+	// bars, which have no marker, show it by a lighter tint (barFill).
+	Variant int
 }
 
 // line returns the configuration's line style.
@@ -89,6 +92,24 @@ func (s seriesStyle) fill(alpha uint8) color.Color {
 	return color.NRGBA{R: s.Color.R, G: s.Color.G, B: s.Color.B, A: alpha}
 }
 
+// variantTints are how far a model's first, second, … variant's bars are
+// lightened toward white.
+var variantTints = []float64{0, 0.45, 0.7, 0.25, 0.85}
+
+// barFill returns the colour of the configuration's bars: its model's
+// colour, lightened by its variant, opaque.
+func (s seriesStyle) barFill() color.Color {
+	t := variantTints[s.Variant%len(variantTints)]
+	mix := func(c uint8) uint8 { return uint8(float64(c) + t*(255-float64(c)) + 0.5) }
+	return color.RGBA{R: mix(s.Color.R), G: mix(s.Color.G), B: mix(s.Color.B), A: 0xFF}
+}
+
+// barLine returns the outline of the configuration's bars: its model's
+// colour in its variant's dash.
+func (s seriesStyle) barLine() draw.LineStyle {
+	return draw.LineStyle{Color: s.Color, Width: vg.Points(0.8), Dashes: s.Dash}
+}
+
 // styleOf returns the style of the i-th series of a figure whose series
 // are not configurations (the chain figure, generic line figures).
 func styleOf(i int) seriesStyle {
@@ -100,7 +121,7 @@ func styleOf(i int) seriesStyle {
 // (0-based, in the run's order): the model's colour, and the variant's
 // marker and dash.
 func variantStyle(model string, variant int) seriesStyle {
-	return seriesStyle{Color: modelColor(model), Glyph: glyphs[variant%len(glyphs)], Dash: dashes[variant%len(dashes)]}
+	return seriesStyle{Color: modelColor(model), Glyph: glyphs[variant%len(glyphs)], Dash: dashes[variant%len(dashes)], Variant: variant}
 }
 
 // styler hands out configuration styles: the colour by model, the marker
