@@ -222,8 +222,65 @@ func capacityFigure(a *analysis) *Figure {
 		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
 			w.agg.Stats.Median/b.agg.Stats.Median)
 	}
+	if r := runnerUpText(vals[0], true, " req/s"); r != "" {
+		f.Caption += "; " + r
+	}
 	f.Caption += "." + excludedCaption(excluded)
 	return f
+}
+
+// runnerUpText says whether the best configuration of a panel (the
+// highest median if higher is better, else the lowest) is clear of the
+// runner-up: "clear of the runner-up X (v) across repetitions", or
+// "within the runner-up X's interval (v)" when the two intervals
+// overlap. unit follows the runner-up's value; "" if fewer than two
+// configurations have a value.
+func runnerUpText(vals []barValue, higherIsBetter bool, unit string) string {
+	var ok []barValue
+	for _, v := range vals {
+		if v.ok {
+			ok = append(ok, v)
+		}
+	}
+	if len(ok) < 2 {
+		return ""
+	}
+	slices.SortStableFunc(ok, func(x, y barValue) int {
+		c := cmpFloat(x.agg.Stats.Median, y.agg.Stats.Median)
+		if higherIsBetter {
+			return -c
+		}
+		return c
+	})
+	b, r := ok[0].agg.Stats, ok[1].agg.Stats
+	bLo, bHi, _ := b.Band()
+	rLo, rHi, _ := r.Band()
+	overlap := bLo <= rHi && rLo <= bHi
+	v := trimFloat(r.Median) + unit
+	if overlap {
+		return fmt.Sprintf("%s is within the runner-up %s's interval (%s)", ok[0].cfg.Name, ok[1].cfg.Name, v)
+	}
+	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", ok[0].cfg.Name, ok[1].cfg.Name, v)
+}
+
+// lowestText names the configuration with the lowest median of a panel
+// and how it stands against the runner-up: "lowest: proactor (22.4);
+// proactor is clear of …".
+func lowestText(vals []barValue, unit string) string {
+	best := -1
+	for i, v := range vals {
+		if v.ok && (best < 0 || v.agg.Stats.Median < vals[best].agg.Stats.Median) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Lowest: %s (%s%s)", vals[best].cfg.Name, trimFloat(vals[best].agg.Stats.Median), unit)
+	if r := runnerUpText(vals, false, unit); r != "" {
+		s += "; " + r
+	}
+	return s + ". "
 }
 
 // claim is one of the seed's claims about Leader/Followers (LF) and
@@ -250,7 +307,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
 	}
 	verdict, warnings := testClaim(c, vals[pi])
-	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s", title, a.loadText(), verdict) + excludedCaption(excluded)
+	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s%s", title, a.loadText(), lowestText(vals[pi], " "+c.unit), verdict) + excludedCaption(excluded)
 	for _, w := range warnings {
 		f.note("Claim test: %s", w)
 	}

@@ -68,9 +68,12 @@
 //     names the lowest and highest configuration at the highest tail
 //     percentile every curve supports (p99.9, else p99, else p90) and
 //     whether the lowest is clear of the runner-up across repetitions;
-//  3. capacity: closed-loop saturation rate per configuration;
+//  3. capacity: closed-loop saturation rate per configuration, the
+//     caption naming the highest and lowest and whether the highest is
+//     clear of the runner-up's interval (runnerUpText);
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
-//     load. Their captions test the seed's claims — Leader/Followers needs
+//     load. Their captions name the lowest configuration and whether it
+//     is clear of the runner-up's interval, and test the seed's claims — Leader/Followers needs
 //     no hand-off, allocation or context switch per request, while
 //     Half-Sync/Half-Reactive pays each — with benchstat's Mann–Whitney U
 //     test on every pair of an LF and an HS/HR configuration (valid
