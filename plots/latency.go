@@ -689,3 +689,64 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 	}
 	return b.String()
 }
+
+// panelGrid is a figure's small multiples: a row per workload in a run of
+// several workloads (else one row), a column per model family, and in
+// each cell the configurations it draws.
+type panelGrid struct {
+	rowLabels []string // the workloads; "" for a single row
+	colTitles []string
+	cells     [][][]results.ModelConfig
+}
+
+// panelGrid lays cfgs out: in a run of one workload, the columns of
+// familyColumns (a family of more than maxPanelSeries configurations
+// split); in a run of several, a row per workload (workloadsOf) and a
+// column per family, unsplit, as each workload runs each model once or a
+// few times.
+func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
+	ws := a.workloadsOf()
+	if len(ws) < 2 {
+		g := panelGrid{rowLabels: []string{""}, cells: [][][]results.ModelConfig{nil}}
+		for _, c := range familyColumns(cfgs) {
+			g.colTitles = append(g.colTitles, c.title)
+			g.cells[0] = append(g.cells[0], c.configs)
+		}
+		return g
+	}
+	famOf := func(model string) int {
+		for i, fam := range families {
+			if slices.Contains(fam.models, model) {
+				return i
+			}
+		}
+		return len(families) - 1
+	}
+	var used []int // the families present, in order
+	for _, c := range cfgs {
+		if fi := famOf(c.Model); !slices.Contains(used, fi) {
+			used = append(used, fi)
+		}
+	}
+	slices.Sort(used)
+	var g panelGrid
+	for _, fi := range used {
+		g.colTitles = append(g.colTitles, families[fi].title)
+	}
+	for _, w := range ws {
+		row := make([][]results.ModelConfig, len(used))
+		any := false
+		for _, c := range cfgs {
+			if slices.Contains(w.runs, c.Name) {
+				ci := slices.Index(used, famOf(c.Model))
+				row[ci] = append(row[ci], c)
+				any = true
+			}
+		}
+		if any {
+			g.rowLabels = append(g.rowLabels, w.name)
+			g.cells = append(g.cells, row)
+		}
+	}
+	return g
+}

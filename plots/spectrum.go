@@ -45,12 +45,7 @@ func spectrumFigure(a *analysis) *Figure {
 	var ss []series
 	var ys []float64
 	xmax := 10.0
-	type tail struct {
-		name string
-		v    float64 // the highest percentile every merged sample supports
-		st   results.Stats
-	}
-	var tails []tail
+	var tails []tailAt
 	merged := map[string]int64{} // requests merged, per configuration
 	// addInvalid draws g's invalid repetitions' own percentiles and
 	// tabulates them after the configuration's merged spectrum.
@@ -166,75 +161,96 @@ func spectrumFigure(a *analysis) *Figure {
 		for _, s := range ss {
 			g := a.atLoad(s.cfg.Name)
 			m := g.MergeLatency(false)
-			t := tail{name: s.cfg.Name, v: float64(m.Hist.ValueAtQuantile(100 * q))}
+			t := tailAt{name: s.cfg.Name, v: float64(m.Hist.ValueAtQuantile(100 * q))}
 			if metric.Name != "" {
 				t.st = g.Aggregate(metric).Stats
 			}
 			tails = append(tails, t)
 		}
 	}
-	if len(tails) > 0 {
-		slices.SortStableFunc(tails, func(x, y tail) int { return cmpFloat(x.v, y.v) })
-		lab := "p" + strings.TrimSuffix(percentileLabel(q), "%")
-		if len(tails) > 1 {
-			lo, hi := tails[0], tails[len(tails)-1]
-			f.Caption += fmt.Sprintf(": the lowest %s is %s's (%s), %.1f× below the highest, %s's (%s)", lab, lo.name, formatNs(lo.v), hi.v/lo.v, hi.name, formatNs(hi.v))
-			if r := tails[1]; lo.st.N > 0 && r.st.N > 0 {
-				_, loHi, _ := lo.st.Band()
-				rLo, _, _ := r.st.Band()
-				if loHi >= rLo {
-					f.Caption += fmt.Sprintf("; the runner-up %s (%s) is within its interval across repetitions", r.name, formatNs(r.v))
-				} else {
-					f.Caption += fmt.Sprintf("; clear of the runner-up %s (%s) across repetitions", r.name, formatNs(r.v))
-				}
-			}
-		} else {
-			f.Caption += fmt.Sprintf(": %s of %s is %s", lab, tails[0].name, formatNs(tails[0].v))
-		}
-	}
-	f.Caption += "." + excludedCaption(excludedReps)
 	var cfgs []results.ModelConfig
 	for _, c := range a.configs {
 		if merged[c.Name] > 0 || len(excluded[c.Name]) > 0 {
 			cfgs = append(cfgs, c)
 		}
 	}
-	cols := familyColumns(cfgs)
-	f.Width = vg.Length(3.3*float64(max(len(cols), 1))+2.4) * vg.Inch
+	grid := a.panelGrid(cfgs)
+	f.Width = vg.Length(3.3*float64(max(len(grid.colTitles), 1))+2.4) * vg.Inch
+	if len(grid.rowLabels) > 1 {
+		f.Height = vg.Length(0.9+1.9*float64(len(grid.rowLabels))) * vg.Inch
+	}
+
+	if len(grid.rowLabels) > 1 {
+		f.Caption = strings.Replace(f.Caption, "a panel per model family", "a row per workload and a column per model family", 1)
+	}
+	// The finding, per workload in a run of several (configurations of
+	// different workloads do not compete).
+	lab := "p" + strings.TrimSuffix(percentileLabel(q), "%")
+	var findings []string
+	for ri, cells := range grid.cells {
+		var ts []tailAt
+		for _, cell := range cells {
+			for _, c := range cell {
+				if i := slices.IndexFunc(tails, func(t tailAt) bool { return t.name == c.Name }); i >= 0 {
+					ts = append(ts, tails[i])
+				}
+			}
+		}
+		if fd := tailFinding(ts, lab); fd != "" {
+			if grid.rowLabels[ri] != "" {
+				fd = grid.rowLabels[ri] + ": " + fd
+			}
+			findings = append(findings, fd)
+		}
+	}
+	if len(findings) > 0 {
+		f.Caption += ": " + strings.Join(findings, "; ")
+	}
+	f.Caption += "." + excludedCaption(excludedReps)
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		row := make([]*plot.Plot, 0, len(cols))
+		var panels [][]*plot.Plot
 		l := newLegend()
-		for ci, col := range cols {
-			ylabel := ""
-			if ci == 0 {
-				ylabel = "latency"
-			}
-			p := newPlot(tx(col.title), tx("percentile"), tx(ylabel))
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
-			p.X.Min, p.X.Max = 1, xmax
-			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
-			for _, s := range ss {
-				if !slices.ContainsFunc(col.configs, func(c results.ModelConfig) bool { return c.Name == s.cfg.Name }) {
-					continue
+		for ri, cells := range grid.cells {
+			var row []*plot.Plot
+			for ci, cell := range cells {
+				title, xlabel, ylabel := "", "", ""
+				if ri == 0 {
+					title = grid.colTitles[ci]
 				}
-				st := a.style[s.cfg.Name]
-				if len(s.xys) > 0 {
-					if ln, err := plotter.NewLine(s.xys); err == nil {
-						ln.LineStyle = st.line()
-						p.Add(ln)
+				if ri == len(grid.cells)-1 {
+					xlabel = "percentile"
+				}
+				if ci == 0 {
+					ylabel = strings.TrimSpace(grid.rowLabels[ri] + " latency")
+				}
+				p := newPlot(tx(title), tx(xlabel), tx(ylabel))
+				p.X.Scale = plot.LogScale{}
+				p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
+				p.X.Min, p.X.Max = 1, xmax
+				setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+				for _, s := range ss {
+					if !slices.ContainsFunc(cell, func(c results.ModelConfig) bool { return c.Name == s.cfg.Name }) {
+						continue
 					}
+					st := a.style[s.cfg.Name]
+					if len(s.xys) > 0 {
+						if ln, err := plotter.NewLine(s.xys); err == nil {
+							ln.LineStyle = st.line()
+							p.Add(ln)
+						}
+					}
+					l.Add(tx(s.cfg.Name), lineThumb{st.line()})
 				}
-				l.Add(tx(s.cfg.Name), lineThumb{st.line()})
+				addExcluded(p, excludedIn(excluded, cell))
+				row = append(row, p)
 			}
-			addExcluded(p, excludedIn(excluded, col.configs))
-			row = append(row, p)
+			panels = append(panels, row)
 		}
 		if len(excluded) > 0 {
 			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
 		}
-		return [][]*plot.Plot{row}, &l
+		return panels, &l
 	}
 	return f
 }
@@ -261,4 +277,36 @@ func excludedIn(excluded map[string]plotter.XYs, configs []results.ModelConfig) 
 		out = append(out, excluded[c.Name]...)
 	}
 	return out
+}
+
+// tailFinding names the lowest and highest of ts at the percentile lab,
+// and whether the lowest is clear of the runner-up across repetitions.
+func tailFinding(ts []tailAt, lab string) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(ts, func(x, y tailAt) int { return cmpFloat(x.v, y.v) })
+	if len(ts) == 1 {
+		return fmt.Sprintf("%s of %s is %s", lab, ts[0].name, formatNs(ts[0].v))
+	}
+	lo, hi := ts[0], ts[len(ts)-1]
+	s := fmt.Sprintf("the lowest %s is %s's (%s), %.1f× below the highest, %s's (%s)", lab, lo.name, formatNs(lo.v), hi.v/lo.v, hi.name, formatNs(hi.v))
+	if r := ts[1]; lo.st.N > 0 && r.st.N > 0 {
+		_, loHi, _ := lo.st.Band()
+		rLo, _, _ := r.st.Band()
+		if loHi >= rLo {
+			s += fmt.Sprintf(", the runner-up %s (%s) within its interval across repetitions", r.name, formatNs(r.v))
+		} else {
+			s += fmt.Sprintf(", clear of the runner-up %s (%s) across repetitions", r.name, formatNs(r.v))
+		}
+	}
+	return s
+}
+
+// tailAt is one configuration's latency at the spectrum's caption
+// percentile: from the merged histogram (v) and across repetitions (st).
+type tailAt struct {
+	name string
+	v    float64
+	st   results.Stats
 }
