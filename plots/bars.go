@@ -222,7 +222,15 @@ func capacityFigure(a *analysis) *Figure {
 		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
 			w.agg.Stats.Median/b.agg.Stats.Median)
 	}
-	if r := runnerUpText(vals[0], true, " req/s"); r != "" {
+	if len(a.workloadsOf()) > 1 {
+		f.Caption += ". " + capitalize(strings.TrimSuffix(a.perWorkload(vals[0], func(v []barValue) string {
+			if r := runnerUpText(v, true, " req/s"); r != "" {
+				return r + ". "
+			}
+			return ""
+		}), " "))
+		f.Caption = strings.TrimSuffix(f.Caption, ".")
+	} else if r := runnerUpText(vals[0], true, " req/s"); r != "" {
 		f.Caption += "; " + r
 	}
 	f.Caption += "." + excludedCaption(excluded)
@@ -263,8 +271,32 @@ func runnerUpText(vals []barValue, higherIsBetter bool, unit string) string {
 	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", ok[0].cfg.Name, ok[1].cfg.Name, v)
 }
 
+// perWorkload applies text to vals, or in a run of several workloads to
+// each workload's configurations, prefixing each part with the workload's
+// name (configurations of different workloads do not compete).
+func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) string {
+	ws := a.workloadsOf()
+	if len(ws) < 2 {
+		return text(vals)
+	}
+	var b strings.Builder
+	b.WriteString("per workload: ")
+	for _, w := range ws {
+		var vs []barValue
+		for _, v := range vals {
+			if slices.Contains(w.runs, v.cfg.Name) {
+				vs = append(vs, v)
+			}
+		}
+		if t := text(vs); t != "" {
+			b.WriteString(w.name + ": " + t)
+		}
+	}
+	return b.String()
+}
+
 // lowestText names the configuration with the lowest median of a panel
-// and how it stands against the runner-up: "lowest: proactor (22.4);
+// and how it stands against the runner-up: "lowest is proactor (22.4);
 // proactor is clear of …".
 func lowestText(vals []barValue, unit string) string {
 	best := -1
@@ -276,7 +308,7 @@ func lowestText(vals []barValue, unit string) string {
 	if best < 0 {
 		return ""
 	}
-	s := fmt.Sprintf("Lowest: %s (%s%s)", vals[best].cfg.Name, trimFloat(vals[best].agg.Stats.Median), unit)
+	s := fmt.Sprintf("lowest is %s (%s%s)", vals[best].cfg.Name, trimFloat(vals[best].agg.Stats.Median), unit)
 	if r := runnerUpText(vals, false, unit); r != "" {
 		s += "; " + r
 	}
@@ -307,7 +339,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
 	}
 	verdict, warnings := testClaim(c, vals[pi])
-	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s%s", title, a.loadText(), lowestText(vals[pi], " "+c.unit), verdict) + excludedCaption(excluded)
+	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s%s", title, a.loadText(), capitalize(a.perWorkload(vals[pi], func(v []barValue) string { return lowestText(v, " "+c.unit) })), verdict) + excludedCaption(excluded)
 	for _, w := range warnings {
 		f.note("Claim test: %s", w)
 	}

@@ -153,3 +153,58 @@ func TestFamilyColumns(t *testing.T) {
 		t.Errorf("columns %v, want Leader/Followers split in two and the rest in one", cols)
 	}
 }
+
+// TestRunnerUpText checks the wording of a figure's finding: a winner
+// clear of the runner-up's interval, or within it.
+func TestRunnerUpText(t *testing.T) {
+	val := func(name string, med, lo, hi float64) barValue {
+		return barValue{cfg: results.ModelConfig{Name: name}, ok: true,
+			agg: results.Aggregate{Stats: results.Stats{N: 6, Median: med, Lo: lo, Hi: hi}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		vals   []barValue
+		higher bool
+		want   string
+	}{
+		{name: "clear, lower is better", vals: []barValue{val("a", 20, 19, 21), val("b", 10, 9, 11)},
+			want: "b is clear of the runner-up a (20 x) across repetitions"},
+		{name: "overlapping", vals: []barValue{val("a", 20, 15, 25), val("b", 18, 16, 21)},
+			want: "b is within the runner-up a's interval (20 x)"},
+		{name: "higher is better", vals: []barValue{val("a", 20, 19, 21), val("b", 10, 9, 11)}, higher: true,
+			want: "a is clear of the runner-up b (10 x) across repetitions"},
+		{name: "one configuration", vals: []barValue{val("a", 20, 19, 21)}, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := runnerUpText(tc.vals, tc.higher, " x"); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSpectrumSupported checks that no merged spectrum point is drawn
+// beyond the percentile with MinTailResponses responses above it.
+func TestSpectrumSupported(t *testing.T) {
+	_, r, pts := synthetic(t)
+	f := spectrumFigure(analyze(r, pts, Options{}))
+	if f == nil {
+		t.Fatal("no spectrum figure")
+	}
+	col := func(name string) int { return slices.Index(f.Header, name) }
+	drawn := 0
+	for _, row := range f.Rows {
+		if row[col("plotted")] != "true" || row[col("reps_merged")] == "0" {
+			continue
+		}
+		x, _ := strconv.ParseFloat(row[col("inverse_tail")], 64)
+		n, _ := strconv.ParseFloat(row[col("requests")], 64)
+		if x*MinTailResponses > n*(1+1e-9) {
+			t.Errorf("%s: 1/(1-p) = %g drawn from %g requests, fewer than %d above it", row[0], x, n, MinTailResponses)
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		t.Error("nothing drawn")
+	}
+}
