@@ -48,11 +48,11 @@
 //     repetitions) — the saturated server's cost per request, everything
 //     it spends included — plus the measured loopback floor (mean of the
 //     run's validation.json ChainFloor; Options.Floor). Not the CPU per
-//     request at the lowest load: at 10% load a request costs 2–3× its
-//     cost at capacity (wake-ups and context switches of an idle server:
-//     75 µs against 22 µs for leaderfollowers/lifo in a short default run
-//     on the 2-vCPU VM), which would charge idleness to the service and
-//     hide it from the gap. So the gap between a measured percentile and
+//     request at the lowest load: at 10% load a request costs several
+//     times its cost at capacity (wake-ups and context switches of an idle
+//     server; compare a configuration's cpu_ns_per_request at its 0.10
+//     point with its capacity point in points.csv), which would charge
+//     idleness to the service and hide it from the gap. So the gap between a measured percentile and
 //     its ideal is queueing and dispatch the model adds beyond a server
 //     of the same throughput. The nominal CPU work (Point.Theory, the
 //     harness's ideal) is not drawn. Workloads with blocking work get no
