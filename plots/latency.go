@@ -492,7 +492,6 @@ func (e errBar) XError(int) (float64, float64) { return e.x - e.lo, e.hi - e.x }
 type (
 	lineThumb  struct{ s draw.LineStyle }
 	glyphThumb struct{ s draw.GlyphStyle }
-	bandThumb  struct{ c color.Color }
 	errThumb   struct{ s draw.LineStyle }
 )
 
@@ -502,11 +501,6 @@ func (t lineThumb) Thumbnail(c *draw.Canvas) {
 }
 
 func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.s, c.Center()) }
-
-func (t bandThumb) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
-	c.FillPolygon(t.c, pts)
-}
 
 func (t errThumb) Thumbnail(c *draw.Canvas) {
 	x, cy := c.Center().X, c.Center().Y

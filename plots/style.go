@@ -87,11 +87,6 @@ func (s seriesStyle) glyph() draw.GlyphStyle {
 	return draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: s.Glyph}
 }
 
-// fill returns the configuration's colour made translucent, for bands.
-func (s seriesStyle) fill(alpha uint8) color.Color {
-	return color.NRGBA{R: s.Color.R, G: s.Color.G, B: s.Color.B, A: alpha}
-}
-
 // variantTints are how far a model's first, second, … variant's bars are
 // lightened toward white.
 var variantTints = []float64{0, 0.45, 0.7, 0.25, 0.85}
