@@ -67,7 +67,11 @@
 //     percentile with MinTailResponses responses above it. Its caption
 //     names the lowest and highest configuration at the highest tail
 //     percentile every curve supports (p99.9, else p99, else p90) and
-//     whether the lowest is clear of the runner-up across repetitions;
+//     whether the lowest is clear of the runner-up across repetitions —
+//     per workload in a run of several, where the grid has a row per
+//     workload. Note: such a grid (the suite: 5 rows, 35 legend entries)
+//     is taller than a page in its TeX form, about 455 × 1050 pt with the
+//     legend under the panels; a one-workload run's is 455 × 420 pt;
 //  3. capacity: closed-loop saturation rate per configuration, the
 //     caption naming the highest and lowest and whether the highest is
 //     clear of the runner-up's interval (runnerUpText);
