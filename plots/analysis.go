@@ -34,10 +34,12 @@ type analysis struct {
 	// then each configuration's highest absolute rate, the same for every
 	// configuration of a workload, and load is 0.
 	equal bool
+	// floor is the run's measured loopback floor (Options.Floor), or nil.
+	floor *results.ChainFloor
 }
 
 func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
-	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts)}
+	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts), floor: opts.Floor}
 	a.style = styles(r, a.groups)
 	seen := map[string]bool{}
 	for _, g := range a.groups {

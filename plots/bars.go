@@ -123,7 +123,13 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			if len(panels) == 1 {
 				title = "" // the figure's title says it
 			}
-			p := newPlot(tx(title), tx(bp.axis), "")
+			axis := bp.axis
+			if pi > 0 && axis == panels[pi-1].axis {
+				// The same unit as the panel on its left: said once, so
+				// that narrow panels' labels do not run into each other.
+				axis = ""
+			}
+			p := newPlot(tx(title), tx(axis), "")
 			p.X.Min = 0
 			p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
 			names := make([]string, n)
@@ -142,7 +148,7 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 				}
 				st := a.style[bv.cfg.Name]
 				b := &bars{Cats: []float64{pos}, Values: []float64{bv.agg.Stats.Median}, Width: 0.7, Horizontal: true,
-					Color: st.fill(0xB0), Line: draw.LineStyle{Color: st.Color, Width: vg.Points(0.8)}}
+					Color: st.barFill(), Line: st.barLine()}
 				p.Add(b)
 				lo, hi, _ := bv.agg.Stats.Band()
 				eb := errBar{x: bv.agg.Stats.Median, y: pos, lo: lo, hi: hi}
@@ -216,8 +222,97 @@ func capacityFigure(a *analysis) *Figure {
 		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
 			w.agg.Stats.Median/b.agg.Stats.Median)
 	}
+	if len(a.workloadsOf()) > 1 {
+		f.Caption += ". " + capitalize(strings.TrimSuffix(a.perWorkload(vals[0], func(v []barValue) string {
+			if r := runnerUpText(v, true, " req/s"); r != "" {
+				return r + ". "
+			}
+			return ""
+		}), " "))
+		f.Caption = strings.TrimSuffix(f.Caption, ".")
+	} else if r := runnerUpText(vals[0], true, " req/s"); r != "" {
+		f.Caption += "; " + r
+	}
 	f.Caption += "." + excludedCaption(excluded)
 	return f
+}
+
+// runnerUpText says whether the best configuration of a panel (the
+// highest median if higher is better, else the lowest) is clear of the
+// runner-up: "clear of the runner-up X (v) across repetitions", or
+// "within the runner-up X's interval (v)" when the two intervals
+// overlap. unit follows the runner-up's value; "" if fewer than two
+// configurations have a value.
+func runnerUpText(vals []barValue, higherIsBetter bool, unit string) string {
+	var ok []barValue
+	for _, v := range vals {
+		if v.ok {
+			ok = append(ok, v)
+		}
+	}
+	if len(ok) < 2 {
+		return ""
+	}
+	slices.SortStableFunc(ok, func(x, y barValue) int {
+		c := cmpFloat(x.agg.Stats.Median, y.agg.Stats.Median)
+		if higherIsBetter {
+			return -c
+		}
+		return c
+	})
+	b, r := ok[0].agg.Stats, ok[1].agg.Stats
+	bLo, bHi, _ := b.Band()
+	rLo, rHi, _ := r.Band()
+	overlap := bLo <= rHi && rLo <= bHi
+	v := trimFloat(r.Median) + unit
+	if overlap {
+		return fmt.Sprintf("%s is within the runner-up %s's interval (%s)", ok[0].cfg.Name, ok[1].cfg.Name, v)
+	}
+	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", ok[0].cfg.Name, ok[1].cfg.Name, v)
+}
+
+// perWorkload applies text to vals, or in a run of several workloads to
+// each workload's configurations, prefixing each part with the workload's
+// name (configurations of different workloads do not compete).
+func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) string {
+	ws := a.workloadsOf()
+	if len(ws) < 2 {
+		return text(vals)
+	}
+	var b strings.Builder
+	b.WriteString("per workload: ")
+	for _, w := range ws {
+		var vs []barValue
+		for _, v := range vals {
+			if slices.Contains(w.runs, v.cfg.Name) {
+				vs = append(vs, v)
+			}
+		}
+		if t := text(vs); t != "" {
+			b.WriteString(w.name + ": " + t)
+		}
+	}
+	return b.String()
+}
+
+// lowestText names the configuration with the lowest median of a panel
+// and how it stands against the runner-up: "lowest is proactor (22.4);
+// proactor is clear of …".
+func lowestText(vals []barValue, unit string) string {
+	best := -1
+	for i, v := range vals {
+		if v.ok && (best < 0 || v.agg.Stats.Median < vals[best].agg.Stats.Median) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	s := fmt.Sprintf("lowest is %s (%s%s)", vals[best].cfg.Name, trimFloat(vals[best].agg.Stats.Median), unit)
+	if r := runnerUpText(vals, false, unit); r != "" {
+		s += "; " + r
+	}
+	return s + ". "
 }
 
 // claim is one of the seed's claims about Leader/Followers (LF) and
@@ -244,7 +339,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Fi
 		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
 	}
 	verdict, warnings := testClaim(c, vals[pi])
-	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s", title, a.loadText(), verdict) + excludedCaption(excluded)
+	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s%s", title, a.loadText(), capitalize(a.perWorkload(vals[pi], func(v []barValue) string { return lowestText(v, " "+c.unit) })), verdict) + excludedCaption(excluded)
 	for _, w := range warnings {
 		f.note("Claim test: %s", w)
 	}

@@ -131,26 +131,29 @@ func hasRatePoints(a *analysis) bool {
 	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindRate })
 }
 
-// connStyles returns each series' style: the models' by their position
-// among the non-control series, each control its model's colour (marked
-// by controlGlyph when drawn).
+// connStyles returns each series' style: its model's colour, and a
+// marker and dash by its rank among the model's series; each control its
+// model series' style (marked by controlGlyph when drawn).
 func connStyles(series []*connSeries) []seriesStyle {
 	out := make([]seriesStyle, len(series))
-	index := map[string]int{}
-	for i, s := range series {
+	st := newStyler()
+	model := func(s *connSeries) string {
+		if len(s.groups) > 0 {
+			return s.groups[0].Config.Model
+		}
+		return ""
+	}
+	for _, s := range series {
 		if !s.control {
-			index[s.name] = len(index)
-			out[i] = styleOf(index[s.name])
+			st.add(s.name, model(s))
 		}
 	}
 	for i, s := range series {
 		if s.control {
-			j, ok := index[s.base]
-			if !ok {
-				j = len(index)
-				index[s.base] = j
-			}
-			out[i] = styleOf(j)
+			st.add(s.base, model(s))
+			out[i] = st.m[s.base]
+		} else {
+			out[i] = st.m[s.name]
 		}
 	}
 	return out

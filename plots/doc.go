@@ -37,16 +37,57 @@
 //
 // The figures, in report order:
 //
-//  1. latency: corrected p50, p99 and p99.9 latency against offered load,
-//     per configuration, log y, the median across the valid repetitions
-//     with a shaded band, and the M/M/c ideal (Point.Theory) dashed beside
-//     it;
+//  1. latency: corrected p50 (top row) and p99 (bottom row) latency
+//     against offered load, log y shared along a row, one column of
+//     panels per model family (families: Leader/Followers; the hand-off
+//     models HS/HR, Active Object and the front end; the rest), at most
+//     5 configurations per panel (a larger family is split), the median
+//     across the valid repetitions with its interval as an error bar.
+//     Rows by percentile rather than a figure per percentile: the reader
+//     compares p50 with p99 of the same family down a column and
+//     families along a row, on one page. Within a panel the error bars
+//     are offset sideways (dodgeSpan of the largest rate, the CSV keeps
+//     the true rates) so that they do not cover each other; shaded bands
+//     were dropped because ten of them covered each other. p99.9 is not
+//     drawn here: at low load a window's p99.9 rests on a few responses;
+//     the spectrum draws it from the merged histograms. Dashed beside
+//     each configuration, its M/M/c ideal from measured inputs: c the
+//     server count the harness recorded (Point.Theory.C: the server's
+//     CPUs, at most its threads), the service time c ÷ the
+//     configuration's measured capacity (median of its valid capacity
+//     repetitions) — the saturated server's cost per request, everything
+//     it spends included — plus the measured loopback floor (mean of the
+//     run's validation.json ChainFloor; Options.Floor). Not the CPU per
+//     request at the lowest load: at 10% load a request costs several
+//     times its cost at capacity (wake-ups and context switches of an idle
+//     server; compare a configuration's cpu_ns_per_request at its 0.10
+//     point with its capacity point in points.csv), which would charge
+//     idleness to the service and hide it from the gap. So the gap between a measured percentile and
+//     its ideal is queueing and dispatch the model adds beyond a server
+//     of the same throughput. The nominal CPU work (Point.Theory, the
+//     harness's ideal) is not drawn. Workloads with blocking work get no
+//     ideal (M/M/c does not apply) and the caption says so. The caption
+//     states the configuration with the lowest p99 at each load (and
+//     where it is within the runner-up's interval), the ideal's inputs
+//     with their values, and the range of p99 ÷ ideal at the chosen load;
 //  2. spectrum: the percentile spectrum (x = 1/(1-p), labelled 50%, 90%,
 //     99%, …) at the chosen load, from histograms merged across the valid
-//     repetitions (percentiles are never averaged);
-//  3. capacity: closed-loop saturation rate per configuration;
+//     repetitions (percentiles are never averaged), a panel per model
+//     family as in the latency figure, each curve drawn only up to the
+//     percentile with MinTailResponses responses above it. Its caption
+//     names the lowest and highest configuration at the highest tail
+//     percentile every curve supports (p99.9, else p99, else p90) and
+//     whether the lowest is clear of the runner-up across repetitions —
+//     per workload in a run of several, where the grid has a row per
+//     workload. Note: such a grid (the suite: 5 rows, 35 legend entries)
+//     is taller than a page in its TeX form, about 455 × 1050 pt with the
+//     legend under the panels; a one-workload run's is 455 × 420 pt;
+//  3. capacity: closed-loop saturation rate per configuration, the
+//     caption naming the highest and lowest and whether the highest is
+//     clear of the runner-up's interval (runnerUpText);
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
-//     load. Their captions test the seed's claims — Leader/Followers needs
+//     load. Their captions name the lowest configuration and whether it
+//     is clear of the runner-up's interval, and test the seed's claims — Leader/Followers needs
 //     no hand-off, allocation or context switch per request, while
 //     Half-Sync/Half-Reactive pays each — with benchstat's Mann–Whitney U
 //     test on every pair of an LF and an HS/HR configuration (valid
@@ -84,6 +125,10 @@
 // closest to DefaultLoad (0.5) unless set.
 //
 // Honesty rules the figures and the report follow:
+//   - A percentile p of a window with n responses is drawn only if
+//     n·(1−p) ≥ MinTailResponses (10) in every valid repetition; otherwise
+//     it is left out, with a note, plotted=false and the reason in the
+//     CSV, and the caption counts the points left out.
 //   - Intervals are the 95% confidence interval of the median (x/perf
 //     benchmath). With fewer than 6 repetitions no such interval exists;
 //     the figures then draw the min–max range and say so (the CSV's band
@@ -110,9 +155,14 @@
 //     a configuration with no valid point at some load) the report opens
 //     with a banner saying how much is valid, the main reason and what to
 //     do; concbench bench prints the same banner.
-//   - Every configuration has the same colour and marker in every figure
-//     (the run's configuration order decides); the legend sits outside
-//     the data area, in a column of its own.
+//   - A model has one Okabe–Ito colour, the same in every run and every
+//     figure (modelColors: leaderfollowers blue, halfsynchalfreactive
+//     vermillion, proactor bluish green, activeobject reddish purple,
+//     threadperconn orange, netpoll sky blue, frontend yellow); a model's
+//     variants (promotion orders, pooled, workloads) differ by marker and
+//     dash, in their order in the run. The legend sits outside the data
+//     area, in a column of its own (under the panels when the figure is
+//     too narrow for one, as a TeX figure is).
 //
 // The report reads top-down: the answer, then why, then how it was
 // measured. After the banner (if any) come the Answers — per summary

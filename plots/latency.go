@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -13,20 +14,50 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"concbench/loadgen"
 	"concbench/results"
 )
 
-// latencyPanel is one percentile of the latency figure.
-type latencyPanel struct {
-	metric results.Metric
-	label  string
-	theory func(*results.Theory) float64
+// latencyRow is one percentile of the latency figure: a row of panels.
+type latencyRow struct {
+	metric   results.Metric
+	label    string
+	quantile float64
+	ideal    func(*results.Theory) float64
 }
 
-var latencyPanels = []latencyPanel{
-	{results.LatencyP50, "p50", func(t *results.Theory) float64 { return t.P50Ns }},
-	{results.LatencyP99, "p99", func(t *results.Theory) float64 { return t.P99Ns }},
-	{results.LatencyP999, "p99.9", func(t *results.Theory) float64 { return t.P999Ns }},
+// latencyRows are the figure's rows. p99.9 is not among them: in the
+// short windows of a load sweep it rests on a handful of responses at low
+// load (MinTailResponses); the spectrum figure draws it from the merged
+// histograms at the chosen load.
+var latencyRows = []latencyRow{
+	{results.LatencyP50, "p50", 0.5, func(t *results.Theory) float64 { return t.P50Ns }},
+	{results.LatencyP99, "p99", 0.99, func(t *results.Theory) float64 { return t.P99Ns }},
+}
+
+// MinTailResponses is the fewest responses a measured window must have
+// above a percentile for the figures to draw that percentile: a
+// percentile p of a window of n responses is drawn only if n·(1−p) ≥
+// MinTailResponses in every valid repetition (p99 needs 1000 responses).
+// Below it the percentile is one of a few largest values, and can fall
+// as the load rises.
+const MinTailResponses = 10
+
+// supports reports whether n responses support the percentile q.
+func supports(n int64, q float64) bool {
+	return float64(n)*(1-q) >= MinTailResponses*(1-1e-9)
+}
+
+// fewestResponses returns the smallest corrected response count among
+// g's valid repetitions, or 0.
+func fewestResponses(g *results.Group) int64 {
+	var n int64 = -1
+	for _, p := range g.Valid() {
+		if c := p.Load.Latency.Count; n < 0 || c < n {
+			n = c
+		}
+	}
+	return max(n, 0)
 }
 
 // latencyPoint is one plotted load of one configuration in one panel: the
@@ -34,80 +65,198 @@ var latencyPanels = []latencyPanel{
 type latencyPoint struct {
 	x, median, lo, hi float64
 	band              string
-	theory            float64 // NaN if none
+	ideal             float64 // NaN if none
 }
 
-// theoryAt returns the median of the group's stable M/M/c ideal values
-// (the ideal is computed per repetition, at that repetition's rate), or
-// NaN. Invalid repetitions count here, as in Group.OfferedRate: the ideal
-// follows from the offered rate and the server's calibration, inputs of
-// the point, not from the measurement the verdict judges.
-func theoryAt(g *results.Group, pick func(*results.Theory) float64) float64 {
-	var xs []float64
-	for _, p := range g.Measured() {
-		if t := p.Theory; t != nil && t.Stable {
-			if v := pick(t); v > 0 && !math.IsInf(v, 0) {
-				xs = append(xs, v)
+// family is one column of the latency figure: models drawn together.
+type family struct {
+	title  string
+	models []string
+}
+
+// families are the latency figure's columns, in order: the pattern of
+// the seed, the models that hand each request to another thread, and the
+// rest. A model in none of them joins the last.
+var families = []family{
+	{"Leader/Followers", []string{modelLF}},
+	{"HS/HR, Active Object", []string{modelHSHR, "activeobject", "frontend"}},
+	{"other models", []string{"proactor", "threadperconn", "netpoll"}},
+}
+
+// maxPanelSeries is the most configurations one panel draws; a family
+// with more is split over several panels.
+const maxPanelSeries = 5
+
+// panelColumn is one column of panels: its title and configurations.
+type panelColumn struct {
+	title   string
+	configs []results.ModelConfig
+}
+
+// familyColumns splits configs into the families' columns, in the
+// families' order, each at most maxPanelSeries configurations, leaving
+// out empty families.
+func familyColumns(configs []results.ModelConfig) []panelColumn {
+	by := make([][]results.ModelConfig, len(families))
+	for _, cfg := range configs {
+		fi := len(families) - 1
+		for i, fam := range families {
+			if slices.Contains(fam.models, cfg.Model) {
+				fi = i
+				break
+			}
+		}
+		by[fi] = append(by[fi], cfg)
+	}
+	var cols []panelColumn
+	for i, cs := range by {
+		parts := (len(cs) + maxPanelSeries - 1) / maxPanelSeries
+		n := 0
+		if parts > 0 {
+			n = (len(cs) + parts - 1) / parts
+		}
+		for k := 0; k < parts; k++ {
+			title := families[i].title
+			if parts > 1 {
+				title = fmt.Sprintf("%s (%d/%d)", title, k+1, parts)
+			}
+			cols = append(cols, panelColumn{title: title, configs: cs[k*n : min((k+1)*n, len(cs))]})
+		}
+	}
+	return cols
+}
+
+// idealInputs are the measured inputs of one configuration's M/M/c
+// ideal: c servers, each taking serviceNs per request — c ÷ the
+// configuration's measured capacity, the busy server's cost per request —
+// plus the measured loopback floor. reason says why there is no ideal.
+type idealInputs struct {
+	c                   int
+	capacity, serviceNs float64
+	floorNs             float64 // 0 when the floor was not measured
+	reason              string
+}
+
+// at returns the ideal percentile at the offered rate x, or NaN.
+func (in idealInputs) at(x float64, pick func(*results.Theory) float64) float64 {
+	if in.reason != "" {
+		return math.NaN()
+	}
+	t := results.MMc(in.c, in.serviceNs, x)
+	if !t.Stable {
+		return math.NaN()
+	}
+	return pick(&t) + in.floorNs
+}
+
+// blocking reports whether the workload has blocking work.
+func blocking(w results.Workload) bool {
+	d, err := loadgen.ParseDurationDist(w.Block)
+	return err == nil && d.Mean() > 0
+}
+
+// idealOf returns the measured inputs of the configuration's ideal, from
+// its capacity points, its open-loop points' server count (Theory.C:
+// the server's CPUs, at most its threads) and the run's floor.
+func (a *analysis) idealOf(cfg results.ModelConfig, open []*results.Group) idealInputs {
+	in := idealInputs{}
+	if a.floor != nil && a.floor.MeanNs > 0 {
+		in.floorNs = a.floor.MeanNs
+	}
+	for _, g := range open {
+		for _, p := range g.Measured() {
+			if blocking(p.Workload) {
+				in.reason = "blocking work: M/M/c does not apply (a blocked request holds no CPU)"
+				return in
+			}
+			if p.Theory != nil && p.Theory.C > 0 && in.c == 0 {
+				in.c = p.Theory.C
 			}
 		}
 	}
-	if len(xs) == 0 {
-		return math.NaN()
+	if in.c == 0 {
+		in.reason = "no server count recorded (no M/M/c ideal in its points)"
+		return in
 	}
-	return results.Summarize(xs).Median
+	cg := a.capacity(cfg.Name)
+	if cg == nil {
+		in.reason = "no capacity point"
+		return in
+	}
+	st := cg.Aggregate(results.Capacity).Stats
+	if st.N == 0 || !(st.Median > 0) {
+		in.reason = "no valid capacity"
+		return in
+	}
+	in.capacity = st.Median
+	in.serviceNs = float64(in.c) * 1e9 / st.Median
+	return in
 }
 
-// latencyFigure is figure 1: corrected latency (p50, p99, p99.9) against
-// offered load, per configuration, on log y axes, with the median's
-// confidence band across repetitions and the M/M/c ideal dashed beside.
+// dodgeSpan is the width, as a fraction of the largest offered rate, over
+// which a panel's configurations are spread sideways.
+const dodgeSpan = 0.04
+
+// latencyFigure is figure 1: corrected p50 and p99 latency against
+// offered load, a row per percentile and a column per model family, log
+// y axes shared along a row, the medians with their intervals as error
+// bars offset sideways, and each configuration's M/M/c ideal from
+// measured inputs dashed.
 func latencyFigure(a *analysis) *Figure {
+	cols := familyColumns(a.configs)
 	f := &Figure{
 		Name:   "latency",
 		Title:  "Latency (corrected for coordinated omission) vs offered load",
-		Width:  11 * vg.Inch,
-		Height: 4 * vg.Inch,
-		Header: []string{"config", "percentile", "fraction", "offered_rate_per_s", "n", "median_ns", "band_lo_ns", "band_hi_ns",
-			"band", "theory_ns", "invalid_reps", "invalid_values_ns", "skipped_reps", "plotted", "note"},
+		Width:  vg.Length(3.3*float64(len(cols))+2.4) * vg.Inch,
+		Height: 5.2 * vg.Inch,
+		Header: []string{"config", "percentile", "fraction", "offered_rate_per_s", "n", "fewest_responses", "median_ns", "band_lo_ns", "band_hi_ns",
+			"band", "ideal_ns", "ideal_c", "ideal_service_ns", "floor_ns", "invalid_reps", "invalid_values_ns", "skipped_reps", "plotted", "note"},
 	}
 	type series struct {
 		cfg results.ModelConfig
 		pts []latencyPoint
 	}
-	panels := make([][]series, len(latencyPanels))
-	// excluded are the invalid repetitions' own values, per panel.
-	excluded := make([]plotter.XYs, len(latencyPanels))
-	excludedReps := 0
-	var all []float64
-	anyTheory, anyRange := false, false
-	var worst struct {
-		name  string
-		ratio float64
-		frac  float64
-	}
-	// What every panel needs of a configuration's open-loop groups,
-	// computed once.
-	type openLoad struct {
-		g        *results.Group
-		x        float64 // the offered rate
-		unstable bool    // some point's M/M/c ideal is unstable
-	}
-	loads := make([][]openLoad, len(a.configs))
-	for ci, cfg := range a.configs {
-		for _, g := range a.openGroups(cfg.Name) {
-			loads[ci] = append(loads[ci], openLoad{g: g, x: g.OfferedRate(), unstable: hasUnstableTheory(g)})
-			excludedReps += len(g.Invalid())
+	// rows[row] holds a series per configuration.
+	rows := make([][]series, len(latencyRows))
+	// excluded are the invalid repetitions' own values, per row and column.
+	excluded := make([][]plotter.XYs, len(latencyRows))
+	excludedReps, unsupported := 0, 0
+	rowValues := make([][]float64, len(latencyRows))
+	anyIdeal, anyRange := false, false
+	colOf := map[string]int{}
+	for ci, col := range cols {
+		for _, cfg := range col.configs {
+			colOf[cfg.Name] = ci
 		}
 	}
-	for pi, lp := range latencyPanels {
+	loads := make([][]*results.Group, len(a.configs))
+	ideals := make([]idealInputs, len(a.configs))
+	for ci, cfg := range a.configs {
+		loads[ci] = a.openGroups(cfg.Name)
+		for _, g := range loads[ci] {
+			excludedReps += len(g.Invalid())
+		}
+		ideals[ci] = a.idealOf(cfg, loads[ci])
+		if r := ideals[ci].reason; r != "" && len(loads[ci]) > 0 {
+			f.note("%s: no M/M/c ideal drawn: %s", cfg.Name, r)
+		}
+	}
+	for ri, lr := range latencyRows {
+		excluded[ri] = make([]plotter.XYs, len(cols))
 		for ci, cfg := range a.configs {
 			s := series{cfg: cfg}
-			for _, ol := range loads[ci] {
-				g, x := ol.g, ol.x
-				agg := g.Aggregate(lp.metric)
+			in := ideals[ci]
+			for _, g := range loads[ci] {
+				x := g.OfferedRate()
+				agg := g.Aggregate(lr.metric)
 				st := agg.Stats
 				lo, hi, band := st.Band()
-				th := theoryAt(g, lp.theory)
-				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, theory: th}
+				ideal := math.NaN()
+				if !math.IsNaN(x) {
+					ideal = in.at(x, lr.ideal)
+				}
+				fewest := fewestResponses(g)
+				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, ideal: ideal}
 				note, plotted := "", st.N > 0 && !math.IsNaN(x)
 				switch {
 				case st.N == 0 && agg.Excluded > 0:
@@ -116,37 +265,40 @@ func latencyFigure(a *analysis) *Figure {
 					note = "no measured value"
 				case math.IsNaN(x):
 					note = "no offered rate"
+				case !supports(fewest, lr.quantile):
+					note = fmt.Sprintf("a repetition has %d responses, %s above the %s (fewer than %d): left out", fewest, trimFloat(float64(fewest)*(1-lr.quantile)), lr.label, MinTailResponses)
+					plotted = false
+					unsupported++
+					f.note("%s %s at %.2f: a repetition has only %d responses, too few for its %s (%d above it needed); left out", cfg.Name, lr.label, g.Fraction, fewest, lr.label, MinTailResponses)
 				case st.Median <= 0:
 					note = "median ≤ 0 cannot be shown on the log axis; left out"
 					plotted = false
-					f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lp.label, g.Fraction, formatNs(st.Median))
+					f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, formatNs(st.Median))
 				case lo <= 0:
 					note = "band's lower edge ≤ 0 clamped to the axis"
-					f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lp.label, g.Fraction, formatNs(lo))
+					f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lr.label, g.Fraction, formatNs(lo))
 				}
 				if plotted {
 					s.pts = append(s.pts, lpnt)
-					all = append(all, st.Median, hi)
+					rowValues[ri] = append(rowValues[ri], st.Median, hi)
 					if lo > 0 {
-						all = append(all, lo)
-					}
-					if !math.IsNaN(th) {
-						all = append(all, th)
-						anyTheory = true
-						if pi == 1 && th > 0 && st.Median/th > worst.ratio {
-							worst.name, worst.ratio, worst.frac = cfg.Name, st.Median/th, g.Fraction
-						}
+						rowValues[ri] = append(rowValues[ri], lo)
 					}
 					anyRange = anyRange || band == results.BandRange
 				}
-				if math.IsNaN(th) && ol.unstable {
-					f.note("%s at %.2f: the M/M/c ideal is unstable (utilization ≥ 1), so no ideal is drawn there", cfg.Name, g.Fraction)
+				if !math.IsNaN(ideal) {
+					if plotted {
+						rowValues[ri] = append(rowValues[ri], ideal)
+						anyIdeal = true
+					}
+				} else if in.reason == "" && !math.IsNaN(x) {
+					f.note("%s at %.2f: the measured M/M/c ideal is unstable there (offered rate ≥ capacity), so none is drawn", cfg.Name, g.Fraction)
 				}
 				// The invalid repetitions, each at its own value and offered
 				// rate: drawn, in no line or band.
 				vals := map[int]float64{}
 				for _, p := range g.Invalid() {
-					v, ok := lp.metric.Value(p)
+					v, ok := lr.metric.Value(p)
 					if !ok {
 						continue
 					}
@@ -156,88 +308,120 @@ func latencyFigure(a *analysis) *Figure {
 						px = x
 					}
 					if v <= 0 || math.IsNaN(px) {
-						f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lp.label, g.Fraction, p.Repetition, formatNs(v))
+						f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, p.Repetition, formatNs(v))
 						continue
 					}
-					excluded[pi] = append(excluded[pi], plotter.XY{X: px, Y: v})
-					all = append(all, v)
+					excluded[ri][colOf[cfg.Name]] = append(excluded[ri][colOf[cfg.Name]], plotter.XY{X: px, Y: v})
+					rowValues[ri] = append(rowValues[ri], v)
 				}
 				if agg.Excluded > 0 {
 					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
 				}
-				f.addRow(cfg.Name, lp.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.Itoa(st.N),
+				idealC, idealS, floor := "", "", ""
+				if in.reason == "" {
+					idealC, idealS = strconv.Itoa(in.c), results.FormatFloat(in.serviceNs)
+				}
+				if in.floorNs > 0 {
+					floor = results.FormatFloat(in.floorNs)
+				}
+				f.addRow(cfg.Name, lr.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.Itoa(st.N), strconv.FormatInt(fewest, 10),
 					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-					results.FormatFloat(th), strconv.Itoa(agg.Excluded), excludedValues(vals), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+					results.FormatFloat(ideal), idealC, idealS, floor,
+					strconv.Itoa(agg.Excluded), excludedValues(vals), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
 			}
-			panels[pi] = append(panels[pi], s)
+			rows[ri] = append(rows[ri], s)
 		}
 	}
-	if len(all) == 0 {
+	if !slices.ContainsFunc(rowValues, func(v []float64) bool { return len(v) > 0 }) {
 		return nil
 	}
-	ymin, ymax, _ := logRange(all)
 	xmax := 0.0
-	for pi, ps := range panels {
-		for _, s := range ps {
-			for _, p := range s.pts {
-				xmax = math.Max(xmax, p.x)
+	for ci := range a.configs {
+		for _, g := range loads[ci] {
+			if x := g.OfferedRate(); !math.IsNaN(x) {
+				xmax = math.Max(xmax, x)
 			}
 		}
-		for _, e := range excluded[pi] {
-			xmax = math.Max(xmax, e.X)
+	}
+	for _, ex := range excluded {
+		for _, e := range ex {
+			for _, p := range e {
+				xmax = math.Max(xmax, p.X)
+			}
 		}
 	}
 
-	f.Caption = fmt.Sprintf("Corrected p50, p99 and p99.9 latency against offered load for %d configuration(s): medians across valid repetitions, shaded bands their 95%% CI (or min–max range)", len(a.configs))
-	if anyTheory && worst.name != "" {
-		f.Caption += fmt.Sprintf("; dashed: the M/M/c ideal, from which %s departs most (p99 %.1f× the ideal at %.2f of capacity)", worst.name, worst.ratio, worst.frac)
+	f.Caption = "Corrected p50 (top) and p99 (bottom) latency against offered load, a panel per model family: medians across valid repetitions, error bars their 95% CI (or min–max range), offset sideways so that they do not cover each other"
+	if finding := latencyFinding(a, loads, latencyRows[1]); finding != "" {
+		f.Caption += ". " + finding
 	}
-	f.Caption += "." + excludedCaption(excludedReps)
-	f.note("Bands: %s.", bandText)
+	f.Caption += ". " + idealCaption(a, ideals, loads, latencyRows[1], anyIdeal)
+	if unsupported > 0 {
+		f.Caption += fmt.Sprintf(" %d percentile point(s) left out: a repetition had fewer than %d responses above the percentile.", unsupported, MinTailResponses)
+	}
+	f.Caption += excludedCaption(excludedReps)
+	f.note("Error bars: %s. They are drawn offset sideways by up to ±%.0f%% of the largest offered rate, in the configurations' order within a panel; the CSV has the true offered rates.", bandText, 100*dodgeSpan/2)
 	if anyRange {
-		f.note("Some bands are min–max ranges, not confidence intervals (see the CSV's band column).")
+		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
 	}
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		row := make([]*plot.Plot, len(latencyPanels))
-		for pi, lp := range latencyPanels {
-			p := newPlot(tx(lp.label+" latency"), tx("offered load (req/s)"), tx("latency"))
-			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
-			p.X.Min, p.X.Max = 0, xmax*1.05
-			p.X.Tick.Marker = linearTicks{Format: formatNumber}
-			for _, s := range panels[pi] {
-				addLatencySeries(p, s.pts, a.style[s.cfg.Name], ymin)
+		grid := make([][]*plot.Plot, len(latencyRows))
+		for ri, lr := range latencyRows {
+			ymin, ymax := 1.0, 10.0
+			if len(rowValues[ri]) > 0 {
+				ymin, ymax, _ = logRange(rowValues[ri])
 			}
-			addExcluded(p, excluded[pi])
-			row[pi] = p
+			grid[ri] = make([]*plot.Plot, len(cols))
+			for ci, col := range cols {
+				title, xlabel, ylabel := "", "", ""
+				if ri == 0 {
+					title = col.title
+				}
+				if ri == len(latencyRows)-1 {
+					xlabel = "offered load (req/s)"
+				}
+				if ci == 0 {
+					ylabel = lr.label + " latency"
+				}
+				p := newPlot(tx(title), tx(xlabel), tx(ylabel))
+				setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+				p.X.Min, p.X.Max = 0, xmax*1.08
+				p.X.Tick.Marker = linearTicks{Format: formatNumber}
+				k, n := 0, len(col.configs)
+				for _, s := range rows[ri] {
+					if colOf[s.cfg.Name] != ci {
+						continue
+					}
+					dx := 0.0
+					if n > 1 {
+						dx = (float64(k)/float64(n-1) - 0.5) * dodgeSpan * xmax
+					}
+					addLatencySeries(p, s.pts, a.style[s.cfg.Name], ymin, dx)
+					k++
+				}
+				addExcluded(p, excluded[ri][ci])
+				grid[ri][ci] = p
+			}
 		}
 		l := newLegend()
 		for _, cfg := range a.configs {
 			st := a.style[cfg.Name]
-			ln, gl := st.line(), st.glyph()
-			l.Add(tx(cfg.Name), lineThumb{ln}, glyphThumb{gl})
+			l.Add(tx(cfg.Name), lineThumb{st.line()}, glyphThumb{st.glyph()})
 		}
-		if anyTheory {
-			l.Add(tx("M/M/c ideal"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1), Dashes: theoryDash}})
+		grey := color.Gray{Y: 0x60}
+		if anyIdeal {
+			l.Add(tx("M/M/c ideal, measured inputs"), lineThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: theoryDash}})
 		}
-		l.Add(tx("band: 95% CI of median (or range)"), bandThumb{color.NRGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}})
-		if slices.ContainsFunc(excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
+		l.Add(tx("bar: 95% CI of median (or range)"), errThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.9)}})
+		if slices.ContainsFunc(excluded, func(ex []plotter.XYs) bool {
+			return slices.ContainsFunc(ex, func(e plotter.XYs) bool { return len(e) > 0 })
+		}) {
 			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
 		}
-		return [][]*plot.Plot{row}, &l
+		return grid, &l
 	}
 	return f
-}
-
-// hasUnstableTheory reports whether some measured point of g has an
-// M/M/c ideal that is unstable.
-func hasUnstableTheory(g *results.Group) bool {
-	for _, p := range g.Measured() {
-		if p.Theory != nil && !p.Theory.Stable {
-			return true
-		}
-	}
-	return false
 }
 
 func joinNote(a, b string) string {
@@ -259,46 +443,32 @@ func addExcluded(p *plot.Plot, xys plotter.XYs) {
 	}
 }
 
-// addLatencySeries draws one configuration's band, median line and
-// markers, and its M/M/c ideal, clamping band edges to ymin.
-func addLatencySeries(p *plot.Plot, pts []latencyPoint, st seriesStyle, ymin float64) {
+// addLatencySeries draws one configuration's median line, markers and
+// error bars, dx to the side of their offered rates, and its M/M/c ideal
+// at the true offered rates, clamping error bars to ymin.
+func addLatencySeries(p *plot.Plot, pts []latencyPoint, st seriesStyle, ymin, dx float64) {
 	if len(pts) == 0 {
 		return
 	}
 	med := make(plotter.XYs, len(pts))
 	for i, q := range pts {
-		med[i] = plotter.XY{X: q.x, Y: q.median}
-	}
-	if len(pts) >= 2 {
-		poly := make(plotter.XYs, 0, 2*len(pts))
-		for _, q := range pts {
-			poly = append(poly, plotter.XY{X: q.x, Y: q.hi})
-		}
-		for i := len(pts) - 1; i >= 0; i-- {
-			poly = append(poly, plotter.XY{X: pts[i].x, Y: math.Max(pts[i].lo, ymin)})
-		}
-		if band, err := plotter.NewPolygon(poly); err == nil {
-			band.Color = st.fill(0x40)
-			band.LineStyle.Width = 0
-			p.Add(band)
-		}
-	} else {
-		q := pts[0]
-		eb := errBar{x: q.x, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
+		med[i] = plotter.XY{X: q.x + dx, Y: q.median}
+		eb := errBar{x: q.x + dx, y: q.median, lo: math.Max(q.lo, ymin), hi: q.hi}
 		if bars, err := plotter.NewYErrorBars(eb); err == nil {
-			bars.LineStyle = st.line()
+			bars.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(0.9)}
+			bars.CapWidth = vg.Points(3)
 			p.Add(bars)
 		}
 	}
-	var th plotter.XYs
+	var ideal plotter.XYs
 	for _, q := range pts {
-		if !math.IsNaN(q.theory) {
-			th = append(th, plotter.XY{X: q.x, Y: q.theory})
+		if !math.IsNaN(q.ideal) {
+			ideal = append(ideal, plotter.XY{X: q.x, Y: q.ideal})
 		}
 	}
-	if len(th) > 0 {
-		if ln, err := plotter.NewLine(th); err == nil {
-			ln.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(1), Dashes: theoryDash}
+	if len(ideal) > 0 {
+		if ln, err := plotter.NewLine(ideal); err == nil {
+			ln.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(0.8), Dashes: theoryDash}
 			p.Add(ln)
 		}
 	}
@@ -322,7 +492,7 @@ func (e errBar) XError(int) (float64, float64) { return e.x - e.lo, e.hi - e.x }
 type (
 	lineThumb  struct{ s draw.LineStyle }
 	glyphThumb struct{ s draw.GlyphStyle }
-	bandThumb  struct{ c color.Color }
+	errThumb   struct{ s draw.LineStyle }
 )
 
 func (t lineThumb) Thumbnail(c *draw.Canvas) {
@@ -332,7 +502,245 @@ func (t lineThumb) Thumbnail(c *draw.Canvas) {
 
 func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.s, c.Center()) }
 
-func (t bandThumb) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
-	c.FillPolygon(t.c, pts)
+func (t errThumb) Thumbnail(c *draw.Canvas) {
+	x, cy := c.Center().X, c.Center().Y
+	h, w := (c.Max.Y-c.Min.Y)/2, vg.Points(3)
+	c.StrokeLine2(t.s, x, cy-h, x, cy+h)
+	c.StrokeLine2(t.s, x-w/2, cy-h, x+w/2, cy-h)
+	c.StrokeLine2(t.s, x-w/2, cy+h, x+w/2, cy+h)
+}
+
+// shownAt returns the row's statistics of g when the figure draws them
+// (a valid median, > 0, on a sample that supports the percentile).
+func shownAt(g *results.Group, row latencyRow) (results.Stats, bool) {
+	st := g.Aggregate(row.metric).Stats
+	ok := st.N > 0 && st.Median > 0 && supports(fewestResponses(g), row.quantile) && !math.IsNaN(g.OfferedRate())
+	return st, ok
+}
+
+// latencyFinding says, from the data, which configuration has the lowest
+// median of the row's percentile at each load, and where its interval
+// overlaps the runner-up's: "lowest p99 at every load: netpoll (within
+// the runner-up's interval at 0.10)".
+func latencyFinding(a *analysis, loads [][]*results.Group, row latencyRow) string {
+	type entry struct {
+		name string
+		st   results.Stats
+	}
+	at := map[float64][]entry{}
+	var fracs []float64
+	for ci, cfg := range a.configs {
+		for _, g := range loads[ci] {
+			st, ok := shownAt(g, row)
+			if !ok {
+				continue
+			}
+			if _, seen := at[g.Fraction]; !seen {
+				fracs = append(fracs, g.Fraction)
+			}
+			at[g.Fraction] = append(at[g.Fraction], entry{cfg.Name, st})
+		}
+	}
+	slices.Sort(fracs)
+	var bests, overlaps, parts []string
+	for _, fr := range fracs {
+		es := at[fr]
+		if len(es) < 2 {
+			continue
+		}
+		slices.SortStableFunc(es, func(x, y entry) int { return cmpFloat(x.st.Median, y.st.Median) })
+		_, hi, _ := es[0].st.Band()
+		lo, _, _ := es[1].st.Band()
+		over := hi >= lo
+		bests = append(bests, es[0].name)
+		label := fmt.Sprintf("%.2f", fr)
+		if over {
+			overlaps = append(overlaps, label)
+		}
+		part := es[0].name + " at " + label
+		if over {
+			part += " (within " + es[1].name + "'s interval)"
+		}
+		parts = append(parts, part)
+	}
+	if len(bests) == 0 {
+		return ""
+	}
+	if len(slices.Compact(slices.Clone(bests))) == 1 && len(bests) > 1 {
+		s := fmt.Sprintf("Lowest %s at every load: %s", row.label, bests[0])
+		if len(overlaps) > 0 {
+			s += fmt.Sprintf(" (within the runner-up's interval at %s)", joinAnd(overlaps))
+		}
+		return s
+	}
+	return fmt.Sprintf("Lowest %s: %s", row.label, joinAnd(parts))
+}
+
+// cmpFloat orders two numbers.
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// idealCaption names the ideal's measured inputs with their values, the
+// configurations it is not drawn for and why, and how far the row's
+// percentile is from it at the chosen load.
+func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, row latencyRow, anyIdeal bool) string {
+	type named struct {
+		name string
+		v    float64
+	}
+	var svc []named
+	cs := map[int]bool{}
+	reasons := map[string][]string{}
+	var reasonOrder []string
+	for ci, cfg := range a.configs {
+		in := ideals[ci]
+		if len(loads[ci]) == 0 {
+			continue
+		}
+		if in.reason != "" {
+			if _, ok := reasons[in.reason]; !ok {
+				reasonOrder = append(reasonOrder, in.reason)
+			}
+			reasons[in.reason] = append(reasons[in.reason], cfg.Name)
+			continue
+		}
+		svc = append(svc, named{cfg.Name, in.serviceNs})
+		cs[in.c] = true
+	}
+	var b strings.Builder
+	if len(svc) > 0 && anyIdeal {
+		lo, hi := svc[0], svc[0]
+		for _, s := range svc[1:] {
+			if s.v < lo.v {
+				lo = s
+			}
+			if s.v > hi.v {
+				hi = s
+			}
+		}
+		cl := slices.Sorted(maps.Keys(cs))
+		var cstr []string
+		for _, c := range cl {
+			cstr = append(cstr, strconv.Itoa(c))
+		}
+		fmt.Fprintf(&b, "Dashed: each configuration's M/M/c ideal from measured inputs, c = %s server(s) (the server's CPUs, at most its threads), each with the service time c ÷ the configuration's measured capacity", strings.Join(cstr, " or "))
+		if lo.name == hi.name {
+			fmt.Fprintf(&b, ", %s (%s)", formatNs(lo.v), lo.name)
+		} else {
+			fmt.Fprintf(&b, ", from %s (%s) to %s (%s)", formatNs(lo.v), lo.name, formatNs(hi.v), hi.name)
+		}
+		if a.floor != nil && a.floor.MeanNs > 0 {
+			fmt.Fprintf(&b, ", plus the loopback floor measured in this run, %s mean (zero work, idle server, %d requests)", formatNs(a.floor.MeanNs), a.floor.Requests)
+		} else {
+			b.WriteString("; the loopback floor was not measured in this run (no validation.json), so the ideal is drawn without it")
+		}
+		b.WriteString(" (the nominal CPU work is not used)")
+		// How far the measured percentile is from it at the chosen load.
+		if a.hasLoad && !a.equal {
+			var ratios []named
+			for ci, cfg := range a.configs {
+				for _, g := range loads[ci] {
+					if g.Fraction != a.load {
+						continue
+					}
+					st, ok := shownAt(g, row)
+					id := ideals[ci].at(g.OfferedRate(), row.ideal)
+					if ok && id > 0 {
+						ratios = append(ratios, named{cfg.Name, st.Median / id})
+					}
+				}
+			}
+			if len(ratios) > 0 {
+				lo, hi := ratios[0], ratios[0]
+				for _, r := range ratios[1:] {
+					if r.v < lo.v {
+						lo = r
+					}
+					if r.v > hi.v {
+						hi = r
+					}
+				}
+				if lo.name == hi.name {
+					fmt.Fprintf(&b, "; at %.2f of capacity %s's %s is %.1f× its ideal", a.load, lo.name, row.label, lo.v)
+				} else {
+					fmt.Fprintf(&b, "; at %.2f of capacity the %s is from %.1f× its ideal (%s) to %.1f× (%s)", a.load, row.label, lo.v, lo.name, hi.v, hi.name)
+				}
+			}
+		}
+		b.WriteString(".")
+	} else {
+		b.WriteString("No M/M/c ideal is drawn.")
+	}
+	for _, r := range reasonOrder {
+		fmt.Fprintf(&b, " No ideal for %s: %s.", joinAnd(reasons[r]), r)
+	}
+	return b.String()
+}
+
+// panelGrid is a figure's small multiples: a row per workload in a run of
+// several workloads (else one row), a column per model family, and in
+// each cell the configurations it draws.
+type panelGrid struct {
+	rowLabels []string // the workloads; "" for a single row
+	colTitles []string
+	cells     [][][]results.ModelConfig
+}
+
+// panelGrid lays cfgs out: in a run of one workload, the columns of
+// familyColumns (a family of more than maxPanelSeries configurations
+// split); in a run of several, a row per workload (workloadsOf) and a
+// column per family, unsplit, as each workload runs each model once or a
+// few times.
+func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
+	ws := a.workloadsOf()
+	if len(ws) < 2 {
+		g := panelGrid{rowLabels: []string{""}, cells: [][][]results.ModelConfig{nil}}
+		for _, c := range familyColumns(cfgs) {
+			g.colTitles = append(g.colTitles, c.title)
+			g.cells[0] = append(g.cells[0], c.configs)
+		}
+		return g
+	}
+	famOf := func(model string) int {
+		for i, fam := range families {
+			if slices.Contains(fam.models, model) {
+				return i
+			}
+		}
+		return len(families) - 1
+	}
+	var used []int // the families present, in order
+	for _, c := range cfgs {
+		if fi := famOf(c.Model); !slices.Contains(used, fi) {
+			used = append(used, fi)
+		}
+	}
+	slices.Sort(used)
+	var g panelGrid
+	for _, fi := range used {
+		g.colTitles = append(g.colTitles, families[fi].title)
+	}
+	for _, w := range ws {
+		row := make([][]results.ModelConfig, len(used))
+		any := false
+		for _, c := range cfgs {
+			if slices.Contains(w.runs, c.Name) {
+				ci := slices.Index(used, famOf(c.Model))
+				row[ci] = append(row[ci], c)
+				any = true
+			}
+		}
+		if any {
+			g.rowLabels = append(g.rowLabels, w.name)
+			g.cells = append(g.cells, row)
+		}
+	}
+	return g
 }

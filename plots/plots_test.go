@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -417,22 +417,54 @@ func TestClaims(t *testing.T) {
 }
 
 // TestStyles checks that a configuration has the same style whatever
-// points a figure uses, and that styles differ between configurations.
+// points a figure uses, that a model has the same colour in every run
+// (whatever configurations come before it), and that two configurations
+// of one model differ in marker and dash.
 func TestStyles(t *testing.T) {
 	_, r, pts := synthetic(t)
 	full := styles(r, results.GroupPoints(r, pts))
 	// A figure that uses only the later points (later configurations).
 	part := styles(r, results.GroupPoints(r, pts[len(pts)/2:]))
-	seen := map[string]string{}
+	type look struct {
+		color string
+		glyph string
+		dash  string
+	}
+	seen := map[look]string{}
 	for name, s := range full {
-		if part[name].Color != s.Color {
-			t.Errorf("%s: colour %v in one figure, %v in another", name, s.Color, part[name].Color)
+		if q := part[name]; q.Color != s.Color || q.Glyph != s.Glyph || fmt.Sprint(q.Dash) != fmt.Sprint(s.Dash) {
+			t.Errorf("%s: style %v in one figure, %v in another", name, s, part[name])
 		}
-		key := strconv.Itoa(int(s.Color.R)) + "," + strconv.Itoa(int(s.Color.G)) + "," + strconv.Itoa(int(s.Color.B))
-		if other, ok := seen[key]; ok {
-			t.Errorf("%s and %s share a colour", name, other)
+		k := look{fmt.Sprint(s.Color), fmt.Sprintf("%T", s.Glyph), fmt.Sprint(s.Dash)}
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s look the same", name, other)
 		}
-		seen[key] = name
+		seen[k] = name
+	}
+	// Another run, its configurations in another order and with other
+	// models before them: every model keeps its colour.
+	models := map[string]string{}
+	for _, c := range r.Configs {
+		models[c.Name] = c.Model
+	}
+	for _, u := range r.Unavailable {
+		models[u.Config.Name] = u.Config.Model
+	}
+	other := &results.Run{Configs: []results.ModelConfig{{Name: "x", Model: "netpoll"}, {Name: "y", Model: "proactor"}}, Unavailable: r.Unavailable}
+	for i := len(r.Configs) - 1; i >= 0; i-- {
+		other.Configs = append(other.Configs, r.Configs[i])
+	}
+	again := styles(other, nil)
+	for name, s := range full {
+		if again[name].Color != s.Color {
+			t.Errorf("%s: colour %v in one run, %v in another", name, s.Color, again[name].Color)
+		}
+		if want := modelColor(models[name]); s.Color != want {
+			t.Errorf("%s: colour %v, want its model's %v", name, s.Color, want)
+		}
+	}
+	if modelColor(modelLF) == modelColor(modelHSHR) {
+		t.Error("leaderfollowers and halfsynchalfreactive share a colour")
 	}
 }
 

@@ -32,6 +32,11 @@ type Options struct {
 	// per-request cost and per-thread figures; the run's measured fraction
 	// closest to it is used. 0 means DefaultLoad.
 	Load float64
+	// Floor is the measured loopback floor (results.ChainFloor: zero
+	// work, idle server) the latency figure adds to its M/M/c ideal; nil
+	// means none. Render fills it from the run folder's validation.json
+	// when it is nil.
+	Floor *results.ChainFloor
 }
 
 // figureSpec is one figure of the report, in order, and what it needs
@@ -142,6 +147,13 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 		return out.files, err
 	}
 
+	if opts.Floor == nil {
+		// A validation that cannot be read is reported by the Measurement
+		// chain section; the ideal is then drawn without the floor.
+		if v, err := ReadValidation(dir); err == nil && v != nil && v.Floor.Requests > 0 {
+			opts.Floor = &v.Floor
+		}
+	}
 	a := analyze(r, pts, opts)
 	figs, omitted := a.figures()
 	rep := newReport(a, figs, omitted, formats)

@@ -13,9 +13,9 @@ import (
 	"concbench/results"
 )
 
-// palette is the Okabe–Ito colour-blind-safe palette (black last), one
-// colour per configuration in report order, reused cyclically with a
-// different dash pattern once exhausted.
+// palette is the Okabe–Ito colour-blind-safe palette (black last). Each
+// model has one colour of it (modelColors), the same in every run and
+// every figure.
 var palette = []color.RGBA{
 	{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
 	{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
@@ -27,15 +27,42 @@ var palette = []color.RGBA{
 	{R: 0x00, G: 0x00, B: 0x00, A: 0xFF}, // black
 }
 
-// glyphs are the markers, one per configuration, in step with palette.
+// modelColors is each model's palette slot, by the model's name in the
+// model table of cmd/concbench (they must match it). A model not listed
+// is drawn in black, the last slot.
+var modelColors = map[string]int{
+	modelLF:         0, // blue
+	modelHSHR:       1, // vermillion
+	"proactor":      2, // bluish green
+	"activeobject":  3, // reddish purple
+	"threadperconn": 4, // orange
+	"netpoll":       5, // sky blue
+	"frontend":      6, // yellow
+}
+
+// modelColor returns the colour of a model, the same in every run.
+func modelColor(model string) color.RGBA {
+	if i, ok := modelColors[model]; ok {
+		return palette[i]
+	}
+	return palette[len(palette)-1]
+}
+
+// glyphs are the markers of a model's first, second, … variant (promotion
+// order, pooled, workload), in step with dashes.
 var glyphs = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
 	draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
 }
 
-// dashes are the line patterns of the first, second, … round of the
-// palette.
-var dashes = [][]vg.Length{nil, {vg.Points(4), vg.Points(2)}, {vg.Points(1), vg.Points(2)}}
+// dashes are the line patterns of a model's first, second, … variant.
+var dashes = [][]vg.Length{
+	nil,
+	{vg.Points(4), vg.Points(2)},
+	{vg.Points(1), vg.Points(2)},
+	{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)},
+	{vg.Points(2), vg.Points(1)},
+}
 
 // theoryDash is the dash pattern of the M/M/c ideal's lines.
 var theoryDash = []vg.Length{vg.Points(5), vg.Points(3)}
@@ -45,6 +72,9 @@ type seriesStyle struct {
 	Color color.RGBA
 	Glyph draw.GlyphDrawer
 	Dash  []vg.Length
+	// Variant is the configuration's rank among its model's (0 first):
+	// bars, which have no marker, show it by a lighter tint (barFill).
+	Variant int
 }
 
 // line returns the configuration's line style.
@@ -57,39 +87,76 @@ func (s seriesStyle) glyph() draw.GlyphStyle {
 	return draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: s.Glyph}
 }
 
-// fill returns the configuration's colour made translucent, for bands.
-func (s seriesStyle) fill(alpha uint8) color.Color {
-	return color.NRGBA{R: s.Color.R, G: s.Color.G, B: s.Color.B, A: alpha}
+// variantTints are how far a model's first, second, … variant's bars are
+// lightened toward white.
+var variantTints = []float64{0, 0.45, 0.7, 0.25, 0.85}
+
+// barFill returns the colour of the configuration's bars: its model's
+// colour, lightened by its variant, opaque.
+func (s seriesStyle) barFill() color.Color {
+	t := variantTints[s.Variant%len(variantTints)]
+	mix := func(c uint8) uint8 { return uint8(float64(c) + t*(255-float64(c)) + 0.5) }
+	return color.RGBA{R: mix(s.Color.R), G: mix(s.Color.G), B: mix(s.Color.B), A: 0xFF}
 }
 
-// styleOf returns the style of the i-th configuration in report order.
+// barLine returns the outline of the configuration's bars: its model's
+// colour in its variant's dash.
+func (s seriesStyle) barLine() draw.LineStyle {
+	return draw.LineStyle{Color: s.Color, Width: vg.Points(0.8), Dashes: s.Dash}
+}
+
+// styleOf returns the style of the i-th series of a figure whose series
+// are not configurations (the chain figure, generic line figures).
 func styleOf(i int) seriesStyle {
 	n := len(palette)
 	return seriesStyle{Color: palette[i%n], Glyph: glyphs[i%n], Dash: dashes[(i/n)%len(dashes)]}
 }
 
-// styles assigns every configuration of the run a style by its position
-// in report order: the run's configurations, then the unavailable ones,
-// then any other configuration found in the points. The assignment
-// depends only on the run, so a configuration looks the same in every
-// figure of the run.
-func styles(r *results.Run, groups []*results.Group) map[string]seriesStyle {
-	m := map[string]seriesStyle{}
-	add := func(name string) {
-		if _, ok := m[name]; !ok {
-			m[name] = styleOf(len(m))
-		}
+// variantStyle returns the style of a model's variant-th configuration
+// (0-based, in the run's order): the model's colour, and the variant's
+// marker and dash.
+func variantStyle(model string, variant int) seriesStyle {
+	return seriesStyle{Color: modelColor(model), Glyph: glyphs[variant%len(glyphs)], Dash: dashes[variant%len(dashes)], Variant: variant}
+}
+
+// styler hands out configuration styles: the colour by model, the marker
+// and dash by the configuration's rank among its model's configurations.
+type styler struct {
+	m        map[string]seriesStyle
+	variants map[string]int // per model, the configurations seen so far
+}
+
+func newStyler() *styler {
+	return &styler{m: map[string]seriesStyle{}, variants: map[string]int{}}
+}
+
+// add gives the configuration name of model a style, if it has none yet.
+func (s *styler) add(name, model string) {
+	if _, ok := s.m[name]; ok {
+		return
 	}
+	s.m[name] = variantStyle(model, s.variants[model])
+	s.variants[model]++
+}
+
+// styles assigns every configuration of the run a style: its model's
+// colour (modelColors), and a marker and dash by its rank among its
+// model's configurations in report order (the run's configurations, then
+// the unavailable ones, then any other configuration found in the
+// points). So a model has the same colour in every run and every figure,
+// and a configuration looks the same in every figure of the run.
+func styles(r *results.Run, groups []*results.Group) map[string]seriesStyle {
+	s := newStyler()
 	for _, c := range r.Configs {
-		add(c.Name)
+		s.add(c.Name, c.Model)
 	}
 	for _, u := range r.Unavailable {
-		add(u.Config.Name)
+		s.add(u.Config.Name, u.Config.Model)
 	}
 	for _, g := range groups {
-		add(g.Config.Name)
+		s.add(g.Config.Name, g.Config.Model)
 	}
-	return m
+	return s.m
 }
 
 // Fonts: every text in a figure is Liberation Sans (embedded in the

@@ -162,8 +162,7 @@ func threadsFigure(a *analysis) *Figure {
 					cats, meds = append(cats, float64(i)), append(meds, x.Median)
 				}
 			}
-			b := &bars{Cats: cats, Values: meds, Width: width * 0.9, Offset: off, Color: st.fill(0xB0),
-				Line: draw.LineStyle{Color: st.Color, Width: vg.Points(0.8)}}
+			b := &bars{Cats: cats, Values: meds, Width: width * 0.9, Offset: off, Color: st.barFill(), Line: st.barLine()}
 			p.Add(b)
 			for i, x := range s.stats {
 				if x.N == 0 {
