@@ -352,6 +352,7 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 			}
 		}
 	}
+	exp = exp.WithDefaults() // the search's defaults, if --slo added an objective
 	if set["slo-probes"] {
 		exp.SLOProbes = f.sloProbes
 	}
@@ -361,7 +362,6 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 	if set["slo-duration"] {
 		exp.SLODuration = harness.Duration(f.sloDuration)
 	}
-	exp = exp.WithDefaults() // the search's defaults, if --slo added an objective
 	if set["gomaxprocs"] {
 		for i := range exp.Configs {
 			exp.Configs[i].GOMAXPROCS, exp.Configs[i].GOMAXPROCSPerConn = f.gomaxprocs, false
