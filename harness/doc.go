@@ -52,8 +52,10 @@
 // # A point
 //
 // Per configuration and repetition the server is started once, on the
-// server CPUs, and serves the capacity point and then the open points in
-// ascending order of load; the next configuration gets a fresh process. A
+// server CPUs, and serves the capacity point, then the open points in
+// ascending order of load, the rate points, and, under a workload with a
+// latency objective, that repetition's search's probes (see "Capacity at
+// a latency objective"); the next configuration gets a fresh process. A
 // point whose server died gets a new server for the next point.
 //
 // The capacity is the achieved rate of a closed loop (every connection
