@@ -52,8 +52,10 @@
 // # A point
 //
 // Per configuration and repetition the server is started once, on the
-// server CPUs, and serves the capacity point and then the open points in
-// ascending order of load; the next configuration gets a fresh process. A
+// server CPUs, and serves the capacity point, then the open points in
+// ascending order of load, the rate points, and, under a workload with a
+// latency objective, that repetition's search's probes (see "Capacity at
+// a latency objective"); the next configuration gets a fresh process. A
 // point whose server died gets a new server for the next point.
 //
 // The capacity is the achieved rate of a closed loop (every connection
@@ -272,6 +274,55 @@
 // that load against the thread count, a series per pool model and the
 // references as horizontal lines, and its caption names each model's
 // best count.
+//
+// # Capacity at a latency objective
+//
+// Closed-loop capacity says how fast a model goes with its latency
+// unbounded; a user asks how much load it takes while its p99 stays
+// fast enough. Each suite workload therefore has an objective
+// (Workload.SLO, SuiteSLOs), a bound on its corrected p99. The bounds are
+// a user's statements, stated as constants, not measurements:
+//
+//   - cpu, tiny and ledger: p99 ≤ 1 ms, a hundred times the default
+//     workload's mean work of 10 µs and well above the loopback floor
+//     (tens of µs), so that only queueing, not the work or the network,
+//     can break it;
+//   - block: p99 ≤ 2 ms: every request blocks 300 µs, so the bound
+//     leaves about five blocking calls' worth of queueing;
+//   - bimodal: p99 ≤ 5 ms: 1% of its requests carry 1 ms of work, so its
+//     p99 is at 1 ms or more by construction and a 1 ms bound would fail
+//     at any load; 5 ms leaves queueing behind a long request room, and
+//     head-of-line blocking (several long requests in a row behind one
+//     loop) breaks it.
+//
+// concbench bench --slo sets one bound for every workload (--slo 0
+// removes them). For every configuration, workload with an objective and
+// repetition, after the repetition's capacity point and on the same
+// server process, a search (sloSearch) offers open-loop probes
+// (KindProbe points, each with its own short warm-up and window,
+// Experiment.SLOWarmup and SLODuration) at rates it chooses. A probe
+// passes when the load generator's verdict is valid (not over capacity,
+// the rate achieved, the generator healthy), its percentile is trusted,
+// and the percentile is within the bound. The search's upper bracket is
+// the configuration's closed-loop capacity (the median of its valid
+// measurements so far, as the fraction points use); rate 0 its lower. The
+// first repetition, with nothing known, bisects [0, capacity]; later
+// ones start at the median of the earlier repetitions' results and check
+// a bracket of ±SLOPriorWidth around it with their second probe, then
+// bisect, so that 3 probes resolve the rate to about 5% of it when the
+// earlier repetitions were right (capacity/8 without them); a search
+// stops early once its bracket is narrower than SLOResolution of the
+// capacity. Its result (a KindSLO point, results.SLOResult) is the
+// highest passing rate, with its bracket (that rate, the lowest failing
+// one), or 0 with the reason when no probe passed. A probe invalid for
+// the generator's own reason (its CPU, its timers: generator-cpu,
+// generator-lag, …; a server reason such as over-capacity or a missed
+// rate is a failure, as gate's faultOf tells them apart) says nothing of
+// the server: the search stops there, and the repetition's result is
+// invalid with that reason, excluded from the median and the tests like
+// an invalid capacity point. The results' median and confidence interval
+// across repetitions are the report's SLO capacity (the who-wins table's
+// first column, and the Summary).
 //
 // # CPUs and GOMAXPROCS
 //

@@ -138,6 +138,11 @@ type Workload struct {
 	// under it); empty: all of them. The default profile's extra
 	// workloads run one configuration per model family.
 	Configs []string `json:"configs,omitempty"`
+	// SLO, if set, is the workload's latency objective: every
+	// configuration under it gets a search for its highest open-loop rate
+	// that meets it (Experiment.SLOProbes), after each repetition's
+	// capacity point. Nil: no search.
+	SLO *SLO `json:"slo,omitempty"`
 	results.Workload
 }
 
@@ -250,6 +255,16 @@ type Experiment struct {
 	// sets it, so that a resumed run keeps it. 0 without CalibrateOnce:
 	// every server measures its own.
 	NsPerIter float64 `json:"ns_per_iter,omitempty"`
+	// SLOProbes is the most probes of each latency-objective search (one
+	// per configuration, workload with an SLO and repetition; see
+	// sloSearch), and SLOWarmup and SLODuration each probe's warm-up and
+	// window, which may be shorter than the other points' (a probe asks
+	// only whether one percentile stays within a bound). WithDefaults sets
+	// them (DefaultSLOProbes, DefaultSLOWarmup, DefaultSLODuration) when a
+	// workload has an SLO; they are unused otherwise.
+	SLOProbes   int      `json:"slo_probes,omitempty"`
+	SLOWarmup   Duration `json:"slo_warmup,omitempty"`
+	SLODuration Duration `json:"slo_duration,omitempty"`
 	// Counterbalance reverses the order of the configurations in every
 	// odd repetition (A B, B A, A B, …), so that no configuration is
 	// measured first, or right after another one, more often than the
@@ -294,7 +309,8 @@ func validName(s string) bool {
 // WithDefaults returns e with unset fields that have a default replaced
 // by it: profile "custom", each workload's depth 1, arrival poisson, CPU,
 // blocking work and size "0", ops "work=1"; one request outstanding per
-// connection for capacity; one load worker. Everything else must be given.
+// connection for capacity; one load worker; the search's probes, warm-up
+// and window when a workload has an SLO. Everything else must be given.
 func (e Experiment) WithDefaults() Experiment {
 	if e.Profile == "" {
 		e.Profile = "custom"
@@ -319,6 +335,17 @@ func (e Experiment) WithDefaults() Experiment {
 	}
 	if e.CapacityOutstanding == 0 {
 		e.CapacityOutstanding = 1
+	}
+	if e.hasSLO() {
+		if e.SLOProbes == 0 {
+			e.SLOProbes = DefaultSLOProbes
+		}
+		if e.SLOWarmup == 0 {
+			e.SLOWarmup = Duration(DefaultSLOWarmup)
+		}
+		if e.SLODuration == 0 {
+			e.SLODuration = Duration(DefaultSLODuration)
+		}
 	}
 	if e.LoadWorkers == 0 {
 		e.LoadWorkers = 1
@@ -483,6 +510,28 @@ func (e *Experiment) Validate() error {
 		}
 		seen[f] = true
 	}
+	for _, w := range e.Workloads {
+		if w.SLO == nil {
+			continue
+		}
+		if err := w.SLO.validate(); err != nil {
+			bad("workload %s: %v", w.label(), err)
+		}
+		if len(e.Fractions) == 0 && len(e.RatesFromSlowest) == 0 {
+			bad("workload %s has an SLO but the experiment measures no capacity to bound its search (accepted: fractions or rates from the slowest with an SLO)", w.label())
+		}
+	}
+	if e.hasSLO() {
+		if e.SLOProbes < 1 || e.SLOProbes > MaxSLOProbes {
+			bad("SLO probes %d out of range (accepted: 1..%d)", e.SLOProbes, MaxSLOProbes)
+		}
+		if w := time.Duration(e.SLOWarmup); w < loadgen.MinWarmup || w > MaxWindow {
+			bad("SLO warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
+		}
+		if d := time.Duration(e.SLODuration); d < MinWindow || d > MaxWindow {
+			bad("SLO duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
+		}
+	}
 	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
 		bad("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)
 	}
@@ -534,6 +583,11 @@ func (e *Experiment) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// hasSLO reports whether a workload of e has a latency objective.
+func (e *Experiment) hasSLO() bool {
+	return slices.ContainsFunc(e.Workloads, func(w Workload) bool { return w.SLO != nil })
 }
 
 // runNames returns the names of the configurations under each workload,

@@ -202,8 +202,10 @@ type runner struct {
 
 	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
-	started     map[string]bool            // configurations that have run before
-	unavailable map[string]string          // configuration → reason
+	sloRates    map[string]map[int]float64 // configuration → repetition → valid SLO capacity (req/s)
+	probes      map[probeKey]*results.Point
+	started     map[string]bool   // configurations that have run before
+	unavailable map[string]string // configuration → reason
 
 	sp     *spawner
 	srv    *server
@@ -222,6 +224,8 @@ type runner struct {
 func (r *runner) resolve() error {
 	r.stamps = map[string]stamp{}
 	r.capacities = map[string]map[int]float64{}
+	r.sloRates = map[string]map[int]float64{}
+	r.probes = map[probeKey]*results.Point{}
 	r.started = map[string]bool{}
 	r.unavailable = map[string]string{}
 	if r.exp.ServerCPUs == "" {
@@ -321,7 +325,7 @@ func (r *runner) runWarnings() []string {
 }
 
 // remember records what an existing point tells later points: the
-// configuration ran, and its capacity.
+// configuration ran, its capacity, its probes and its SLO capacity.
 func (r *runner) remember(p *results.Point) {
 	if p.ServerInfo.PID != 0 { // a server started for it
 		r.started[p.Config.Name] = true
@@ -331,6 +335,18 @@ func (r *runner) remember(p *results.Point) {
 			r.capacities[p.Config.Name] = map[int]float64{}
 		}
 		r.capacities[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
+	}
+	switch p.Kind {
+	case results.KindProbe:
+		c := *p
+		r.probes[probeKey{p.Config.Name, p.Repetition, p.Probe}] = &c
+	case results.KindSLO:
+		if v, ok := results.SLOCapacity.Value(p); ok {
+			if r.sloRates[p.Config.Name] == nil {
+				r.sloRates[p.Config.Name] = map[int]float64{}
+			}
+			r.sloRates[p.Config.Name][p.Repetition] = v
+		}
 	}
 }
 
@@ -420,6 +436,13 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 
 	loads := r.exp.loads()
 	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
+	searches := len(loads) > 0 && loads[0].kind == results.KindCapacity
+	for _, rc := range r.cfgs {
+		if searches && rc.wl.SLO != nil {
+			// At most: a search that stops early gives back the rest.
+			r.sum.Points += r.exp.Repetitions * (r.exp.SLOProbes + 1)
+		}
+	}
 	// order returns the index into r.cfgs of the i-th configuration of
 	// repetition rep.
 	order := func(rep, i int) int {
@@ -438,6 +461,12 @@ plan:
 					break plan
 				}
 				if err := r.point(rc, l, rep); err != nil {
+					return &r.sum, err
+				}
+			}
+			if searches && rc.wl.SLO != nil && !r.sum.Interrupted {
+				// On the same server process as the capacity point.
+				if err := r.search(ctx, rc, rep); err != nil {
 					return &r.sum, err
 				}
 			}
@@ -493,14 +522,20 @@ plan:
 // the point already, and writes it. Its error stops the run (the folder
 // could not be written).
 func (r *runner) point(rc *runConfig, l pointLoad, rep int) error {
+	return r.pointAt(rc, r.newPoint(rc, l, rep), l.seedIdx, nil)
+}
+
+// pointAt measures p of rc (seedIdx: its load's, pointLoad) unless the
+// folder has it already, and writes it; note, if set, ends its progress
+// line with what it returns for the point (a probe's verdict).
+func (r *runner) pointAt(rc *runConfig, p *results.Point, seedIdx int, note func(*results.Point) string) error {
 	r.pointIdx++
-	p := r.newPoint(rc, l, rep)
 	if results.HasPoint(r.dir, p) {
 		r.sum.Skipped++
 		return nil
 	}
 	t0 := time.Now()
-	ranLoad := r.measure(rc, p, l.seedIdx)
+	ranLoad := r.measure(rc, p, seedIdx)
 	// The .hlog first: a point file is what marks the point as
 	// done (HasPoint), so its log must exist by then.
 	if err := results.WritePointHlog(r.dir, p); err != nil {
@@ -518,7 +553,7 @@ func (r *runner) point(rc *runConfig, l pointLoad, rep int) error {
 		r.ranTime += time.Since(t0)
 	}
 	r.count(p)
-	r.progress(p)
+	r.progress(p, note)
 	return nil
 }
 
@@ -595,8 +630,12 @@ type pointLoad struct {
 	fraction float64 // KindOpen
 	rate     float64 // KindRate: req/s
 	// seedIdx selects the load generator's seed (runner.seed): 0 for
-	// capacity, 1.. for the fractions, then the rates.
+	// capacity, 1.. for the fractions, then the rates, the rates from the
+	// slowest and the probes.
 	seedIdx int
+	probe   int // KindProbe: the probe's index; rate is its rate
+	// capacity is a probe's search's upper bracket, for its Fraction.
+	capacity float64
 }
 
 // loads returns the load points of every configuration in the order they
@@ -636,6 +675,13 @@ func (r *runner) newPoint(rc *runConfig, l pointLoad, rep int) *results.Point {
 		p.Kind, p.Fraction = results.KindOpen, l.fraction
 	case results.KindRate:
 		p.Kind, p.Fraction, p.OfferedRatePerS = results.KindRate, 0, l.rate
+	case results.KindProbe:
+		p.Kind, p.OfferedRatePerS, p.Probe, p.Fraction = results.KindProbe, l.rate, l.probe, 0
+		if l.capacity > 0 {
+			p.Fraction = l.rate / l.capacity
+		}
+	case results.KindSLO:
+		p.Kind, p.Fraction = results.KindSLO, 0
 	}
 	return p
 }
@@ -763,6 +809,9 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	lc.Workers = r.exp.LoadWorkers
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
+	if p.Kind == results.KindProbe {
+		lc.Warmup, lc.Duration = time.Duration(r.exp.SLOWarmup), time.Duration(r.exp.SLODuration)
+	}
 	lc.Seed = r.seed(p.Repetition, seedIdx)
 	lc.Poll = r.poll
 	lc.Limits = r.exp.LoadLimits
@@ -931,6 +980,12 @@ func theory(lc *loadgen.Config, info models.Info, rate float64, warns []string) 
 // count adds p's outcome to the summary.
 func (r *runner) count(p *results.Point) {
 	switch {
+	case p.Kind == results.KindSLO && p.Status == results.StatusOK:
+		if p.SLO != nil && p.SLO.Invalid != "" {
+			r.sum.Invalid++
+		} else {
+			r.sum.OK++
+		}
 	case p.Status == results.StatusUnavailable:
 		r.sum.Unavailable++
 	case p.Status == results.StatusFailed:
@@ -942,8 +997,9 @@ func (r *runner) count(p *results.Point) {
 	}
 }
 
-// progress writes p's progress line.
-func (r *runner) progress(p *results.Point) {
+// progress writes p's progress line, with what note (if set) returns for
+// p at its end.
+func (r *runner) progress(p *results.Point, note func(*results.Point) string) {
 	if r.opt.Progress == nil {
 		return
 	}
@@ -962,11 +1018,27 @@ func (r *runner) progress(p *results.Point) {
 		}
 	case results.KindRate:
 		what = fmt.Sprintf("rate %.0f req/s", p.OfferedRatePerS)
+	case results.KindProbe:
+		what = fmt.Sprintf("slo probe %d at %.0f req/s", p.Probe, p.OfferedRatePerS)
+	case results.KindSLO:
+		what = "slo"
+		if p.SLO != nil {
+			what += " (" + p.SLO.Objective() + ")"
+		}
 	}
 	var outcome string
 	switch {
 	case p.Status != results.StatusOK:
 		outcome = strings.ToUpper(string(p.Status)) + ": " + firstLine(p.Failure)
+	case p.Kind == results.KindSLO:
+		s := p.SLO
+		outcome = fmt.Sprintf("%.0f req/s, bracket [%.0f, %.0f) of capacity %.0f, %d probes", s.RatePerS, s.LoPerS, s.HiPerS, s.CapacityPerS, s.Probes)
+		if s.Reason != "" {
+			outcome += ": " + s.Reason
+		}
+		if s.Invalid != "" {
+			outcome += ", INVALID: " + s.Invalid
+		}
 	default:
 		l := p.Load
 		outcome = fmt.Sprintf("%.0f req/s, p99 %s, %.2f ctxsw/req, %.1f µs CPU/req", l.AchievedRatePerS,
@@ -974,6 +1046,9 @@ func (r *runner) progress(p *results.Point) {
 		if !l.Valid {
 			outcome += ", INVALID: " + strings.Join(l.Reasons, "; ")
 		}
+	}
+	if note != nil {
+		outcome += " — " + note(p)
 	}
 	fmt.Fprintf(r.opt.Progress, "[%d/%d] %s, ETA %s | rep %d %s %s: %s\n",
 		r.pointIdx, r.sum.Points, fmtDuration(elapsed), eta, p.Repetition, p.Config.Name, what, outcome)

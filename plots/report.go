@@ -290,7 +290,9 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// summary fills the summary table: per configuration, capacity, p99 at
+// summary fills the summary table: per configuration, capacity, the
+// capacity at its workload's latency objective (if the run searched for
+// it), p99 at
 // the fractions closest to 0.5 and 0.9, and the per-request costs at the
 // chosen load, medians of the valid repetitions with their confidence
 // intervals, and how many invalid repetitions each left out.
@@ -301,6 +303,10 @@ func (rep *report) summary(a *analysis) {
 		rep.Load = a.loadText()
 	}
 	rep.SummaryHead = []string{"configuration", "capacity (req/s)"}
+	hasSLO := slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindSLO })
+	if hasSLO {
+		rep.SummaryHead = append(rep.SummaryHead, "SLO capacity (req/s)")
+	}
 	if ok50 {
 		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f50))
 	}
@@ -343,6 +349,14 @@ func (rep *report) summary(a *analysis) {
 	}
 	for _, cfg := range a.configs {
 		row := []string{cfg.Name, cell(a.capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
+		if hasSLO {
+			g := results.Find(a.groups, cfg.Name, results.KindSLO, 0)
+			if g == nil {
+				row = append(row, "no search (no objective)")
+			} else {
+				row = append(row, cell(g, results.SLOCapacity, cfg.Name+" SLO capacity"))
+			}
+		}
 		if ok50 {
 			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
 		}

@@ -21,6 +21,9 @@ const (
 	reasonFailed      = "failed"
 	reasonUnavailable = "unavailable"
 	reasonNoVerdict   = "no-verdict"
+	// reasonSLOInvalid is a latency-objective search's result that a
+	// probe's generator-invalid verdict spoiled (results.SLOResult.Invalid).
+	reasonSLOInvalid = "slo-generator"
 )
 
 // reasonMeanings explain, in one sentence each, the codes of the validity
@@ -31,6 +34,7 @@ var reasonMeanings = map[string]string{
 	reasonFailed:                      "the server died, or the point could not run",
 	reasonUnavailable:                 "the model cannot run on this machine",
 	reasonNoVerdict:                   "the point was measured but the load generator returned no result",
+	reasonSLOInvalid:                  "a latency-objective search stopped at a probe whose verdict was invalid for the load generator's own reason (its CPU, its timers)",
 }
 
 // reasonMeaning returns the sentence explaining code.
@@ -64,6 +68,7 @@ var reasonAdvice = map[string]string{
 	string(loadgen.CheckOutOfRange):   "latencies fell outside the histograms' range: the server stalled far beyond the expected latencies; read the points' reasons, and rerun",
 	string(loadgen.CheckClock):        "the wall clock was stepped during the run: stop clock stepping (NTP) on this machine while measuring, and rerun",
 	string(loadgen.CheckAborted):      "points were interrupted or lost their server: continue the run (concbench bench --resume) or rerun",
+	reasonSLOInvalid:                  "latency-objective searches were spoiled by the load generator: make sure nothing else runs on its CPUs (--load-cpus), and rerun",
 	reasonFailed:                      "servers died or points could not run: read the failed points' errors in the report's Validity section, fix the cause, and rerun",
 }
 
@@ -81,6 +86,12 @@ func reasonAdviceFor(code string) string {
 func notValidReason(p *results.Point) string {
 	switch {
 	case p.Valid():
+		return ""
+	case p.Kind == results.KindSLO && p.Measured() && p.SLO != nil:
+		// A search's result: valid unless a probe's verdict spoiled it.
+		if p.SLO.Invalid != "" {
+			return reasonSLOInvalid
+		}
 		return ""
 	case p.Status == results.StatusUnavailable:
 		return reasonUnavailable

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	mstats "github.com/aclements/go-moremath/stats"
 
@@ -27,16 +28,19 @@ type winnersTable struct {
 	Note string
 }
 
-// winnerColumn is one metric of the table: at capacity, or at the
-// workload's equal absolute load.
+// winnerColumn is one metric of the table: the capacity at the
+// workload's latency objective (its search's results), or a metric at
+// the workload's equal absolute load. Closed-loop capacity is not in the
+// table: it is the search's upper bracket, not what a user can run at
+// (the capacity figure and the Summary show it).
 type winnerColumn struct {
 	label  string
 	metric results.Metric
-	atRate bool // the workload's equal-load group, else its capacity
+	atRate bool // the workload's equal-load group, else its SLO results
 }
 
 var winnerColumns = []winnerColumn{
-	{"capacity", results.Capacity, false},
+	{"SLO capacity", results.SLOCapacity, false},
 	{"p99 at equal load", results.LatencyP99, true},
 	{"CPU per request", results.CPUPerReq, true},
 	{"context switches per request", results.CtxswPerReq, true},
@@ -48,6 +52,9 @@ type suiteWorkload struct {
 	name  string
 	runs  []string // run names (as in points)
 	names []string // configuration names, as the table shows them
+	// objective is the workload's latency objective ("p99 ≤ 1ms"), ""
+	// if it has none (no search).
+	objective string
 }
 
 // workloadsOf returns the run's workloads from its experiment (harness's
@@ -62,6 +69,10 @@ func (a *analysis) workloadsOf() []suiteWorkload {
 		Workloads []struct {
 			Name    string   `json:"name"`
 			Configs []string `json:"configs"`
+			SLO     *struct {
+				Percentile float64 `json:"percentile"`
+				Bound      string  `json:"bound"`
+			} `json:"slo"`
 		} `json:"workloads"`
 	}
 	b, err := json.Marshal(a.run.Experiment)
@@ -77,6 +88,15 @@ func (a *analysis) workloadsOf() []suiteWorkload {
 		sw := suiteWorkload{name: w.Name}
 		if sw.name == "" {
 			sw.name = "all"
+		}
+		if w.SLO != nil {
+			pct := w.SLO.Percentile
+			if pct == 0 {
+				pct = 99 // harness.DefaultSLOPercentile
+			}
+			if b, err := time.ParseDuration(w.SLO.Bound); err == nil {
+				sw.objective = results.ObjectiveText(pct, b)
+			}
 		}
 		for _, c := range exp.Configs {
 			if len(w.Configs) > 0 && !slices.Contains(w.Configs, c.Name) {
@@ -148,18 +168,37 @@ func (a *analysis) winners() *winnersTable {
 	if !slices.ContainsFunc(ws, func(w suiteWorkload) bool { return len(w.runs) >= 2 }) {
 		return nil
 	}
-	if len(ws) == 1 && a.equalRate(&ws[0]) == 0 {
+	if len(ws) == 1 && a.equalRate(&ws[0]) == 0 && ws[0].objective == "" {
 		return nil
+	}
+	// One objective for every workload names the column; several name
+	// their rows.
+	objective := ws[0].objective
+	for _, w := range ws[1:] {
+		if w.objective != objective {
+			objective = ""
+		}
 	}
 	t := &winnersTable{Head: []string{"workload", "equal load"}}
 	for _, c := range winnerColumns {
-		t.Head = append(t.Head, c.label)
+		label := c.label
+		if !c.atRate {
+			if objective != "" {
+				label += " (" + objective + ")"
+			} else {
+				label += " (the workload's objective)"
+			}
+		}
+		t.Head = append(t.Head, label)
 	}
 	var cells []*winnerCell
 	for i := range ws {
 		w := &ws[i]
 		rate := a.equalRate(w)
 		row := []string{w.name, "none measured"}
+		if objective == "" && w.objective != "" {
+			row[0] += " (" + w.objective + ")"
+		}
 		if rate > 0 {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
@@ -169,6 +208,10 @@ func (a *analysis) winners() *winnersTable {
 			row = append(row, "")
 			if col.atRate && rate == 0 {
 				c.text = "no equal-load point"
+				continue
+			}
+			if !col.atRate && w.objective == "" {
+				c.text = "no objective (no search)"
 				continue
 			}
 			a.winnerCellOf(c, w, col, rate)
@@ -187,7 +230,10 @@ func (a *analysis) winners() *winnersTable {
 		"group — the best and every configuration not significantly behind it — and those significantly behind; \"no significant "+
 		"difference\" when nothing is: the configurations are then not told apart, whatever the medians say. The equal load is the highest absolute rate "+
 		"(req/s) at which every configuration of the workload was measured, the same for all of them (derived from the slowest "+
-		"configuration's capacity in a suite run); capacity is each configuration's own (closed-loop saturation).",
+		"configuration's capacity in a suite run). The SLO capacity is each configuration's own highest open-loop rate whose "+
+		"percentile met the workload's latency objective (a user's statement, see harness's \"Capacity at a latency objective\"), "+
+		"found in each repetition by a search of short probes bounded by its closed-loop capacity (higher is better; a repetition whose "+
+		"search a probe's generator-invalid verdict spoiled is left out); closed-loop capacity is in the capacity figure and the Summary.",
 		countTested(cells), WinnersAlpha)
 	return t
 }
@@ -218,7 +264,7 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 		if col.atRate {
 			g = results.Find(a.groups, run, results.KindRate, rate)
 		} else {
-			g = results.Find(a.groups, run, results.KindCapacity, 1)
+			g = results.Find(a.groups, run, results.KindSLO, 0)
 		}
 		if g == nil {
 			continue

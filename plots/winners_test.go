@@ -11,10 +11,12 @@ import (
 
 // winnersRun builds a two-workload suite run from a valid synthetic
 // point: configurations a, b and c under "cpu" and "block", 5
-// repetitions of capacity and of one equal-load rate per workload, each
-// metric's values the given median times a small spread per repetition.
-// want gives, per workload, the medians of capacity, p99 (µs), CPU per
-// request (µs) and context switches per request of a, b and c.
+// repetitions of capacity, of its search's result (80% of the capacity,
+// under an objective of p99 ≤ 1 ms for cpu and 2 ms for block) and of one
+// equal-load rate per workload, each metric's values the given median
+// times a small spread per repetition. want gives, per workload, the
+// medians of capacity, p99 (µs), CPU per request (µs) and context
+// switches per request of a, b and c.
 func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
 	t.Helper()
 	r, tmpl := syntheticTemplate(t)
@@ -22,8 +24,11 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 	run := *r
 	run.Configs = nil
 	run.Experiment = map[string]any{
-		"configs":   []map[string]any{{"name": "a"}, {"name": "b"}, {"name": "c"}},
-		"workloads": []map[string]any{{"name": "cpu"}, {"name": "block"}},
+		"configs": []map[string]any{{"name": "a"}, {"name": "b"}, {"name": "c"}},
+		"workloads": []map[string]any{
+			{"name": "cpu", "slo": map[string]any{"percentile": 99, "bound": "1ms"}},
+			{"name": "block", "slo": map[string]any{"percentile": 99, "bound": "2ms"}},
+		},
 	}
 	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
 	var out []results.Point
@@ -48,6 +53,10 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 					}
 					out = append(out, p)
 				}
+				// The search's result: 80% of the capacity.
+				out = append(out, results.Point{Config: results.ModelConfig{Name: name, Model: c}, Kind: results.KindSLO,
+					Repetition: rep, Status: results.StatusOK, SLO: &results.SLOResult{Percentile: 99, BoundNs: 1e6,
+						RatePerS: 0.8 * want[wl][0][ci] * f, LoPerS: 0.8 * want[wl][0][ci] * f, HiPerS: 0.85 * want[wl][0][ci] * f, CapacityPerS: want[wl][0][ci], Probes: 3}})
 			}
 		}
 	}
@@ -99,11 +108,11 @@ func TestWinnersGolden(t *testing.T) {
 		row, col   int
 		wantPrefix string
 	}{
-		{"cpu capacity", 0, 2, "**a** by"},
+		{"cpu SLO capacity", 0, 2, "**a** by"},
 		{"cpu p99", 0, 3, "**c** by"},
 		{"cpu cpu", 0, 4, "**a** by"},
 		{"cpu ctxsw", 0, 5, "tie: **a ≈ b** (a by"},
-		{"block capacity", 1, 2, "**b** by"},
+		{"block SLO capacity", 1, 2, "**b** by"},
 		{"block p99", 1, 3, "**b** by"},
 		{"block cpu", 1, 4, "**c** by"},
 		{"block ctxsw", 1, 5, "**c** by"},
@@ -121,6 +130,14 @@ func TestWinnersGolden(t *testing.T) {
 	}
 	if got := tab.Rows[0][1]; got != "1000 req/s" {
 		t.Errorf("equal load %q, want 1000 req/s", got)
+	}
+	var rep report
+	rep.summary(a)
+	if len(rep.SummaryHead) < 3 || rep.SummaryHead[2] != "SLO capacity (req/s)" || !strings.HasPrefix(rep.SummaryRows[0][2], "72") {
+		t.Errorf("summary head %q, first row %q: want a's SLO capacity (median 72 000 req/s) in the third column", rep.SummaryHead, rep.SummaryRows[0])
+	}
+	if h, r := tab.Head[2], tab.Rows[1][0]; h != "SLO capacity (the workload's objective)" || r != "block (p99 ≤ 2ms)" {
+		t.Errorf("SLO column %q, row %q: want the objective per workload", h, r)
 	}
 }
 

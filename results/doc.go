@@ -42,11 +42,15 @@
 //
 // GroupPoints gathers the repetitions of one (configuration, kind,
 // fraction) — for an absolute-rate point (KindRate), of one
-// (configuration, kind, offered rate) — into a Group, in the run's
+// (configuration, kind, offered rate); for a latency-objective search's
+// probe (KindProbe), of one probe index; for its result (KindSLO), of the
+// configuration — into a Group, in the run's
 // configuration order, then in load order (CompareLoad: capacity first,
 // then the other kinds by name, then ascending fraction or rate; ReadRun
 // sorts points the same way). A Metric extracts one number from a point
-// (Metrics lists them: capacity, latency percentiles corrected and
+// (Metrics lists them: capacity, SLO capacity (a KindSLO point's
+// SLOResult, which has no load-generator result: it is valid unless a
+// probe's generator-invalid verdict spoiled it), latency percentiles corrected and
 // uncorrected, achieved rate, send lag, context switches, CPU,
 // allocations, bytes, run-queue wait, RSS); Group.Aggregate summarizes it
 // across the valid repetitions:

@@ -41,6 +41,9 @@ var (
 	csvFixed = []string{"run", "config", "model", "threads", "args", "kind", "fraction", "offered_rate_per_s",
 		"repetition", "status", "valid", "invalid_reasons", "failed_checks", "over_capacity", "failure", "warnings",
 		"requests_ok", "requests_failed", "errors", "start_time"}
+	// csvSLO are a search result's (KindSLO) objective, bracket and
+	// reasons; empty for other points.
+	csvSLO    = []string{"slo_objective", "slo_lo_per_s", "slo_hi_per_s", "slo_invalid", "slo_reason"}
 	csvTheory = []string{"theory_model", "theory_c", "theory_service_ns", "theory_utilization", "theory_stable",
 		"theory_mean_ns", "theory_p50_ns", "theory_p99_ns", "theory_p99_9_ns"}
 )
@@ -52,6 +55,7 @@ func CSVHeader() []string {
 	for _, m := range Metrics() {
 		h = append(h, m.Name)
 	}
+	h = append(h, csvSLO...)
 	return append(h, csvTheory...)
 }
 
@@ -120,6 +124,11 @@ func csvRow(r *Run, p *Point) []string {
 		}
 		row = append(row, cell)
 	}
+	if r := p.SLO; r != nil {
+		row = append(row, r.Objective(), FormatFloat(r.LoPerS), FormatFloat(r.HiPerS), r.Invalid, r.Reason)
+	} else {
+		row = append(row, make([]string, len(csvSLO))...)
+	}
 	if t := p.Theory; t != nil {
 		row = append(row, t.Model, strconv.Itoa(t.C), FormatFloat(t.ServiceNs), FormatFloat(t.Utilization),
 			strconv.FormatBool(t.Stable), FormatFloat(t.MeanNs), FormatFloat(t.P50Ns), FormatFloat(t.P99Ns), FormatFloat(t.P999Ns))
@@ -152,6 +161,12 @@ func BenchName(p *Point) string {
 	case KindCapacity:
 	case KindRate:
 		load = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
+	case KindProbe:
+		load = strconv.Itoa(p.Probe)
+	case KindSLO:
+		if p.SLO != nil {
+			load = benchSafe(fmt.Sprintf("p%s-%v", strconv.FormatFloat(p.SLO.Percentile, 'f', -1, 64), p.SLO.Bound()))
+		}
 	default:
 		load = strconv.FormatFloat(p.Fraction, 'f', 2, 64)
 	}
@@ -169,7 +184,8 @@ func benchSafe(s string) string {
 
 // WriteBench writes pts in the Go benchmark format (x/perf benchfmt),
 // which benchstat reads: one result line per valid repetition
-// (Point.Valid), named by BenchName, with every metric that has a
+// (Point.Valid) and per valid latency-objective search result (KindSLO,
+// metric slo-req/s, one iteration), named by BenchName, with every metric that has a
 // BenchUnit and a value for the point; iterations are the point's
 // successful requests. File configuration lines give goos, goarch, cpu,
 // commit, go and kernel from the run's provenance. Unit lines declare
@@ -204,7 +220,15 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 	}
 	for i := range pts {
 		p := &pts[i]
-		if !p.Valid() {
+		iters := int64(1) // a search's result: one result per repetition
+		switch {
+		case p.Valid():
+			iters = p.Load.Requests.OK
+		case p.Kind == KindSLO:
+			if _, ok := SLOCapacity.Value(p); !ok {
+				continue
+			}
+		default:
 			continue
 		}
 		if p.Provenance.Commit != "" { // a resumed run may span commits
@@ -215,7 +239,7 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 		}
 		res := &benchfmt.Result{
 			Name:  benchfmt.Name(BenchName(p)),
-			Iters: int(max(p.Load.Requests.OK, 1)),
+			Iters: int(max(iters, 1)),
 		}
 		for _, kv := range [][2]string{
 			{"goos", prov.OS}, {"goarch", prov.Arch}, {"cpu", prov.CPUModel}, {"commit", commit},

@@ -257,3 +257,71 @@ func TestBenchstatReads(t *testing.T) {
 		t.Errorf("benchstat complained:\n%s", out)
 	}
 }
+
+// TestExportSLO: a search's result has a bench.txt line (slo-req/s, one
+// iteration) and its CSV columns when valid; a spoiled one has no bench
+// line, and its CSV row says why.
+func TestExportSLO(t *testing.T) {
+	_, r, _ := readSynthetic(t)
+	res := func(invalid string) results.Point {
+		return results.Point{Config: results.ModelConfig{Name: "netpoll"}, Kind: results.KindSLO, Status: results.StatusOK,
+			SLO: &results.SLOResult{Percentile: 99, BoundNs: 1e6, RatePerS: 12000, LoPerS: 12000, HiPerS: 13000, CapacityPerS: 20000, Probes: 3, Invalid: invalid}}
+	}
+	for _, tc := range []struct {
+		name      string
+		p         results.Point
+		wantBench string // "" no line
+		wantCSV   string
+	}{
+		{"valid", res(""), "BenchmarkServe/config=netpoll/kind=slo/load=p99-1ms 1 12000 slo-req/s", "p99 ≤ 1ms,12000,13000,,"},
+		{"spoiled", res("probe at 12000 req/s: invalid (generator-cpu)"), "", "p99 ≤ 1ms,12000,13000,probe at 12000 req/s: invalid (generator-cpu),"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var bench, csvOut bytes.Buffer
+			if err := results.WriteBench(&bench, r, []results.Point{tc.p}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(bench.String(), "kind=slo"); got != (tc.wantBench != "") || tc.wantBench != "" && !strings.Contains(bench.String(), tc.wantBench) {
+				t.Errorf("bench.txt:\n%s\nwant the line %q", bench.String(), tc.wantBench)
+			}
+			if err := results.WriteCSV(&csvOut, r, []results.Point{tc.p}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(csvOut.String(), tc.wantCSV) {
+				t.Errorf("points.csv:\n%s\nwant %q", csvOut.String(), tc.wantCSV)
+			}
+		})
+	}
+}
+
+// TestSLOAggregate: a spoiled search's result is excluded from the
+// aggregate, with its reason; probes of one index group together and
+// have a file each.
+func TestSLOAggregate(t *testing.T) {
+	_, r, _ := readSynthetic(t)
+	cfg := results.ModelConfig{Name: "netpoll"}
+	var pts []results.Point
+	for rep, invalid := range []string{"", "", "probe at 1 req/s: invalid (generator-cpu)"} {
+		pts = append(pts,
+			results.Point{Config: cfg, Kind: results.KindSLO, Status: results.StatusOK, Repetition: rep,
+				SLO: &results.SLOResult{Percentile: 99, BoundNs: 1e6, RatePerS: float64(1000 * (rep + 1)), Invalid: invalid}},
+			results.Point{Config: cfg, Kind: results.KindProbe, Status: results.StatusOK, Repetition: rep, Probe: 0, OfferedRatePerS: float64(500 * (rep + 1))},
+			results.Point{Config: cfg, Kind: results.KindProbe, Status: results.StatusOK, Repetition: rep, Probe: 1, OfferedRatePerS: float64(700 * (rep + 1))})
+	}
+	groups := results.GroupPoints(r, pts)
+	g := results.Find(groups, "netpoll", results.KindSLO, 0)
+	if g == nil {
+		t.Fatal("no SLO group")
+	}
+	a := g.Aggregate(results.SLOCapacity)
+	if a.Stats.N != 2 || a.Stats.Median != 1500 || a.Excluded != 1 || !strings.Contains(a.ExcludedReasons[0], "generator-cpu") {
+		t.Errorf("aggregate %+v, want the 2 valid results (median 1500) and the spoiled one excluded", a)
+	}
+	files := map[string]bool{}
+	for i := range pts {
+		files[results.PointFileName(&pts[i])] = true
+	}
+	if len(groups) != 3 || len(files) != len(pts) {
+		t.Errorf("%d groups (want the result and 2 probe indexes), %d files for %d points", len(groups), len(files), len(pts))
+	}
+}

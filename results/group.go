@@ -50,23 +50,32 @@ func (p *Point) Label() string {
 
 // LoadValue returns what distinguishes p's load among points of its kind, as
 // LoadLabel and CompareLoad take it: the offered rate for KindRate, the
+// probe's index for KindProbe (its rate differs between repetitions), the
 // fraction for the others.
 func (p *Point) LoadValue() float64 {
-	if p.Kind == KindRate {
+	switch p.Kind {
+	case KindRate:
 		return p.OfferedRatePerS
+	case KindProbe:
+		return float64(p.Probe)
 	}
 	return p.Fraction
 }
 
 // LoadLabel names a load: "capacity" for capacity points, "open 0.50"
 // for an open-loop fraction, "rate 5000/s" for an absolute rate (KindRate,
-// whose load is the rate).
+// whose load is the rate), "probe 2" for a search's third probe, "slo" for
+// a search's result.
 func LoadLabel(k Kind, load float64) string {
 	switch k {
 	case KindCapacity:
 		return string(KindCapacity)
 	case KindRate:
 		return fmt.Sprintf("%s %.0f/s", k, load)
+	case KindProbe:
+		return fmt.Sprintf("%s %.0f", k, load)
+	case KindSLO:
+		return string(KindSLO)
 	}
 	return fmt.Sprintf("%s %.2f", k, load)
 }
@@ -173,8 +182,13 @@ func (g *Group) Label() string { return g.Config.Name + " " + LoadLabel(g.Kind, 
 // LoadValue returns g's load as LoadLabel, CompareLoad and Find take it: its
 // fraction, or for KindRate its offered rate.
 func (g *Group) LoadValue() float64 {
-	if g.Kind == KindRate {
+	switch g.Kind {
+	case KindRate:
 		return g.RatePerS
+	case KindProbe:
+		if len(g.Points) > 0 {
+			return float64(g.Points[0].Probe)
+		}
 	}
 	return g.Fraction
 }
@@ -248,6 +262,12 @@ func (g *Group) Aggregate(m Metric) Aggregate {
 	a := Aggregate{Metric: m}
 	var xs []float64
 	for _, p := range g.Points {
+		if p.SLO != nil && p.SLO.Invalid != "" {
+			// A search that a probe's generator-invalid verdict spoiled.
+			a.Excluded++
+			a.ExcludedReasons = append(a.ExcludedReasons, fmt.Sprintf("rep %d: %s", p.Repetition, p.SLO.Invalid))
+			continue
+		}
 		if p.Invalid() {
 			a.Excluded++
 			a.ExcludedReasons = append(a.ExcludedReasons, fmt.Sprintf("rep %d: %s", p.Repetition, p.MainCheck()))
@@ -300,10 +320,11 @@ func NearestFraction(groups []*Group, target float64) (float64, bool) {
 }
 
 // Find returns the group of configuration name, kind and load (Group.Load:
-// the fraction, or a KindRate's rate), or nil.
+// the fraction, or a KindRate's rate; ignored for capacity and SLO
+// groups), or nil.
 func Find(groups []*Group, name string, kind Kind, load float64) *Group {
 	for _, g := range groups {
-		if g.Config.Name == name && g.Kind == kind && (kind == KindCapacity || g.LoadValue() == load) {
+		if g.Config.Name == name && g.Kind == kind && (kind == KindCapacity || kind == KindSLO || g.LoadValue() == load) {
 			return g
 		}
 	}

@@ -82,6 +82,17 @@ var (
 			}
 			return l.AchievedRatePerS, true
 		}}
+	// SLOCapacity is a latency-objective search's result (KindSLO): the
+	// highest probed open-loop rate whose percentile met the workload's
+	// bound (SLOResult.RatePerS), 0 if none did. A result spoiled by a
+	// generator-invalid probe has none.
+	SLOCapacity = Metric{Name: "slo_capacity_req_per_s", Label: "SLO capacity", Unit: "req/s", BenchUnit: "slo-req/s", HigherIsBetter: true,
+		Value: func(p *Point) (float64, bool) {
+			if p.Kind != KindSLO || p.Status != StatusOK || p.SLO == nil || p.SLO.Invalid != "" {
+				return 0, false
+			}
+			return p.SLO.RatePerS, true
+		}}
 	// AchievedRate is the rate of responses (any outcome) of any point.
 	AchievedRate = Metric{Name: "achieved_req_per_s", Label: "achieved rate", Unit: "req/s", BenchUnit: "achieved-req/s", HigherIsBetter: true,
 		Value: func(p *Point) (float64, bool) {
@@ -163,7 +174,7 @@ var (
 // Metrics returns every metric, in the order of the CSV columns.
 func Metrics() []Metric {
 	return []Metric{
-		Capacity, AchievedRate,
+		Capacity, SLOCapacity, AchievedRate,
 		LatencyP50, LatencyP90, LatencyP99, LatencyP999,
 		UncorrectedP50, UncorrectedP90, UncorrectedP99, UncorrectedP999,
 		SendLagP99,

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"concbench/loadgen"
@@ -27,6 +29,15 @@ const (
 	// Fraction is 0): the connections profile compares costs at one rate
 	// that every model sustains, so no capacity is measured for it.
 	KindRate Kind = "rate"
+	// KindProbe is one open-loop probe of a latency-objective search at
+	// the rate the search chose (Point.OfferedRatePerS; Point.Probe is its
+	// index in the repetition's search, Fraction the rate ÷ the capacity
+	// the search started from).
+	KindProbe Kind = "probe"
+	// KindSLO is a search's result, not a measurement of its own: the
+	// highest probed rate of the repetition that met the workload's
+	// latency objective (Point.SLO). It has no load-generator result.
+	KindSLO Kind = "slo"
 )
 
 // Status is a point's outcome.
@@ -86,8 +97,11 @@ type Point struct {
 	Fraction        float64     `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1; rate: 0
 	OfferedRatePerS float64     `json:"offered_rate_per_s"` // open and rate: the target rate; capacity: 0 (closed loop)
 	Repetition      int         `json:"repetition"`         // 0-based
-	Status          Status      `json:"status"`
-	Failure         string      `json:"failure,omitempty"` // why the point failed, with the tail of the server's stderr
+	// Probe is a KindProbe point's index in its repetition's search
+	// (0-based); 0 for the other kinds.
+	Probe   int    `json:"probe,omitempty"`
+	Status  Status `json:"status"`
+	Failure string `json:"failure,omitempty"` // why the point failed, with the tail of the server's stderr
 	// FailedBy says, for a failed point, what failed: FailedServer (the
 	// server died, did not start, or its control channel broke),
 	// FailedLoad (the load generator could not run the load: no
@@ -108,8 +122,52 @@ type Point struct {
 	// Theory is the ideal latency of this configuration at this load.
 	Theory *Theory `json:"theory,omitempty"`
 
+	// SLO is a KindSLO point's result; nil for the other kinds.
+	SLO *SLOResult `json:"slo,omitempty"`
+
 	Provenance Provenance `json:"provenance"`
 	Warnings   []string   `json:"warnings,omitempty"`
+}
+
+// SLOResult is one repetition's capacity at a latency objective: the
+// highest probed open-loop rate whose percentile stayed within the bound
+// with a valid load-generator verdict.
+type SLOResult struct {
+	Percentile float64 `json:"percentile"` // e.g. 99
+	BoundNs    int64   `json:"bound_ns"`   // the percentile's bound
+	// RatePerS is the highest passing probe's rate (req/s); 0 if no probe
+	// passed (Reason says why).
+	RatePerS float64 `json:"rate_per_s"`
+	// LoPerS and HiPerS bracket the true capacity at the objective: the
+	// highest passing rate (0 if none) and the lowest failing one (the
+	// search's upper bracket, the closed-loop capacity, if none failed).
+	LoPerS float64 `json:"lo_per_s"`
+	HiPerS float64 `json:"hi_per_s"`
+	// CapacityPerS is the closed-loop capacity the search was bounded by
+	// (the median of the valid capacity measurements so far); PriorPerS
+	// the median of the earlier repetitions' results it started from (0:
+	// none, a bisection of [0, capacity]).
+	CapacityPerS float64 `json:"capacity_per_s"`
+	PriorPerS    float64 `json:"prior_per_s,omitempty"`
+	Probes       int     `json:"probes"` // probes run
+	// Invalid, if set, says why the result cannot be trusted: a probe's
+	// verdict was invalid for the load generator's own reason (its CPU,
+	// its timers), which says nothing of the server. Such a result is in
+	// no statistic (Group.Aggregate excludes it).
+	Invalid string `json:"invalid,omitempty"`
+	// Reason explains a result of 0, or an early stop.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Bound returns r's bound as a duration.
+func (r *SLOResult) Bound() time.Duration { return time.Duration(r.BoundNs) }
+
+// Objective names r's objective: "p99 ≤ 1ms".
+func (r *SLOResult) Objective() string { return ObjectiveText(r.Percentile, r.Bound()) }
+
+// ObjectiveText names a latency objective: "p99 ≤ 1ms".
+func ObjectiveText(percentile float64, bound time.Duration) string {
+	return fmt.Sprintf("p%s ≤ %v", strconv.FormatFloat(percentile, 'f', -1, 64), bound)
 }
 
 // ServerCost is the server process's cost over a point's measured window,

@@ -102,14 +102,19 @@ func WriteRun(dir string, r *Run) error {
 }
 
 // PointFileName is the file name of p inside dir/points: unique per
-// (configuration, kind, fraction — or, for KindRate, offered rate —,
-// repetition), so a resumed run finds the
+// (configuration, kind, fraction — or, for KindRate, offered rate, for
+// KindProbe the probe's index —, repetition), so a resumed run finds the
 // points it already has.
 func PointFileName(p *Point) string {
 	name := strings.NewReplacer("/", "_", " ", "_", "=", "-").Replace(p.Config.Name)
 	frac := strconv.FormatFloat(p.Fraction, 'f', 3, 64)
-	if p.Kind == KindRate {
+	switch p.Kind {
+	case KindRate:
 		frac = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
+	case KindProbe, KindSLO:
+		// A probe's rate depends on the earlier probes: its index
+		// names it, so that a resumed search finds it.
+		frac = fmt.Sprintf("%02d", p.Probe)
 	}
 	return fmt.Sprintf("%s__%s__%s__rep%02d.json", name, p.Kind, frac, p.Repetition)
 }

@@ -46,8 +46,10 @@ as interrupted; --resume DIR continues it.
 Profiles (--profile): default (what "make bench" runs: every model, capacity
 and 10/50/75/90% of it, 6 repetitions; about 7 minutes), suite (five
 workloads — cpu, tiny, block, bimodal, ledger — every model family under
-each, capacity and one equal absolute rate, --rates-from-slowest; its report
-opens with a who-wins-where table; about 8 minutes), chain (the front end in
+each, capacity, each one's capacity at a latency objective (--slo: a
+search of a few short open-loop probes after every capacity point) and one
+equal absolute rate, --rates-from-slowest; its report opens with a
+who-wins-where table), chain (the front end in
 front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours;
 on a bigger machine the server gets half the CPUs and the load generator
 the rest with a worker per CPU),
@@ -83,8 +85,10 @@ type benchFlags struct {
 	ratesFromSlowest                          string
 	cpu, serverCPUs, loadCPUs                 string
 	serverBinary                              string
-	reps, gomaxprocs                          int
+	reps, gomaxprocs, sloProbes               int
 	duration, warmup                          time.Duration
+	slo, sloWarmup, sloDuration               time.Duration
+	sloPercentile                             float64
 	seed                                      uint64
 	print, noFigures, relaxLoadChecks         bool
 	agent                                     agentFlags
@@ -107,6 +111,11 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&f.ratesFromSlowest, "rates-from-slowest", joinFloats(def.RatesFromSlowest), "comma-separated open-loop loads as fractions in (0, 1] of the slowest configuration's median capacity under each workload, the same absolute rates for every configuration, measured after every other point (the profile's; empty for none)")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.Duration), "measured window of every point (the profile's; thesis 5s, gate 2s)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.Warmup), "unmeasured warm-up before every window, at least 100ms (the profile's; thesis 1s, gate 500ms)")
+	fs.DurationVar(&f.slo, "slo", 0, "latency objective of every workload, the bound of its percentile (--slo-percentile): each configuration's highest open-loop rate that meets it is searched for after every capacity point (default: the profile's per-workload objectives; suite sets them; 0 removes them)")
+	fs.Float64Var(&f.sloPercentile, "slo-percentile", harness.DefaultSLOPercentile, "the percentile --slo bounds: 50, 90, 99 or 99.9")
+	fs.IntVar(&f.sloProbes, "slo-probes", harness.DefaultSLOProbes, "most probes of each search (one per configuration, workload with an objective and repetition)")
+	fs.DurationVar(&f.sloWarmup, "slo-warmup", harness.DefaultSLOWarmup, "warm-up of every search probe, at least 100ms")
+	fs.DurationVar(&f.sloDuration, "slo-duration", harness.DefaultSLODuration, "measured window of every search probe")
 	fs.StringVar(&f.conns, "conns", strconv.Itoa(w0.Conns), "connections; a comma-separated list makes a sweep, one workload each (the profile's; thesis 16,64,256)")
 	fs.StringVar(&f.protocol, "protocol", w0.Protocol, "wire protocol, http or binary; a comma-separated list makes a sweep (the profile's)")
 	fs.StringVar(&f.cpu, "cpu", w0.CPU, "CPU work per request: V, exp:MEAN or bimodal:P:A:B durations (exponential service makes the M/M/c ideal exact)")
@@ -333,6 +342,31 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 		if exp.Workloads, err = sweep(exp.Workloads[0], f, set); err != nil {
 			return exp, err
 		}
+	}
+	if set["slo"] || set["slo-percentile"] {
+		for i := range exp.Workloads {
+			w := &exp.Workloads[i]
+			switch {
+			case set["slo"] && f.slo == 0:
+				w.SLO = nil
+			case set["slo"]:
+				w.SLO = &harness.SLO{Percentile: f.sloPercentile, Bound: harness.Duration(f.slo)}
+			case w.SLO != nil:
+				c := *w.SLO
+				c.Percentile = f.sloPercentile
+				w.SLO = &c
+			}
+		}
+	}
+	exp = exp.WithDefaults() // the search's defaults, if --slo added an objective
+	if set["slo-probes"] {
+		exp.SLOProbes = f.sloProbes
+	}
+	if set["slo-warmup"] {
+		exp.SLOWarmup = harness.Duration(f.sloWarmup)
+	}
+	if set["slo-duration"] {
+		exp.SLODuration = harness.Duration(f.sloDuration)
 	}
 	if set["gomaxprocs"] {
 		for i := range exp.Configs {

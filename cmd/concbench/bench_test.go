@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"concbench/harness"
 	"concbench/plots"
@@ -30,7 +31,7 @@ func TestBenchHelp(t *testing.T) {
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
 		"-models", "-reps", "(default 6)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
-		"-load-cpus", "-server-binary", "-seed", "-print-experiment",
+		"-load-cpus", "-server-binary", "-seed", "-print-experiment", "-slo", "-slo-percentile", "-slo-probes",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
@@ -79,6 +80,43 @@ func TestBenchFlags(t *testing.T) {
 			want := []string{"activeobject/threads=1", "activeobject/threads=2", "activeobject/threads=4", "activeobject/threads=8", "netpoll"}
 			if e.Profile != "threads" || !slices.Equal(names, want) || len(e.Workloads) != 2 || len(e.RatesFromSlowest) != 1 || len(e.Fractions) != 0 {
 				t.Errorf("configurations %v (want %v), experiment %+v", names, want, e)
+			}
+		}},
+		{name: "suite objectives", args: []string{"--profile", "suite"}, check: func(t *testing.T, e harness.Experiment) {
+			for _, w := range e.Workloads {
+				if w.SLO == nil || time.Duration(w.SLO.Bound) != harness.SuiteSLOs[w.Name] || w.SLO.Percentile != 99 {
+					t.Errorf("workload %s objective %+v, want p99 ≤ %v", w.Name, w.SLO, harness.SuiteSLOs[w.Name])
+				}
+			}
+			if e.SLOProbes != harness.DefaultSLOProbes || time.Duration(e.SLODuration) != harness.DefaultSLODuration {
+				t.Errorf("search of %d probes of %v", e.SLOProbes, e.SLODuration)
+			}
+		}},
+		{name: "slo for every workload", args: []string{"--profile", "suite", "--slo", "3ms", "--slo-percentile", "99.9", "--slo-probes", "4", "--slo-duration", "200ms"}, check: func(t *testing.T, e harness.Experiment) {
+			for _, w := range e.Workloads {
+				if w.SLO == nil || time.Duration(w.SLO.Bound) != 3*time.Millisecond || w.SLO.Percentile != 99.9 {
+					t.Errorf("workload %s objective %+v, want p99.9 ≤ 3ms", w.Name, w.SLO)
+				}
+			}
+			if e.SLOProbes != 4 || time.Duration(e.SLODuration) != 200*time.Millisecond {
+				t.Errorf("search of %d probes of %v, want 4 of 200ms", e.SLOProbes, e.SLODuration)
+			}
+		}},
+		{name: "slo added to the default profile", args: []string{"--slo", "1ms"}, check: func(t *testing.T, e harness.Experiment) {
+			if w := e.Workloads[0]; w.SLO == nil || time.Duration(w.SLO.Bound) != time.Millisecond || e.SLOProbes != harness.DefaultSLOProbes {
+				t.Errorf("objective %+v, %d probes", w.SLO, e.SLOProbes)
+			}
+		}},
+		{name: "slo removed", args: []string{"--profile", "suite", "--slo", "0"}, check: func(t *testing.T, e harness.Experiment) {
+			for _, w := range e.Workloads {
+				if w.SLO != nil {
+					t.Errorf("workload %s keeps its objective %+v", w.Name, w.SLO)
+				}
+			}
+		}},
+		{name: "default profile has no objective", args: nil, check: func(t *testing.T, e harness.Experiment) {
+			if e.Workloads[0].SLO != nil || e.SLOProbes != 0 {
+				t.Errorf("objective %+v, %d probes", e.Workloads[0].SLO, e.SLOProbes)
 			}
 		}},
 		{name: "rates from slowest", args: []string{"--rates-from-slowest", "0.5,0.8"}, check: func(t *testing.T, e harness.Experiment) {
@@ -206,6 +244,9 @@ func TestBenchErrors(t *testing.T) {
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
 		{name: "conns", args: []string{"--conns", "many"}, want: `--conns: "many" is not a number`},
 		{name: "reps", args: []string{"--reps", "0"}, want: "repetitions 0 out of range"},
+		{name: "slo percentile", args: []string{"--slo", "1ms", "--slo-percentile", "95"}, want: "SLO percentile 95 not supported"},
+		{name: "slo bound", args: []string{"--slo", "1ns"}, want: "SLO bound 1ns out of range"},
+		{name: "slo probes", args: []string{"--slo", "1ms", "--slo-probes", "0"}, want: "SLO probes 0 out of range"},
 		{name: "cpus", args: []string{"--server-cpus", "0", "--load-cpus", "0"}, want: "share CPU 0"},
 		{name: "profile and file", args: []string{"--profile", "gate", "--experiment", "x.json"}, want: "--profile and --experiment both given"},
 		{name: "resume with flags", args: []string{"--resume", "out/x", "--reps", "3"}, want: "--reps cannot change it"},

@@ -1,0 +1,374 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"concbench/loadgen"
+	"concbench/results"
+)
+
+// SLO is a workload's latency objective: the Percentile of the corrected
+// latency must stay within Bound. It is a user's statement of what is
+// fast enough, not a measurement; the search (Experiment.SLOProbes)
+// finds each configuration's highest open-loop rate that meets it.
+type SLO struct {
+	// Percentile is one of SLOPercentiles; 0 means DefaultSLOPercentile.
+	Percentile float64  `json:"percentile,omitempty"`
+	Bound      Duration `json:"bound"`
+}
+
+// DefaultSLOPercentile is an SLO's percentile when none is given.
+const DefaultSLOPercentile = 99
+
+// SLOPercentiles are the percentiles an SLO may bound: those the load
+// generator reports and judges (loadgen.Summary, Result.Trusted).
+var SLOPercentiles = []float64{50, 90, 99, 99.9}
+
+// Limits of the latency-objective search.
+const (
+	MinSLOBound  = 10 * time.Microsecond
+	MaxSLOBound  = 10 * time.Second
+	MaxSLOProbes = 16
+	// SLOResolution is the fraction of the capacity at which the search
+	// stops early: once its bracket is narrower, a further probe would
+	// not tell rates apart that the windows' noise does.
+	SLOResolution = 0.01
+	// SLOPriorWidth is the half-width of the narrow bracket a search
+	// checks around the earlier repetitions' median result, as a
+	// fraction of it (see sloNext).
+	SLOPriorWidth = 0.1
+)
+
+// Defaults of the search's settings when a workload has an SLO.
+const (
+	DefaultSLOProbes   = 3
+	DefaultSLOWarmup   = 100 * time.Millisecond
+	DefaultSLODuration = 300 * time.Millisecond
+)
+
+// percentile is the SLO's percentile, its default applied.
+func (s *SLO) percentile() float64 {
+	if s.Percentile == 0 {
+		return DefaultSLOPercentile
+	}
+	return s.Percentile
+}
+
+// String names the objective: "p99 ≤ 1ms".
+func (s *SLO) String() string {
+	return results.ObjectiveText(s.percentile(), time.Duration(s.Bound))
+}
+
+// validate returns what is wrong with s, or nil.
+func (s *SLO) validate() error {
+	if !slices.Contains(SLOPercentiles, s.percentile()) {
+		return fmt.Errorf("SLO percentile %g not supported (accepted: %v, or 0 for %d)", s.Percentile, SLOPercentiles, DefaultSLOPercentile)
+	}
+	if b := time.Duration(s.Bound); b < MinSLOBound || b > MaxSLOBound {
+		return fmt.Errorf("SLO bound %v out of range (accepted: %v..%v)", b, MinSLOBound, MaxSLOBound)
+	}
+	return nil
+}
+
+// probeOutcome is what a probe tells the search.
+type probeOutcome int
+
+const (
+	probePass      probeOutcome = iota // valid verdict, percentile within the bound
+	probeFail                          // the server missed: over capacity, rate missed, percentile above the bound, died
+	probeGenerator                     // the generator's own fault: the probe says nothing of the server
+)
+
+// sloProbe is one probe's rate and outcome, with why it did not pass.
+type sloProbe struct {
+	rate    float64
+	outcome probeOutcome
+	why     string
+}
+
+// sloSearch is one repetition's search: its bounds and the probes so far.
+type sloSearch struct {
+	capacity float64 // the upper bracket: closed-loop capacity (req/s)
+	prior    float64 // median of earlier repetitions' results (0: none)
+	probes   int     // at most this many probes
+}
+
+// bracket returns the highest passing rate (0: none) and the lowest
+// failing one (the capacity if none) of done.
+func (s *sloSearch) bracket(done []sloProbe) (lo, hi float64) {
+	hi = s.capacity
+	for _, p := range done {
+		switch {
+		case p.outcome == probePass && p.rate > lo:
+			lo = p.rate
+		case p.outcome == probeFail && p.rate < hi:
+			hi = p.rate
+		}
+	}
+	return lo, hi
+}
+
+// sloNext returns the rate of the next probe after done, or false when
+// the search is over: its probes are spent, a probe was the generator's
+// fault, or the bracket is narrower than SLOResolution of the capacity.
+//
+// Without a prior it bisects [0, capacity]: each probe at the middle of
+// the bracket of the highest passing and the lowest failing rate. With a
+// prior m (the median of the earlier repetitions' results), the first
+// probe is at m, the second checks the edge of a narrow bracket around
+// it, m·(1+SLOPriorWidth) after a pass or m·(1−SLOPriorWidth) after a
+// failure, and the rest bisect the bracket: when the earlier repetitions
+// were right, 3 probes narrow the rate to SLOPriorWidth·m/2 (5% of m),
+// where a bisection of [0, capacity] would leave capacity/8; when they
+// were wrong (the edge check goes the same way as the first probe), the
+// bisection continues over the whole remaining bracket.
+func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
+	if len(done) >= s.probes || s.capacity <= 0 {
+		return 0, false
+	}
+	for _, p := range done {
+		if p.outcome == probeGenerator {
+			return 0, false
+		}
+	}
+	lo, hi := s.bracket(done)
+	if hi-lo < SLOResolution*s.capacity {
+		return 0, false
+	}
+	var r float64
+	switch {
+	case s.prior > 0 && s.prior < s.capacity && len(done) == 0:
+		r = s.prior
+	case s.prior > 0 && s.prior < s.capacity && len(done) == 1:
+		if done[0].outcome == probePass {
+			r = s.prior * (1 + SLOPriorWidth)
+		} else {
+			r = s.prior * (1 - SLOPriorWidth)
+		}
+		if r <= lo || r >= hi {
+			r = (lo + hi) / 2
+		}
+	default:
+		r = (lo + hi) / 2
+	}
+	return math.Round(r), true
+}
+
+// sloResult returns the search's result after done.
+func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
+	lo, hi := s.bracket(done)
+	res := results.SLOResult{RatePerS: lo, LoPerS: lo, HiPerS: hi, CapacityPerS: s.capacity, PriorPerS: s.prior, Probes: len(done)}
+	for _, p := range done {
+		if p.outcome == probeGenerator {
+			res.Invalid = fmt.Sprintf("probe at %.0f req/s: %s (the load generator's fault, not the server's: the result is not used)", p.rate, p.why)
+			return res
+		}
+	}
+	if lo == 0 {
+		if len(done) == 0 {
+			res.Reason = "no probe was run"
+			return res
+		}
+		low := done[0]
+		for _, p := range done {
+			if p.rate < low.rate {
+				low = p
+			}
+		}
+		res.Reason = fmt.Sprintf("no probe met the objective: the lowest, %.0f req/s, %s", low.rate, low.why)
+	}
+	return res
+}
+
+// judgeProbe classifies a measured probe against the objective. A probe
+// fails for what the server did: it died or never answered, a response
+// failed, the verdict is invalid for a server check (over capacity, rate
+// missed, …: gate's faultOf tells them apart the same way), or the
+// percentile is above the bound. It is the generator's fault when the
+// load could not be run, or the verdict is invalid for the generator's
+// own reasons (its CPU, its timers), or it does not trust the percentile.
+func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
+	switch {
+	case p.Status == results.StatusUnavailable:
+		return probeFail, "the model is unavailable: " + p.Failure
+	case p.FailedBy == results.FailedLoad:
+		return probeGenerator, "the load generator could not run it: " + firstLine(p.Failure)
+	case !p.Measured() || p.Load == nil:
+		return probeFail, "failed: " + firstLine(p.Failure)
+	}
+	for k, n := range p.Load.Errors {
+		if n > 0 && k != "interrupted" && !loadgen.ExpectedOutcome(k) {
+			return probeFail, fmt.Sprintf("responses failed (%s: %d)", k, n)
+		}
+	}
+	pct := slo.percentile()
+	if !p.Load.Valid {
+		why := fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
+		if slices.Contains(p.Load.Checks, loadgen.CheckCPU) {
+			return probeGenerator, why
+		}
+		for _, c := range p.Load.Checks {
+			if slices.Contains(sloServerChecks, c) {
+				return probeFail, why
+			}
+		}
+		return probeGenerator, why
+	}
+	if !p.Load.Trusted(pct) {
+		return probeGenerator, fmt.Sprintf("p%s untrusted (generator-lag)", strconv.FormatFloat(pct, 'f', -1, 64))
+	}
+	v, ok := percentileNs(&p.Load.Latency, pct)
+	if !ok {
+		return probeFail, "no response measured"
+	}
+	label := "p" + strconv.FormatFloat(pct, 'f', -1, 64)
+	if time.Duration(v) > time.Duration(slo.Bound) {
+		return probeFail, fmt.Sprintf("%s %s > %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
+	}
+	return probePass, fmt.Sprintf("%s %s ≤ %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
+}
+
+// sloServerChecks are the verdict checks that fail for what the server
+// did (as gate's serverChecks).
+var sloServerChecks = []loadgen.Check{loadgen.CheckOverCapacity, loadgen.CheckRate, loadgen.CheckUnsent,
+	loadgen.CheckErrors, loadgen.CheckNoResponses, loadgen.CheckWarmup}
+
+// percentileNs returns percentile pct (one of SLOPercentiles) of s.
+func percentileNs(s *loadgen.Summary, pct float64) (int64, bool) {
+	if s.Count == 0 {
+		return 0, false
+	}
+	switch pct {
+	case 50:
+		return s.P50Ns, true
+	case 90:
+		return s.P90Ns, true
+	case 99:
+		return s.P99Ns, true
+	case 99.9:
+		return s.P999Ns, true
+	}
+	return 0, false
+}
+
+func joinChecks(cs []loadgen.Check) string {
+	if len(cs) == 0 {
+		return string(results.UnclassifiedCheck)
+	}
+	s := string(cs[0])
+	for _, c := range cs[1:] {
+		s += ", " + string(c)
+	}
+	return s
+}
+
+// probeKey names one probe of a run.
+type probeKey struct {
+	name       string
+	rep, probe int
+}
+
+// sloPrior returns the median of configuration name's valid SLO
+// capacities in repetitions before rep that found a passing rate, or 0.
+func (r *runner) sloPrior(name string, rep int) float64 {
+	var xs []float64
+	for k, v := range r.sloRates[name] {
+		if k < rep && v > 0 {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	return results.Summarize(xs).Median
+}
+
+// search runs rc's latency-objective search of repetition rep (sloSearch)
+// on the server that measured its capacity, probe by probe, each written
+// as a KindProbe point, then writes its result as a KindSLO point. A
+// resumed run replays the probes it has, and measures the rest; a search
+// whose result is in the folder is skipped whole. An interrupt stops it
+// before the next probe, without a result (Resume continues it).
+func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
+	slo := rc.wl.SLO
+	res := r.newPoint(rc, pointLoad{kind: results.KindSLO}, rep)
+	if results.HasPoint(r.dir, res) {
+		n := 0
+		for i := range r.exp.SLOProbes {
+			if _, ok := r.probes[probeKey{rc.name, rep, i}]; ok {
+				n++
+			}
+		}
+		r.pointIdx += n + 1
+		r.sum.Skipped += n + 1
+		r.sum.Points -= r.exp.SLOProbes - n
+		return nil
+	}
+	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
+	var done []sloProbe
+	if _, unavailable := r.unavailable[rc.name]; !unavailable {
+		for i := 0; ; i++ {
+			rate, ok := s.sloNext(done)
+			if !ok {
+				break
+			}
+			if ctx.Err() != nil {
+				r.sum.Interrupted = true
+				return nil
+			}
+			p, ok := r.probes[probeKey{rc.name, rep, i}]
+			if ok {
+				r.pointIdx++
+				r.sum.Skipped++
+			} else {
+				l := pointLoad{kind: results.KindProbe, rate: rate, probe: i, capacity: s.capacity,
+					seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + len(r.exp.RatesFromSlowest) + i}
+				p = r.newPoint(rc, l, rep)
+				verdict := func(p *results.Point) string {
+					o, why := judgeProbe(p, slo)
+					switch o {
+					case probePass:
+						return "pass: " + why
+					case probeGenerator:
+						return "GENERATOR: " + why
+					}
+					return "fail: " + why
+				}
+				if err := r.pointAt(rc, p, l.seedIdx, verdict); err != nil {
+					return err
+				}
+			}
+			o, why := judgeProbe(p, slo)
+			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
+		}
+	}
+	r.sum.Points -= s.probes - len(done)
+	sr := s.sloResult(done)
+	sr.Percentile, sr.BoundNs = slo.percentile(), int64(time.Duration(slo.Bound))
+	res.SLO = &sr
+	res.StartTime = time.Now().UTC()
+	res.Provenance.Time = res.StartTime
+	switch reason, unavailable := r.unavailable[rc.name]; {
+	case unavailable:
+		res.Status, res.Failure = results.StatusUnavailable, reason
+	case s.capacity <= 0:
+		res.Status, res.FailedBy = results.StatusFailed, results.FailedNoRate
+		res.Failure = fmt.Sprintf("no valid capacity measurement of %s in repetitions 0..%d to bound the search", rc.name, rep)
+	default:
+		res.Status = results.StatusOK
+	}
+	r.pointIdx++
+	if err := results.WritePoint(r.dir, res); err != nil {
+		r.sum.Interrupted, r.run.Interrupted = true, true
+		return fmt.Errorf("harness: %w", err)
+	}
+	r.remember(res)
+	r.count(res)
+	r.progress(res, nil)
+	return nil
+}

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"concbench/results"
+)
+
+// TestRunSLOSearch runs a real search against a fast model with relaxed
+// limits, and a resume that re-measures a deleted probe and its result.
+// It asserts the structure (probes stored, a result per repetition within
+// the capacity), not the rates.
+func TestRunSLOSearch(t *testing.T) {
+	w := DefaultWorkload()
+	w.Conns = 4
+	exp := Experiment{
+		Profile:      "test",
+		Configs:      []Config{{Name: "netpoll", Model: "netpoll"}},
+		Workloads:    []Workload{{Workload: w, SLO: &SLO{Bound: Duration(5 * time.Millisecond)}}},
+		Fractions:    []float64{0.3},
+		Repetitions:  2,
+		Warmup:       Duration(100 * time.Millisecond),
+		Duration:     Duration(200 * time.Millisecond),
+		SLOProbes:    2,
+		SLOWarmup:    Duration(100 * time.Millisecond),
+		SLODuration:  Duration(100 * time.Millisecond),
+		Seed:         7,
+		LoadLimits:   relaxed,
+		ServerBinary: serverBinary,
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	var progress bytes.Buffer
+	sum, err := Run(context.Background(), exp, dir, Options{Progress: &progress})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.Failed != 0 || sum.Unavailable != 0 || sum.Points > 2*(2+2+1) {
+		t.Fatalf("summary %s: want at most 10 points, none failed", sum)
+	}
+	check := func(t *testing.T) {
+		t.Helper()
+		_, pts, _ := readPoints(t, dir)
+		for rep := range 2 {
+			var capPt, res *results.Point
+			probes := 0
+			for i := range pts {
+				p := &pts[i]
+				if p.Repetition != rep {
+					continue
+				}
+				switch p.Kind {
+				case results.KindCapacity:
+					capPt = p
+				case results.KindSLO:
+					res = p
+				case results.KindProbe:
+					probes++
+					if p.Load == nil || p.OfferedRatePerS <= 0 || p.ServerInfo.PID == 0 {
+						t.Errorf("rep %d probe %d: not measured (%+v)", rep, p.Probe, p.Status)
+					}
+				}
+			}
+			if capPt == nil || res == nil || res.SLO == nil {
+				t.Fatalf("rep %d: capacity %v, SLO result %v", rep, capPt != nil, res != nil)
+			}
+			r := res.SLO
+			if probes == 0 || probes > 2 || r.Probes != probes {
+				t.Errorf("rep %d: %d probe points, the result counts %d (at most 2)", rep, probes, r.Probes)
+			}
+			if r.Percentile != 99 || r.Bound() != 5*time.Millisecond || r.CapacityPerS <= 0 {
+				t.Errorf("rep %d: result %+v", rep, r)
+			}
+			if r.RatePerS > r.CapacityPerS || r.LoPerS > r.HiPerS || r.HiPerS > r.CapacityPerS {
+				t.Errorf("rep %d: result %+v not within its capacity", rep, r)
+			}
+			if r.RatePerS == 0 && r.Reason == "" && r.Invalid == "" {
+				t.Errorf("rep %d: a result of 0 without a reason", rep)
+			}
+		}
+	}
+	check(t)
+	for _, want := range []string{"slo probe 0 at", "slo (p99 ≤ 5ms):"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress has no %q:\n%s", want, progress.String())
+		}
+	}
+
+	t.Run("resume", func(t *testing.T) {
+		for _, p := range []*results.Point{
+			{Config: results.ModelConfig{Name: "netpoll"}, Kind: results.KindSLO, Repetition: 1},
+			{Config: results.ModelConfig{Name: "netpoll"}, Kind: results.KindProbe, Repetition: 1, Probe: 1},
+		} {
+			os.Remove(filepath.Join(dir, results.PointsDir, results.PointFileName(p))) // the probe may not exist: the search may have stopped early
+		}
+		sum, err := Resume(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatalf("Resume: %v", err)
+		}
+		if sum.Skipped < 4 || sum.Failed != 0 {
+			t.Fatalf("summary %s: want the capacity, open and first probe points kept", sum)
+		}
+		check(t)
+	})
+}
