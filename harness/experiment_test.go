@@ -29,11 +29,11 @@ func TestProfilesValidate(t *testing.T) {
 				t.Errorf("profile %s is named %q", name, e.Profile)
 			}
 			switch name {
-			case "default":
+			case "load":
 				if e.Repetitions < 6 || len(e.Configs) != len(AllConfigs()) || !hasFractions(e.Fractions, 0.5, 0.9) || !e.CalibrateOnce {
-					t.Errorf("default: %d repetitions, %d configurations, fractions %v, calibrate once %t; want ≥ 6, every model, 0.5 and 0.9, true", e.Repetitions, len(e.Configs), e.Fractions, e.CalibrateOnce)
+					t.Errorf("load: %d repetitions, %d configurations, fractions %v, calibrate once %t; want ≥ 6, every model, 0.5 and 0.9, true", e.Repetitions, len(e.Configs), e.Fractions, e.CalibrateOnce)
 				}
-			case "suite":
+			case "default":
 				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || len(e.RatesFromSlowest) == 0 || !e.CalibrateOnce {
 					t.Errorf("suite: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every model, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
 				}

@@ -10,59 +10,42 @@ import (
 )
 
 // ProfileNames lists the named experiments, the default first.
-var ProfileNames = []string{"default", "suite", "thesis", "gate", "chain", "connections", "threads"}
+var ProfileNames = []string{"default", "load", "thesis", "gate", "chain", "connections", "threads"}
 
 // Profile returns the named experiment:
 //
-//   - default: what "make bench" runs. Every model (Leader/Followers in
-//     each promotion order, Half-Sync/Half-Reactive plain and pooled,
-//     Proactor, Active Object, thread per connection, netpoll); HTTP, 64
-//     connections, CPU work exponential with mean 10 µs; capacity, then
-//     10, 50, 75 and 90% of it; 6 repetitions; 250 ms warm-up and 1 s
-//     windows; the CPU work calibrated once for every server; so that
-//     the whole "make bench" takes under 8 minutes on a 2-CPU machine:
-//     measured on the 2-vCPU VM this was written on ("/usr/bin/time make
-//     bench" in a fresh clone at commit 18ce803), 6 min 22 s with a warm
-//     build cache — the run's 300 points 6 min 21 s, the figures under a
-//     second — plus 16 s for the build from an empty build cache.
-//   - suite: the workload suite (make bench PROFILE=suite)
-//     (SuiteWorkloads, justified in the package documentation) — every
-//     model and variant under the profiles' workload ("cpu"), one
-//     configuration per model family (SuiteFamilies) under four more
-//     ("tiny", "block", "bimodal", "ledger"); per configuration and
-//     workload its capacity and one open-loop point at an absolute rate
+//   - default: what "make bench" runs — the workload suite
+//     (SuiteWorkloads, each workload justified in the package
+//     documentation): every model and variant under the profiles'
+//     workload ("cpu"), one configuration per model family
+//     (SuiteFamilies) under four more ("tiny", "block", "bimodal",
+//     "ledger"). Per configuration, workload and repetition: its
+//     closed-loop capacity; its capacity at the workload's p99 objective
+//     (SuiteSLOs), a search of at most DefaultSLOProbes (3) open-loop
+//     probes of DefaultSLOWarmup + DefaultSLODuration (100 ms + 300 ms)
+//     on the same server; and one open-loop point at an absolute rate
 //     shared by every configuration of the workload,
 //     SuiteRateFromSlowest of the slowest one's median capacity
-//     (RatesFromSlowest); 5 repetitions (the fewest with which
-//     results.RatioCI gives the report's 95% intervals: 4 per side),
-//     250 ms warm-up and 1 s windows; the CPU work calibrated once for
-//     every server. 340 points (10 + 4 × 6 configurations × 2 loads × 5).
-//     Each workload has a p99 objective (SuiteSLOs), and every
-//     configuration × workload × repetition a search for its capacity at
-//     it: at most DefaultSLOProbes (3) probes of DefaultSLOWarmup +
-//     DefaultSLODuration (100 ms + 300 ms) each, at most 1.2 s per
-//     repetition plus the per-point overhead, at most 510 probes and 170
-//     results in all — about 3 min 35 s more (510 × 0.42 s; ESTIMATED
-//     from the default profile's per-point overhead, not run end to end),
-//     so about 11 minutes for the suite in all.
-//     Wall time ESTIMATED, not run end to end when written: about
-//     8 minutes on a 2-CPU machine — 340 × 1.27 s per point (the 1.25 s
-//     of warm-up and window plus 0.02 s of overhead, the per-point cost
-//     of the default profile's measured run: 300 points in
-//     6 min 21 s, "/usr/bin/time make bench" at commit 18ce803) = 7 min
-//     12 s, plus the build (16 s from an empty cache), bench's chain
-//     check (--validate, about 18 s) and the figures. Measured since:
-//     7 min 39 s ("/usr/bin/time -v make bench" on the otherwise idle
-//     2-vCPU VM it was written on, tree of commit 7ed9d5a, warm build
-//     cache): the 340 points 7 min 20 s, 5 of them invalid (proactor's
-//     capacity under "tiny" saturates the one-CPU load generator).
-//     Not the default yet: its report leads with the who-wins-where
-//     table, but with 5 repetitions only the largest margins survive the
-//     table's Holm correction (1 of 20 cells in the measured run), it
-//     has no fraction-of-capacity points (no latency-vs-load figure, no
-//     M/M/c ideal), and its Answers section, which compares
-//     configurations across the run, is left out for runs of several
-//     workloads.
+//     (RatesFromSlowest). 5 repetitions (the fewest with which
+//     results.RatioCI gives the report's 95% intervals: 4 per side); the
+//     capacity and equal-load points have 200 ms of warm-up and 700 ms
+//     windows (shorter than the other profiles' 250 ms and 1 s, to fit
+//     the search in: the windows still hold 10 000-30 000 responses at
+//     the equal loads of cpu, tiny and ledger, about 1 000 under block);
+//     the CPU work calibrated once for every server. 340 points, at most
+//     510 probes and 170 search results (34 configurations × 5). The
+//     report opens with the who-wins-where table. Wall time: WALLTIME.
+//   - load: the comparison under one workload across load: every model
+//     and variant, HTTP, 64 connections, CPU work exponential with mean
+//     10 µs; capacity, then 10, 50, 75 and 90% of it (each
+//     configuration's own); 6 repetitions; 250 ms warm-up and 1 s
+//     windows; the CPU work calibrated once for every server. Its report
+//     has the latency-vs-load figure with the M/M/c ideal from measured
+//     inputs, which the default's equal-load points cannot draw. This
+//     was the default profile until the suite replaced it: measured then
+//     ("/usr/bin/time make bench" in a fresh clone at commit 18ce803 on
+//     the 2-vCPU VM), 6 min 22 s with a warm build cache — the run's 300
+//     points 6 min 21 s, the figures under a second.
 //   - thesis: the same models under a connection sweep (16, 64 and 256
 //     connections), capacity and 11 fractions from 10 to 95%, 7
 //     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
@@ -159,13 +142,15 @@ func Profile(name string) (Experiment, error) {
 		CalibrateOnce: true,
 	}
 	switch name {
-	case "default":
+	case "load":
 		return base, nil
-	case "suite":
+	case "default":
 		base.Workloads = SuiteWorkloads()
 		base.Fractions = nil
 		base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
 		base.Repetitions = 5
+		base.Warmup = Duration(200 * time.Millisecond)
+		base.Duration = Duration(700 * time.Millisecond)
 		base.SLOProbes = DefaultSLOProbes
 		base.SLOWarmup = Duration(DefaultSLOWarmup)
 		base.SLODuration = Duration(DefaultSLODuration)
@@ -356,7 +341,10 @@ func ThreadsWorkloads() []Workload {
 	var ws []Workload
 	for _, w := range SuiteWorkloads() {
 		if w.Name == "cpu" || w.Name == "block" {
-			w.Configs = nil
+			// Every configuration, and no latency objective: the sweep
+			// compares capacities and the equal-load costs, and its
+			// stated wall time has no search in it.
+			w.Configs, w.SLO = nil, nil
 			ws = append(ws, w)
 		}
 	}

@@ -62,13 +62,13 @@ func TestBenchFlags(t *testing.T) {
 		args  []string
 		check func(t *testing.T, e harness.Experiment)
 	}{
-		{name: "default profile", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 || len(e.Workloads) != 1 || len(e.Fractions) != 4 || len(e.RatesFromSlowest) != 0 {
+		{name: "load profile", args: []string{"--profile", "load"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Profile != "load" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 || len(e.Workloads) != 1 || len(e.Fractions) != 4 || len(e.RatesFromSlowest) != 0 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
-		{name: "suite profile", args: []string{"--profile", "suite"}, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "suite" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
+		{name: "default profile, the suite", args: nil, check: func(t *testing.T, e harness.Experiment) {
+			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
@@ -82,7 +82,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("configurations %v (want %v), experiment %+v", names, want, e)
 			}
 		}},
-		{name: "suite objectives", args: []string{"--profile", "suite"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "suite objectives", args: nil, check: func(t *testing.T, e harness.Experiment) {
 			for _, w := range e.Workloads {
 				if w.SLO == nil || time.Duration(w.SLO.Bound) != harness.SuiteSLOs[w.Name] || w.SLO.Percentile != 99 {
 					t.Errorf("workload %s objective %+v, want p99 ≤ %v", w.Name, w.SLO, harness.SuiteSLOs[w.Name])
@@ -92,7 +92,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("search of %d probes of %v", e.SLOProbes, e.SLODuration)
 			}
 		}},
-		{name: "slo for every workload", args: []string{"--profile", "suite", "--slo", "3ms", "--slo-percentile", "99.9", "--slo-probes", "4", "--slo-duration", "200ms"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "slo for every workload", args: []string{"--slo", "3ms", "--slo-percentile", "99.9", "--slo-probes", "4", "--slo-duration", "200ms"}, check: func(t *testing.T, e harness.Experiment) {
 			for _, w := range e.Workloads {
 				if w.SLO == nil || time.Duration(w.SLO.Bound) != 3*time.Millisecond || w.SLO.Percentile != 99.9 {
 					t.Errorf("workload %s objective %+v, want p99.9 ≤ 3ms", w.Name, w.SLO)
@@ -102,19 +102,19 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("search of %d probes of %v, want 4 of 200ms", e.SLOProbes, e.SLODuration)
 			}
 		}},
-		{name: "slo added to the default profile", args: []string{"--slo", "1ms"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "slo added to the load profile", args: []string{"--profile", "load", "--slo", "1ms"}, check: func(t *testing.T, e harness.Experiment) {
 			if w := e.Workloads[0]; w.SLO == nil || time.Duration(w.SLO.Bound) != time.Millisecond || e.SLOProbes != harness.DefaultSLOProbes {
 				t.Errorf("objective %+v, %d probes", w.SLO, e.SLOProbes)
 			}
 		}},
-		{name: "slo removed", args: []string{"--profile", "suite", "--slo", "0"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "slo removed", args: []string{"--slo", "0"}, check: func(t *testing.T, e harness.Experiment) {
 			for _, w := range e.Workloads {
 				if w.SLO != nil {
 					t.Errorf("workload %s keeps its objective %+v", w.Name, w.SLO)
 				}
 			}
 		}},
-		{name: "default profile has no objective", args: nil, check: func(t *testing.T, e harness.Experiment) {
+		{name: "load profile has no objective", args: []string{"--profile", "load"}, check: func(t *testing.T, e harness.Experiment) {
 			if e.Workloads[0].SLO != nil || e.SLOProbes != 0 {
 				t.Errorf("objective %+v, %d probes", e.Workloads[0].SLO, e.SLOProbes)
 			}
@@ -124,7 +124,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
 			}
 		}},
-		{name: "models prune the suite", args: []string{"--profile", "suite", "--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "models prune the suite", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
 			for _, w := range e.Workloads {
 				if w.Name != "cpu" && !slices.Equal(w.Configs, []string{"activeobject", "netpoll"}) {
 					t.Errorf("workload %s runs %v, want activeobject and netpoll", w.Name, w.Configs)
@@ -134,7 +134,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("%d workloads, want 5", len(e.Workloads))
 			}
 		}},
-		{name: "models outside the suite's families", args: []string{"--profile", "suite", "--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "models outside the suite's families", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
 			if len(e.Workloads) != 1 || e.Workloads[0].Name != "cpu" {
 				t.Errorf("workloads %+v, want cpu alone (the only one that runs leaderfollowers/fifo)", e.Workloads)
 			}
