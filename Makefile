@@ -55,8 +55,10 @@ browser:
 	$(SUDO) apt-get install -y chromium
 
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
-## (every model, a few minutes); PROFILE=thesis for the long sweep, gate for
-## the CI suite; BENCHFLAGS for more (see bin/concbench help bench)
+## (the workload suite, every model: about 10 minutes); PROFILE=load for one
+## workload across load, threads for the thread sweep, thesis for the long
+## sweep, gate for the CI suite, chain, connections; BENCHFLAGS for more
+## (see bin/concbench help bench)
 PROFILE    ?= default
 BENCHFLAGS ?=
 .PHONY: bench figures

@@ -198,7 +198,7 @@
 //
 // One workload cannot say where a pattern wins: under the profiles' CPU
 // work alone the pools (4-5 threads sharing the one server CPU) can only
-// lose to the single-threaded loops. The suite profile (SuiteWorkloads)
+// lose to the single-threaded loops. The default profile (SuiteWorkloads)
 // therefore runs five, each chosen so that some pattern should win it and
 // another lose, at equal absolute load (RatesFromSlowest) beside each
 // model's capacity:

@@ -34,7 +34,12 @@ var ProfileNames = []string{"default", "load", "thesis", "gate", "chain", "conne
 //     the equal loads of cpu, tiny and ledger, about 1 000 under block);
 //     the CPU work calibrated once for every server. 340 points, at most
 //     510 probes and 170 search results (34 configurations × 5). The
-//     report opens with the who-wins-where table. Wall time: WALLTIME.
+//     report opens with the who-wins-where table. Wall time measured:
+//     9 min 14 s ("/usr/bin/time -v make bench" in a fresh clone at
+//     commit e56f634 on the otherwise idle 2-vCPU VM it was written on,
+//     warm build cache): 994 points (340 capacity and equal-load points,
+//     484 probes, 170 results) in 8 min 52 s, the chain check and the
+//     figures the rest. An empty build cache adds the build's 16 s.
 //   - load: the comparison under one workload across load: every model
 //     and variant, HTTP, 64 connections, CPU work exponential with mean
 //     10 µs; capacity, then 10, 50, 75 and 90% of it (each

@@ -43,13 +43,15 @@ with its reason; a point whose server died is recorded as failed; neither
 stops the run. Ctrl-C stops after the current point and records the run
 as interrupted; --resume DIR continues it.
 
-Profiles (--profile): default (what "make bench" runs: every model, capacity
-and 10/50/75/90% of it, 6 repetitions; about 7 minutes), suite (five
-workloads — cpu, tiny, block, bimodal, ledger — every model family under
-each, capacity, each one's capacity at a latency objective (--slo: a
-search of a few short open-loop probes after every capacity point) and one
-equal absolute rate, --rates-from-slowest; its report opens with a
-who-wins-where table), chain (the front end in
+Profiles (--profile): default (what "make bench" runs: five workloads —
+cpu, tiny, block, bimodal, ledger — every model family under each, every
+variant under cpu; per configuration its capacity, its capacity at the
+workload's latency objective (--slo: a search of a few short open-loop
+probes after every capacity point) and one equal absolute rate,
+--rates-from-slowest; 5 repetitions; its report opens with a
+who-wins-where table; about 9 minutes), load (every model under the cpu
+workload at its capacity and 10/50/75/90% of it, 6 repetitions, with the
+latency-vs-load figure; about 7 minutes), chain (the front end in
 front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours;
 on a bigger machine the server gets half the CPUs and the load generator
 the rest with a worker per CPU),
