@@ -29,7 +29,7 @@ func TestBenchHelp(t *testing.T) {
 	}
 	for _, want := range []string{
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
-		"-models", "-reps", "(default 6)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
+		"-models", "-reps", "(default 5)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment", "-slo", "-slo-percentile", "-slo-probes",
 	} {
@@ -238,7 +238,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, suite, thesis, gate, chain, connections, threads)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, load, thesis, gate, chain, connections, threads)`},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
@@ -298,7 +298,7 @@ func TestBenchRun(t *testing.T) {
 	bin := concbenchBinary(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	err := runBench(context.Background(), []string{"--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
+	err := runBench(context.Background(), []string{"--profile", "load", "--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
 		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin, "--relax-load-checks", "--validate", "0",
 		"--rates-from-slowest", ""}, nil, &stdout, &stderr)
 	if err != nil {
