@@ -275,6 +275,21 @@
 // references as horizontal lines, and its caption names each model's
 // best count.
 //
+// Measured ("make bench PROFILE=threads", fresh clone at commit 95e8634,
+// idle 2-vCPU VM, 5 repetitions, all 280 points valid; capacity medians
+// with the ratio of 8 to 1 threads and its 95% interval): under cpu
+// Leader/Followers is best with 1 thread (50 200 req/s; 8 ÷ 1 threads
+// 0.68× [0.62, 0.75]) and its p99 at 22 815 req/s grows 4.0× [1.2, 14]
+// from 1 to 8 threads; Half-Sync/Half-Reactive gains a little (1.13×
+// [1.05, 1.27]: its reactor hands off either way), Active Object does
+// not change; netpoll (57 300) and the Proactor (65 100) stay above every
+// pool. Under block every pool scales almost linearly, 7.8-8.4× from 1
+// to 8 threads (to 19 200-19 900 req/s), far above the Proactor (2 420:
+// its one dispatcher sleeps in the call) and netpoll (3 920; its
+// capacity under block varies widely between runs, 4 900-16 100 req/s
+// across the repetitions of a default-profile run, unexplained so far),
+// and the pools' p99 at 1 639 req/s falls to 0.21-0.24× of one thread's.
+//
 // # Capacity at a latency objective
 //
 // Closed-loop capacity says how fast a model goes with its latency

@@ -116,12 +116,11 @@ var ProfileNames = []string{"default", "load", "thesis", "gate", "chain", "conne
 //     one open-loop point at SuiteRateFromSlowest of the slowest
 //     configuration's capacity under the workload (RatesFromSlowest);
 //     5 repetitions, 250 ms warm-up and 1 s windows: 280 points (14
-//     configurations × 2 workloads × 2 loads × 5). Wall time ESTIMATED,
-//     not run end to end when written: about 6½ minutes on a 2-CPU
-//     machine — 280 × 1.29 s per point (the suite profile's measured
-//     run: 340 points in 7 min 20 s) = 6 min 1 s, plus the build (16 s
-//     from an empty cache), bench's chain check (about 18 s) and the
-//     figures.
+//     configurations × 2 workloads × 2 loads × 5). Wall time measured:
+//     6 min 21 s ("make bench PROFILE=threads" in a fresh clone at
+//     commit 95e8634 on the otherwise idle 2-vCPU VM, warm build cache):
+//     the 280 points 6 min 3 s, all valid, plus the chain check and the
+//     figures. (Estimated before from the per-point cost: 6½ minutes.)
 //
 // Every profile but gate calibrates the CPU work once per run, on the
 // server CPUs, and gives the value to every server (CalibrateOnce); the

@@ -61,8 +61,7 @@ measured: each cost against connections, with an idle-connection
 control; about 14 minutes, estimated), threads (the thread sweep:
 Leader/Followers, Half-Sync/Half-Reactive and Active Object at 1, 2, 4
 and 8 threads beside the Proactor and netpoll, under the cpu and block
-workloads, capacity and one equal absolute rate; about 6½ minutes,
-estimated). Flags override the profile's
+workloads, capacity and one equal absolute rate; about 6½ minutes). Flags override the profile's
 fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
 "experiment"; print one with --print-experiment).
 
