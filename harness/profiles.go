@@ -47,10 +47,11 @@ var ProfileNames = []string{"default", "load", "thesis", "gate", "chain", "conne
 //     windows; the CPU work calibrated once for every server. Its report
 //     has the latency-vs-load figure with the M/M/c ideal from measured
 //     inputs, which the default's equal-load points cannot draw. This
-//     was the default profile until the suite replaced it: measured then
-//     ("/usr/bin/time make bench" in a fresh clone at commit 18ce803 on
-//     the 2-vCPU VM), 6 min 22 s with a warm build cache — the run's 300
-//     points 6 min 21 s, the figures under a second.
+//     was the default profile until the suite replaced it. Measured:
+//     6 min 44 s ("make bench PROFILE=load" in a fresh clone at commit
+//     95e8634 on the otherwise idle 2-vCPU VM, warm build cache), its
+//     300 points 6 min 26 s, all valid, plus the chain check and the
+//     figures.
 //   - thesis: the same models under a connection sweep (16, 64 and 256
 //     connections), capacity and 11 fractions from 10 to 95%, 7
 //     repetitions, 1 s warm-up and 5 s windows: 2520 points, about 4¼
