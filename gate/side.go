@@ -8,80 +8,24 @@ import (
 	"strconv"
 	"strings"
 
-	"concbench/loadgen"
 	"concbench/results"
 )
 
-// Fault says whose doing it is that a point cannot be used.
-type Fault string
+// Fault says whose doing it is that a point cannot be used
+// (results.Fault, shared with the harness's latency-objective search).
+type Fault = results.Fault
 
-// The faults.
+// The faults. ServerFault is what the Failures rule counts; a
+// GeneratorFault point is left out of every sample.
 const (
-	// NoFault: the point was measured and its verdict is valid.
-	NoFault Fault = ""
-	// ServerFault: the server failed the point: it died (the point
-	// failed), a response failed verification, or the verdict is invalid
-	// for what the server did (over capacity, the rate missed, requests
-	// never sent, no response) while the generator had its CPU. The
-	// Failures rule counts these.
-	ServerFault Fault = "server"
-	// GeneratorFault: the load generator's verdict on itself is invalid
-	// (it could not keep its schedule, its CPU was taken, …) and nothing
-	// in the point is the server's alone: the point says nothing about
-	// the server and is left out of every sample. A point whose
-	// generator waited for its CPU is the generator's even when the rate
-	// was also missed (the generator could not send or read on time).
-	GeneratorFault Fault = "generator"
-	// Unmeasured: the configuration was unavailable.
-	Unmeasured Fault = "unmeasured"
+	NoFault        = results.NoFault
+	ServerFault    = results.ServerFault
+	GeneratorFault = results.GeneratorFault
+	Unmeasured     = results.Unmeasured
 )
 
-// serverChecks are the verdict checks that fail for what the server did.
-var serverChecks = []loadgen.Check{loadgen.CheckOverCapacity, loadgen.CheckRate, loadgen.CheckUnsent,
-	loadgen.CheckErrors, loadgen.CheckNoResponses, loadgen.CheckWarmup}
-
-// faultOf classifies a point.
-func faultOf(p *results.Point) Fault {
-	switch {
-	case p.Status == results.StatusUnavailable:
-		return Unmeasured
-	case p.FailedBy == results.FailedNoRate:
-		// Nothing was offered: the capacity it would take its rate from
-		// was never validly measured (the generator's verdicts).
-		return GeneratorFault
-	case !p.Measured() || p.Load == nil:
-		return ServerFault // the server died, or never answered
-	}
-	for k, n := range p.Load.Errors {
-		if n > 0 && k != "interrupted" && !loadgen.ExpectedOutcome(k) {
-			return ServerFault // a response failed verification, or the transport failed
-		}
-	}
-	if p.Load.Valid {
-		return NoFault
-	}
-	// A generator whose threads waited for a CPU (or whose CPU was
-	// stolen) could neither send on schedule nor read responses on time,
-	// so a missed rate or a growing backlog in the same window is no
-	// evidence against the server: the point is the generator's. Seen in
-	// a fresh-clone .ci/run while other work compiled on the machine:
-	// eleven open points were invalid for "rate" or "over-capacity", every
-	// one of them with "generator-cpu" (run-queue waits of 15-69 % of the
-	// window), and the gate judged the head's three of them "server
-	// failures +1/+2", a regression, of a tree identical to the base. The
-	// server is pinned to other CPUs, so a head that slows down does not
-	// take the generator's CPU; what it does (a rate missed on an idle
-	// generator CPU) is still a server failure.
-	if slices.Contains(p.Load.Checks, loadgen.CheckCPU) {
-		return GeneratorFault
-	}
-	for _, c := range p.Load.Checks {
-		if slices.Contains(serverChecks, c) {
-			return ServerFault
-		}
-	}
-	return GeneratorFault
-}
+// faultOf classifies a point (results.Point.Fault).
+func faultOf(p *results.Point) Fault { return p.Fault() }
 
 // Point is one measured point reduced to what the gate judges: its
 // identity, its outcome, whose fault it is if it cannot be used, and the

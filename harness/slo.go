@@ -188,7 +188,7 @@ func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 // judgeProbe classifies a measured probe against the objective. A probe
 // fails for what the server did: it died or never answered, a response
 // failed, the verdict is invalid for a server check (over capacity, rate
-// missed, …: gate's faultOf tells them apart the same way), or the
+// missed, …: results.Point.Fault, as the gate tells them apart), or the
 // percentile is above the bound. It is the generator's fault when the
 // load could not be run, or the verdict is invalid for the generator's
 // own reasons (its CPU, its timers), or it does not trust the percentile.
@@ -201,42 +201,29 @@ func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
 	case !p.Measured() || p.Load == nil:
 		return probeFail, "failed: " + firstLine(p.Failure)
 	}
-	for k, n := range p.Load.Errors {
-		if n > 0 && k != "interrupted" && !loadgen.ExpectedOutcome(k) {
+	switch p.Fault() {
+	case results.ServerFault:
+		if k, n := p.FailedResponses(); k != "" {
 			return probeFail, fmt.Sprintf("responses failed (%s: %d)", k, n)
 		}
+		return probeFail, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
+	case results.GeneratorFault:
+		return probeGenerator, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
 	}
 	pct := slo.percentile()
-	if !p.Load.Valid {
-		why := fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
-		if slices.Contains(p.Load.Checks, loadgen.CheckCPU) {
-			return probeGenerator, why
-		}
-		for _, c := range p.Load.Checks {
-			if slices.Contains(sloServerChecks, c) {
-				return probeFail, why
-			}
-		}
-		return probeGenerator, why
-	}
+	label := "p" + strconv.FormatFloat(pct, 'f', -1, 64)
 	if !p.Load.Trusted(pct) {
-		return probeGenerator, fmt.Sprintf("p%s untrusted (generator-lag)", strconv.FormatFloat(pct, 'f', -1, 64))
+		return probeGenerator, label + " untrusted (generator-lag)"
 	}
 	v, ok := percentileNs(&p.Load.Latency, pct)
 	if !ok {
 		return probeFail, "no response measured"
 	}
-	label := "p" + strconv.FormatFloat(pct, 'f', -1, 64)
 	if time.Duration(v) > time.Duration(slo.Bound) {
 		return probeFail, fmt.Sprintf("%s %s > %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
 	}
 	return probePass, fmt.Sprintf("%s %s ≤ %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
 }
-
-// sloServerChecks are the verdict checks that fail for what the server
-// did (as gate's serverChecks).
-var sloServerChecks = []loadgen.Check{loadgen.CheckOverCapacity, loadgen.CheckRate, loadgen.CheckUnsent,
-	loadgen.CheckErrors, loadgen.CheckNoResponses, loadgen.CheckWarmup}
 
 // percentileNs returns percentile pct (one of SLOPercentiles) of s.
 func percentileNs(s *loadgen.Summary, pct float64) (int64, bool) {

@@ -159,9 +159,9 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 			noFactorWhy = r.Why
 			continue
 		case r.Significant():
-			factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+			factor = factorCI(r)
 		default:
-			factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+			factor = factorCI(r)
 			note = " (no significant difference)"
 		}
 		if higher {
@@ -186,6 +186,11 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 
 // factorText writes a ratio estimate as a factor: "1.21×".
 func factorText(x float64) string { return factorNum(x) + "×" }
+
+// factorCI is a ratio with its interval: "1.32× [1.2, 1.45]".
+func factorCI(r results.Ratio) string {
+	return fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+}
 
 // factorNum writes a factor with 3 significant digits, or 4 decimals where
 // 3 digits would round it to 1 (an interval bound of 1.002 must not read

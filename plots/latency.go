@@ -591,10 +591,6 @@ func cmpFloat(x, y float64) int {
 // configurations it is not drawn for and why, and how far the row's
 // percentile is from it at the chosen load.
 func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, row latencyRow, anyIdeal bool) string {
-	type named struct {
-		name string
-		v    float64
-	}
 	var svc []named
 	cs := map[int]bool{}
 	reasons := map[string][]string{}
@@ -616,15 +612,7 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 	}
 	var b strings.Builder
 	if len(svc) > 0 && anyIdeal {
-		lo, hi := svc[0], svc[0]
-		for _, s := range svc[1:] {
-			if s.v < lo.v {
-				lo = s
-			}
-			if s.v > hi.v {
-				hi = s
-			}
-		}
+		lo, hi := extremes(svc)
 		cl := slices.Sorted(maps.Keys(cs))
 		var cstr []string
 		for _, c := range cl {
@@ -658,15 +646,7 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 				}
 			}
 			if len(ratios) > 0 {
-				lo, hi := ratios[0], ratios[0]
-				for _, r := range ratios[1:] {
-					if r.v < lo.v {
-						lo = r
-					}
-					if r.v > hi.v {
-						hi = r
-					}
-				}
+				lo, hi := extremes(ratios)
 				if lo.name == hi.name {
 					fmt.Fprintf(&b, "; at %.2f of capacity %s's %s is %.1f× its ideal", a.load, lo.name, row.label, lo.v)
 				} else {
@@ -743,4 +723,25 @@ func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
 		}
 	}
 	return g
+}
+
+// named is a configuration's value, for a caption's range.
+type named struct {
+	name string
+	v    float64
+}
+
+// extremes returns the first lowest and the first highest of the
+// non-empty xs.
+func extremes(xs []named) (lo, hi named) {
+	lo, hi = xs[0], xs[0]
+	for _, x := range xs[1:] {
+		if x.v < lo.v {
+			lo = x
+		}
+		if x.v > hi.v {
+			hi = x
+		}
+	}
+	return lo, hi
 }

@@ -262,7 +262,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 			t.est = r.Est
 			switch {
 			case r.OK:
-				t.ratio = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
+				t.ratio = factorCI(r)
 			case r.Est > 0:
 				t.ratio = factorText(r.Est) + " (no interval)"
 			default:

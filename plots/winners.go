@@ -151,7 +151,7 @@ type winnerCell struct {
 // rival is the comparison of a cell's best configuration with one other.
 type rival struct {
 	name   string
-	factor string  // margin of the best over it: "1.32× [1.20, 1.45]"
+	factor string  // the runner-up only: the best's margin over it, "1.32× [1.20, 1.45]"
 	p      float64 // the test's two-sided p-value; NaN: no test
 	why    string  // why there is no test
 	adj    float64 // Holm-adjusted p-value (set by holm)
@@ -287,19 +287,21 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 	b := cs[0]
 	c.best = b.name
 	for _, o := range cs[1:] {
-		num, den := b.values, o.values
-		if !higher {
-			num, den = o.values, b.values
-		}
 		rv := rival{name: o.name}
-		r := results.RatioCI(num, den, results.Confidence)
-		switch {
-		case r.OK:
-			rv.factor = fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
-		case r.Est > 0:
-			rv.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
-		default:
-			rv.factor = "no ratio (" + r.Why + ")"
+		if len(c.rivals) == 0 { // the margin shown: over the runner-up
+			num, den := b.values, o.values
+			if !higher {
+				num, den = o.values, b.values
+			}
+			r := results.RatioCI(num, den, results.Confidence)
+			switch {
+			case r.OK:
+				rv.factor = factorCI(r)
+			case r.Est > 0:
+				rv.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
+			default:
+				rv.factor = "no ratio (" + r.Why + ")"
+			}
 		}
 		rv.p, rv.why = welchLog(b.values, o.values)
 		c.rivals = append(c.rivals, rv)
