@@ -72,7 +72,11 @@
 //     at most Abs + Rel × |base median| (DefaultCtxswAbs 0.1 +
 //     DefaultCtxswRel 25 %): the bound scales with the metric, from
 //     netpoll's 0.005 switches per request at capacity to
-//     Half-Sync/Half-Reactive's 2 at half load.
+//     Half-Sync/Half-Reactive's 2 at half load. A change beyond it fails
+//     only when a one-sided U test in the bad direction also gives
+//     p < Alpha (uncorrected: the tolerance is the criterion, the test
+//     only tells a shift of every repetition from a median moved by the
+//     metric's spread; Row.PShift).
 //   - UTest (throughput and the server's user CPU per request at
 //     capacity; p99 latency at both open points — at 10 % the base's p99
 //     is a few hundred µs, so a tail regression shows there, while at half

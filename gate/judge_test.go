@@ -117,6 +117,13 @@ func TestJudge(t *testing.T) {
 		{name: "u-test latency up 20% (below 25%)", rule: uP99, old: p99, new: scale(p99, 1.2), want: Same, wantWhy: "below the minimum effect 25%"},
 		{name: "u-test latency down 30%", rule: uP99, old: p99, new: scale(p99, 0.7), want: Better},
 		{name: "tolerance scales with the base", rule: tolCtxsw, old: scale(ctxsw, 10), new: shift(scale(ctxsw, 10), 1.05), want: Same},
+		// A no-change CI run at 4e3bfe9 (leaderfollowers/lifo capacity,
+		// 7+7 repetitions): the medians 0.376 and 0.577 differ by more
+		// than the tolerance, but by the metric's spread.
+		{name: "tolerance beyond by the spread", rule: Rule{Metric: results.CtxswPerReq, Kind: results.KindCapacity, Method: Tolerance, Abs: 0.1, Rel: 0.25},
+			old:  []float64{0.749, 0.359, 0.285, 0.696, 0.28, 0.376, 0.458},
+			new:  []float64{0.42, 0.639, 0.286, 0.712, 0.652, 0.42, 0.577},
+			want: Same, wantWhy: "within the metric's spread"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.rule.Metric.Name

@@ -155,6 +155,10 @@ func (row *Row) testText() string {
 		return fmt.Sprintf("%s %s, min %s", p, n, strings.TrimPrefix(row.Threshold, "≥"))
 	case Failures:
 		return "failures > base"
+	case Tolerance:
+		if !math.IsNaN(row.PShift) {
+			return fmt.Sprintf("%s %s %s, shift p=%.4f", row.Method, row.Threshold, n, row.PShift)
+		}
 	}
 	return fmt.Sprintf("%s %s %s", row.Method, row.Threshold, n)
 }

@@ -20,7 +20,8 @@ const (
 	// (context switches per request): the medians may differ by at most
 	// Abs + Rel × |base median| in the bad direction, so that the bound
 	// scales with the metric (0.005 switches per request at netpoll's
-	// capacity, 2 at Leader/Followers' half load).
+	// capacity, 2 at Leader/Followers' half load); a change beyond it
+	// fails only if a one-sided U test also finds a shift (p < Alpha).
 	Tolerance Method = "tolerance"
 	// UTest judges a timing metric (throughput, CPU per request, latency
 	// percentiles): a regression needs both a one-sided Mann–Whitney U
