@@ -206,6 +206,11 @@ type Config struct {
 	// spread over; default 1 (the generator gets one CPU on a 2-CPU
 	// machine). Each worker is one locked OS thread.
 	Workers int `json:"workers"`
+	// WorkerCPUs, if set, pins worker i's thread to CPU WorkerCPUs[i mod
+	// len], so that every busy-polling worker has a CPU to itself; the
+	// process's other threads keep the process's affinity. Empty: the
+	// workers run wherever the process may.
+	WorkerCPUs []int `json:"worker_cpus,omitempty"`
 	// Depth is the pipelining depth: the requests written together in one
 	// batch; default 1 (no pipelining). Open loop: each scheduled arrival is
 	// a batch of Depth requests with the same intended time. Closed loop: a
@@ -303,6 +308,13 @@ type Config struct {
 	// zero field means its default (DefaultLimits).
 	Limits Limits `json:"limits"`
 
+	// Throttle, if positive, makes every worker spin this long after
+	// each response it reads: a deliberately slower generator, for tests
+	// and demonstrations of the checks that catch a generator that is
+	// the bottleneck. Every result of a throttled run says so in its
+	// warnings. 0 in every real measurement.
+	Throttle time.Duration `json:"throttle_ns,omitempty"`
+
 	// Trace, if positive, keeps a per-request record (Result.Trace) of up
 	// to Trace measured requests answered ok — ids and intended, actual
 	// send and receive times on CLOCK_MONOTONIC — in arrays preallocated
@@ -356,6 +368,8 @@ const (
 	MaxDepth    = 1024
 	MaxInFlight = 1 << 16
 	MaxRate     = 1e8
+	// maxCPU bounds WorkerCPUs: the CPUs a unix.CPUSet can name.
+	maxCPU = 1024
 )
 
 // WithDefaults returns c with zero fields that have a default replaced by it.
@@ -495,6 +509,13 @@ func (c Config) Validate() error {
 		return errf("poll %q unknown (accepted: sleep, busy)", c.Poll)
 	case c.Trace < 0 || c.Trace > MaxTrace:
 		return errf("trace %d out of range (accepted: 0 for none, or 1..%d)", c.Trace, MaxTrace)
+	case c.Throttle < 0 || c.Throttle > time.Second:
+		return errf("throttle %v out of range (accepted: 0..1s)", c.Throttle)
+	}
+	for _, cpu := range c.WorkerCPUs {
+		if cpu < 0 || cpu >= maxCPU {
+			return errf("worker CPU %d out of range (accepted: 0..%d)", cpu, maxCPU-1)
+		}
 	}
 	if err := c.Limits.validate(); err != nil {
 		return errf("%v", err)

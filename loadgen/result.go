@@ -203,8 +203,12 @@ const (
 	CheckOutOfRange   Check = "out-of-range"   // values beyond a histogram's range
 	CheckBusy         Check = "generator-busy" // the generator's workers were near saturation
 	CheckCPU          Check = "generator-cpu"  // the generator's threads waited for a CPU, or its CPU was stolen
-	CheckClock        Check = "clock"          // the wall clock was stepped during the run
-	CheckAborted      Check = "aborted"        // interrupted, or the server went away
+	// CheckCeiling is set by the harness, not by Run: the rate reached a
+	// stated fraction of the generator's ceiling measured at the start of
+	// the run, beyond what this generator can vouch for.
+	CheckCeiling Check = "generator-ceiling"
+	CheckClock   Check = "clock"   // the wall clock was stepped during the run
+	CheckAborted Check = "aborted" // interrupted, or the server went away
 )
 
 // Meaning explains the check in one sentence, for reports that group
@@ -222,6 +226,7 @@ func (c Check) Meaning() string {
 		CheckOutOfRange:   "values fell beyond a histogram's range",
 		CheckBusy:         "the load generator's workers were near saturation",
 		CheckCPU:          "the load generator's threads waited for a CPU, or the hypervisor took its CPU",
+		CheckCeiling:      "the rate reached the stated fraction of the load generator's own ceiling, measured at the start of the run: beyond what this generator measures here",
 		CheckClock:        "the wall clock was stepped during the run",
 		CheckAborted:      "the run was interrupted, or the server went away",
 	}[c]
@@ -672,11 +677,27 @@ func judge(r *Result, failures ...string) {
 	}
 }
 
+// Invalidate marks r invalid for check c with reason, in the order of
+// importance of its checks (a caller's own check, as the harness's
+// CheckCeiling).
+func (r *Result) Invalidate(c Check, reason string) {
+	i := len(r.Checks)
+	for j, x := range r.Checks {
+		if checkOrder(c) < checkOrder(x) {
+			i = j
+			break
+		}
+	}
+	r.Checks = slices.Insert(r.Checks, i, c)
+	r.Reasons = slices.Insert(r.Reasons, min(i, len(r.Reasons)), reason)
+	r.Valid = false
+}
+
 // checkOrder ranks the checks by importance: the reason that explains
 // the others comes first (an aborted run, an overloaded server before the
 // rate it missed, the generator's own troubles before their symptoms).
 func checkOrder(c Check) int {
-	for i, x := range []Check{CheckAborted, CheckNoResponses, CheckOverCapacity, CheckCPU, CheckBusy, CheckBias,
+	for i, x := range []Check{CheckAborted, CheckNoResponses, CheckCeiling, CheckOverCapacity, CheckCPU, CheckBusy, CheckBias,
 		CheckRate, CheckSendProcess, CheckUnsent, CheckErrors, CheckWarmup, CheckOutOfRange, CheckClock} {
 		if x == c {
 			return i

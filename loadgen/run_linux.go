@@ -126,8 +126,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		drained.Add(1)
 		go func() {
 			defer wg.Done()
-			// Never unlocked: the thread exits with the goroutine.
+			// Never unlocked: the thread exits with the goroutine, and
+			// its CPU pin (WorkerCPUs) with it.
 			runtime.LockOSThread()
+			if len(cfg.WorkerCPUs) > 0 {
+				w.pinErr = pinThread(cfg.WorkerCPUs[w.idx%len(cfg.WorkerCPUs)])
+			}
 			ready <- w.prime()
 			<-startCh
 			if !abort {
@@ -240,6 +244,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	r := assemble(&cfg, ws, base, measureAt, endAt, endNs)
 	r.Timing.ClockStepNs = clockStep
+	for _, w := range ws {
+		if w.pinErr != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("worker %d runs unpinned: %v", w.idx, w.pinErr))
+		}
+	}
+	if cfg.Throttle > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the generator was throttled on purpose (%v of spinning per response): it measures itself, not the server", cfg.Throttle))
+	}
 	if overrun > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the window-start work (OnWindow, the process counters) ran %s into the window, on the generator's CPUs", FormatNs(int64(overrun))))
 	}
@@ -728,6 +740,17 @@ func checkDescriptors(conns int) error {
 		}
 		return fmt.Errorf("loadgen: %d connections need about %d descriptors, and this process may open %d (RLIMIT_NOFILE soft limit; hard limit %d): %s",
 			conns, need, soft, hard, why)
+	}
+	return nil
+}
+
+// pinThread pins the calling thread, which must be locked to its
+// goroutine, to cpu.
+func pinThread(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin to CPU %d: %w", cpu, os.NewSyscallError("sched_setaffinity", err))
 	}
 	return nil
 }

@@ -183,6 +183,7 @@ type worker struct {
 	fatal       error
 	lastUp      int64 // the last tick that found a connection up
 	unreachable bool  // the run stopped early: no connection for Timeout
+	pinErr      error // WorkerCPUs: the thread could not be pinned (a warning)
 
 	trace        []traceRec // Config.Trace: preallocated, never grown
 	traceDropped int64
@@ -488,7 +489,14 @@ func (w *worker) loop(running bool) {
 			}
 		}
 		if w.measuring {
-			w.st.busyNs += w.clock() - t1
+			// A poll that returned events is work too: a busy worker's
+			// cost per request includes it (the generator's ceiling is
+			// its rate over its busy share; harness).
+			from := t1
+			if timeout == 0 {
+				from = t0
+			}
+			w.st.busyNs += w.clock() - from
 		}
 	}
 }
@@ -998,6 +1006,10 @@ func (w *worker) recv(fd int, p []byte) (int, int64, error) {
 // and records its latency or its failure. It reports whether c is still
 // open.
 func (w *worker) response(c *conn, at int64) bool {
+	if w.cfg.Throttle > 0 {
+		for until := w.clock() + int64(w.cfg.Throttle); w.clock() < until; {
+		}
+	}
 	if c.fly.n == c.unsent {
 		w.fail(c, errUnexpectedResponse)
 		return false

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/loadgen/agent"
 	"concbench/results"
@@ -98,7 +99,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&cfg.Addr, "addr", "", "server address host:port (required)")
 	fs.StringVar(&cfg.Protocol, "protocol", "http", "wire protocol: http or binary")
 	fs.IntVar(&cfg.Conns, "conns", loadgen.DefaultConns, "connections")
-	fs.IntVar(&cfg.Workers, "workers", 1, "event-loop threads the connections are spread over")
+	fs.IntVar(&cfg.Workers, "workers", 1, "event-loop threads the connections are spread over (with --cpus: one per CPU but the first, each pinned to its CPU, at most one per connection)")
 	fs.IntVar(&cfg.Depth, "depth", 1, "pipelining depth: requests written together per batch (1: no pipelining)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: global offered load in requests/s, split exactly over the connections (required unless --closed; for onoff, the rate while on)")
 	fs.StringVar(&f.arrival, "arrival", string(loadgen.Poisson), "open loop: arrival process: poisson, constant, or onoff (Poisson bursts; see --on, --off)")
@@ -189,6 +190,21 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if cfg.Ops, err = loadgen.ParseOpMix(f.ops); err != nil {
 		return fmt.Errorf("load: --ops: %w", err)
 	}
+	if f.cpus != "" {
+		cpus, err := cpuset.Parse(f.cpus)
+		if err != nil {
+			return fmt.Errorf("load: --cpus: %w", err)
+		}
+		// The harness's placement (loadgen.Placement): a CPU of its own
+		// per worker, the first CPU left to the process's other threads.
+		n, pinned := loadgen.Placement(cpus, max(cfg.Conns, 1))
+		if !set["workers"] {
+			cfg.Workers = n
+		}
+		if cfg.Workers <= len(pinned) {
+			cfg.WorkerCPUs = pinned
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
@@ -198,11 +214,11 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err := pinCPUs("load", f.cpus, 0); err != nil {
 		return err
 	}
-	// One P more than the workers, as the harness does (see its Note in
-	// harness/run.go): a locked worker must not wait for its P to come back
-	// from the process's other goroutines.
-	if w := max(cfg.Workers, 1); runtime.GOMAXPROCS(0) < w+1 {
-		runtime.GOMAXPROCS(w + 1)
+	// Ps beyond the workers', as the harness does (loadgen.Procs): a
+	// locked worker must not wait for its P to come back from the
+	// process's other goroutines or the collector.
+	if p := loadgen.Procs(cfg.Workers); runtime.GOMAXPROCS(0) < p {
+		runtime.GOMAXPROCS(p)
 	}
 
 	res, runErr := loadgen.Run(ctx, cfg)
