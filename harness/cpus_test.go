@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"concbench/internal/cpuset"
@@ -8,42 +10,54 @@ import (
 )
 
 // TestSplitCPUs checks the automatic split of the server's and the load
-// generator's CPUs, and the thesis profile's load workers, on machines of
-// 1 to 8 CPUs (and beyond the load generator's worker limit).
+// generator's CPUs, and the generator's automatic workers, on machines
+// of 1 to 64 CPUs.
 func TestSplitCPUs(t *testing.T) {
-	thesis, err := Profile("thesis")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name                 string
 		cpus                 cpuset.Set
 		wantServer, wantLoad string
-		wantWorkers          int // the thesis profile's (its smallest workload has 16 connections)
+		wantWorkers          int
+		wantWorkerCPUs       string
 	}{
 		{name: "1cpu", cpus: cpuRange(0, 1), wantServer: "", wantLoad: "", wantWorkers: 1},
 		{name: "2cpus", cpus: cpuRange(0, 2), wantServer: "0", wantLoad: "1", wantWorkers: 1},
-		{name: "3cpus", cpus: cpuRange(0, 3), wantServer: "0", wantLoad: "1-2", wantWorkers: 2},
-		{name: "4cpus", cpus: cpuRange(0, 4), wantServer: "0-1", wantLoad: "2-3", wantWorkers: 2},
-		{name: "8cpus", cpus: cpuRange(0, 8), wantServer: "0-3", wantLoad: "4-7", wantWorkers: 4},
-		{name: "affinity-4-11", cpus: cpuRange(4, 8), wantServer: "4-7", wantLoad: "8-11", wantWorkers: 4},
-		{name: "64cpus", cpus: cpuRange(0, 64), wantServer: "0-31", wantLoad: "32-63", wantWorkers: 16},
+		{name: "3cpus", cpus: cpuRange(0, 3), wantServer: "0", wantLoad: "1-2", wantWorkers: 1, wantWorkerCPUs: "2"},
+		{name: "4cpus", cpus: cpuRange(0, 4), wantServer: "0-1", wantLoad: "2-3", wantWorkers: 1, wantWorkerCPUs: "3"},
+		{name: "16cpus", cpus: cpuRange(0, 16), wantServer: "0-7", wantLoad: "8-15", wantWorkers: 7, wantWorkerCPUs: "9-15"},
+		{name: "affinity-4-11", cpus: cpuRange(4, 8), wantServer: "4-7", wantLoad: "8-11", wantWorkers: 3, wantWorkerCPUs: "9-11"},
+		{name: "128cpus", cpus: cpuRange(0, 128), wantServer: "0-63", wantLoad: "64-127", wantWorkers: 63, wantWorkerCPUs: "65-127"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, load := SplitCPUs(tc.cpus)
 			if srv.String() != tc.wantServer || load.String() != tc.wantLoad {
 				t.Errorf("SplitCPUs(%s) = %q, %q; want %q, %q", tc.cpus, srv, load, tc.wantServer, tc.wantLoad)
 			}
-			if got := thesis.loadWorkersFor(load); got != tc.wantWorkers {
-				t.Errorf("thesis load workers on %s = %d, want %d", load, got, tc.wantWorkers)
+			def, _ := Profile("default")
+			e := def.WithDefaults()
+			e.ServerCPUs, e.LoadCPUs = srv.String(), load.String()
+			if len(srv) == 0 {
+				return // Resolve would split this process's own CPUs
+			}
+			e, err := e.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.LoadWorkers != tc.wantWorkers || cpuset.Set(e.LoadWorkerCPUs).String() != tc.wantWorkerCPUs {
+				t.Errorf("load workers on %s: %d on CPUs %q, want %d on %q", load, e.LoadWorkers, cpuset.Set(e.LoadWorkerCPUs), tc.wantWorkers, tc.wantWorkerCPUs)
 			}
 		})
 	}
-	t.Run("max-workers", func(t *testing.T) {
-		e := Experiment{Workloads: []Workload{{Workload: DefaultWorkload()}}}
-		e.Workloads[0].Conns = loadgen.MaxConns
-		if got := e.loadWorkersFor(cpuRange(0, 2*loadgen.MaxWorkers)); got != loadgen.MaxWorkers {
-			t.Errorf("load workers on %d CPUs = %d, want loadgen's limit %d", 2*loadgen.MaxWorkers, got, loadgen.MaxWorkers)
+	t.Run("fixed workers", func(t *testing.T) {
+		def, _ := Profile("default")
+		e := def.WithDefaults()
+		e.ServerCPUs, e.LoadCPUs, e.LoadWorkers = "0-3", "4-7", 2
+		e, err := e.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.LoadWorkers != 2 || len(e.LoadWorkerCPUs) != 0 {
+			t.Errorf("load workers %d on %v, want the experiment's 2, unpinned", e.LoadWorkers, e.LoadWorkerCPUs)
 		}
 	})
 }
@@ -57,32 +71,144 @@ func cpuRange(from, n int) cpuset.Set {
 	return s
 }
 
-// TestResolveLoadWorkersPerCPU checks that the run gives the load
-// generator a worker per load CPU when the experiment asks for it, and
-// keeps the experiment's workers otherwise (resolve only: nothing is
-// pinned or run).
-func TestResolveLoadWorkersPerCPU(t *testing.T) {
+// TestPool checks the sizing rule's thread count: a thread per CPU
+// without blocking work, Little's law with it, never more than the
+// requests in flight.
+func TestPool(t *testing.T) {
+	const us = 1000.0
 	for _, tc := range []struct {
-		name   string
-		perCPU bool
-		want   int
+		name         string
+		n            int
+		cpu, block   float64
+		conns, depth int
+		want         int
 	}{
-		{name: "per-cpu", perCPU: true, want: 3},
-		{name: "fixed", perCPU: false, want: 1},
+		{name: "1 CPU", n: 1, cpu: 10 * us, conns: 64, depth: 1, want: 1},
+		{name: "2 CPUs", n: 2, cpu: 10 * us, conns: 64, depth: 1, want: 2},
+		{name: "8 CPUs", n: 8, cpu: 10 * us, conns: 64, depth: 1, want: 8},
+		{name: "64 CPUs", n: 64, cpu: 10 * us, conns: 64, depth: 1, want: 64},
+		{name: "64 CPUs, 16 connections", n: 64, cpu: 10 * us, conns: 16, depth: 1, want: 16},
+		{name: "1 CPU, blocking", n: 1, cpu: 10 * us, block: 300 * us, conns: 64, depth: 1, want: 31},
+		{name: "2 CPUs, blocking", n: 2, cpu: 10 * us, block: 300 * us, conns: 64, depth: 1, want: 62},
+		{name: "8 CPUs, blocking", n: 8, cpu: 10 * us, block: 300 * us, conns: 64, depth: 1, want: 64},
+		{name: "8 CPUs, blocking, pipelined", n: 8, cpu: 10 * us, block: 300 * us, conns: 64, depth: 4, want: 248},
+		{name: "64 CPUs, blocking", n: 64, cpu: 10 * us, block: 300 * us, conns: 10000, depth: 1, want: 1984},
+		{name: "blocking without CPU work", n: 2, block: 300 * us, conns: 64, depth: 1, want: 64},
+		{name: "no CPUs given", n: 0, cpu: 10 * us, conns: 64, depth: 1, want: 1},
+		{name: "no work at all", n: 2, conns: 64, depth: 1, want: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := Profile("thesis")
+			if got := Pool(tc.n, tc.cpu, tc.block, tc.conns, tc.depth); got != tc.want {
+				t.Errorf("Pool(%d, %g, %g, %d, %d) = %d, want %d", tc.n, tc.cpu, tc.block, tc.conns, tc.depth, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestResolveSizes checks what every family runs with under the rule on
+// servers of 1, 8 and 64 CPUs, under the cpu and the block workload: the
+// threads, GOMAXPROCS and flags each model gets, and the rule recorded.
+func TestResolveSizes(t *testing.T) {
+	type want struct {
+		threads, gomaxprocs int
+		args                string
+	}
+	for _, tc := range []struct {
+		server, load string
+		wants        map[string]want // by run name
+	}{
+		{server: "0", load: "1", wants: map[string]want{
+			"leaderfollowers/lifo/cpu":   {1, 1, "--promotion lifo"},
+			"leaderfollowers/lifo/block": {31, 31, "--promotion lifo"},
+			"halfsynchalfreactive/cpu":   {1, 2, ""},
+			"halfsynchalfreactive/block": {31, 32, ""},
+			"proactor/cpu":               {1, 1, ""},
+			"proactor/block":             {31, 31, ""},
+			"activeobject/cpu":           {1, 2, "--ao-objects 1"},
+			"activeobject/block":         {1, 32, "--ao-objects 31"},
+			"threadperconn/cpu":          {64, 65, ""},
+			"netpoll/cpu":                {0, 1, ""},
+			"netpoll/block":              {0, 1, ""},
+		}},
+		{server: "0-7", load: "8-15", wants: map[string]want{
+			"leaderfollowers/lifo/cpu":   {8, 8, "--promotion lifo"},
+			"leaderfollowers/lifo/block": {64, 64, "--promotion lifo"},
+			"halfsynchalfreactive/cpu":   {8, 9, ""},
+			"proactor/cpu":               {8, 8, ""},
+			"activeobject/cpu":           {8, 16, "--ao-objects 8"},
+			"activeobject/block":         {8, 72, "--ao-objects 64"},
+			"netpoll/cpu":                {0, 8, ""},
+		}},
+		{server: "0-63", load: "64-127", wants: map[string]want{
+			"leaderfollowers/lifo/cpu":   {64, 64, "--promotion lifo"},
+			"leaderfollowers/lifo/block": {64, 64, "--promotion lifo"},
+			"halfsynchalfreactive/cpu":   {64, 65, ""},
+			"activeobject/cpu":           {64, 128, "--ao-objects 64"},
+			"netpoll/cpu":                {0, 64, ""},
+		}},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			def, _ := Profile("default")
+			e := def.WithDefaults()
+			e.ServerCPUs, e.LoadCPUs = tc.server, tc.load
+			e, err := e.Resolve()
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.ServerCPUs, e.LoadCPUs, e.LoadWorkersPerCPU = "0", "1-3", tc.perCPU
-			r := &runner{exp: e.WithDefaults()}
-			if err := r.resolve(); err != nil {
-				t.Fatal(err)
-			}
-			if r.exp.LoadWorkers != tc.want {
-				t.Errorf("load workers %d on load CPUs 1-3, want %d", r.exp.LoadWorkers, tc.want)
+			for name, w := range tc.wants {
+				s, ok := e.Sizes[name]
+				if !ok {
+					t.Errorf("%s: no size", name)
+					continue
+				}
+				var c *Config
+				for i := range e.Configs {
+					if strings.HasPrefix(name, e.Configs[i].Name+"/") {
+						c = &e.Configs[i]
+					}
+				}
+				args := strings.Join(append(slices.Clone(c.Args), s.Args...), " ")
+				if s.Threads != w.threads || s.GOMAXPROCS != w.gomaxprocs || args != w.args || !strings.HasPrefix(s.Rule, "rule: ") {
+					t.Errorf("%s on %s: threads %d, GOMAXPROCS %d, args %q, rule %q; want %d, %d, %q, a rule",
+						name, tc.server, s.Threads, s.GOMAXPROCS, args, s.Rule, w.threads, w.gomaxprocs, w.args)
+				}
 			}
 		})
+	}
+}
+
+// TestNiceSpread checks the priority order's nice values at any pool
+// size, and that a configuration's own --nice is kept.
+func TestNiceSpread(t *testing.T) {
+	prio := &Config{Model: "leaderfollowers", Args: []string{"--promotion", "priority"}}
+	for _, tc := range []struct {
+		c    *Config
+		t    int
+		want string
+	}{
+		{c: prio, t: 4, want: "--nice 0,5,10,15"},
+		{c: prio, t: 1, want: "--nice 0"},
+		{c: prio, t: 2, want: "--nice 0,15"},
+		{c: &Config{Args: []string{"--promotion", "priority", "--nice", "1,2"}}, t: 4, want: ""},
+		{c: &Config{Args: []string{"--promotion", "lifo"}}, t: 4, want: ""},
+	} {
+		if got := strings.Join(niceSpread(tc.c, tc.t), " "); got != tc.want {
+			t.Errorf("niceSpread(%v, %d) = %q, want %q", tc.c.Args, tc.t, got, tc.want)
+		}
+	}
+}
+
+// TestPlacementBound checks that the automatic workers never exceed the
+// smallest workload's connections.
+func TestPlacementBound(t *testing.T) {
+	e := Experiment{Workloads: []Workload{{Workload: DefaultWorkload()}}, Configs: Families()}
+	e.Workloads[0].Conns = 4
+	e.ServerCPUs, e.LoadCPUs = "0-15", "16-31"
+	e, err := e.WithDefaults().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.LoadWorkers != 4 || len(e.LoadWorkerCPUs) != 4 || e.LoadWorkers > loadgen.MaxWorkers {
+		t.Errorf("load workers %d on %v for 4 connections, want 4 pinned", e.LoadWorkers, e.LoadWorkerCPUs)
 	}
 }

@@ -15,7 +15,10 @@
 //     builds as two configurations, interleaved A B A B within every
 //     repetition; each point's provenance names the commit that served
 //     it). Validate names every bad value and its range; Profile returns
-//     the named ones (default, thesis, gate, chain).
+//     the named ones (ProfileNames; docs/profiles.md says what each
+//     measures); Resolve fixes what they leave automatic: the CPU split,
+//     the load generator's workers and every configuration's size by the
+//     sizing rule (Size; "CPUs, sizing and GOMAXPROCS" below).
 //   - Run and Resume: the run. Run writes run.json at once; each point is
 //     written atomically (results.WritePoint) as soon as it is measured;
 //     run.json is written again at the end (Finished) or when the context
@@ -45,6 +48,9 @@
 //     it. Servers also run in their own process group, so a Ctrl-C at the
 //     terminal reaches the harness, which finishes the current point, and
 //     not the server under measurement.
+//   - ceiling: the load generator's own ceiling, measured at the start
+//     of a run (MeasureCeilings for the thesis's parts), and the mark on
+//     every point beyond it ("The load generator's ceiling" below).
 //   - window: what is read at the two edges of a point's measured window,
 //     and cost, which turns it into a results.ServerCost.
 //   - perfSet: perf software counters on the server's threads.
@@ -196,16 +202,15 @@
 //
 // # The workload suite
 //
-// One workload cannot say where a pattern wins: under the profiles' CPU
-// work alone the pools (4-5 threads sharing the one server CPU) can only
-// lose to the single-threaded loops. The default profile (SuiteWorkloads)
+// One workload cannot say where a pattern wins: under CPU work alone a
+// pool's threads can only add hand-offs beyond the CPUs, and under
+// blocking work a loop that blocks serves nobody. The default profile (SuiteWorkloads)
 // therefore runs five, each chosen so that some pattern should win it and
 // another lose, at equal absolute load (RatesFromSlowest) beside each
 // model's capacity:
 //
-//   - cpu: exponential CPU work, mean 10 µs — the profiles' workload,
-//     under every configuration (the promotion orders and variants too).
-//     Pure computation on one CPU: the fewest hand-offs should win
+//   - cpu: exponential CPU work, mean 10 µs — the profiles' workload.
+//     Pure computation: the fewest hand-offs should win
 //     (netpoll, Proactor, Leader/Followers' leader that processes its
 //     own event), the queue hand-off of Half-Sync/Half-Reactive and
 //     Active Object should lose.
@@ -215,12 +220,15 @@
 //     test of CPU and context switches per request.
 //   - block: the same CPU work plus a 300 µs blocking back-end call
 //     (nanosleep of the serving thread). A thread that blocks stalls
-//     every connection it serves: the Proactor's and netpoll's single
-//     serving thread (Go hands netpoll's P on while a goroutine is in the
-//     system call, so it should hide it) and Active Object's two
-//     schedulers should lose, the pools (4 threads) and thread per
-//     connection (a thread each) should hide it. The M/M/c ideal does
-//     not apply (the point's theory says so).
+//     every connection it serves, so the sizing rule gives every
+//     thread-based model the threads Little's law asks for (a pool, the
+//     Proactor's dispatchers, Active Object's schedulers alike), and the
+//     comparison is of how each model hides the call with them: a
+//     hand-off per request (Half-Sync/Half-Reactive, Active Object)
+//     against a leader that blocks with its own request (Leader/
+//     Followers), a thread per connection, and netpoll, whose runtime
+//     hands the P on while a goroutine is in the system call. The M/M/c
+//     ideal does not apply (the point's theory says so).
 //   - bimodal: CPU work 5 µs, or 1 ms for 1% of requests (mean 15 µs):
 //     heavy-tailed. A run-to-completion loop makes every request behind
 //     a long one wait for all of it (head-of-line blocking); the kernel
@@ -234,61 +242,42 @@
 //     its scheduler threads through its activation queue instead, and
 //     the single-threaded loops never contend.
 //
-// Only the cpu workload runs every configuration; the others run one per
-// model family (SuiteFamilies), so that the whole "make bench" stays
-// within 10 minutes on a 2-CPU machine (the estimate is in Profile's
-// documentation). The report opens with the table of who wins each
-// workload by each metric.
+// Every workload runs one configuration per model family (Families),
+// each sized by the sizing rule; the variants (the promotion orders,
+// Half-Sync/Half-Reactive pooled) have a profile of their own. The
+// report opens with the table of who wins each workload by each metric.
 //
 // # The thread sweep
 //
-// The other profiles fix each pool (4 threads of Leader/Followers, 4
-// workers of Half-Sync/Half-Reactive, Active Object's 2 schedulers); the
-// threads profile
-// (ThreadsConfigs, ThreadsWorkloads) makes the count a dimension: 1, 2,
-// 4 and 8 threads of Leader/Followers (lifo), workers of
-// Half-Sync/Half-Reactive and active objects (scheduler threads) of
-// Active Object — the thread that each pool adds per unit of the count —
-// each with GOMAXPROCS by the one rule below, beside the Proactor and
-// netpoll, one configuration each, as references that have no pool to
-// size. Two workloads pull in opposite directions:
+// The sizing rule fixes each pool at a thread per server CPU (more for
+// blocking work); the threads profile makes the count a dimension
+// (ThreadsConfigs, Experiment.Sweep): 1, 2, 4, … up to max(8, 2n)
+// threads on a server of n CPUs (ThreadCounts) of Leader/Followers
+// (lifo), workers of Half-Sync/Half-Reactive and active objects
+// (scheduler threads) of Active Object — the thread that each pool adds
+// per unit of the count — each with GOMAXPROCS by the one rule below,
+// beside the Proactor and netpoll, sized by the rule, as references.
+// Two workloads pull in opposite directions:
 //
-//   - cpu: the profiles' CPU work alone. On the one server CPU of a
-//     2-CPU machine a second thread cannot run anything in parallel: it
-//     can only add hand-offs, wake-ups and context switches, so the
-//     capacity should fall, or stay, as threads are added, and one thread
-//     should be best.
+//   - cpu: the profiles' CPU work alone. Threads beyond the server's
+//     CPUs cannot run anything in parallel: they can only add hand-offs,
+//     wake-ups and context switches, so the capacity should stop growing
+//     at n threads, or fall.
 //   - block: the same plus a 300 µs blocking call per request. A thread
-//     in the call serves nobody, so a pool of n threads serves at most
-//     about n ÷ 310 µs requests a second while the CPU is idle: capacity
-//     should grow with n until the CPU saturates — at the server's whole
-//     CPU per request (the 10 µs of work plus the model's system calls
-//     and the wake-ups around the call, which every point measures), not
-//     at the work alone — and netpoll, whose runtime hands the P on while
-//     a goroutine sleeps in the call, should keep up.
+//     in the call serves nobody, so a pool of k threads serves at most
+//     about k ÷ 310 µs requests a second while the CPUs are idle:
+//     capacity should grow with k until the CPUs saturate — at the
+//     server's whole CPU per request (the 10 µs of work plus the model's
+//     system calls and the wake-ups around the call, which every point
+//     measures), not at the work alone.
 //
 // The equal load of each workload is SuiteRateFromSlowest of its slowest
-// configuration's capacity — under block a one-thread pool, about 3000
-// req/s — so that p99 and costs compare at a rate every configuration
-// sustains. The report's thread-sweep figure draws capacity and p99 at
-// that load against the thread count, a series per pool model and the
-// references as horizontal lines, and its caption names each model's
-// best count.
-//
-// Measured ("make bench PROFILE=threads", fresh clone at commit 95e8634,
-// idle 2-vCPU VM, 5 repetitions, all 280 points valid; capacity medians
-// with the ratio of 8 to 1 threads and its 95% interval): under cpu
-// Leader/Followers is best with 1 thread (50 200 req/s; 8 ÷ 1 threads
-// 0.68× [0.62, 0.75]) and its p99 at 22 815 req/s grows 4.0× [1.2, 14]
-// from 1 to 8 threads; Half-Sync/Half-Reactive gains a little (1.13×
-// [1.05, 1.27]: its reactor hands off either way), Active Object does
-// not change; netpoll (57 300) and the Proactor (65 100) stay above every
-// pool. Under block every pool scales almost linearly, 7.8-8.4× from 1
-// to 8 threads (to 19 200-19 900 req/s), far above the Proactor (2 420:
-// its one dispatcher sleeps in the call) and netpoll (3 920; its
-// capacity under block varies widely between runs, 4 900-16 100 req/s
-// across the repetitions of a default-profile run, unexplained so far),
-// and the pools' p99 at 1 639 req/s falls to 0.21-0.24× of one thread's.
+// configuration's capacity, so that p99 and costs compare at a rate
+// every configuration sustains. The report's thread-sweep figure draws
+// capacity and p99 at that load against the thread count, a series per
+// pool model and the references as horizontal lines, and its caption
+// names each model's best count. What it measured is in
+// docs/findings.md.
 //
 // # Capacity at a latency objective
 //
@@ -339,70 +328,92 @@
 // across repetitions are the report's SLO capacity (the who-wins table's
 // first column, and the Summary).
 //
-// # CPUs and GOMAXPROCS
+// # CPUs, sizing and GOMAXPROCS
 //
 // By default the server runs on the first half of this process's CPUs and
 // the load generator on the rest (SplitCPUs) — on a 2-CPU machine CPU 0
-// and CPU 1 — both recorded in every point's provenance. The harness pins itself (the
-// load generator runs in-process) and sets its GOMAXPROCS to its CPU
-// count, as "concbench load --cpus" does; both are restored when the run
-// ends. With a CPU per load worker the generator busy-polls
-// (loadgen.PollBusy): on a VM whose idle vCPUs halt a sleeping generator
-// wakes tens of µs late for every send. With a single CPU both run
-// unpinned, the generator sleeps between sends, and run.json and every
-// point carry a warning that the generator's work is in the measurement.
+// and CPU 1, on 16 CPUs 0-7 and 8-15 — both recorded in every point's
+// provenance; --server-cpus and --load-cpus choose others. The server's
+// share is half, not all but one: the generator's work grows with the
+// server's capacity. Resolve fixes what is automatic before the run (and
+// for bench --print-experiment): the split, the generator's workers and
+// every configuration's size.
 //
-// The thesis profile scales with the machine (Experiment.LoadWorkersPerCPU):
-// the load generator gets a worker per CPU of its half, so that a server
-// on more CPUs does not outrun a one-worker generator. On 2 CPUs that is
-// the setting of every profile: the server on CPU 0, one busy-polling
-// worker on CPU 1. On 4 CPUs the server runs on CPUs 0-1 and the
-// generator on 2-3 with 2 workers; on 8 CPUs the server on 0-3 and the
-// generator on 4-7 with 4 workers (at most one per connection of the
-// smallest workload: 16). The server's share is half, not all but one:
-// the generator's work grows with the server's capacity, and the pools'
-// 4 threads then each get a CPU — c of the M/M/c ideal is the CPUs, up
-// to the threads —, so the models are compared where threads can run in
-// parallel, which a 2-CPU machine cannot show. The other profiles keep
-// one worker (their measured wall times assume it); --server-cpus and
-// --load-cpus choose other CPUs, and the workers follow the latter.
+// The load generator runs in this process, which pins itself to the load
+// CPUs. Its workers are placed by loadgen.Placement: a busy-polling worker
+// per load CPU but the first, each pinned to its own CPU, at most one per
+// connection of the smallest workload; the first load CPU is left to the
+// process's other threads (the Go runtime's, the harness's) and the
+// kernel's work there, which would otherwise preempt a busy worker for a
+// scheduler slice (milliseconds; loadgen.Placement's note). On a 2-CPU
+// machine that is one worker on CPU 1, sharing it. GOMAXPROCS is
+// loadgen.Procs of the workers. With a CPU per worker the generator
+// busy-polls (loadgen.PollBusy): on a VM whose idle vCPUs halt a sleeping
+// generator wakes tens of µs late for every send. With a single CPU both
+// run unpinned, the generator sleeps between sends, and run.json and
+// every point carry a warning that the generator's work is in the
+// measurement.
 //
-// Experiment.LoadLimits are the generator's limits on its own health
-// (loadgen.Limits); relaxing them is for tests on a busy machine, and every
-// point of such a run says so.
+// Every model is sized from the server's CPUs n and the workload by one
+// rule (Config.Sizing SizeRule; Pool):
 //
-// A server pinned to one CPU gets GOMAXPROCS 1 from the Go runtime. A
-// model built on locked OS threads then has its threads hand the single P
-// around: a thread the kernel wakes (a promoted follower, a worker handed
-// a request) must wait for the thread holding the P to enter a system
-// call and for sysmon to retake it (20 µs to 10 ms), and parks meanwhile
-// — waits and context switches that are the Go runtime's, not the
-// pattern's (the runtime's retake in proc.go: sysmon takes the P of a
-// thread in a system call after 20 µs if other work waits). Measured here (server on CPU 0, generator on CPU 1, HTTP,
-// 64 connections, exp:10us CPU work, 5 interleaved repetitions, medians;
-// a shared, noisy 2-vCPU VM, so the capacities are within the noise of
-// each other): leaderfollowers/lifo, 4 threads, with GOMAXPROCS 1 against
-// 4 — capacity 43.2k against 39.4k req/s, but at 50% of capacity p50
-// 1.53 ms against 100 µs and p99 7.2 ms against 0.93 ms;
-// halfsynchalfreactive, 4 workers + reactor, with 1 against 5 — capacity
-// 42.0k against 45.5k, p50 at 90% 775 µs against 253 µs; threadperconn
-// with 1 against 65 — capacity 15.0k against 32.8k. One P serializes a
-// pool: at capacity Leader/Followers then showed fewer context switches
-// per request (0.09 against 0.44), paid for in waiting.
+//	T = ⌈n × (cpu + block) ÷ cpu⌉, at most the requests in flight
 //
-// So the profiles give every locked-thread model one P per thread
-// (Leader/Followers 4, Half-Sync/Half-Reactive 5, Active Object 3, thread
-// per connection the connections + 1): the kernel alone then decides
-// which thread runs, as the patterns assume, and the Go scheduler stays
-// out of every hand-off. netpoll keeps Go's default of one P per CPU (its
-// "threads" are goroutines: that default is what a Go programmer gets),
-// and so does the Proactor, whose dispatchers are one per CPU. The choice
-// is explicit in each Config, passed as serve's --gomaxprocs, recorded in
-// every point (ServerInfo.GOMAXPROCS, Provenance.ServerGOMAXPROCS and
-// the configuration's Args), and overridable (Config.GOMAXPROCS, concbench
-// bench --gomaxprocs). The rule, in one line: GOMAXPROCS is the number of
-// OS threads the model runs by design (pool, reactor, acceptor, scheduler
-// or per-CPU dispatchers), and for netpoll the server's CPUs.
+// the mean CPU and blocking work of the workload's requests: a thread
+// per CPU without blocking work (no thread beyond the CPUs can run in
+// parallel), and by Little's law with it (n × (cpu + block) ÷ cpu
+// requests must be in service to keep n CPUs busy, each holding its
+// thread while it blocks). The rule counts the workload's CPU work only:
+// the server's own cost per request only lowers the threads needed, so
+// it errs towards enough. Every thread-based model gets T alike: a
+// Leader/Followers pool of T threads, Half-Sync/Half-Reactive T workers
+// beside its one reactor (the pattern's half-reactive layer is one
+// thread), the Proactor T dispatchers (a ring each), Active Object T
+// active objects (a scheduler thread each, at most activeobject's 256)
+// beside n I/O threads, one per CPU, that decode requests and invoke the
+// proxy; thread per connection a thread per connection; netpoll
+// GOMAXPROCS n, whose runtime adds threads for blocking calls itself.
+// Leader/Followers' priority order spreads its threads' nice values
+// over 0..15 for any T. A profile may name a floor (Config.MinPool: the
+// variants profile's promotion orders get at least OrdersFloor threads,
+// since an order chooses among followers) or fixed sizes (the gate, the
+// thread sweep's counts, the chain); each point records which
+// (results.ModelConfig.Sizing, the rule with its numbers).
+//
+// GOMAXPROCS is the number of OS threads the model runs by design (pool,
+// reactor, acceptor, schedulers, I/O threads or dispatchers), and for
+// netpoll the server's CPUs. A server with fewer Ps than threads has its
+// threads hand the Ps around: a thread the kernel wakes (a promoted
+// follower, a worker handed a request) must wait for the thread holding
+// the P to enter a system call and for sysmon to retake it (20 µs to
+// 10 ms) — waits that are the Go runtime's, not the pattern's (measured:
+// docs/findings.md). A P per thread leaves the kernel alone to decide
+// which thread runs, as the patterns assume. The choice is recorded in
+// every point (ServerInfo.GOMAXPROCS, Provenance.ServerGOMAXPROCS, the
+// configuration's Args) and overridable (bench --gomaxprocs).
+//
+// # The load generator's ceiling
+//
+// A capacity is the server's only if the load generator could have asked
+// for more. At its start every run measures the generator's own ceiling
+// (results.Ceiling, in run.json and the report), once per protocol: a
+// closed loop, as a capacity point runs it, with the run's workers, CPUs
+// and polling, against a server that answers at once (the Proactor, else
+// netpoll, with no work, on the server CPUs); the ceiling is the achieved
+// rate over the share of their time the workers were busy. A busier
+// generator batches more responses per system call, so the estimate errs
+// low. Every point whose rate — a capacity's achieved rate, an open
+// point's offered one — reaches CeilingFraction (80%) of it is marked
+// invalid for the generator's reason (loadgen.CheckCeiling, the
+// generator's fault: results.Point.Fault), reported as beyond what this
+// generator measures here with what to do (more load CPUs, --agents),
+// and never as the model's number. A search for the capacity at the
+// latency objective whose closed-loop capacity was beyond the ceiling
+// searches up to CeilingFraction of the ceiling instead, and says so.
+// With the generator's limits relaxed (tests on a busy machine) the
+// ceiling is recorded but marks nothing. The measurement also times a
+// server's start and a point's overhead beyond its windows, from which
+// the run prints its estimated duration (Experiment.Estimate).
 //
 // # Calibration
 //

@@ -54,6 +54,22 @@ type Config struct {
 	// documentation); the effective value is in every point's ServerInfo.
 	GOMAXPROCS        int  `json:"gomaxprocs,omitempty"`
 	GOMAXPROCSPerConn bool `json:"gomaxprocs_per_conn,omitempty"`
+	// Sizing is SizeRule for a configuration whose threads, workers,
+	// dispatchers, active objects and GOMAXPROCS follow the sizing rule
+	// from the server's CPUs and the workload (Pool; Threads then stays
+	// 0, and a GOMAXPROCS overrides the rule's: bench --gomaxprocs);
+	// empty for the values given here — a
+	// profile's fixed values, or the model's defaults. Every point
+	// records what it ran with (ModelConfig.Sizing).
+	Sizing string `json:"sizing,omitempty"`
+	// MinPool, with SizeRule, is the fewest threads the rule may give:
+	// a profile's floor, named in every point's sizing (the promotion
+	// orders need followers to choose among).
+	MinPool int `json:"min_pool,omitempty"`
+	// CPUs, if positive, runs the server on the first CPUs of the
+	// experiment's server CPUs only, and sizes it for them (the cores
+	// profile); 0: all of them.
+	CPUs int `json:"cpus,omitempty"`
 	// ThreadsPerConn sets serve's --threads to the workload's connections
 	// instead of Threads (thread per connection: a thread for every
 	// connection; its default bound of 1024 threads would refuse clients
@@ -100,24 +116,6 @@ type Backend struct {
 
 // maxGOMAXPROCS is serve's --gomaxprocs limit.
 const maxGOMAXPROCS = 4096
-
-// gomaxprocs is the --gomaxprocs c runs with under w (0: the default).
-// Per connection it is the connections + 1, at most serve's 4096: at 4096
-// connections the acceptor shares the Ps with the connection threads.
-func (c *Config) gomaxprocs(w *Workload) int {
-	if c.GOMAXPROCSPerConn {
-		return min(w.Conns+1, maxGOMAXPROCS)
-	}
-	return c.GOMAXPROCS
-}
-
-// threads is the --threads c runs with under w (0: the model's default).
-func (c *Config) threads(w *Workload) int {
-	if c.ThreadsPerConn {
-		return w.Conns
-	}
-	return c.Threads
-}
 
 // overCap returns why c does not run under w — w has more connections
 // than c's MaxConns —, or "" if it runs.
@@ -214,16 +212,25 @@ type Experiment struct {
 	// CapacityOutstanding is the closed loop's requests in flight per
 	// connection when measuring capacity.
 	CapacityOutstanding int `json:"capacity_outstanding"`
-	// LoadWorkers is the load generator's event-loop threads.
+	// LoadWorkers is the load generator's event-loop threads; 0 (every
+	// profile) places them by loadgen.Placement once the CPUs are
+	// resolved — a worker per load CPU but the first, each pinned to its
+	// CPU, at most one per connection of the smallest workload — and
+	// Resolve records the count here.
 	LoadWorkers int `json:"load_workers"`
-	// LoadWorkersPerCPU makes the run replace LoadWorkers, once its CPUs
-	// are resolved, by one worker per load-generator CPU (at most one per
-	// connection of the smallest workload, and loadgen.MaxWorkers), and
-	// record that count in LoadWorkers: on a machine with more CPUs the
-	// generator then keeps up with a server on more CPUs, and busy-polls
-	// each of its CPUs. The thesis profile sets it; on a 2-CPU machine it
-	// is the one worker of the other profiles.
-	LoadWorkersPerCPU bool `json:"load_workers_per_cpu,omitempty"`
+	// LoadWorkerCPUs are the CPUs the workers are pinned to
+	// (loadgen.Config.WorkerCPUs); Resolve sets them with the automatic
+	// placement, empty otherwise.
+	LoadWorkerCPUs []int `json:"load_worker_cpus,omitempty"`
+	// Sweep, if set, makes Resolve expand the configurations by the
+	// server's CPU count n, and clears it: SweepThreads replaces them by
+	// ThreadsConfigs(n); SweepCores runs each on CoreCounts(n) CPUs
+	// ("<name>/cpus=k", Config.CPUs), sized by the rule for each count.
+	Sweep string `json:"sweep,omitempty"`
+	// Sizes are what every configuration runs with under every workload
+	// (its threads, GOMAXPROCS and the sizing rule's numbers), by run
+	// name ("<config>/<workload>"); Resolve sets them.
+	Sizes map[string]Size `json:"sizes,omitempty"`
 	// ServerCPUs and LoadCPUs are the CPU lists the server and the load
 	// generator are pinned to; empty means automatic (see Resolve). They
 	// must be disjoint.
@@ -309,8 +316,9 @@ func validName(s string) bool {
 // WithDefaults returns e with unset fields that have a default replaced
 // by it: profile "custom", each workload's depth 1, arrival poisson, CPU,
 // blocking work and size "0", ops "work=1"; one request outstanding per
-// connection for capacity; one load worker; the search's probes, warm-up
-// and window when a workload has an SLO. Everything else must be given.
+// connection for capacity; the search's probes, warm-up and window when a
+// workload has an SLO. Everything else must be given (or is resolved:
+// Resolve).
 func (e Experiment) WithDefaults() Experiment {
 	if e.Profile == "" {
 		e.Profile = "custom"
@@ -347,9 +355,6 @@ func (e Experiment) WithDefaults() Experiment {
 			e.SLODuration = Duration(DefaultSLODuration)
 		}
 	}
-	if e.LoadWorkers == 0 {
-		e.LoadWorkers = 1
-	}
 	return e
 }
 
@@ -360,6 +365,9 @@ func (e *Experiment) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("experiment: "+format, args...)) }
 
+	if e.Sweep != "" && e.Sweep != SweepThreads && e.Sweep != SweepCores {
+		bad("sweep %q unknown (accepted: %s, %s)", e.Sweep, SweepThreads, SweepCores)
+	}
 	if n := len(e.Configs); n < 1 || n > MaxConfigs {
 		bad("%d configurations (accepted: 1..%d)", n, MaxConfigs)
 	}
@@ -386,6 +394,18 @@ func (e *Experiment) Validate() error {
 		}
 		if c.MaxConns > 0 && strings.TrimSpace(c.MaxConnsReason) == "" {
 			bad("configuration %q: max_conns %d without max_conns_reason (accepted: the reason the model stops there, for the figures)", c.Name, c.MaxConns)
+		}
+		switch {
+		case c.Sizing != "" && c.Sizing != SizeRule:
+			bad("configuration %q: sizing %q unknown (accepted: empty for the values given, or %q)", c.Name, c.Sizing, SizeRule)
+		case c.Sizing == SizeRule && (c.Threads != 0 || c.ThreadsPerConn || c.GOMAXPROCSPerConn):
+			bad("configuration %q: sizing %q with threads or a per-connection form set (accepted: the rule, or the values, not both; gomaxprocs may override the rule's)", c.Name, SizeRule)
+		case c.Sizing == SizeRule && !hasShape(c.Model):
+			bad("configuration %q: model %q has no shape for the sizing rule (accepted: %s)", c.Name, c.Model, strings.Join(shapeNames(), ", "))
+		case c.MinPool < 0 || c.MinPool > models.MaxThreads || c.MinPool > 0 && c.Sizing != SizeRule:
+			bad("configuration %q: min_pool %d out of range (accepted: 0, or 1..%d with sizing %q)", c.Name, c.MinPool, models.MaxThreads, SizeRule)
+		case c.CPUs < 0 || c.CPUs > maxGOMAXPROCS:
+			bad("configuration %q: cpus %d out of range (accepted: 0 for all the server CPUs, or 1..%d)", c.Name, c.CPUs, maxGOMAXPROCS)
 		}
 		if c.ThreadsPerConn && c.Threads != 0 {
 			bad("configuration %q: threads %d and threads_per_conn both set (accepted: one of them)", c.Name, c.Threads)
@@ -467,8 +487,8 @@ func (e *Experiment) Validate() error {
 		files[f] = name
 	}
 
-	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 && len(e.RatesFromSlowest) == 0 {
-		bad("%d fractions (accepted: 1..%d, or 0 with rates or rates from the slowest)", n, MaxFractions)
+	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 && len(e.RatesFromSlowest) == 0 && !e.hasSLO() {
+		bad("%d fractions (accepted: 1..%d, or 0 with rates, rates from the slowest or a latency objective)", n, MaxFractions)
 	}
 	if n := len(e.Rates); n > MaxRates {
 		bad("%d rates (accepted: 0..%d)", n, MaxRates)
@@ -517,8 +537,8 @@ func (e *Experiment) Validate() error {
 		if err := w.SLO.validate(); err != nil {
 			bad("workload %s: %v", w.label(), err)
 		}
-		if len(e.Fractions) == 0 && len(e.RatesFromSlowest) == 0 {
-			bad("workload %s has an SLO but the experiment measures no capacity to bound its search (accepted: fractions or rates from the slowest with an SLO)", w.label())
+		if len(e.Rates) > 0 && len(e.Fractions) == 0 && len(e.RatesFromSlowest) == 0 {
+			bad("workload %s has an SLO but the experiment measures absolute rates only, no capacity to bound its search (accepted: an SLO without rates, or with fractions or rates from the slowest)", w.label())
 		}
 	}
 	if e.hasSLO() {
@@ -544,11 +564,11 @@ func (e *Experiment) Validate() error {
 	if e.CapacityOutstanding < 1 || e.CapacityOutstanding > loadgen.MaxInFlight {
 		bad("capacity outstanding %d out of range (accepted: 1..%d requests in flight per connection)", e.CapacityOutstanding, loadgen.MaxInFlight)
 	}
-	if e.LoadWorkers < 1 || e.LoadWorkers > loadgen.MaxWorkers {
-		bad("load workers %d out of range (accepted: 1..%d)", e.LoadWorkers, loadgen.MaxWorkers)
+	if e.LoadWorkers < 0 || e.LoadWorkers > loadgen.MaxWorkers {
+		bad("load workers %d out of range (accepted: 0 for the automatic placement, or 1..%d)", e.LoadWorkers, loadgen.MaxWorkers)
 	}
 	for _, w := range e.Workloads {
-		if e.LoadWorkers > w.Conns {
+		if e.LoadWorkers > 0 && e.LoadWorkers > w.Conns {
 			bad("load workers %d exceed workload %s's %d connections (accepted: at most one worker per connection)", e.LoadWorkers, w.label(), w.Conns)
 		}
 		for _, c := range e.Configs {
@@ -600,11 +620,7 @@ func (e *Experiment) runNames() []string {
 			if !w.runs(c.Name) {
 				continue
 			}
-			if len(e.Workloads) > 1 {
-				names = append(names, c.Name+"/"+w.Name)
-			} else {
-				names = append(names, c.Name)
-			}
+			names = append(names, e.runName(c.Name, &w))
 		}
 	}
 	return names

@@ -25,20 +25,21 @@ func TestProfilesValidate(t *testing.T) {
 			if err := e.Validate(); err != nil {
 				t.Fatalf("profile %s: %v", name, err)
 			}
-			if e.Profile != name {
+			if e.Profile != name && name != "thesis" {
 				t.Errorf("profile %s is named %q", name, e.Profile)
 			}
 			switch name {
 			case "load":
-				if e.Repetitions < 6 || len(e.Configs) != len(AllConfigs()) || !hasFractions(e.Fractions, 0.5, 0.9) || !e.CalibrateOnce {
-					t.Errorf("load: %d repetitions, %d configurations, fractions %v, calibrate once %t; want ≥ 6, every model, 0.5 and 0.9, true", e.Repetitions, len(e.Configs), e.Fractions, e.CalibrateOnce)
+				if e.Repetitions < 6 || len(e.Configs) != len(Families()) || !hasFractions(e.Fractions, 0.5, 0.9) || !e.CalibrateOnce {
+					t.Errorf("load: %d repetitions, %d configurations, fractions %v, calibrate once %t; want ≥ 6, every family, 0.5 and 0.9, true", e.Repetitions, len(e.Configs), e.Fractions, e.CalibrateOnce)
 				}
 			case "default":
-				if e.Repetitions < 5 || len(e.Configs) != len(AllConfigs()) || len(e.RatesFromSlowest) == 0 || !e.CalibrateOnce {
-					t.Errorf("suite: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every model, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
+				if e.Repetitions < 5 || len(e.Configs) != len(Families()) || len(e.RatesFromSlowest) == 0 || !e.CalibrateOnce {
+					t.Errorf("suite: %d repetitions, %d configurations, rates from the slowest %v, calibrate once %t; want ≥ 5, every family, one at least, true", e.Repetitions, len(e.Configs), e.RatesFromSlowest, e.CalibrateOnce)
 				}
 				// The suite: ≥ 4 workloads, every model family in each,
-				// and the point count the wall-time estimate is made of.
+				// each sized by the rule, and the point count of the
+				// documented estimate.
 				points := 0
 				for _, w := range e.Workloads {
 					models := map[string]bool{}
@@ -47,63 +48,107 @@ func TestProfilesValidate(t *testing.T) {
 							models[c.Model] = true
 							points += e.Repetitions * (1 + len(e.Fractions) + len(e.Rates) + len(e.RatesFromSlowest))
 						}
+						if c.Sizing != SizeRule {
+							t.Errorf("suite: %s is not sized by the rule", c.Name)
+						}
 					}
 					if len(models) != 6 {
 						t.Errorf("suite: workload %s runs models %v, want all 6", w.Name, models)
 					}
 				}
-				if len(e.Workloads) < 4 || points != 340 {
-					t.Errorf("suite: %d workloads, %d points; want ≥ 4 and the 340 of the documented estimate", len(e.Workloads), points)
+				if len(e.Workloads) < 4 || points != 300 {
+					t.Errorf("suite: %d workloads, %d points; want ≥ 4 and the 300 of the documented estimate", len(e.Workloads), points)
 				}
 			case "thesis":
-				if e.Repetitions < 7 || len(e.Workloads) < 2 || len(e.Fractions) < 10 || e.Fractions[len(e.Fractions)-1] != 0.95 {
-					t.Errorf("thesis: %d repetitions, %d workloads, fractions %v", e.Repetitions, len(e.Workloads), e.Fractions)
+				parts := ThesisParts()
+				var names []string
+				for _, p := range parts {
+					names = append(names, p.Profile)
+					if err := p.Validate(); err != nil {
+						t.Errorf("thesis part %s: %v", p.Profile, err)
+					}
+					if p.Repetitions < 10 || time.Duration(p.Duration) < 3*time.Second {
+						t.Errorf("thesis part %s: %d repetitions, %v windows; want ≥ 10 and ≥ 3s", p.Profile, p.Repetitions, p.Duration)
+					}
 				}
-				if !e.LoadWorkersPerCPU {
-					t.Error("thesis: the load generator does not get a worker per CPU")
+				if !slices.Equal(names, []string{"thesis/default", "thesis/cores", "thesis/threads"}) {
+					t.Errorf("thesis parts %v", names)
+				}
+			case "cores":
+				if e.Sweep != SweepCores || len(e.RatesFromSlowest) != 0 || !e.hasSLO() {
+					t.Errorf("cores: sweep %q, rates from the slowest %v, an objective %t; want %q, none, true", e.Sweep, e.RatesFromSlowest, e.hasSLO(), SweepCores)
+				}
+				e.ServerCPUs, e.LoadCPUs = "0-7", "8-15"
+				r, err := e.WithDefaults().Resolve()
+				if err != nil {
+					t.Fatal(err)
+				}
+				counts := map[string][]int{}
+				for _, c := range r.Configs {
+					base, _, _ := strings.Cut(c.Name, CPUsSuffix)
+					counts[base] = append(counts[base], c.CPUs)
+				}
+				if len(counts) != 6 || !slices.Equal(counts["netpoll"], []int{1, 2, 4, 8}) {
+					t.Errorf("cores on 8 server CPUs: %v", counts)
+				}
+				if s := r.Sizes["leaderfollowers/lifo/cpus=2/cpu"]; s.Threads != 2 {
+					t.Errorf("cores: leaderfollowers on 2 CPUs sized %+v, want 2 threads", s)
+				}
+			case "variants":
+				for _, c := range e.Configs {
+					if c.Model == "leaderfollowers" && c.MinPool != OrdersFloor {
+						t.Errorf("variants: %s has a floor of %d threads, want %d", c.Name, c.MinPool, OrdersFloor)
+					}
 				}
 			case "threads":
 				// Every pool model at every thread count, with the
 				// threads it runs as its GOMAXPROCS; the references
 				// once; and the point count of the documented estimate.
-				counts := map[string][]int{}
-				refs := 0
-				for _, c := range e.Configs {
-					base, n, ok := strings.Cut(c.Name, ThreadsSuffix)
-					if !ok {
-						refs++
-						continue
-					}
-					k, err := strconv.Atoi(n)
+				for _, n := range []int{1, 8} {
+					e.ServerCPUs, e.LoadCPUs = fmt.Sprintf("0-%d", n-1), fmt.Sprintf("%d-%d", n, 2*n-1)
+					r, err := e.WithDefaults().Resolve()
 					if err != nil {
-						t.Fatalf("threads: configuration %s: %v", c.Name, err)
+						t.Fatal(err)
 					}
-					counts[base] = append(counts[base], k)
-					want := map[string]int{"leaderfollowers": k, "halfsynchalfreactive": k + 1, "activeobject": k + 1}[c.Model]
-					if c.GOMAXPROCS != want {
-						t.Errorf("threads: %s has GOMAXPROCS %d, want %d (the OS threads it runs)", c.Name, c.GOMAXPROCS, want)
-					}
-				}
-				for _, base := range []string{"leaderfollowers/lifo", "halfsynchalfreactive", "activeobject"} {
-					if !slices.Equal(counts[base], ThreadCounts) {
-						t.Errorf("threads: %s at thread counts %v, want %v", base, counts[base], ThreadCounts)
-					}
-				}
-				points := 0
-				for _, w := range e.Workloads {
-					for _, c := range e.Configs {
-						if w.runs(c.Name) {
-							points += e.Repetitions * (1 + len(e.Fractions) + len(e.Rates) + len(e.RatesFromSlowest))
+					counts := map[string][]int{}
+					refs := 0
+					for _, c := range r.Configs {
+						base, k, ok := strings.Cut(c.Name, ThreadsSuffix)
+						if !ok {
+							refs++
+							continue
+						}
+						k1, err := strconv.Atoi(k)
+						if err != nil {
+							t.Fatalf("threads: configuration %s: %v", c.Name, err)
+						}
+						counts[base] = append(counts[base], k1)
+						want := map[string]int{"leaderfollowers": k1, "halfsynchalfreactive": k1 + 1, "activeobject": k1 + n}[c.Model]
+						if c.GOMAXPROCS != want {
+							t.Errorf("threads: %s has GOMAXPROCS %d, want %d (the OS threads it runs)", c.Name, c.GOMAXPROCS, want)
 						}
 					}
-				}
-				names := []string{}
-				for _, w := range e.Workloads {
-					names = append(names, w.Name)
-				}
-				if refs != 2 || len(counts) != 3 || !slices.Equal(names, []string{"cpu", "block"}) || len(e.RatesFromSlowest) != 1 || points != 280 {
-					t.Errorf("threads: %d references, %d swept models, workloads %v, rates from the slowest %v, %d points; want 2, 3, [cpu block], one, and the 280 of the documented estimate",
-						refs, len(counts), names, e.RatesFromSlowest, points)
+					for _, base := range []string{"leaderfollowers/lifo", "halfsynchalfreactive", "activeobject"} {
+						if !slices.Equal(counts[base], ThreadCounts(n)) || slices.Max(counts[base]) < 2*n {
+							t.Errorf("threads on %d CPUs: %s at thread counts %v, want %v (up to 2n at least)", n, base, counts[base], ThreadCounts(n))
+						}
+					}
+					points := 0
+					for _, w := range r.Workloads {
+						for _, c := range r.Configs {
+							if w.runs(c.Name) {
+								points += r.Repetitions * (1 + len(r.Fractions) + len(r.Rates) + len(r.RatesFromSlowest))
+							}
+						}
+					}
+					names := []string{}
+					for _, w := range r.Workloads {
+						names = append(names, w.Name)
+					}
+					if wantPoints := (3*len(ThreadCounts(n)) + 2) * 2 * 2 * r.Repetitions; refs != 2 || len(counts) != 3 || !slices.Equal(names, []string{"cpu", "block"}) || len(r.RatesFromSlowest) != 1 || points != wantPoints {
+						t.Errorf("threads on %d CPUs: %d references, %d swept models, workloads %v, rates from the slowest %v, %d points; want 2, 3, [cpu block], one, %d",
+							n, refs, len(counts), names, r.RatesFromSlowest, points, wantPoints)
+					}
 				}
 			case "gate":
 				if e.Repetitions < 6 || len(e.Configs) != 3 || !hasFractions(e.Fractions, 0.1, 0.5) || len(e.Fractions) != 2 {
@@ -132,9 +177,17 @@ func TestProfilesValidate(t *testing.T) {
 					t.Errorf("connections: loads %+v, want the rate alone (no capacity)", ls)
 				}
 			}
-			for _, c := range e.Configs {
-				if c.GOMAXPROCS == 0 && !c.GOMAXPROCSPerConn && c.Model != "netpoll" && c.Model != "proactor" {
-					t.Errorf("%s: configuration %s leaves GOMAXPROCS to the default", name, c.Name)
+			// GOMAXPROCS is explicit for every model but netpoll and the
+			// Proactor, whose default is their rule: by the sizing rule,
+			// or fixed.
+			e.ServerCPUs, e.LoadCPUs = "0", "1"
+			r, err := e.WithDefaults().Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, s := range r.Sizes {
+				if s.GOMAXPROCS == 0 && !strings.HasPrefix(name, "netpoll") && !strings.HasPrefix(name, "proactor") {
+					t.Errorf("%s: %s leaves GOMAXPROCS to the default (%s)", e.Profile, name, s.Rule)
 				}
 			}
 		})
@@ -199,7 +252,13 @@ func TestValidateMessages(t *testing.T) {
 			e.Configs[1].RatesFrom, e.Configs[2].RatesFrom = e.Configs[2].Name, e.Configs[3].Name
 		},
 			want: []string{`takes its own rates from "leaderfollowers/os"`}},
-		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates or rates from the slowest)"}},
+		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates, rates from the slowest or a latency objective)"}},
+		{name: "sizing unknown", change: func(e *Experiment) { e.Configs[2].Sizing = "auto" }, want: []string{`sizing "auto" unknown (accepted: empty for the values given, or "rule")`}},
+		{name: "rule and threads", change: func(e *Experiment) { e.Configs[0].Sizing = SizeRule }, want: []string{`sizing "rule" with threads or a per-connection form set`}},
+		{name: "rule for an unknown model", change: func(e *Experiment) { e.Configs[2].Sizing, e.Configs[2].Model = SizeRule, "nosuch" }, want: []string{`model "nosuch" has no shape for the sizing rule (accepted: activeobject,`}},
+		{name: "floor without the rule", change: func(e *Experiment) { e.Configs[2].MinPool = 4 }, want: []string{`min_pool 4 out of range (accepted: 0, or 1..4096 with sizing "rule")`}},
+		{name: "cpus", change: func(e *Experiment) { e.Configs[2].CPUs = -1 }, want: []string{"cpus -1 out of range"}},
+		{name: "sweep", change: func(e *Experiment) { e.Sweep = "models" }, want: []string{`sweep "models" unknown (accepted: threads, cores)`}},
 		{name: "rate zero", change: func(e *Experiment) { e.Rates = []float64{0} }, want: []string{"rate 0 req/s out of range (accepted: 1..1e+08)"}},
 		{name: "rate twice", change: func(e *Experiment) { e.Rates = []float64{5000, 5000.2} }, want: []string{"rate 5000.2 given twice"}},
 		{name: "max conns", change: func(e *Experiment) { e.Configs[0].MaxConns = -1 }, want: []string{"max_conns -1 out of range"}},
@@ -220,8 +279,15 @@ func TestValidateMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			// One workload and fractions of capacity, as the default
-			// profile was before its workload suite: the cases change it.
+			// profile was before its workload suite, and fixed sizes:
+			// the cases change them.
 			e.Workloads, e.Fractions, e.RatesFromSlowest = []Workload{{Workload: DefaultWorkload()}}, []float64{0.1, 0.5}, nil
+			e.Configs = []Config{
+				{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4, GOMAXPROCS: 4},
+				{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4, GOMAXPROCS: 5},
+				{Name: "proactor", Model: "proactor"},
+				{Name: "leaderfollowers/os", Model: "leaderfollowers", Args: []string{"--promotion", "os"}, Threads: 4, GOMAXPROCS: 4},
+			}
 			tc.change(&e)
 			err = e.Validate()
 			if err == nil {
@@ -260,8 +326,8 @@ func TestRatesAndCaps(t *testing.T) {
 			tpc = &e.Configs[i]
 		}
 	}
-	if tpc == nil || tpc.MaxConns != models.MaxThreads || !tpc.ThreadsPerConn || !tpc.GOMAXPROCSPerConn {
-		t.Fatalf("connections: thread per connection is %+v, want threads and a P per connection, capped at %d", tpc, models.MaxThreads)
+	if tpc == nil || tpc.MaxConns != models.MaxThreads || tpc.Sizing != SizeRule {
+		t.Fatalf("connections: thread per connection is %+v, want threads and a P per connection by the rule, capped at %d", tpc, models.MaxThreads)
 	}
 	for _, tc := range []struct {
 		name      string
@@ -283,7 +349,7 @@ func TestRatesAndCaps(t *testing.T) {
 			if tc.wantCap && (!strings.Contains(reason, "10000 connections exceed the model's limit of 4096") || !strings.Contains(reason, "503")) {
 				t.Errorf("overCap = %q, want the counts and the model's reason", reason)
 			}
-			if got := strings.Join(serveArgs(tpc, &w, ""), " "); !tc.wantCap && !strings.Contains(got, tc.wantServe) {
+			if got := strings.Join(serveArgsOf(tpc, &w, ""), " "); !tc.wantCap && !strings.Contains(got, tc.wantServe) {
 				t.Errorf("serveArgs = %q, want %q", got, tc.wantServe)
 			}
 		})
@@ -311,7 +377,7 @@ func TestExperimentJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"warmup":"1s"`) || !strings.Contains(string(b), `"duration":"5s"`) {
+	if !strings.Contains(string(b), `"warmup":"1s"`) || !strings.Contains(string(b), `"duration":"3s"`) {
 		t.Errorf("durations not written as text: %s", b)
 	}
 	var back Experiment
@@ -338,7 +404,7 @@ func TestWithDefaults(t *testing.T) {
 	e = e.WithDefaults()
 	w := e.Workloads[0]
 	if e.Profile != "custom" || w.Depth != 1 || w.Arrival != "poisson" || w.CPU != "0" || w.Block != "0" || w.Size != "0" || w.Ops != "work=1" ||
-		e.CapacityOutstanding != 1 || e.LoadWorkers != 1 {
+		e.CapacityOutstanding != 1 || e.LoadWorkers != 0 {
 		t.Errorf("WithDefaults = %+v", e)
 	}
 	if err := e.Validate(); err != nil {
@@ -363,9 +429,16 @@ func TestServeArgs(t *testing.T) {
 		{name: "per connection", c: Config{Model: "threadperconn", GOMAXPROCSPerConn: true}, want: "serve --model threadperconn --protocol binary --gomaxprocs 17"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := strings.Join(serveArgs(&tc.c, &w, tc.cpus), " "); got != tc.want {
+			if got := strings.Join(serveArgsOf(&tc.c, &w, tc.cpus), " "); got != tc.want {
 				t.Errorf("serveArgs = %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// serveArgsOf returns the serve command line of c under w on cpus, sized
+// for a server of one CPU.
+func serveArgsOf(c *Config, w *Workload, cpus string) []string {
+	rc := runConfig{cfg: *c, wl: *w, cpus: cpus, size: c.size(w, 1)}
+	return serveArgs(&rc)
 }

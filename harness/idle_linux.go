@@ -36,8 +36,8 @@ func (r *runner) openIdle(rc *runConfig, n int) (*idleConns, error) {
 		return nil, fmt.Errorf("%d idle and %d load connections need about %d descriptors, and the harness may open %d (RLIMIT_NOFILE soft limit; hard limit %d; raising it: %v): raise the hard limit (ulimit -Hn) and run again",
 			n, rc.wl.Conns, need, soft, hard, err)
 	}
-	sink := Config{Model: "netpoll"}
-	srv, err := startServer(r.sp, rc.bin, serveArgs(&sink, &rc.wl, r.exp.ServerCPUs), rc.wl.Protocol)
+	sink := runConfig{cfg: Config{Model: "netpoll"}, wl: rc.wl, cpus: r.exp.ServerCPUs}
+	srv, err := startServer(r.sp, rc.bin, serveArgs(&sink), rc.wl.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("the idle connections' server: %w", err)
 	}

@@ -39,6 +39,14 @@ type Options struct {
 	// ServerAddr, if set, is the address the server listens on (serve
 	// --addr; default loopback): one that agents on other hosts reach.
 	ServerAddr string
+	// Ceilings, if set, are the load generator's ceilings measured
+	// already on this machine with these CPUs (the thesis measures them
+	// once for its parts); the run records them instead of measuring.
+	Ceilings []results.Ceiling
+
+	// throttle, if set, is every point's loadgen.Config.Throttle: tests
+	// slow the generator down on purpose.
+	throttle time.Duration
 
 	// onWindow, if set, is called when a point's measured window starts,
 	// with the server's pid (tests kill the server through it).
@@ -181,6 +189,10 @@ type runConfig struct {
 	bin    string
 	commit string
 	dirty  bool
+	// size is what it runs with (Experiment.Sizes), cpus the server CPUs
+	// it is pinned to (Config.CPUs of the experiment's; empty: unpinned).
+	size Size
+	cpus string
 	// ratesFrom is the run name of the configuration whose capacity sets
 	// the open-loop rates (Config.RatesFrom, under the same workload); the
 	// configuration's own name otherwise.
@@ -205,12 +217,16 @@ type runner struct {
 	sloRates    map[string]map[int]float64 // configuration → repetition → valid SLO capacity (req/s)
 	probes      map[probeKey]*results.Point
 	started     map[string]bool   // configurations that have run before
+	beyond      map[string]bool   // configurations with a capacity beyond the generator's ceiling
 	unavailable map[string]string // configuration → reason
 
 	sp     *spawner
 	srv    *server
 	srvFor string  // the configuration and repetition srv serves, for its warnings
 	back   *server // srv's back end, for a chain configuration (Config.Backend)
+
+	// timing is what the ceiling measurement took (zero if none ran).
+	timing Timing
 
 	sum      Summary
 	begin    time.Time
@@ -227,21 +243,23 @@ func (r *runner) resolve() error {
 	r.sloRates = map[string]map[int]float64{}
 	r.probes = map[probeKey]*results.Point{}
 	r.started = map[string]bool{}
+	r.beyond = map[string]bool{}
 	r.unavailable = map[string]string{}
 	if r.exp.ServerCPUs == "" {
 		cur, err := cpuset.Current()
 		if err != nil {
 			return fmt.Errorf("harness: %w", err)
 		}
-		if srv, load := SplitCPUs(cur); len(srv) > 0 {
-			r.exp.ServerCPUs, r.exp.LoadCPUs = srv.String(), load.String()
-		} else {
+		if srv, _ := SplitCPUs(cur); len(srv) == 0 {
 			r.cpuWarning = fmt.Sprintf("only %d CPU available (%s): the server and the load generator run unpinned on the same CPU, so the generator's work is in every measurement", len(cur), cur)
 		}
 	}
-	if r.exp.LoadWorkersPerCPU {
-		load, _ := cpuset.Parse(r.exp.LoadCPUs) // validated
-		r.exp.LoadWorkers = r.exp.loadWorkersFor(load)
+	var err error
+	if r.exp, err = r.exp.Resolve(); err != nil {
+		return err
+	}
+	if err := r.exp.Validate(); err != nil { // a sweep's configurations
+		return err
 	}
 	if r.exp.ServerBinary == "" {
 		exe, err := os.Executable()
@@ -261,28 +279,24 @@ func (r *runner) resolve() error {
 			return fmt.Errorf("harness: the server binary of configuration %q: %w", c.Name, err)
 		}
 	}
-	runName := func(c string, w *Workload) string {
-		if len(r.exp.Workloads) > 1 {
-			return c + "/" + w.Name
-		}
-		return c
-	}
 	for _, w := range r.exp.Workloads {
 		for _, c := range r.exp.Configs {
 			if !w.runs(c.Name) {
 				continue
 			}
-			name := runName(c.Name, &w)
+			name := r.exp.runName(c.Name, &w)
 			ratesFrom := name
 			if c.RatesFrom != "" {
-				ratesFrom = runName(c.RatesFrom, &w)
+				ratesFrom = r.exp.runName(c.RatesFrom, &w)
 			}
-			args := slices.Clone(c.Args)
-			if n := c.gomaxprocs(&w); n > 0 && c.overCap(&w) == "" {
+			size := r.exp.Sizes[name]
+			args := append(slices.Clone(c.Args), size.Args...)
+			if n := size.GOMAXPROCS; n > 0 && c.overCap(&w) == "" {
 				args = append(args, "--gomaxprocs", fmt.Sprint(n))
 			}
-			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom,
-				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: c.threads(&w)}}
+			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom, size: size,
+				cpus:  r.exp.serverCPUsOf(&c),
+				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: size.Threads, Sizing: size.Rule}}
 			if c.ServerBinary != "" {
 				rc.bin = c.ServerBinary
 				st := r.stampOf(c.ServerBinary)
@@ -329,6 +343,9 @@ func (r *runner) runWarnings() []string {
 func (r *runner) remember(p *results.Point) {
 	if p.ServerInfo.PID != 0 { // a server started for it
 		r.started[p.Config.Name] = true
+	}
+	if p.Kind == results.KindCapacity && p.Load != nil && slices.Contains(p.Load.Checks, loadgen.CheckCeiling) {
+		r.beyond[p.Config.Name] = true
 	}
 	if p.Kind == results.KindCapacity && p.Status == results.StatusOK && p.Load != nil && p.Load.Valid && p.Load.AchievedRatePerS > 0 {
 		if r.capacities[p.Config.Name] == nil {
@@ -392,38 +409,11 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		r.run.Configs = append(r.run.Configs, rc.model)
 	}
 
-	// The load generator runs in this process: pin it, and size
-	// GOMAXPROCS to its CPUs as "concbench load --cpus" does.
-	if r.exp.LoadCPUs != "" {
-		set, _ := cpuset.Parse(r.exp.LoadCPUs) // validated
-		prev, err := cpuset.Current()
-		if err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-		if err := cpuset.Pin(0, set); err != nil {
-			return nil, fmt.Errorf("harness: pin the load generator to CPUs %s: %w", r.exp.LoadCPUs, err)
-		}
-		// Note: one P more than the generator's workers. Each worker is a
-		// locked thread that lends its P while it sleeps in epoll_pwait2;
-		// with GOMAXPROCS = 1 the harness's other goroutines (snapshots,
-		// progress, GC) take it and the worker waits to get it back.
-		// Measured (netpoll server on CPU 0, concbench load on CPU 1, 20k
-		// req/s, 3 s, two alternated pairs): worker run-queue wait 358 and
-		// 363 ms at GOMAXPROCS 1, 103 and 106 ms at 2.
-		prevProcs := runtime.GOMAXPROCS(max(len(set), r.exp.LoadWorkers+1))
-		defer func() {
-			runtime.GOMAXPROCS(prevProcs)
-			cpuset.Pin(0, prev)
-		}()
+	restore, err := r.placeGenerator()
+	if err != nil {
+		return nil, err
 	}
-	// A generator with a CPU per worker busy-polls: on a VM whose idle
-	// vCPUs halt, a thread woken by a timer arrives tens of µs late, and
-	// a sleeping generator would add that to every send (loadgen.PollBusy).
-	r.poll = loadgen.PollSleep
-	if set, _ := cpuset.Parse(r.exp.LoadCPUs); len(set) >= r.exp.LoadWorkers {
-		r.poll = loadgen.PollBusy
-	}
-	r.prov.LoadGOMAXPROCS = runtime.GOMAXPROCS(0)
+	defer restore()
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
 	r.run.Provenance = r.prov
 	if err := results.WriteRun(r.dir, r.run); err != nil {
@@ -433,6 +423,15 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.sp = newSpawner()
 	defer r.sp.close()
 	defer r.stopServer()
+	r.ceilings(ctx)
+	if err := results.WriteRun(r.dir, r.run); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	if r.timing.ServerStart > 0 && r.opt.Progress != nil {
+		n, d := r.exp.Estimate(r.timing)
+		fmt.Fprintf(r.opt.Progress, "estimated: up to %d points, about %s (%s per point beyond its windows, %s per server start, measured now)\n",
+			n, d.Round(10*time.Second), r.timing.PointOverhead.Round(time.Millisecond), r.timing.ServerStart.Round(time.Millisecond))
+	}
 
 	loads := r.exp.loads()
 	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
@@ -518,6 +517,47 @@ plan:
 	return &r.sum, nil
 }
 
+// placeGenerator pins this process, which runs the load generator, to
+// the load CPUs, sizes its GOMAXPROCS, chooses how the workers poll and
+// records both in the provenance. It returns what undoes the pinning.
+func (r *runner) placeGenerator() (restore func(), err error) {
+	restore = func() {}
+	// The load generator runs in this process: pin it, and size
+	// GOMAXPROCS to its CPUs as "concbench load --cpus" does.
+	if r.exp.LoadCPUs != "" {
+		set, _ := cpuset.Parse(r.exp.LoadCPUs) // validated
+		prev, err := cpuset.Current()
+		if err != nil {
+			return restore, fmt.Errorf("harness: %w", err)
+		}
+		if err := cpuset.Pin(0, set); err != nil {
+			return restore, fmt.Errorf("harness: pin the load generator to CPUs %s: %w", r.exp.LoadCPUs, err)
+		}
+		// Note: Ps beyond the generator's workers (loadgen.Procs). Each
+		// worker is a locked thread that lends its P while it sleeps in
+		// epoll_pwait2; with GOMAXPROCS = 1 the harness's other goroutines
+		// (snapshots, progress, GC) take it and the worker waits to get it
+		// back. Measured (netpoll server on CPU 0, concbench load on CPU 1,
+		// 20k req/s, 3 s, two alternated pairs): worker run-queue wait 358
+		// and 363 ms at GOMAXPROCS 1, 103 and 106 ms at 2.
+		prevProcs := runtime.GOMAXPROCS(max(len(set), loadgen.Procs(r.exp.LoadWorkers)))
+		restore = func() {
+			runtime.GOMAXPROCS(prevProcs)
+			cpuset.Pin(0, prev)
+		}
+	}
+	// A generator with a CPU per worker busy-polls: on a VM whose idle
+	// vCPUs halt, a thread woken by a timer arrives tens of µs late, and
+	// a sleeping generator would add that to every send (loadgen.PollBusy).
+	r.poll = loadgen.PollSleep
+	if set, _ := cpuset.Parse(r.exp.LoadCPUs); len(set) >= r.exp.LoadWorkers {
+		r.poll = loadgen.PollBusy
+	}
+	r.prov.LoadGOMAXPROCS = runtime.GOMAXPROCS(0)
+	r.prov.LoadWorkers, r.prov.LoadWorkerCPUs = r.exp.LoadWorkers, cpuset.Set(r.exp.LoadWorkerCPUs).String()
+	return restore, nil
+}
+
 // point measures rc at load l in repetition rep, unless the folder has
 // the point already, and writes it. Its error stops the run (the folder
 // could not be written).
@@ -596,24 +636,18 @@ func (r *runner) deriveRates() {
 // when every configuration runs with the same one, else 0 (each point's
 // provenance has its server's).
 func (r *runner) commonGOMAXPROCS() int {
-	def := runtime.NumCPU() // serve's default: the CPUs it runs on
-	if set, _ := cpuset.Parse(r.exp.ServerCPUs); len(set) > 0 {
-		def = len(set)
-	}
 	v := -1
-	for _, w := range r.exp.Workloads {
-		for _, c := range r.exp.Configs {
-			n := c.gomaxprocs(&w)
-			if n == 0 {
-				n = def
-			}
-			if v >= 0 && n != v {
-				return 0
-			}
-			v = n
+	for _, rc := range r.cfgs {
+		n := rc.size.GOMAXPROCS
+		if n == 0 {
+			n = rc.size.CPUs // serve's default: the CPUs it runs on
 		}
+		if v >= 0 && n != v {
+			return 0
+		}
+		v = n
 	}
-	return v
+	return max(v, 0)
 }
 
 // seed is the load generator's seed for repetition rep and load index k
@@ -639,11 +673,12 @@ type pointLoad struct {
 }
 
 // loads returns the load points of every configuration in the order they
-// are measured: capacity and the fractions, if there are fractions, then
-// the rates.
+// are measured: capacity — with fractions, rates from the slowest, or a
+// latency objective's search to bound — and the fractions, then the
+// rates.
 func (e *Experiment) loads() []pointLoad {
 	var ls []pointLoad
-	if len(e.Fractions) > 0 || len(e.RatesFromSlowest) > 0 {
+	if len(e.Fractions) > 0 || len(e.RatesFromSlowest) > 0 || len(e.Rates) == 0 && e.hasSLO() {
 		ls = append(ls, pointLoad{kind: results.KindCapacity})
 		for i, f := range e.Fractions {
 			ls = append(ls, pointLoad{kind: results.KindOpen, fraction: f, seedIdx: i + 1})
@@ -746,7 +781,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 		r.stopServer()
 	}
 	if r.srv == nil {
-		args := serveArgs(&rc.cfg, &rc.wl, r.exp.ServerCPUs)
+		args := serveArgs(rc)
 		var cal []string
 		if r.exp.NsPerIter > 0 {
 			cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
@@ -806,7 +841,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 
 	lc, _ := rc.wl.loadConfig() // validated
 	lc.Addr = srv.addr
-	lc.Workers = r.exp.LoadWorkers
+	lc.Workers, lc.WorkerCPUs = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
 	if p.Kind == results.KindProbe {
@@ -815,6 +850,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	lc.Seed = r.seed(p.Repetition, seedIdx)
 	lc.Poll = r.poll
 	lc.Limits = r.exp.LoadLimits
+	lc.Throttle = r.opt.throttle
 	if p.Kind == results.KindCapacity {
 		lc.Closed, lc.Rate = true, 0
 		lc.Outstanding = r.exp.CapacityOutstanding * lc.Depth
@@ -933,6 +969,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 		if p.Kind != results.KindCapacity {
 			p.Theory, p.Warnings = theory(&lc, srv.info, p.OfferedRatePerS, p.Warnings)
 		}
+		r.checkCeiling(p)
 	}
 	return true
 }

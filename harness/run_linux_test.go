@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/internal/sysstat"
+	"concbench/loadgen"
 	"concbench/results"
 )
 
@@ -482,5 +483,55 @@ func TestRunRatesFromSlowest(t *testing.T) {
 				t.Errorf("rate points of %v, want %s", got, tc.configs)
 			}
 		})
+	}
+}
+
+// TestRunCeiling runs a server that answers faster than the load
+// generator's ceiling says it can ask (a ceiling given as measured
+// already, Options.Ceilings, of 1000 req/s): the run records the
+// ceiling and marks the capacity point beyond it as the generator's,
+// never the model's.
+func TestRunCeiling(t *testing.T) {
+	exp := tinyExperiment()
+	exp.Configs = exp.Configs[1:2] // netpoll
+	exp.Repetitions = 1
+	exp.ServerBinary = serverBinary
+	exp.LoadLimits = loadgen.Limits{} // relaxed limits turn the ceiling's check off
+	dir := t.TempDir()
+	given := results.Ceiling{Protocol: "http", Workers: 1, RatePerS: 1000, Busy: 1, PerS: 1000, Fraction: CeilingFraction}
+	if _, err := Run(t.Context(), exp, dir, Options{Ceilings: []results.Ceiling{given}}); err != nil {
+		t.Fatal(err)
+	}
+	run, _, byKey := readPoints(t, dir)
+	if len(run.Ceilings) != 1 || run.Ceilings[0] != given {
+		t.Fatalf("ceilings %+v, want the one given", run.Ceilings)
+	}
+	p := byKey[pointKey{"netpoll", results.KindCapacity, 0}]
+	if p == nil || p.Load == nil {
+		t.Fatalf("capacity point %+v", p)
+	}
+	if !slices.Contains(p.Load.Checks, loadgen.CheckCeiling) || p.Load.Valid || p.Fault() != results.GeneratorFault {
+		t.Errorf("capacity %.0f req/s against a ceiling of 1000: checks %v, valid %t, fault %q; want beyond the generator",
+			p.Load.AchievedRatePerS, p.Load.Checks, p.Load.Valid, p.Fault())
+	}
+}
+
+// TestMeasureCeilingThrottled measures the ceiling of a deliberately
+// throttled generator (200 µs of spinning per response: at most 5000
+// responses a second) against a server that is faster: the ceiling is
+// the generator's, at most the throttle's rate.
+func TestMeasureCeilingThrottled(t *testing.T) {
+	exp := tinyExperiment()
+	exp.Configs = exp.Configs[1:2]
+	exp.ServerBinary = serverBinary
+	cs, timing, err := MeasureCeilings(t.Context(), exp, Options{throttle: 200 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].PerS <= 0 || cs[0].RatePerS > 5000 || cs[0].PerS > 5000*1.05 {
+		t.Fatalf("ceilings %+v: want one of at most the throttle's 5000 req/s", cs)
+	}
+	if timing.ServerStart <= 0 {
+		t.Errorf("timing %+v: no server start measured", timing)
 	}
 }

@@ -139,20 +139,22 @@ func (t *tail) String() string {
 	return strings.Join(ls, "\n")
 }
 
-// serveArgs returns the serve command line for c under w, pinned to cpus
-// (empty: unpinned).
-func serveArgs(c *Config, w *Workload, cpus string) []string {
-	args := []string{"serve", "--model", c.Model, "--protocol", w.Protocol}
-	if cpus != "" {
-		args = append(args, "--cpus", cpus)
+// serveArgs returns the serve command line of rc: its model and
+// protocol, pinned to its CPUs (none: unpinned), with its size's flags
+// and its own.
+func serveArgs(rc *runConfig) []string {
+	args := []string{"serve", "--model", rc.cfg.Model, "--protocol", rc.wl.Protocol}
+	if rc.cpus != "" {
+		args = append(args, "--cpus", rc.cpus)
 	}
-	if n := c.threads(w); n > 0 {
+	if n := rc.size.Threads; n > 0 {
 		args = append(args, "--threads", strconv.Itoa(n))
 	}
-	if n := c.gomaxprocs(w); n > 0 {
+	if n := rc.size.GOMAXPROCS; n > 0 {
 		args = append(args, "--gomaxprocs", strconv.Itoa(n))
 	}
-	return append(args, c.Args...)
+	args = append(args, rc.size.Args...)
+	return append(args, rc.cfg.Args...)
 }
 
 // backendArgs returns the serve command line of a chain's back end,

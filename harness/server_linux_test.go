@@ -21,7 +21,7 @@ func TestServerLifeCycle(t *testing.T) {
 	defer sp.close()
 	w := Workload{}
 	w.Protocol, w.Conns = "binary", 4
-	srv, err := startServer(sp, serverBinary, serveArgs(&Config{Model: "netpoll"}, &w, ""), "binary")
+	srv, err := startServer(sp, serverBinary, serveArgsOf(&Config{Model: "netpoll"}, &w, ""), "binary")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +59,8 @@ func TestServerStartFailures(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "unknown model", bin: serverBinary, args: serveArgs(&Config{Model: "nosuch"}, &w, ""), want: `exit status 1); stderr: concbench: serve: unknown model "nosuch"`},
-		{name: "bad model flag", bin: serverBinary, args: serveArgs(&Config{Model: "leaderfollowers", Args: []string{"--promotion", "random"}}, &w, ""), want: "random"},
+		{name: "unknown model", bin: serverBinary, args: serveArgsOf(&Config{Model: "nosuch"}, &w, ""), want: `exit status 1); stderr: concbench: serve: unknown model "nosuch"`},
+		{name: "bad model flag", bin: serverBinary, args: serveArgsOf(&Config{Model: "leaderfollowers", Args: []string{"--promotion", "random"}}, &w, ""), want: "random"},
 		{name: "no binary", bin: "/nonexistent/concbench", want: "/nonexistent/concbench"},
 		{name: "not a server", bin: "/bin/sh", args: []string{"-c", "echo 127.0.0.1:1; exec cat >/dev/null"}, want: "info: control \"info\": the server closed its output"},
 	} {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"concbench/loadgen"
@@ -297,6 +298,14 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 		return nil
 	}
 	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
+	byCeiling := false
+	if s.capacity <= 0 && r.beyond[rc.name] {
+		// The capacity is beyond what the generator measures: the search
+		// can still find the rate at the objective below that limit.
+		if c := r.ceilingFor(rc.wl.Protocol); c != nil {
+			s.capacity, byCeiling = c.Fraction*c.PerS, true
+		}
+	}
 	var done []sloProbe
 	if _, unavailable := r.unavailable[rc.name]; !unavailable {
 		for i := 0; ; i++ {
@@ -337,6 +346,9 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 	r.sum.Points -= s.probes - len(done)
 	sr := s.sloResult(done)
 	sr.Percentile, sr.BoundNs = slo.percentile(), int64(time.Duration(slo.Bound))
+	if byCeiling {
+		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, %.0f%% of the load generator's ceiling: the closed-loop capacity is beyond what the generator measures", s.capacity, 100*CeilingFraction)
+	}
 	res.SLO = &sr
 	res.StartTime = time.Now().UTC()
 	res.Provenance.Time = res.StartTime

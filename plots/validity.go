@@ -62,6 +62,7 @@ var reasonAdvice = map[string]string{
 	string(loadgen.CheckCPU):          generatorAdvice,
 	string(loadgen.CheckSendProcess):  generatorAdvice,
 	string(loadgen.CheckBusy):         "the load generator's workers were near saturation: give it an idle CPU of its own (--load-cpus) or fewer connections (--conns), and rerun",
+	string(loadgen.CheckCeiling):      ceilingAdvice,
 	string(loadgen.CheckUnsent):       "requests waited for the connections' in-flight bound and were never sent: the server fell behind; lower the fractions (--fractions) or add connections (--conns), and rerun",
 	string(loadgen.CheckErrors):       "requests failed: read the points' reasons in the report's Validity section, fix the server or the workload, and rerun",
 	string(loadgen.CheckWarmup):       "the warm-up had failures or was too short: lengthen it (--warmup), and rerun",
@@ -71,6 +72,10 @@ var reasonAdvice = map[string]string{
 	reasonSLOInvalid:                  "latency-objective searches were spoiled by the load generator: make sure nothing else runs on its CPUs (--load-cpus), and rerun",
 	reasonFailed:                      "servers died or points could not run: read the failed points' errors in the report's Validity section, fix the cause, and rerun",
 }
+
+// ceilingAdvice is what to do about points beyond the load generator's
+// ceiling.
+const ceilingAdvice = "the server answered faster than this load generator can ask: such a rate is the generator's limit, not the server's; give the generator more load CPUs (--load-cpus, --server-cpus) or more hosts (--agents) to measure it"
 
 // reasonAdviceFor returns what to do about reason code.
 func reasonAdviceFor(code string) string {
@@ -169,8 +174,10 @@ type validity struct {
 	// codes are the reasons the table shows, in order of appearance.
 	codes []string
 	// empty names the cells with points that are not all unavailable and
-	// none of them valid: "netpoll open 0.90".
-	empty []string
+	// none of them valid: "netpoll open 0.90"; beyond those of them whose
+	// points are all beyond the load generator's ceiling (not a fault of
+	// the run: a limit of the machine it ran on).
+	empty, beyond []string
 }
 
 // loadKey is a column of the validity table: a kind and, for open-loop
@@ -249,7 +256,12 @@ func newValidity(groups []*results.Group) *validity {
 			}
 			if c.valid == 0 && !c.unavailable {
 				k := v.loads[ci]
-				v.empty = append(v.empty, row.name+" "+results.LoadLabel(k.kind, k.fraction))
+				name := row.name + " " + results.LoadLabel(k.kind, k.fraction)
+				if r, n := c.reasons.top(); r == string(loadgen.CheckCeiling) && n == c.total {
+					v.beyond = append(v.beyond, name)
+				} else {
+					v.empty = append(v.empty, name)
+				}
 			}
 		}
 	}
@@ -298,7 +310,11 @@ const maxEmptyListed = 3
 // is not: see Banner.
 func (v *validity) banner() string {
 	if 2*v.invalid <= v.measured && len(v.empty) == 0 {
-		return ""
+		if len(v.beyond) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("Beyond this load generator: %s only points whose rate reached its measured ceiling (%s), so their value is the generator's limit, not the server's. What to do: %s.",
+			plural(len(v.beyond), "configuration/load pair has", "configuration/load pairs have"), listed(v.beyond), ceilingAdvice)
 	}
 	var b strings.Builder
 	pct := 0.0
@@ -306,14 +322,9 @@ func (v *validity) banner() string {
 		pct = 100 * float64(v.valid) / float64(v.measured)
 	}
 	fmt.Fprintf(&b, "Mostly invalid run: %d of %d measured points (%.0f%%) have a valid load-generator verdict", v.valid, v.measured, pct)
-	if n := len(v.empty); n > 0 {
-		names := v.empty
-		more := ""
-		if n > maxEmptyListed {
-			names, more = names[:maxEmptyListed], fmt.Sprintf(" and %d more", n-maxEmptyListed)
-		}
-		fmt.Fprintf(&b, ", and %s no valid point at all (%s%s)", plural(n, "configuration/load pair has", "configuration/load pairs have"),
-			strings.Join(names, ", "), more)
+	if n := len(v.empty) + len(v.beyond); n > 0 {
+		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", plural(n, "configuration/load pair has", "configuration/load pairs have"),
+			listed(append(slices.Clone(v.empty), v.beyond...)))
 	}
 	reason, n := v.reasons.top()
 	if reason != "" {
@@ -323,6 +334,15 @@ func (v *validity) banner() string {
 	}
 	b.WriteString(" Invalid repetitions are excluded from every median, band, merged spectrum, claim test and bench.txt; the figures and tables rest on the valid ones only.")
 	return b.String()
+}
+
+// listed joins names, the first maxEmptyListed of them and how many
+// more.
+func listed(names []string) string {
+	if n := len(names); n > maxEmptyListed {
+		return strings.Join(names[:maxEmptyListed], ", ") + fmt.Sprintf(" and %d more", n-maxEmptyListed)
+	}
+	return strings.Join(names, ", ")
 }
 
 // plural returns "n one" or "n many".
@@ -337,7 +357,9 @@ func plural(n int, one, many string) string {
 // bench prints after a run, when the run is mostly invalid: more than
 // half of its measured points have an invalid load-generator verdict, or
 // some configuration has no valid point at some load (failed points count
-// as not valid; unavailable models do not count). It states the fraction
+// as not valid; unavailable models do not count; a pair whose points are
+// all beyond the load generator's ceiling gets a note of its own instead,
+// since it is the machine's limit, not the run's fault). It states the fraction
 // of valid points, the most frequent reason the others are not valid, and
 // what to do about it, in one paragraph. It returns "" when the run is
 // not mostly invalid.

@@ -67,7 +67,9 @@ func (p *Point) Fault() Fault {
 	// server is pinned to other CPUs, so a head that slows down does not
 	// take the generator's CPU; what it does (a rate missed on an idle
 	// generator CPU) is still a server failure.
-	if slices.Contains(p.Load.Checks, loadgen.CheckCPU) {
+	// So is a point at the generator's measured ceiling (the harness's
+	// CheckCeiling): its rate is the generator's, not the server's.
+	if slices.Contains(p.Load.Checks, loadgen.CheckCPU) || slices.Contains(p.Load.Checks, loadgen.CheckCeiling) {
 		return GeneratorFault
 	}
 	for _, c := range p.Load.Checks {
@@ -92,4 +94,3 @@ func (p *Point) FailedResponses() (string, int64) {
 	}
 	return "", 0
 }
-

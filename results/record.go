@@ -57,6 +57,10 @@ type ModelConfig struct {
 	Model   string   `json:"model"`   // concbench serve --model
 	Args    []string `json:"args"`    // further serve flags, e.g. ["--promotion", "lifo"]
 	Threads int      `json:"threads"` // --threads (0: the model's default; Info has the effective value)
+	// Sizing says where its threads and GOMAXPROCS came from: the sizing
+	// rule with its numbers ("rule: 1 CPU → 1 threads; GOMAXPROCS 1"),
+	// or "fixed by the profile" (harness.Size.Rule).
+	Sizing string `json:"sizing,omitempty"`
 }
 
 // Workload is what the load generator sends, in its flag syntax.
@@ -262,6 +266,10 @@ type Provenance struct {
 	LoadCPUs         string `json:"load_cpus"`   // affinity of the load generator
 	ServerGOMAXPROCS int    `json:"server_gomaxprocs"`
 	LoadGOMAXPROCS   int    `json:"load_gomaxprocs"`
+	// LoadWorkers are the load generator's workers, and LoadWorkerCPUs
+	// the CPUs they are pinned to, one each (empty: unpinned).
+	LoadWorkers    int    `json:"load_workers,omitempty"`
+	LoadWorkerCPUs string `json:"load_worker_cpus,omitempty"`
 	// NsPerIter is the CPU-work calibration the harness gave every server
 	// of the run (serve --ns-per-iter), ns per iteration; 0 if each
 	// server measured its own (each point's ServerInfo has the value used).

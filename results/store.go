@@ -30,11 +30,36 @@ type Run struct {
 	Finished    time.Time     `json:"finished,omitzero"` // zero while running or if interrupted
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Warnings    []string      `json:"warnings,omitempty"`
+	// Ceilings are the load generator's own ceilings, measured at the
+	// start of the run (one per protocol of its workloads).
+	Ceilings []Ceiling `json:"ceilings,omitempty"`
 
 	// Unreadable lists the point files ReadRun could not read (not
 	// stored: it describes the folder as read). Their points are in no
 	// statistic; every reader of a run must say so.
 	Unreadable []UnreadablePoint `json:"-"`
+}
+
+// Ceiling is the load generator's own ceiling for one protocol: the
+// highest rate its workers sustain, estimated from a closed loop against
+// a server that answers at once (no work) on the server's CPUs as the
+// achieved rate over the share of their time the workers were busy
+// (RatePerS ÷ Busy). Since a busier generator batches more responses
+// per system call, the estimate errs low. A point whose rate reaches
+// Fraction of it is beyond what this generator measures (the harness
+// marks it, loadgen.CheckCeiling).
+type Ceiling struct {
+	Protocol   string  `json:"protocol"`
+	Workers    int     `json:"workers"`
+	WorkerCPUs string  `json:"worker_cpus,omitempty"`
+	Server     string  `json:"server"`     // the null server: model, work, CPUs
+	RatePerS   float64 `json:"rate_per_s"` // achieved against it
+	Busy       float64 `json:"busy"`       // the workers' busy share at that rate
+	PerS       float64 `json:"ceiling_per_s"`
+	Fraction   float64 `json:"fraction"` // points at or above Fraction × PerS are marked
+	// Reason says why there is no ceiling (PerS 0): the measurement
+	// failed, or the run's load comes from agents.
+	Reason string `json:"reason,omitempty"`
 }
 
 // UnreadablePoint is a point file that could not be read: truncated,

@@ -19,51 +19,52 @@ import (
 	"concbench/results"
 )
 
-const benchUsage = `usage: concbench bench [--profile default|suite|thesis|gate|chain|connections|threads] [flags]
+const benchUsage = `usage: concbench bench [--profile NAME] [flags]
        concbench bench --resume DIR
 
 Runs an experiment: every configuration (a model and its settings) under
 every workload; per configuration and repetition one server process
 ("concbench serve", pinned to --server-cpus) whose capacity is measured
-closed-loop, then open-loop points at fractions of it, the load generator
-running in this process, pinned to --load-cpus. Repetitions are
-interleaved across configurations. Each point is written to
-<out>/bench-<UTC time>/points/ as soon as it is measured, with its
-latency (corrected for coordinated omission), the server's context
-switches, CPU, allocations and run-queue wait per request, perf counters,
-the M/M/c ideal, and provenance; run.json describes the run.
+closed-loop, then open-loop points, the load generator running in this
+process, pinned to --load-cpus. Repetitions are interleaved across
+configurations. Each point is written to <out>/bench-<UTC time>/points/
+as soon as it is measured; run.json describes the run. At the start the
+load generator's own ceiling is measured against a server that answers
+at once, and every point whose rate reaches 80% of it is reported as
+beyond what the generator measures here, never as a model's number.
+
+Every model is sized from the server's CPUs by one rule (a thread per
+CPU; more for blocking work, by Little's law), recorded in every point;
+the load generator gets a busy-polling worker per load CPU but the first.
+--print-experiment shows both for the CPUs given, without running.
 
 A progress line per point goes to standard error; at the end, the run's
 summary and its folder go to standard output (preceded by a warning when
-most of the run is invalid: more than half of the measured points, or a
-configuration with no valid point at some load), and the figures and the
-report (report.md, report.html) are rendered into the folder (as
-"concbench figures" does; --no-figures skips it). A model that cannot run here is recorded as unavailable
-with its reason; a point whose server died is recorded as failed; neither
-stops the run. Ctrl-C stops after the current point and records the run
-as interrupted; --resume DIR continues it.
+most of the run is invalid), and the figures and the report (report.md,
+report.html) are rendered into the folder (--no-figures skips it). A
+model that cannot run here is recorded as unavailable with its reason; a
+point whose server died is recorded as failed; neither stops the run.
+Ctrl-C stops after the current point; --resume DIR continues it.
 
-Profiles (--profile): default (what "make bench" runs: five workloads —
-cpu, tiny, block, bimodal, ledger — every model family under each, every
-variant under cpu; per configuration its capacity, its capacity at the
-workload's latency objective (--slo: a search of a few short open-loop
-probes after every capacity point) and one equal absolute rate,
---rates-from-slowest; 5 repetitions; its report opens with a
-who-wins-where table; about 9 minutes), load (every model under the cpu
-workload at its capacity and 10/50/75/90% of it, 6 repetitions, with the
-latency-vs-load figure; about 7 minutes, 6 min 44 s measured), chain (the front end in
-front of a back end), thesis (a connection sweep, 11 load points, 7 repetitions: hours;
-on a bigger machine the server gets half the CPUs and the load generator
-the rest with a worker per CPU),
-gate (the CI regression gate's short suite), connections (every model at
-16 to 10 000 connections at one absolute rate, --rates, with no capacity
-measured: each cost against connections, with an idle-connection
-control; about 14 minutes, estimated), threads (the thread sweep:
-Leader/Followers, Half-Sync/Half-Reactive and Active Object at 1, 2, 4
-and 8 threads beside the Proactor and netpoll, under the cpu and block
-workloads, capacity and one equal absolute rate; about 6½ minutes). Flags override the profile's
-fields; --experiment FILE reads a whole experiment (JSON, as in run.json's
-"experiment"; print one with --print-experiment).
+Profiles (--profile; docs/profiles.md has what each measures and why):
+  default      the workload suite: cpu, tiny, block, bimodal, ledger; every
+               model family under each; capacity, capacity at the latency
+               objective, one equal absolute rate; 5 repetitions
+  load         every family under cpu at its capacity and 10/50/75/90% of it
+  variants     the Leader/Followers promotion orders, Half-Sync/Half-
+               Reactive pooled, under cpu and bimodal
+  cores        every family on 1, 2, 4, … server CPUs under cpu, tiny and
+               block: capacity and its speed-up against CPUs
+  threads      the thread sweep: the pools at 1, 2, 4, … up to 2× the
+               server CPUs (at least 8) under cpu and block
+  thesis       default, cores and threads in turn at 10 repetitions and
+               3 s windows, into one folder; its duration estimated first
+  gate         the CI regression gate's fixed suite
+  chain        the front end in front of a back end
+  connections  every family at 16 to 10 000 connections at one rate
+Flags override the profile's fields; --experiment FILE reads a whole
+experiment (JSON, as in run.json's "experiment"; print one with
+--print-experiment).
 
 From many hosts: --agents host:port,… with --agent-token runs every point's
 load through those agents ("concbench agent" on each load host; see "help
@@ -161,9 +162,10 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return xerr
 		}
 		if f.print {
-			b, _ := json.MarshalIndent(exp, "", "  ")
-			_, err := fmt.Fprintf(stdout, "%s\n", b)
-			return err
+			return printExperiments(stdout, exp, f.profile == "thesis" && !set["experiment"], set, &f)
+		}
+		if f.profile == "thesis" && !set["experiment"] {
+			return runThesis(ctx, &f, set, opt, stdout, stderr)
 		}
 		dir := harness.NewRunDir(f.out, time.Now())
 		fmt.Fprintf(stderr, "concbench bench: profile %s, %d configurations, %d workload(s), %d repetitions → %s\n",
@@ -286,6 +288,12 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 			return exp, fmt.Errorf("bench: --profile: %w", err)
 		}
 	}
+	return applyFlags(exp, f, set)
+}
+
+// applyFlags returns exp with every flag that was set applied over it,
+// validated.
+func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (harness.Experiment, error) {
 	exp = exp.WithDefaults()
 
 	if set["models"] {
@@ -519,4 +527,93 @@ func joinFloats(xs []float64) string {
 		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return strings.Join(parts, ",")
+}
+
+// printExperiments prints exp, or the thesis's parts with the flags
+// applied (a JSON array), as JSON, resolved for this machine and the CPUs given: the
+// CPU split, the load generator's workers and every configuration's
+// size.
+func printExperiments(w io.Writer, exp harness.Experiment, thesis bool, set map[string]bool, f *benchFlags) error {
+	exps := []harness.Experiment{exp}
+	if thesis {
+		exps = nil
+		for _, p := range harness.ThesisParts() {
+			e, err := applyFlags(p, f, set)
+			if err != nil {
+				return err
+			}
+			exps = append(exps, e)
+		}
+	}
+	var out []harness.Experiment
+	for _, e := range exps {
+		r, err := e.Resolve()
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		out = append(out, r)
+	}
+	var b []byte
+	if thesis {
+		b, _ = json.MarshalIndent(out, "", "  ") // an array: the parts in order
+	} else {
+		b, _ = json.MarshalIndent(out[0], "", "  ")
+	}
+	_, err := fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// runThesis runs the thesis profile's parts (harness.ThesisParts) one
+// after another into one folder, each with the flags applied: it
+// measures the load generator's ceilings and the run's overheads once,
+// prints the estimated duration, then runs every part (its own run
+// folder, report and figures) with those ceilings.
+func runThesis(ctx context.Context, f *benchFlags, set map[string]bool, opt harness.Options, stdout, stderr io.Writer) error {
+	var parts []harness.Experiment
+	for _, p := range harness.ThesisParts() {
+		e, err := applyFlags(p, f, set)
+		if err != nil {
+			return err
+		}
+		if e, err = e.Resolve(); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		parts = append(parts, e)
+	}
+	opt.Progress = stderr
+	fmt.Fprintf(stderr, "concbench bench: thesis: measuring the load generator's ceiling and the per-point overhead\n")
+	ceilings, timing, err := harness.MeasureCeilings(ctx, parts[0], opt)
+	if err != nil {
+		return fmt.Errorf("bench: thesis: %w", err)
+	}
+	opt.Ceilings = ceilings
+	total := time.Duration(0)
+	for _, p := range parts {
+		n, d := p.Estimate(timing)
+		total += d
+		fmt.Fprintf(stderr, "concbench bench: thesis: %s: %d configurations, %d workloads, %d repetitions, up to %d points: about %s\n",
+			p.Profile, len(p.Configs), len(p.Workloads), p.Repetitions, n, d.Round(time.Minute))
+	}
+	fmt.Fprintf(stderr, "concbench bench: thesis: about %s in all (estimated from the windows, %s per point and %s per server start, measured now); Ctrl-C stops after the current point, and each part resumes with --resume\n",
+		total.Round(time.Minute), timing.PointOverhead.Round(time.Millisecond), timing.ServerStart.Round(time.Millisecond))
+	root := filepath.Join(f.out, "thesis-"+time.Now().UTC().Format("20060102T150405Z"))
+	for _, p := range parts {
+		dir := filepath.Join(root, strings.TrimPrefix(p.Profile, "thesis/"))
+		fmt.Fprintf(stderr, "concbench bench: thesis: %s → %s\n", p.Profile, dir)
+		sum, err := harness.Run(ctx, p, dir, opt)
+		if err != nil {
+			if sum != nil {
+				fmt.Fprintf(stdout, "run: %s\n", sum.Dir)
+			}
+			return fmt.Errorf("bench: thesis: %s: %w", p.Profile, err)
+		}
+		if err := finishRun(stdout, sum, !f.noFigures); err != nil {
+			return err
+		}
+		if sum.Interrupted {
+			return fmt.Errorf("bench: thesis: interrupted in %s; continue it with: concbench bench --resume %s (then the later parts with --profile thesis … again)", p.Profile, sum.Dir)
+		}
+	}
+	fmt.Fprintf(stdout, "thesis: %s\n", root)
+	return nil
 }

@@ -63,12 +63,12 @@ func TestBenchFlags(t *testing.T) {
 		check func(t *testing.T, e harness.Experiment)
 	}{
 		{name: "load profile", args: []string{"--profile", "load"}, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "load" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 6 || len(e.Workloads) != 1 || len(e.Fractions) != 4 || len(e.RatesFromSlowest) != 0 {
+			if e.Profile != "load" || len(e.Configs) != len(harness.Families()) || e.Repetitions != 6 || len(e.Workloads) != 1 || len(e.Fractions) != 4 || len(e.RatesFromSlowest) != 0 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
 		{name: "default profile, the suite", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.AllConfigs()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
+			if e.Profile != "default" || len(e.Configs) != len(harness.Families()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
 				t.Errorf("experiment %+v", e)
 			}
 		}},
@@ -124,19 +124,37 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("rates from slowest %v, want [0.5 0.8]", e.RatesFromSlowest)
 			}
 		}},
-		{name: "models prune the suite", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
-			for _, w := range e.Workloads {
-				if w.Name != "cpu" && !slices.Equal(w.Configs, []string{"activeobject", "netpoll"}) {
-					t.Errorf("workload %s runs %v, want activeobject and netpoll", w.Name, w.Configs)
-				}
+		{name: "models choose the suite's configurations", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
+			var names []string
+			for _, c := range e.Configs {
+				names = append(names, c.Name)
 			}
-			if len(e.Workloads) != 5 {
-				t.Errorf("%d workloads, want 5", len(e.Workloads))
+			if !slices.Equal(names, []string{"netpoll", "activeobject"}) || len(e.Workloads) != 5 {
+				t.Errorf("configurations %v under %d workloads, want netpoll and activeobject under 5", names, len(e.Workloads))
 			}
 		}},
-		{name: "models outside the suite's families", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
-			if len(e.Workloads) != 1 || e.Workloads[0].Name != "cpu" {
-				t.Errorf("workloads %+v, want cpu alone (the only one that runs leaderfollowers/fifo)", e.Workloads)
+		{name: "a variant in the suite", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
+			if len(e.Configs) != 1 || e.Configs[0].MinPool != harness.OrdersFloor || len(e.Workloads) != 5 {
+				t.Errorf("configurations %+v under %d workloads, want the variant with its floor under every workload", e.Configs, len(e.Workloads))
+			}
+		}},
+		{name: "server CPUs size every configuration", args: []string{"--server-cpus", "0-7", "--load-cpus", "8-15"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.LoadWorkers != 7 || len(e.LoadWorkerCPUs) != 7 || e.LoadWorkerCPUs[0] != 9 {
+				t.Errorf("load workers %d on %v, want 7 on 9-15", e.LoadWorkers, e.LoadWorkerCPUs)
+			}
+			if s := e.Sizes["leaderfollowers/lifo/cpu"]; s.Threads != 8 || s.GOMAXPROCS != 8 {
+				t.Errorf("leaderfollowers under cpu on 8 CPUs: %+v", s)
+			}
+			if s := e.Sizes["halfsynchalfreactive/block"]; s.Threads != 64 || s.GOMAXPROCS != 65 {
+				t.Errorf("halfsynchalfreactive under block on 8 CPUs: %+v", s)
+			}
+		}},
+		{name: "one server CPU", args: []string{"--server-cpus", "0", "--load-cpus", "1"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.LoadWorkers != 1 || len(e.LoadWorkerCPUs) != 0 {
+				t.Errorf("load workers %d on %v, want 1, unpinned within CPU 1", e.LoadWorkers, e.LoadWorkerCPUs)
+			}
+			if s := e.Sizes["proactor/cpu"]; s.Threads != 1 || s.GOMAXPROCS != 1 {
+				t.Errorf("proactor under cpu on 1 CPU: %+v", s)
 			}
 		}},
 		{name: "gate keeps its own fields", args: []string{"--profile", "gate"}, check: func(t *testing.T, e harness.Experiment) {
@@ -149,7 +167,7 @@ func TestBenchFlags(t *testing.T) {
 			for _, c := range e.Configs {
 				names = append(names, c.Name)
 			}
-			if got := strings.Join(names, " "); got != "netpoll leaderfollowers/os halfsynchalfreactive halfsynchalfreactive/pooled" {
+			if got := strings.Join(names, " "); got != "netpoll leaderfollowers/os halfsynchalfreactive" {
 				t.Errorf("configurations %s", got)
 			}
 		}},
@@ -189,7 +207,7 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("workloads %s", got)
 			}
 		}},
-		{name: "one connection count", args: []string{"--profile", "thesis", "--conns", "32"}, check: func(t *testing.T, e harness.Experiment) {
+		{name: "one connection count", args: []string{"--profile", "load", "--conns", "32"}, check: func(t *testing.T, e harness.Experiment) {
 			if len(e.Workloads) != 1 || e.Workloads[0].Conns != 32 || e.Workloads[0].Name != "" {
 				t.Errorf("workloads %+v", e.Workloads)
 			}
@@ -203,6 +221,11 @@ func TestBenchFlags(t *testing.T) {
 			for _, c := range e.Configs {
 				if c.GOMAXPROCS != 2 || c.GOMAXPROCSPerConn {
 					t.Errorf("configuration %+v", c)
+				}
+			}
+			for name, s := range e.Sizes {
+				if s.GOMAXPROCS != 2 {
+					t.Errorf("%s: %+v", name, s)
 				}
 			}
 		}},
@@ -238,7 +261,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: default, load, thesis, gate, chain, connections, threads)`},
+		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: ` + strings.Join(harness.ProfileNames, ", ") + ")"},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
 		{name: "fraction syntax", args: []string{"--fractions", "half"}, want: `--fractions: "half" is not a number`},
