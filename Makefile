@@ -17,6 +17,14 @@ all: check test
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/concbench
 
+## static: a static concbench for another machine of this architecture,
+## one without a Go toolchain (bin/concbench-linux-$(GOARCH)): copy it
+## there and run it as bin/concbench (README, "On a bigger machine")
+GOARCH ?= $(shell $(GO) env GOARCH)
+.PHONY: static
+static:
+	CGO_ENABLED=0 GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=auto -o bin/concbench-linux-$(GOARCH) ./cmd/concbench
+
 ## test: vet, then every test under the race detector (what CI runs)
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
@@ -55,10 +63,9 @@ browser:
 	$(SUDO) apt-get install -y chromium
 
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
-## (the workload suite, every model: about 10 minutes); PROFILE=load for one
-## workload across load, threads for the thread sweep, thesis for the long
-## sweep, gate for the CI suite, chain, connections; BENCHFLAGS for more
-## (see bin/concbench help bench)
+## (the workload suite, every model family: about 10 minutes on 2 CPUs);
+## PROFILE=<name> for another profile (bin/concbench help bench lists
+## them; docs/profiles.md says what each measures); BENCHFLAGS for more
 PROFILE    ?= default
 BENCHFLAGS ?=
 .PHONY: bench figures

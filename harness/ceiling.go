@@ -51,7 +51,7 @@ func (r *runner) ceilings(ctx context.Context) {
 			c, t := r.measureCeiling(ctx, &w)
 			r.run.Ceilings = append(r.run.Ceilings, c)
 			if r.opt.Progress != nil {
-				fmt.Fprintf(r.opt.Progress, "load generator's ceiling (%s): %s\n", c.Protocol, CeilingText(&c))
+				fmt.Fprintf(r.opt.Progress, "load generator's ceiling (%s): %s\n", c.Protocol, c.Text())
 			}
 			if t.ServerStart > 0 {
 				r.timing = t
@@ -171,21 +171,4 @@ func orAll(cpus string) string {
 		return "all (unpinned)"
 	}
 	return cpus
-}
-
-// CeilingText describes c in one line: the ceiling, how it was measured
-// and what it marks.
-func CeilingText(c *results.Ceiling) string {
-	workers := fmt.Sprintf("%d worker", c.Workers)
-	if c.Workers != 1 {
-		workers += "s"
-	}
-	if c.WorkerCPUs != "" {
-		workers += " on CPUs " + c.WorkerCPUs
-	}
-	if c.PerS <= 0 {
-		return fmt.Sprintf("not measured (%s): no point is checked against it", c.Reason)
-	}
-	return fmt.Sprintf("%.0f req/s for %s (%.0f req/s with the workers %.0f%% busy against %s); a point at %.0f req/s or more (%.0f%%) is beyond what it measures",
-		c.PerS, workers, c.RatePerS, 100*c.Busy, c.Server, c.Fraction*c.PerS, 100*c.Fraction)
 }

@@ -207,8 +207,9 @@ type runner struct {
 	run  *results.Run
 	cfgs []runConfig
 	prov results.Provenance
-	// cpuWarning is set when the server and generator share the CPUs.
-	cpuWarning string
+	// cpuWarning is set when the server and generator share the CPUs;
+	// sweepWarning when a cores sweep has one count only.
+	cpuWarning, sweepWarning string
 	// poll is how the load generator's workers wait.
 	poll loadgen.Poll
 
@@ -252,6 +253,12 @@ func (r *runner) resolve() error {
 		}
 		if srv, _ := SplitCPUs(cur); len(srv) == 0 {
 			r.cpuWarning = fmt.Sprintf("only %d CPU available (%s): the server and the load generator run unpinned on the same CPU, so the generator's work is in every measurement", len(cur), cur)
+		}
+	}
+	if r.exp.Sweep == SweepCores {
+		if n := r.exp.serverCPUCount(); len(CoreCounts(n)) == 1 {
+			r.sweepWarning = fmt.Sprintf("the cores sweep stops at %s: the server has %s here (server CPUs %s; the machine's CPUs are split between the server and the load generator), so there is no speed-up to measure; run it where the server gets 2 or more (--server-cpus, --load-cpus)",
+				plural(n, "CPU", "CPUs"), plural(n, "CPU", "CPUs"), orAll(r.exp.ServerCPUs))
 		}
 	}
 	var err error
@@ -323,8 +330,10 @@ func (r *runner) stampOf(binary string) stamp {
 
 func (r *runner) runWarnings() []string {
 	var ws []string
-	if r.cpuWarning != "" {
-		ws = append(ws, r.cpuWarning)
+	for _, w := range []string{r.cpuWarning, r.sweepWarning} {
+		if w != "" {
+			ws = append(ws, w)
+		}
 	}
 	if r.exp.LoadLimits.Relaxed() {
 		ws = append(ws, fmt.Sprintf("the load generator's checks on its own health were relaxed (%+v): its verdicts do not vouch for it", r.exp.LoadLimits))
@@ -426,6 +435,11 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.ceilings(ctx)
 	if err := results.WriteRun(r.dir, r.run); err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
+	}
+	for _, w := range r.run.Warnings {
+		if r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "warning: %s\n", w)
+		}
 	}
 	if r.timing.ServerStart > 0 && r.opt.Progress != nil {
 		n, d := r.exp.Estimate(r.timing)
@@ -1127,4 +1141,12 @@ func calibrateOn(cpus string) (float64, error) {
 		return 0, fmt.Errorf("calibrate the CPU work: %w", err)
 	}
 	return svc.Calibration().NsPerIter, nil
+}
+
+// plural returns "n one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

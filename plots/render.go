@@ -59,7 +59,8 @@ var figureSpecs = []figureSpec{
 	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
 	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
 	{"frontend", "Front end: who reads each response", "front-end points with hand-off counters at the chosen load", frontEndFigure, hasFrontEnd},
-	{"threadsweep", "Thread sweep", "model measured at two or more thread counts (configurations named MODEL/threads=N, as in the threads profile)", threadSweepFigure, hasThreadCounts},
+	{"threadsweep", "Thread sweep", "model measured at two or more thread counts (configurations named MODEL/threads=N, as in the threads profile)", threadSweepFigure, threadsSweep.applies},
+	{"cores", "Cores", "model measured on two or more server CPU counts (configurations named MODEL/cpus=N, as in the cores profile; a server of one CPU, as on a 2-CPU machine, has one count only, so there is no speed-up to draw)", coresFigure, coresSweep.applies},
 }
 
 // Figures returns every figure the run has data for, in report order,

@@ -110,6 +110,9 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		if c.Threads > 0 {
 			threads = strconv.Itoa(c.Threads)
 		}
+		if c.Sizing != "" {
+			threads += " (" + c.Sizing + ")"
+		}
 		rep.Configs = append(rep.Configs, []string{c.Name, c.Model, strings.Join(c.Args, " "), threads})
 	}
 	if len(a.points) > 0 {
@@ -130,6 +133,16 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 		{"host", p.Hostname}, {"server CPUs", p.ServerCPUs}, {"load generator CPUs", p.LoadCPUs},
 		{"server GOMAXPROCS", serverProcs(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
+	}
+	if p.LoadWorkers > 0 {
+		workers := plural(p.LoadWorkers, "worker", "workers")
+		if p.LoadWorkerCPUs != "" {
+			workers += ", pinned to CPUs " + p.LoadWorkerCPUs + " (one each)"
+		}
+		rep.Provenance = append(rep.Provenance, []string{"load generator workers", workers})
+	}
+	for _, c := range r.Ceilings {
+		rep.Provenance = append(rep.Provenance, []string{"load generator ceiling (" + c.Protocol + ")", c.Text()})
 	}
 	if p.NsPerIter > 0 {
 		rep.Provenance = append(rep.Provenance, []string{"CPU-work calibration (every server)", fmt.Sprintf("%.4g ns per iteration, measured once by the harness", p.NsPerIter)})

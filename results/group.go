@@ -240,7 +240,9 @@ type Aggregate struct {
 	// Stats summarizes the metric over the repetitions that may be
 	// trusted: measured points whose verdict is valid (and measured points
 	// without a load-generator verdict, for the server's own costs).
-	Stats Stats
+	// Values are those repetitions' values, in the group's order.
+	Stats  Stats
+	Values []float64
 	// Skipped counts the group's points that do not carry the metric:
 	// failed or unavailable points, or measured points without it;
 	// SkipReasons says why, one line per point.
@@ -288,7 +290,7 @@ func (g *Group) Aggregate(m Metric) Aggregate {
 		}
 		xs = append(xs, v)
 	}
-	a.Stats = Summarize(xs)
+	a.Stats, a.Values = Summarize(xs), xs
 	return a
 }
 

@@ -62,6 +62,23 @@ type Ceiling struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Text describes c in one line: the ceiling, how it was measured and
+// what it marks.
+func (c *Ceiling) Text() string {
+	workers := fmt.Sprintf("%d worker", c.Workers)
+	if c.Workers != 1 {
+		workers += "s"
+	}
+	if c.WorkerCPUs != "" {
+		workers += " on CPUs " + c.WorkerCPUs
+	}
+	if c.PerS <= 0 {
+		return fmt.Sprintf("not measured (%s): no point is checked against it", c.Reason)
+	}
+	return fmt.Sprintf("%.0f req/s for %s (%.0f req/s with the workers %.0f%% busy against %s); a point at %.0f req/s or more (%.0f%%) is beyond what it measures",
+		c.PerS, workers, c.RatePerS, 100*c.Busy, c.Server, c.Fraction*c.PerS, 100*c.Fraction)
+}
+
 // UnreadablePoint is a point file that could not be read: truncated,
 // corrupt, or of another schema.
 type UnreadablePoint struct {

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -10,15 +11,56 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
 )
 
-// threadsKey ends the name of a configuration of a thread sweep, followed
-// by its thread count ("leaderfollowers/lifo/threads=4"); the name before
-// it is the series. Must match harness.ThreadsSuffix (the threads
-// profile's configurations).
-const threadsKey = "/threads="
+// sweepSpec is one kind of sweep figure: a dimension of the run's
+// configurations read from their names, against which capacity and a
+// second metric are drawn.
+type sweepSpec struct {
+	name, title string
+	// key ends the name of a configuration of the sweep, followed by its
+	// count ("leaderfollowers/lifo/threads=4"); the name before it is the
+	// series. Must match harness.ThreadsSuffix and harness.CPUsSuffix.
+	key       string
+	axis      string // the x axis: "threads"
+	one, many string // the count's unit: "thread", "threads"
+	panels    []sweepPanel
+	// linear draws each series' linear speed-up from its smallest count
+	// (the cores sweep: k CPUs should serve k times one CPU's rate).
+	linear bool
+	// intro opens the caption; dimension names the count in it.
+	intro string
+}
+
+// threadsSweep is the thread sweep (the threads profile): capacity and
+// p99 at equal load against the pool's thread count, the models without
+// a count (the Proactor, netpoll) as references.
+var threadsSweep = sweepSpec{
+	name: "threadsweep", title: "Thread sweep: capacity and p99 at equal load against threads",
+	key: "/threads=", axis: "threads", one: "thread", many: "threads",
+	panels: []sweepPanel{
+		{results.Capacity, sweepCapacity, "capacity (req/s)"},
+		{results.LatencyP99, sweepRate, "p99 at equal load"},
+	},
+	intro: "Capacity and p99 at each workload's equal absolute load against the pool's thread count (log x), one series per pool model, the references (no thread count) as dashed horizontal lines at their medians",
+}
+
+// coresSweep is the cores sweep (the cores profile): capacity and the
+// capacity at the latency objective against the server's CPUs, with each
+// series' linear speed-up.
+var coresSweep = sweepSpec{
+	name: "cores", title: "Cores: capacity and capacity at the objective against server CPUs",
+	key: "/cpus=", axis: "server CPUs", one: "CPU", many: "CPUs",
+	panels: []sweepPanel{
+		{results.Capacity, sweepCapacity, "capacity (req/s)"},
+		{results.SLOCapacity, sweepSLO, "capacity at the objective (req/s)"},
+	},
+	linear: true,
+	intro:  "Capacity and capacity at the workload's latency objective against the server's CPUs (log x), one series per model, each sized for its CPUs by the sizing rule; the thin dashed line of a series is its linear speed-up from its fewest CPUs",
+}
 
 // sweepSeries is one pool model of a thread sweep under one workload: its
 // configurations by ascending thread count.
@@ -40,10 +82,10 @@ type sweepWorkload struct {
 	refs   []sweepRef
 }
 
-// threadCount splits a configuration name into its series and thread
-// count; ok is false for a name without a thread count.
-func threadCount(name string) (series string, n int, ok bool) {
-	series, rest, found := strings.Cut(name, threadsKey)
+// count splits a configuration name into its series and the sweep's
+// count; ok is false for a name without one.
+func (sw *sweepSpec) count(name string) (series string, n int, ok bool) {
+	series, rest, found := strings.Cut(name, sw.key)
 	if !found {
 		return name, 0, false
 	}
@@ -54,13 +96,13 @@ func threadCount(name string) (series string, n int, ok bool) {
 	return series, n, true
 }
 
-// hasThreadCounts reports whether any configuration of the run has a
-// thread count in its name (the threads profile): only such a run gets
-// the thread-sweep figure, or a line saying why it could not be drawn.
-func hasThreadCounts(a *analysis) bool {
+// applies reports whether any configuration of the run has the sweep's
+// count in its name: only such a run gets the figure, or a line saying
+// why it could not be drawn.
+func (sw *sweepSpec) applies(a *analysis) bool {
 	for _, w := range a.workloadsOf() {
 		for _, name := range w.names {
-			if _, _, ok := threadCount(name); ok {
+			if _, _, ok := sw.count(name); ok {
 				return true
 			}
 		}
@@ -68,14 +110,13 @@ func hasThreadCounts(a *analysis) bool {
 	return false
 }
 
-// threadSweeps returns the run's workloads that have a thread sweep — a
-// series measured at two or more thread counts —, each with its sweeps
-// (series of one count are left out) and its references, in report
-// order.
-func (a *analysis) threadSweeps() []sweepWorkload {
+// sweeps returns the run's workloads that have a sweep — a series
+// measured at two or more counts —, each with its series (those of one
+// count are left out) and its references, in report order.
+func (sw *sweepSpec) sweeps(a *analysis) []sweepWorkload {
 	var out []sweepWorkload
 	for _, w := range a.workloadsOf() {
-		sw := sweepWorkload{name: w.name, rate: a.equalRate(&w)}
+		ws := sweepWorkload{name: w.name, rate: a.equalRate(&w)}
 		byName := map[string]*sweepSeries{}
 		var order []*sweepSeries
 		for i, name := range w.names {
@@ -83,9 +124,9 @@ func (a *analysis) threadSweeps() []sweepWorkload {
 			if !slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Config.Name == run && len(g.Measured()) > 0 }) {
 				continue
 			}
-			base, n, ok := threadCount(name)
+			base, n, ok := sw.count(name)
 			if !ok {
-				sw.refs = append(sw.refs, sweepRef{name: name, run: run})
+				ws.refs = append(ws.refs, sweepRef{name: name, run: run})
 				continue
 			}
 			s := byName[base]
@@ -110,37 +151,44 @@ func (a *analysis) threadSweeps() []sweepWorkload {
 				s.counts[i], s.runs[i] = e.n, e.run
 			}
 			if len(slices.Compact(slices.Clone(s.counts))) >= 2 {
-				sw.series = append(sw.series, s)
+				ws.series = append(ws.series, s)
 			}
 		}
-		if len(sw.series) > 0 {
-			out = append(out, sw)
+		if len(ws.series) > 0 {
+			out = append(out, ws)
 		}
 	}
 	return out
 }
 
-// sweepPanel is one metric of the thread-sweep figure.
+// sweepPanel is one metric of a sweep figure.
 type sweepPanel struct {
 	metric results.Metric
-	atRate bool // at the workload's equal load, else capacity
+	at     sweepAt
 	title  string
 }
 
-var sweepPanels = []sweepPanel{
-	{results.Capacity, false, "capacity (req/s)"},
-	{results.LatencyP99, true, "p99 at equal load"},
-}
+// sweepAt is the kind of point a sweep panel reads.
+type sweepAt int
+
+const (
+	sweepCapacity sweepAt = iota // the capacity points
+	sweepRate                    // the points at the workload's equal load
+	sweepSLO                     // the latency-objective searches' results
+)
 
 // group returns run's group of the panel's metric under w, or nil.
 func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.Group {
-	if !sp.atRate {
-		return a.capacity(run)
+	switch sp.at {
+	case sweepRate:
+		if w.rate <= 0 {
+			return nil
+		}
+		return results.Find(a.groups, run, results.KindRate, w.rate)
+	case sweepSLO:
+		return results.Find(a.groups, run, results.KindSLO, 0)
 	}
-	if w.rate <= 0 {
-		return nil
-	}
-	return results.Find(a.groups, run, results.KindRate, w.rate)
+	return a.capacity(run)
 }
 
 // sweepDodge spreads the series' markers and error bars at one thread
@@ -148,26 +196,31 @@ func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.G
 // different series do not hide each other.
 const sweepDodge = 0.06
 
-// threadSweepFigure draws, per workload with a thread sweep (the threads
-// profile), capacity and p99 at the workload's equal load against the
-// thread count (log x: 1, 2, 4, 8), one series per pool model, the
-// references (configurations without a thread count) as horizontal
-// lines at their medians; error bars are each median's interval
-// (bandText). The caption states, per workload and model, the best
-// thread count by each metric and the largest count ÷ the smallest with a
-// 95% interval (results.RatioCI), and whether more threads helped or
-// cost; nil if the run has no thread sweep.
-func threadSweepFigure(a *analysis) *Figure {
-	sweeps := a.threadSweeps()
+// threadSweepFigure is the thread sweep's figure (threadsSweep).
+func threadSweepFigure(a *analysis) *Figure { return threadsSweep.figure(a) }
+
+// coresFigure is the cores sweep's figure (coresSweep).
+func coresFigure(a *analysis) *Figure { return coresSweep.figure(a) }
+
+// figure draws, per workload with a sweep, the spec's panels against the
+// count (log x: 1, 2, 4, 8, …), one series per model, the references
+// (configurations without a count) as horizontal lines at their medians,
+// and, for the cores sweep, each series' linear speed-up; error bars are
+// each median's interval (bandText). The caption states, per workload and
+// model, the best count by each metric and the largest count ÷ the
+// smallest with a 95% interval (results.RatioCI), and whether more
+// helped or cost; nil if the run has no sweep of the spec's kind.
+func (sw *sweepSpec) figure(a *analysis) *Figure {
+	sweeps := sw.sweeps(a)
 	if len(sweeps) == 0 {
 		return nil
 	}
 	f := &Figure{
-		Name:   "threadsweep",
-		Title:  "Thread sweep: capacity and p99 at equal load against threads",
+		Name:   sw.name,
+		Title:  sw.title,
 		Width:  TexMaxWidth,
 		Height: vg.Length(len(sweeps))*vg.Points(190) + vg.Points(70),
-		Header: []string{"workload", "series", "role", "threads", "metric", "unit", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
+		Header: []string{"workload", "series", "role", sw.axisColumn(), "metric", "unit", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
 			"invalid_reps", "plotted", "note"},
 	}
 	type panelData struct {
@@ -182,14 +235,14 @@ func threadSweepFigure(a *analysis) *Figure {
 	var findings []string
 	for wi := range sweeps {
 		w := &sweeps[wi]
-		data[wi] = make([]panelData, len(sweepPanels))
+		data[wi] = make([]panelData, len(sw.panels))
 		var texts []string
-		for pi, sp := range sweepPanels {
+		for pi, sp := range sw.panels {
 			pd := &data[wi][pi]
 			pd.pts = make([][]connPoint, len(w.series))
 			row := func(series, role, threads, run string, g *results.Group) (results.Stats, bool) {
 				rate := ""
-				if sp.atRate {
+				if sp.at == sweepRate {
 					rate = results.FormatFloat(w.rate)
 				}
 				if g == nil {
@@ -258,13 +311,13 @@ func threadSweepFigure(a *analysis) *Figure {
 				}
 				pd.refs = append(pd.refs, med)
 			}
-			if sp.atRate && w.rate <= 0 {
+			if sp.at == sweepRate && w.rate <= 0 {
 				texts = append(texts, "No equal-load point, so no p99")
 				continue
 			}
 			var model []string
 			for _, s := range w.series {
-				model = append(model, sweepFinding(a, w, s, sp))
+				model = append(model, sw.finding(a, w, s, sp))
 			}
 			t := fmt.Sprintf("%s: %s", sweepMetricText(sp, w), strings.Join(model, "; "))
 			if len(refTexts) > 0 {
@@ -276,8 +329,8 @@ func threadSweepFigure(a *analysis) *Figure {
 	}
 	slices.Sort(counts)
 
-	f.Caption = fmt.Sprintf("Capacity and p99 at each workload's equal absolute load against the pool's thread count (log x), one series per pool model, the references (no thread count) as dashed horizontal lines at their medians; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j threads\" is the ratio of the medians at the largest and smallest count with its 95%% interval (results.RatioCI, not corrected for the number of ratios). %s%s",
-		strings.Join(findings, " "), excludedCaption(excludedReps))
+	f.Caption = fmt.Sprintf("%s; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j %s\" is the ratio of the medians at the largest and smallest count with its 95%% interval (results.RatioCI, not corrected for the number of ratios). %s%s",
+		sw.intro, sw.many, strings.Join(findings, " "), excludedCaption(excludedReps))
 	if refExcluded > 0 {
 		f.note("%s of the references excluded (not drawn; in no median or line).", plural(refExcluded, "invalid repetition", "invalid repetitions"))
 	}
@@ -291,8 +344,8 @@ func threadSweepFigure(a *analysis) *Figure {
 	}
 	if most > 1 {
 		spread := sweepDodge * float64(most-1) / 2
-		f.note("The markers of the series at one thread count are drawn slightly apart (×%s to ×%s of the count), so that their error bars do not hide each other; the CSV has the exact counts.",
-			trimFloat(1-spread), trimFloat(1+spread))
+		f.note("The markers of the series at one %s count are drawn slightly apart (×%s to ×%s of the count), so that their error bars do not hide each other; the CSV has the exact counts.",
+			sw.one, trimFloat(1-spread), trimFloat(1+spread))
 	}
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
@@ -322,17 +375,17 @@ func threadSweepFigure(a *analysis) *Figure {
 		styleOfSeries := func(s *sweepSeries) seriesStyle { return look[s.name] }
 		for wi := range sweeps {
 			w := &sweeps[wi]
-			rows[wi] = make([]*plot.Plot, len(sweepPanels))
-			for pi, sp := range sweepPanels {
+			rows[wi] = make([]*plot.Plot, len(sw.panels))
+			for pi, sp := range sw.panels {
 				pd := &data[wi][pi]
 				title := w.name + ": " + sp.title
 				switch {
-				case sp.atRate && w.rate > 0:
+				case sp.at == sweepRate && w.rate > 0:
 					title = fmt.Sprintf("%s: p99 at %s req/s", w.name, formatNumber(w.rate))
-				case sp.atRate:
+				case sp.at == sweepRate:
 					title = w.name + ": p99 (no equal-load point)"
 				}
-				p := newPlot(tx(title), tx("threads"), "")
+				p := newPlot(tx(title), tx(sw.axis), "")
 				p.X.Scale = plot.LogScale{}
 				p.X.Tick.Marker = plot.ConstantTicks(ticks)
 				p.X.Min, p.X.Max = xmin, xmax
@@ -349,6 +402,9 @@ func threadSweepFigure(a *analysis) *Figure {
 				for si, s := range w.series {
 					st := styleOfSeries(s)
 					addConnSeries(p, pd.pts[si], st, st.glyph(), true, p.Y.Min)
+					if sw.linear && len(pd.pts[si]) > 0 {
+						addLinear(p, pd.pts[si][0], counts[len(counts)-1], st)
+					}
 				}
 				for ri, r := range w.refs {
 					if med := pd.refs[ri]; !math.IsNaN(med) && med > 0 {
@@ -384,6 +440,10 @@ func threadSweepFigure(a *analysis) *Figure {
 				}
 			}
 		}
+		if sw.linear {
+			ls := draw.LineStyle{Color: color.Gray{Y: 0x40}, Width: vg.Points(0.6), Dashes: theoryDash}
+			l.Add(tx("linear speed-up"), lineThumb{ls})
+		}
 		if slices.ContainsFunc(data, func(ps []panelData) bool {
 			return slices.ContainsFunc(ps, func(pd panelData) bool { return len(pd.excluded) > 0 })
 		}) {
@@ -394,20 +454,50 @@ func threadSweepFigure(a *analysis) *Figure {
 	return f
 }
 
-// sweepMetricText names a panel's metric in the caption: "capacity", or
-// "p99 at 2100 req/s".
+// sweepMetricText names a panel's metric in the caption: "capacity",
+// "p99 at 2100 req/s" or "capacity at the objective".
 func sweepMetricText(sp sweepPanel, w *sweepWorkload) string {
-	if sp.atRate {
+	switch sp.at {
+	case sweepRate:
 		return fmt.Sprintf("p99 at %s req/s", results.FormatFloat(w.rate))
+	case sweepSLO:
+		return "capacity at the objective"
 	}
 	return "capacity"
 }
 
-// sweepFinding states one series' result in one panel: its best thread
-// count by median (highest capacity, lowest p99) with its value and
-// interval, and the largest count ÷ the smallest with a 95% interval and
-// what it says: more threads help, cost, or no clear difference.
-func sweepFinding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) string {
+// axisColumn is the CSV column of the sweep's count: "threads", "cpus".
+func (sw *sweepSpec) axisColumn() string {
+	if sw.key == "/cpus=" {
+		return "cpus"
+	}
+	return "threads"
+}
+
+// addLinear draws a series' linear speed-up from its first point: the
+// median at count c0, times k ÷ c0 at k up to last, thin and dashed.
+func addLinear(p *plot.Plot, first connPoint, last int, st seriesStyle) {
+	c0 := first.x // the dodge moves x by a few percent: the line starts at the marker
+	if c0 <= 0 || first.median <= 0 {
+		return
+	}
+	ln, err := plotter.NewLine(plotter.XYs{{X: c0, Y: first.median}, {X: float64(last), Y: first.median * float64(last) / math.Round(c0)}})
+	if err != nil {
+		return
+	}
+	ln.LineStyle = st.line()
+	ln.LineStyle.Width = vg.Points(0.6)
+	ln.LineStyle.Dashes = theoryDash
+	p.Add(ln)
+	p.Y.Max = math.Max(p.Y.Max, first.median*float64(last)/math.Round(c0)*1.05)
+}
+
+// finding states one series' result in one panel: its best count by
+// median (highest capacity, lowest p99) with its value and interval, and
+// the largest count ÷ the smallest with a 95% interval and what it says:
+// more help, cost, or no clear difference; for the cores sweep beside
+// the linear speed-up.
+func (sw *sweepSpec) finding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) string {
 	best, bestSt := -1, results.Stats{}
 	var first, last []float64
 	firstN, lastN := 0, 0
@@ -416,14 +506,15 @@ func sweepFinding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) 
 		if g == nil {
 			continue
 		}
-		st := g.Aggregate(sp.metric).Stats
+		agg := g.Aggregate(sp.metric)
+		st := agg.Stats
 		if st.N == 0 {
 			continue
 		}
 		if best < 0 || sp.metric.HigherIsBetter && st.Median > bestSt.Median || !sp.metric.HigherIsBetter && st.Median < bestSt.Median {
 			best, bestSt = n, st
 		}
-		xs := validValues(g, sp.metric)
+		xs := agg.Values
 		if first == nil {
 			first, firstN = xs, n
 		}
@@ -432,13 +523,13 @@ func sweepFinding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) 
 	if best < 0 {
 		return s.name + " no valid value"
 	}
-	text := fmt.Sprintf("%s best at %s (%s)", s.name, plural(best, "thread", "threads"), fmtStat(bestSt, sp.metric.Unit))
+	text := fmt.Sprintf("%s best at %s (%s)", s.name, plural(best, sw.one, sw.many), fmtStat(bestSt, sp.metric.Unit))
 	if lastN == firstN {
-		return text + ", measured at one thread count only"
+		return text + fmt.Sprintf(", measured at one %s count only", sw.one)
 	}
 	r := results.RatioCI(last, first, 0.95)
 	if !r.OK {
-		return text + fmt.Sprintf(", %d ÷ %d threads: no interval (%s)", lastN, firstN, r.Why)
+		return text + fmt.Sprintf(", %d ÷ %d %s: no interval (%s)", lastN, firstN, sw.many, r.Why)
 	}
 	verdict := "no clear difference"
 	helps := r.Lo > 1
@@ -448,9 +539,13 @@ func sweepFinding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) 
 	}
 	switch {
 	case helps:
-		verdict = "more threads help"
+		verdict = "more " + sw.many + " help"
 	case costs:
-		verdict = "more threads cost"
+		verdict = "more " + sw.many + " cost"
 	}
-	return text + fmt.Sprintf(", %d ÷ %d threads %s× [%s, %s]: %s", lastN, firstN, trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), verdict)
+	linear := ""
+	if sw.linear {
+		linear = fmt.Sprintf(" (linear: %s×)", trimFloat(float64(lastN)/float64(firstN)))
+	}
+	return text + fmt.Sprintf(", %d ÷ %d %s %s× [%s, %s]%s: %s", lastN, firstN, sw.many, trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), linear, verdict)
 }
