@@ -62,7 +62,7 @@ func (e *Experiment) Estimate(t Timing) (points int, d time.Duration) {
 				d += time.Duration(e.Repetitions) * t.ServerStart
 			}
 			if searches && w.SLO != nil {
-				points += e.Repetitions * e.SLOProbes
+				points += e.Repetitions * (e.SLOProbes + 1) // and the search's result
 				d += time.Duration(e.Repetitions*e.SLOProbes) * (probe + t.PointOverhead)
 			}
 		}

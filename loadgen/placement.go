@@ -44,5 +44,8 @@ func Placement(cpus cpuset.Set, maxWorkers int) (workers int, workerCPUs []int) 
 // scheduler preempted (which would then wait out the marking).
 func Procs(workers int) int {
 	workers = max(workers, 1)
-	return workers + (workers+2)/3 + 1
+	// (w+4)/3 = ⌈(w+2)/3⌉ spare Ps cover the ⌊(GOMAXPROCS+2)/4⌋
+	// dedicated mark workers: one worker gets 2 Ps, the harness's
+	// measured choice for one.
+	return workers + (workers+4)/3
 }

@@ -35,7 +35,7 @@ func TestPlacement(t *testing.T) {
 func TestProcs(t *testing.T) {
 	for w := 1; w <= 256; w++ {
 		p := Procs(w)
-		if dedicated := (p + 2) / 4; p-w < dedicated || p-w < 1 {
+		if dedicated := (p + 2) / 4; p-w < dedicated || p-w < 1 || w == 1 && p != 2 {
 			t.Errorf("Procs(%d) = %d: %d spare Ps for %d dedicated mark workers", w, p, p-w, dedicated)
 		}
 	}

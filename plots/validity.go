@@ -257,7 +257,7 @@ func newValidity(groups []*results.Group) *validity {
 			if c.valid == 0 && !c.unavailable {
 				k := v.loads[ci]
 				name := row.name + " " + results.LoadLabel(k.kind, k.fraction)
-				if r, n := c.reasons.top(); r == string(loadgen.CheckCeiling) && n == c.total {
+				if r, _ := c.reasons.top(); r == string(loadgen.CheckCeiling) {
 					v.beyond = append(v.beyond, name)
 				} else {
 					v.empty = append(v.empty, name)
