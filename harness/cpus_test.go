@@ -177,27 +177,6 @@ func TestResolveSizes(t *testing.T) {
 	}
 }
 
-// TestNiceSpread checks the priority order's nice values at any pool
-// size, and that a configuration's own --nice is kept.
-func TestNiceSpread(t *testing.T) {
-	prio := &Config{Model: "leaderfollowers", Args: []string{"--promotion", "priority"}}
-	for _, tc := range []struct {
-		c    *Config
-		t    int
-		want string
-	}{
-		{c: prio, t: 4, want: "--nice 0,5,10,15"},
-		{c: prio, t: 1, want: "--nice 0"},
-		{c: prio, t: 2, want: "--nice 0,15"},
-		{c: &Config{Args: []string{"--promotion", "priority", "--nice", "1,2"}}, t: 4, want: ""},
-		{c: &Config{Args: []string{"--promotion", "lifo"}}, t: 4, want: ""},
-	} {
-		if got := strings.Join(niceSpread(tc.c, tc.t), " "); got != tc.want {
-			t.Errorf("niceSpread(%v, %d) = %q, want %q", tc.c.Args, tc.t, got, tc.want)
-		}
-	}
-}
-
 // TestPlacementBound checks that the automatic workers never exceed the
 // smallest workload's connections.
 func TestPlacementBound(t *testing.T) {

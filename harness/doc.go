@@ -375,7 +375,7 @@
 // GOMAXPROCS n, whose runtime adds threads for blocking calls itself.
 // Leader/Followers' priority order spreads its threads' nice values
 // over 0..15 for any T. A profile may name a floor (Config.MinPool: the
-// variants profile's promotion orders get at least OrdersFloor threads,
+// variants profile's promotion orders get at least the model table's floor of 4 threads,
 // since an order chooses among followers) or fixed sizes (the gate, the
 // thread sweep's counts, the chain); each point records which
 // (results.ModelConfig.Sizing, the rule with its numbers).

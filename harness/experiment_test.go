@@ -96,8 +96,8 @@ func TestProfilesValidate(t *testing.T) {
 				}
 			case "variants":
 				for _, c := range e.Configs {
-					if c.Model == "leaderfollowers" && c.MinPool != OrdersFloor {
-						t.Errorf("variants: %s has a floor of %d threads, want %d", c.Name, c.MinPool, OrdersFloor)
+					if c.Model == "leaderfollowers" && c.MinPool != 4 {
+						t.Errorf("variants: %s has a floor of %d threads, want 4", c.Name, c.MinPool)
 					}
 				}
 			case "threads":

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/results"
 )
 
@@ -169,10 +170,6 @@ const ConnControlActive = 256
 // grows with connections is the model's own cost.
 const ConnRate = 5000
 
-// SuiteFamilies are the names of Families' configurations, one per
-// model family.
-var SuiteFamilies = []string{"leaderfollowers/lifo", "halfsynchalfreactive", "proactor", "activeobject", "threadperconn", "netpoll"}
-
 // SuiteRateFromSlowest is the default profile's one open-loop load, as a
 // fraction of the slowest configuration's capacity under each workload
 // (Experiment.RatesFromSlowest): high enough that queueing shows, low
@@ -320,44 +317,36 @@ func DefaultWorkload() results.Workload {
 	}
 }
 
-// Families returns one configuration per model family, in report order,
+// Families returns one configuration per model (the first of its row's
+// configurations in the model table, models/registry), in report order,
 // each sized by the sizing rule (SizeRule; the package documentation's
-// "Sizing"): the comparison's configurations.
+// "CPUs, sizing and GOMAXPROCS"): the comparison's configurations.
 func Families() []Config {
-	rule := func(name, model string, args ...string) Config {
-		return Config{Name: name, Model: model, Args: args, Sizing: SizeRule}
+	var cs []Config
+	for _, m := range registry.Models {
+		if len(m.Configs) > 0 {
+			c := m.Configs[0]
+			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule})
+		}
 	}
-	return []Config{
-		rule("leaderfollowers/lifo", "leaderfollowers", "--promotion", "lifo"),
-		rule("halfsynchalfreactive", "halfsynchalfreactive"),
-		rule("proactor", "proactor"),
-		rule("activeobject", "activeobject"),
-		rule("threadperconn", "threadperconn"),
-		rule("netpoll", "netpoll"),
-	}
+	return cs
 }
 
-// OrdersFloor is the fewest threads the variants profile gives the
-// Leader/Followers promotion orders: an order chooses among the
-// followers, and with fewer than three threads there is at most one
-// follower to promote, so that every order would promote the same one.
-const OrdersFloor = 4
-
-// Variants returns the variants profile's configurations: the four
-// Leader/Followers promotion orders (lifo, fifo, priority — the threads'
-// nice values spread over 0..15 —, os) sized by the rule with a floor of
-// OrdersFloor threads, and Half-Sync/Half-Reactive beside its pooled
-// variant, sized by the rule.
+// Variants returns the variants profile's configurations: every model
+// with variants in the model table, all its configurations, sized by the
+// rule with the row's floor (registry.Model.VariantFloor: the
+// Leader/Followers promotion orders get at least 4 threads).
 func Variants() []Config {
-	lf := func(order string) Config {
-		return Config{Name: "leaderfollowers/" + order, Model: "leaderfollowers",
-			Args: []string{"--promotion", order}, Sizing: SizeRule, MinPool: OrdersFloor}
+	var cs []Config
+	for _, m := range registry.Models {
+		if len(m.Configs) < 2 {
+			continue
+		}
+		for _, c := range m.Configs {
+			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule, MinPool: m.VariantFloor})
+		}
 	}
-	return []Config{
-		lf("lifo"), lf("fifo"), lf("priority"), lf("os"),
-		{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Sizing: SizeRule},
-		{Name: "halfsynchalfreactive/pooled", Model: "halfsynchalfreactive", Args: []string{"--hshr-pooled"}, Sizing: SizeRule},
-	}
+	return cs
 }
 
 // AllConfigs returns every named configuration of the profiles, by name

@@ -2,14 +2,12 @@ package harness
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"concbench/models"
+	"concbench/models/registry"
 )
 
 // SizeRule is Config.Sizing's value for a configuration sized by the
@@ -42,63 +40,15 @@ func Pool(n int, cpu, block float64, conns, depth int) int {
 	return max(1, min(int(t), conns*depth, models.MaxThreads))
 }
 
-// poolKind is how the rule's thread count T reaches a model.
-type poolKind int
-
-const (
-	// poolThreads: --threads T threads serve (a Leader/Followers pool,
-	// Half-Sync/Half-Reactive's workers, the Proactor's dispatchers),
-	// beside extra threads of fixed roles (the reactor).
-	poolThreads poolKind = iota
-	// poolObjects: --ao-objects T active objects (a scheduler thread
-	// each) and --threads n I/O threads, one per CPU, that decode
-	// requests and invoke the proxy.
-	poolObjects
-	// poolPerConn: a thread per connection (thread per connection, the
-	// front end): the rule has nothing to choose.
-	poolPerConn
-	// poolRuntime: goroutines over Go's scheduler (netpoll): GOMAXPROCS
-	// n, the Go runtime's own default on n CPUs; the runtime adds threads
-	// for blocking system calls by itself.
-	poolRuntime
-)
-
-// shape is how a model's threads follow the rule.
-type shape struct {
-	kind  poolKind
-	pool  string // what the pool's threads are called ("workers")
-	extra int    // threads of fixed roles beside the pool (the reactor)
-	role  string // what they are called
-	// args, if set, returns serve flags that depend on the pool's T.
-	args func(c *Config, t int) []string
-	max  int // the most the model accepts (0: models.MaxThreads)
-}
-
-// shapes are the models' shapes under the sizing rule, by model name.
-// Note: every thread-based model gets the rule's T, the Proactor's
-// dispatchers included: a dispatcher that blocks stalls its ring as a
-// pool thread that blocks stalls its connections, and giving one model
-// fewer threads than another would measure a thread count, not a model.
-var shapes = map[string]shape{
-	"leaderfollowers":      {kind: poolThreads, pool: "threads", args: niceSpread},
-	"halfsynchalfreactive": {kind: poolThreads, pool: "workers", extra: 1, role: "reactor"},
-	"proactor":             {kind: poolThreads, pool: "dispatchers"},
-	"activeobject":         {kind: poolObjects, pool: "active objects", max: 256}, // must match activeobject.MaxObjects
-	"threadperconn":        {kind: poolPerConn},
-	"frontend":             {kind: poolPerConn},
-	"netpoll":              {kind: poolRuntime},
-}
-
-// hasShape reports whether the sizing rule knows model.
+// hasShape reports whether the sizing rule knows model: whether it is a
+// row of the model table.
 func hasShape(model string) bool {
-	_, ok := shapes[model]
+	_, ok := registry.Lookup(model)
 	return ok
 }
 
-// shapeNames returns the models the sizing rule knows, sorted.
-func shapeNames() []string {
-	return slices.Sorted(maps.Keys(shapes))
-}
+// shapeNames returns the models the sizing rule knows, in order.
+func shapeNames() []string { return registry.Names() }
 
 // Size is what a configuration runs with under one workload: the serve
 // flags the harness sets for its threads, and why.
@@ -130,16 +80,17 @@ func (c *Config) size(w *Workload, n int) Size {
 		}
 		return s
 	}
-	sh, ok := shapes[c.Model]
+	m, ok := registry.Lookup(c.Model)
 	if !ok {
-		s.Err = fmt.Sprintf("model %q has no shape for the sizing rule (harness: shapes)", c.Model)
+		s.Err = fmt.Sprintf("model %q is not in the model table (models/registry)", c.Model)
 		return s
 	}
+	sh := m.Sizing
 	lc, _ := w.loadConfig() // validated
 	cpu, block := lc.CPU.Mean(), lc.Block.Mean()
 	rule := Pool(n, cpu, block, w.Conns, w.Depth)
-	if sh.max > 0 {
-		rule = min(rule, sh.max)
+	if sh.Max > 0 {
+		rule = min(rule, sh.Max)
 	}
 	t := max(rule, c.MinPool)
 	why := fmt.Sprintf("%d CPU", n)
@@ -160,26 +111,26 @@ func (c *Config) size(w *Workload, n int) Size {
 	if c.MinPool > rule {
 		count += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
 	}
-	switch sh.kind {
-	case poolThreads:
-		s.Pool, s.Threads, s.GOMAXPROCS = t, t, t+sh.extra
-		s.Rule = fmt.Sprintf("rule: %s → %d %s (%s)", why, t, sh.pool, count)
-		if sh.extra > 0 {
-			s.Rule += fmt.Sprintf(" + %d %s", sh.extra, sh.role)
+	switch sh.Kind {
+	case registry.PoolThreads:
+		s.Pool, s.Threads, s.GOMAXPROCS = t, t, t+sh.Extra
+		s.Rule = fmt.Sprintf("rule: %s → %s (%s)", why, plural(t, sh.One, sh.Many), count)
+		if sh.Extra > 0 {
+			s.Rule += fmt.Sprintf(" + %d %s", sh.Extra, sh.Role)
 		}
-	case poolObjects:
+	case registry.PoolObjects:
 		s.Pool, s.Threads, s.GOMAXPROCS = t, n, t+n
 		s.Args = []string{"--ao-objects", strconv.Itoa(t)}
-		s.Rule = fmt.Sprintf("rule: %s → %d %s (%s) + %d I/O threads (one per CPU)", why, t, sh.pool, count, n)
-	case poolPerConn:
+		s.Rule = fmt.Sprintf("rule: %s → %s (%s) + %s (one per CPU)", why, plural(t, sh.One, sh.Many), count, plural(n, "I/O thread", "I/O threads"))
+	case registry.PoolPerConn:
 		s.Threads, s.GOMAXPROCS = w.Conns, min(w.Conns+1, maxGOMAXPROCS)
 		s.Rule = fmt.Sprintf("rule: a thread per connection (%d) + the acceptor", w.Conns)
-	case poolRuntime:
+	case registry.PoolRuntime:
 		s.GOMAXPROCS = n
 		s.Rule = fmt.Sprintf("rule: %s → a goroutine per connection", why)
 	}
-	if sh.args != nil {
-		s.Args = append(s.Args, sh.args(c, t)...)
+	if sh.Args != nil {
+		s.Args = append(s.Args, sh.Args(c.Args, t)...)
 	}
 	if c.GOMAXPROCS > 0 && c.GOMAXPROCS != s.GOMAXPROCS {
 		s.GOMAXPROCS = c.GOMAXPROCS
@@ -193,33 +144,4 @@ func (c *Config) size(w *Workload, n int) Size {
 // fmtNs formats ns as a short duration ("10µs").
 func fmtNs(ns float64) string {
 	return fmt.Sprint(time.Duration(math.Round(ns)))
-}
-
-// niceSpread returns, for a Leader/Followers configuration with priority
-// promotion and no --nice of its own, one nice value per thread of a
-// pool of t, spread evenly over 0..15 (4 threads: 0,5,10,15): the
-// priority order then has a distinct priority per thread at any size,
-// none of which needs privileges.
-func niceSpread(c *Config, t int) []string {
-	priority := false
-	for i, a := range c.Args {
-		switch {
-		case a == "--nice" || strings.HasPrefix(a, "--nice="):
-			return nil
-		case a == "--promotion=priority", a == "--promotion" && i+1 < len(c.Args) && c.Args[i+1] == "priority":
-			priority = true
-		}
-	}
-	if !priority {
-		return nil
-	}
-	vals := make([]string, t)
-	for i := range vals {
-		v := 0
-		if t > 1 {
-			v = int(math.Round(15 * float64(i) / float64(t-1)))
-		}
-		vals[i] = strconv.Itoa(v)
-	}
-	return []string{"--nice", strings.Join(vals, ",")}
 }

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/loadgen"
+	"concbench/models/registry"
 	"concbench/results"
 )
 
@@ -68,19 +69,16 @@ type latencyPoint struct {
 	ideal             float64 // NaN if none
 }
 
-// family is one column of the latency figure: models drawn together.
-type family struct {
-	title  string
-	models []string
-}
-
-// families are the latency figure's columns, in order: the pattern of
-// the seed, the models that hand each request to another thread, and the
-// rest. A model in none of them joins the last.
-var families = []family{
-	{"Leader/Followers", []string{modelLF}},
-	{"HS/HR, Active Object", []string{modelHSHR, "activeobject", "frontend"}},
-	{"other models", []string{"proactor", "threadperconn", "netpoll"}},
+// familyOf returns the index of model's family among the model table's
+// (registry.Families), the figures' columns in order; a model not in the
+// table joins the last.
+func familyOf(model string) int {
+	if m, ok := registry.Lookup(model); ok {
+		if i := slices.Index(registry.Families, m.Family); i >= 0 {
+			return i
+		}
+	}
+	return len(registry.Families) - 1
 }
 
 // maxPanelSeries is the most configurations one panel draws; a family
@@ -97,15 +95,9 @@ type panelColumn struct {
 // families' order, each at most maxPanelSeries configurations, leaving
 // out empty families.
 func familyColumns(configs []results.ModelConfig) []panelColumn {
-	by := make([][]results.ModelConfig, len(families))
+	by := make([][]results.ModelConfig, len(registry.Families))
 	for _, cfg := range configs {
-		fi := len(families) - 1
-		for i, fam := range families {
-			if slices.Contains(fam.models, cfg.Model) {
-				fi = i
-				break
-			}
-		}
+		fi := familyOf(cfg.Model)
 		by[fi] = append(by[fi], cfg)
 	}
 	var cols []panelColumn
@@ -116,7 +108,7 @@ func familyColumns(configs []results.ModelConfig) []panelColumn {
 			n = (len(cs) + parts - 1) / parts
 		}
 		for k := 0; k < parts; k++ {
-			title := families[i].title
+			title := registry.Families[i]
 			if parts > 1 {
 				title = fmt.Sprintf("%s (%d/%d)", title, k+1, parts)
 			}
@@ -688,14 +680,7 @@ func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
 		}
 		return g
 	}
-	famOf := func(model string) int {
-		for i, fam := range families {
-			if slices.Contains(fam.models, model) {
-				return i
-			}
-		}
-		return len(families) - 1
-	}
+	famOf := familyOf
 	var used []int // the families present, in order
 	for _, c := range cfgs {
 		if fi := famOf(c.Model); !slices.Contains(used, fi) {
@@ -705,7 +690,7 @@ func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
 	slices.Sort(used)
 	var g panelGrid
 	for _, fi := range used {
-		g.colTitles = append(g.colTitles, families[fi].title)
+		g.colTitles = append(g.colTitles, registry.Families[fi])
 	}
 	for _, w := range ws {
 		row := make([][]results.ModelConfig, len(used))

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"concbench/models/registry"
 	"concbench/results"
 )
 
@@ -27,23 +28,12 @@ var palette = []color.RGBA{
 	{R: 0x00, G: 0x00, B: 0x00, A: 0xFF}, // black
 }
 
-// modelColors is each model's palette slot, by the model's name in the
-// model table of cmd/concbench (they must match it). A model not listed
-// is drawn in black, the last slot.
-var modelColors = map[string]int{
-	modelLF:         0, // blue
-	modelHSHR:       1, // vermillion
-	"proactor":      2, // bluish green
-	"activeobject":  3, // reddish purple
-	"threadperconn": 4, // orange
-	"netpoll":       5, // sky blue
-	"frontend":      6, // yellow
-}
-
-// modelColor returns the colour of a model, the same in every run.
+// modelColor returns the colour of a model, the same in every run: its
+// slot of the palette in the model table (registry.Model.Color); a model
+// not in it is drawn in black, the last slot.
 func modelColor(model string) color.RGBA {
-	if i, ok := modelColors[model]; ok {
-		return palette[i]
+	if m, ok := registry.Lookup(model); ok && m.Color >= 0 && m.Color < len(palette)-1 {
+		return palette[m.Color]
 	}
 	return palette[len(palette)-1]
 }

@@ -134,7 +134,7 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "a variant in the suite", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
-			if len(e.Configs) != 1 || e.Configs[0].MinPool != harness.OrdersFloor || len(e.Workloads) != 5 {
+			if len(e.Configs) != 1 || e.Configs[0].MinPool != 4 || len(e.Workloads) != 5 {
 				t.Errorf("configurations %+v under %d workloads, want the variant with its floor under every workload", e.Configs, len(e.Workloads))
 			}
 		}},

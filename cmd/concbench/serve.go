@@ -19,6 +19,7 @@ import (
 	"concbench/internal/cpuset"
 	"concbench/internal/sysstat"
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -84,22 +85,22 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Float64Var(&f.nsPerIter, "ns-per-iter", 0, "CPU-work calibration to use instead of measuring one (ns per iteration); 0 measures")
 	fs.IntVar(&f.trace, "trace", 0, fmt.Sprintf("record each request's service start and end (CLOCK_MONOTONIC) for up to N requests, read with the control command trace; 0 (default) off, max %d; not the Active Object model", service.MaxTrace))
 
-	starts := map[string]startFunc{}
+	starts := map[string]registry.Start{}
 	owner := map[string]string{} // model-specific flag → its model
-	for _, m := range modelTable {
-		own := flag.NewFlagSet(m.name, flag.ContinueOnError)
-		starts[m.name] = m.flags(own)
+	for _, m := range registry.Models {
+		own := flag.NewFlagSet(m.Name, flag.ContinueOnError)
+		starts[m.Name] = m.Flags(own)
 		own.VisitAll(func(fl *flag.Flag) {
 			if fs.Lookup(fl.Name) != nil {
-				panic("concbench: model " + m.name + " redefines flag --" + fl.Name)
+				panic("concbench: model " + m.Name + " redefines flag --" + fl.Name)
 			}
-			owner[fl.Name] = m.name
-			fs.Var(fl.Value, fl.Name, fl.Usage+" (model "+m.name+")")
+			owner[fl.Name] = m.Name
+			fs.Var(fl.Value, fl.Name, fl.Usage+" (model "+m.Name+")")
 		})
 	}
 	header := serveUsage
-	for _, m := range modelTable {
-		header += fmt.Sprintf("  %-22s %s\n", m.name, m.summary)
+	for _, m := range registry.Models {
+		header += fmt.Sprintf("  %-22s %s\n", m.Name, m.Summary)
 	}
 	if err := parseFlags(fs, args, stdout, header+"\nFlags:\n"); err != nil {
 		return err
@@ -110,9 +111,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	start, ok := starts[f.model]
 	if !ok {
 		if f.model == "" {
-			return fmt.Errorf("serve: --model is required (accepted: %s)", strings.Join(modelNames(), ", "))
+			return fmt.Errorf("serve: --model is required (accepted: %s)", strings.Join(registry.Names(), ", "))
 		}
-		return fmt.Errorf("serve: unknown model %q (accepted: %s)", f.model, strings.Join(modelNames(), ", "))
+		return fmt.Errorf("serve: unknown model %q (accepted: %s)", f.model, strings.Join(registry.Names(), ", "))
 	}
 	var misplaced error
 	fs.Visit(func(fl *flag.Flag) {

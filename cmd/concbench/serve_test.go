@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -91,12 +92,12 @@ func readResponses(t *testing.T, c net.Conn, codec wire.Codec, n int, each func(
 }
 
 func TestServeControlChannel(t *testing.T) {
-	for _, m := range modelTable {
-		model := m.name
+	for _, m := range registry.Models {
+		model := m.Name
 		for _, proto := range wire.Protocols {
 			t.Run(model+"/"+proto, func(t *testing.T) {
 				args := []string{"--model", model, "--protocol", proto}
-				if m.frontEnd {
+				if m.FrontEnd {
 					back := startServe(t, "--model", "netpoll", "--protocol", "binary")
 					args = append(args, "--backend", back.addr)
 				}

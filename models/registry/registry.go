@@ -1,0 +1,286 @@
+// Package registry is the one table of the suite's models (Models): for
+// each, its name on the command line, what it is, its family and colour
+// in every figure, how the one sizing rule gives it threads, its
+// configurations in the profiles, its own serve flags and how to start
+// it. cmd/concbench serves from it, the harness sizes and names
+// configurations from it, and plots colours and groups figures by it.
+//
+// Adding a model is one package under models/ (its doc.go mapping the
+// pattern's participants, passing models/modeltest under -race) and one
+// row here; TestOneRow shows that a row is all the rest of the suite
+// needs.
+package registry
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"concbench/models"
+	"concbench/models/activeobject"
+	"concbench/models/frontend"
+	"concbench/models/halfsynchalfreactive"
+	"concbench/models/leaderfollowers"
+	"concbench/models/netpoll"
+	"concbench/models/proactor"
+	"concbench/models/threadperconn"
+)
+
+// Start starts a model with the common configuration.
+type Start func(cfg models.Config) (models.Server, error)
+
+// Model is one row of the table.
+type Model struct {
+	Name    string // the package name, used on the command line (serve --model)
+	Summary string // one line for serve's usage
+	// Family is the column of the figures the model is drawn in
+	// (FamilyLF, FamilyHandOff, FamilyOther): models that dispatch alike.
+	Family string
+	// Color is the model's slot in the figures' palette (package plots),
+	// the same in every run and every figure; each model its own.
+	Color int
+	// Sizing is how the sizing rule's thread count reaches the model
+	// (harness: "CPUs, sizing and GOMAXPROCS").
+	Sizing Sizing
+	// Configs are the model's configurations in the profiles: the first
+	// is the model's in the comparison (harness.Families), the others its
+	// variants (harness.Variants). None: the model is in no profile but
+	// its own (the front end: the chain profile).
+	Configs []Config
+	// VariantFloor is the fewest pool threads the variants profile gives
+	// the model's configurations (0: the rule's).
+	VariantFloor int
+	// Flags registers the model's own serve flags on fs and returns the
+	// function that starts the model with their values (read when it is
+	// called).
+	Flags func(fs *flag.FlagSet) Start
+	// FrontEnd marks a model that forwards to a back-end server, whose
+	// address its --backend flag must give.
+	FrontEnd bool
+}
+
+// Config is one configuration of a model: its name in results and
+// figures, and its own serve flags.
+type Config struct {
+	Name string
+	Args []string
+}
+
+// The families of the figures' columns, in order.
+const (
+	FamilyLF      = "Leader/Followers"
+	FamilyHandOff = "HS/HR, Active Object" // a hand-off per request to another thread
+	FamilyOther   = "other models"
+)
+
+// Families are the figure columns in order.
+var Families = []string{FamilyLF, FamilyHandOff, FamilyOther}
+
+// PoolKind is how the sizing rule's thread count T reaches a model.
+type PoolKind int
+
+// The pool kinds.
+const (
+	// PoolThreads: --threads T threads serve (a Leader/Followers pool,
+	// Half-Sync/Half-Reactive's workers, the Proactor's dispatchers),
+	// beside Extra threads of fixed roles (the reactor).
+	PoolThreads PoolKind = iota
+	// PoolObjects: --ao-objects T active objects (a scheduler thread
+	// each) and --threads n I/O threads, one per CPU.
+	PoolObjects
+	// PoolPerConn: a thread per connection: the rule has nothing to
+	// choose.
+	PoolPerConn
+	// PoolRuntime: goroutines over Go's scheduler, GOMAXPROCS n; the
+	// runtime adds threads for blocking system calls by itself.
+	PoolRuntime
+)
+
+// Sizing is how a model's threads follow the sizing rule.
+type Sizing struct {
+	Kind      PoolKind
+	One, Many string // a pool thread and the pool's threads, in words ("worker", "workers")
+	Extra     int    // threads of fixed roles beside the pool
+	Role      string // what they are called ("reactor")
+	Max       int    // the most the model accepts (0: models.MaxThreads)
+	// Args, if set, returns serve flags that depend on the pool's T for
+	// a configuration with args.
+	Args func(args []string, t int) []string
+}
+
+// Models is every model the suite has, in the order reports list them.
+var Models = []Model{
+	{
+		Name:   "leaderfollowers",
+		Family: FamilyLF, Color: 0,
+		Sizing: Sizing{Kind: PoolThreads, One: "thread", Many: "threads", Args: NiceSpread},
+		Configs: []Config{
+			{Name: "leaderfollowers/lifo", Args: []string{"--promotion", "lifo"}},
+			{Name: "leaderfollowers/fifo", Args: []string{"--promotion", "fifo"}},
+			{Name: "leaderfollowers/priority", Args: []string{"--promotion", "priority"}},
+			{Name: "leaderfollowers/os", Args: []string{"--promotion", "os"}},
+		},
+		// A promotion order chooses among the followers: with fewer than
+		// three threads there is at most one to promote, and every order
+		// promotes the same one.
+		VariantFloor: 4,
+		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane)",
+		Flags: func(fs *flag.FlagSet) Start {
+			promotion := leaderfollowers.LIFO
+			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority or os")
+			nice := fs.String("nice", "", "with --promotion priority: one nice value per thread, comma-separated, e.g. 0,-5,5,10 (lower is more urgent; negative values need root or CAP_SYS_NICE)")
+			lanes := fs.String("lanes", "", "priority lanes MINPRIO:THREADS,…, e.g. 0:2,128:2: each lane its own pool and handle set, a connection served by the lane of its first request's priority (leave --threads unset)")
+			laneSched := leaderfollowers.SchedAuto
+			fs.TextVar(&laneSched, "lane-sched", leaderfollowers.SchedAuto, "with --lanes, how the higher lanes' threads get their priority: auto (SCHED_FIFO where permitted and bounded by RT throttling, else nice), fifo or nice")
+			return func(cfg models.Config) (models.Server, error) {
+				prios, err := leaderfollowers.ParsePriorities(*nice)
+				if err != nil {
+					return nil, err
+				}
+				ls, err := leaderfollowers.ParseLanes(*lanes)
+				if err != nil {
+					return nil, err
+				}
+				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios, Lanes: ls, LaneSched: laneSched})
+			}
+		},
+	},
+	{
+		Name:   "halfsynchalfreactive",
+		Family: FamilyHandOff, Color: 1,
+		Sizing: Sizing{Kind: PoolThreads, One: "worker", Many: "workers", Extra: 1, Role: "reactor"},
+		Configs: []Config{
+			{Name: "halfsynchalfreactive"},
+			{Name: "halfsynchalfreactive/pooled", Args: []string{"--hshr-pooled"}},
+		},
+		Summary: "Half-Sync/Half-Reactive: one reactor thread on the handle set, a bounded monitor-object queue, --threads worker threads (default 4)",
+		Flags: func(fs *flag.FlagSet) Start {
+			queue := fs.Int("hshr-queue-size", 0, fmt.Sprintf("capacity of the request queue between the reactor and the workers; 0 for %d, max %d",
+				halfsynchalfreactive.DefaultQueueSize, halfsynchalfreactive.MaxQueueSize))
+			pooled := fs.Bool("hshr-pooled", false, `recycle request objects through a free list (variant "pooled") instead of allocating one per request`)
+			prio := fs.Bool("hshr-priority", false, `a priority request queue (variant "priority"): workers take the queued request with the highest priority first, the oldest among equals`)
+			return func(cfg models.Config) (models.Server, error) {
+				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled, Priority: *prio})
+			}
+		},
+	},
+	{
+		Name:   "activeobject",
+		Family: FamilyHandOff, Color: 3,
+		Sizing:  Sizing{Kind: PoolObjects, One: "active object", Many: "active objects", Max: activeobject.MaxObjects},
+		Configs: []Config{{Name: "activeobject"}},
+		Summary: "Active Object: I/O threads (--threads, default 1) decode requests and invoke a proxy; --ao-objects active objects (a scheduler thread, an activation queue and a ledger shard each; default 2) execute them; futures complete back to the I/O threads",
+		Flags: func(fs *flag.FlagSet) Start {
+			objects := fs.Int("ao-objects", 0, fmt.Sprintf("active objects: scheduler threads, each with an activation queue and a shard of the ledger; 0 for %d", activeobject.DefaultObjects))
+			queue := fs.Int("ao-queue-capacity", 0, fmt.Sprintf("method requests each activation queue holds before enqueuing blocks; 0 for %d", activeobject.DefaultQueueCapacity))
+			inFlight := fs.Int("ao-max-in-flight", 0, fmt.Sprintf("requests one connection may have in flight; 0 for %d", activeobject.DefaultMaxInFlight))
+			return func(cfg models.Config) (models.Server, error) {
+				return activeobject.Start(cfg, activeobject.Options{Objects: *objects, QueueCapacity: *queue, MaxInFlight: *inFlight})
+			}
+		},
+	},
+	{
+		Name:   "proactor",
+		Family: FamilyOther, Color: 2,
+		Sizing:  Sizing{Kind: PoolThreads, One: "dispatcher", Many: "dispatchers"},
+		Configs: []Config{{Name: "proactor"}},
+		Summary: "Proactor on io_uring: a ring per dispatcher thread (SO_REUSEPORT listener, multishot accept, provided-buffer receives); --threads dispatchers (default: CPUs in the affinity mask)",
+		Flags: func(fs *flag.FlagSet) Start {
+			recv := fs.String("proactor-recv", "", "receive mode: multishot, single, or empty for multishot where the kernel supports it")
+			buffers := fs.Int("proactor-buffers", 0, "provided receive buffers per ring, a power of two (0: 1024)")
+			bufSize := fs.Int("proactor-buffer-size", 0, "bytes per provided buffer (0: 4096)")
+			entries := fs.Int("proactor-entries", 0, "submission queue entries per ring, a power of two (0: 512; the completion queue is 8x)")
+			return func(cfg models.Config) (models.Server, error) {
+				return proactor.Start(cfg, proactor.Options{Recv: *recv, Buffers: *buffers, BufferSize: *bufSize, Entries: *entries})
+			}
+		},
+	},
+	{
+		Name:   "threadperconn",
+		Family: FamilyOther, Color: 4,
+		Sizing:  Sizing{Kind: PoolPerConn},
+		Configs: []Config{{Name: "threadperconn"}},
+		Summary: "one locked OS thread per connection, blocking I/O on raw sockets (--threads caps connection threads; default 1024)",
+		Flags: func(*flag.FlagSet) Start {
+			return func(cfg models.Config) (models.Server, error) {
+				return threadperconn.Start(cfg, threadperconn.Options{})
+			}
+		},
+	},
+	{
+		Name:   "netpoll",
+		Family: FamilyOther, Color: 5,
+		Sizing:  Sizing{Kind: PoolRuntime},
+		Configs: []Config{{Name: "netpoll"}},
+		Summary: "goroutine per connection over Go's net package and its netpoller (--threads ignored)",
+		Flags: func(*flag.FlagSet) Start {
+			return func(cfg models.Config) (models.Server, error) { return netpoll.Start(cfg, netpoll.Options{}) }
+		},
+	},
+	{
+		Name:   "frontend",
+		Family: FamilyHandOff, Color: 6,
+		Sizing:   Sizing{Kind: PoolPerConn},
+		Summary:  "a front end forwarding to a back-end concbench server (--backend ADDR, serving --protocol binary) over --upstream-conns multiplexed connections; --handoff bound (the paper's bound Leader/Followers) | perthread (a connection per client thread) | queue (a reader thread per connection); a thread per client connection (--threads caps them, default 1024)",
+		FrontEnd: true,
+		Flags: func(fs *flag.FlagSet) Start {
+			backend := fs.String("backend", "", "front end: the back end's address host:port (a concbench serve --protocol binary)")
+			conns := fs.Int("upstream-conns", 0, fmt.Sprintf("front end: multiplexed connections to the back end (handoff bound, queue); 0 for %d", frontend.DefaultUpstreamConns))
+			handoff := frontend.Bound
+			fs.TextVar(&handoff, "handoff", frontend.Bound, "front end: how a response reaches its thread: bound, perthread or queue")
+			return func(cfg models.Config) (models.Server, error) {
+				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff})
+			}
+		},
+	},
+}
+
+// Lookup returns the model named name, or false.
+func Lookup(name string) (Model, bool) {
+	for _, m := range Models {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// Names returns the models' names, in order.
+func Names() []string {
+	names := make([]string, len(Models))
+	for i, m := range Models {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// NiceSpread returns, for a Leader/Followers configuration with priority
+// promotion and no --nice of its own, one nice value per thread of a
+// pool of t, spread evenly over 0..15 (4 threads: 0,5,10,15): the
+// priority order then has a distinct priority per thread at any size,
+// none of which needs privileges.
+func NiceSpread(args []string, t int) []string {
+	priority := false
+	for i, a := range args {
+		switch {
+		case a == "--nice" || strings.HasPrefix(a, "--nice="):
+			return nil
+		case a == "--promotion=priority", a == "--promotion" && i+1 < len(args) && args[i+1] == "priority":
+			priority = true
+		}
+	}
+	if !priority {
+		return nil
+	}
+	vals := make([]string, t)
+	for i := range vals {
+		v := 0
+		if t > 1 {
+			v = int(math.Round(15 * float64(i) / float64(t-1)))
+		}
+		vals[i] = strconv.Itoa(v)
+	}
+	return []string{"--nice", strings.Join(vals, ",")}
+}
