@@ -193,6 +193,9 @@ type runConfig struct {
 	// it is pinned to (Config.CPUs of the experiment's; empty: unpinned).
 	size Size
 	cpus string
+	// workload is the workload's name in a run of several (its points'
+	// WorkloadName), else empty.
+	workload string
 	// ratesFrom is the run name of the configuration whose capacity sets
 	// the open-loop rates (Config.RatesFrom, under the same workload); the
 	// configuration's own name otherwise.
@@ -255,7 +258,9 @@ func (r *runner) resolve() error {
 			r.cpuWarning = fmt.Sprintf("only %d CPU available (%s): the server and the load generator run unpinned on the same CPU, so the generator's work is in every measurement", len(cur), cur)
 		}
 	}
-	if r.exp.Sweep == SweepCores {
+	// A cores sweep, whether Resolve expands it now or expanded it before
+	// (the thesis resolves its parts first).
+	if r.exp.Sweep == SweepCores || slices.ContainsFunc(r.exp.Configs, func(c Config) bool { return c.CPUs > 0 }) {
 		if n := r.exp.serverCPUCount(); len(CoreCounts(n)) == 1 {
 			r.sweepWarning = fmt.Sprintf("the cores sweep stops at %s: the server has %s here (server CPUs %s; the machine's CPUs are split between the server and the load generator), so there is no speed-up to measure; run it where the server gets 2 or more (--server-cpus, --load-cpus)",
 				plural(n, "CPU", "CPUs"), plural(n, "CPU", "CPUs"), orAll(r.exp.ServerCPUs))
@@ -301,7 +306,7 @@ func (r *runner) resolve() error {
 			if n := size.GOMAXPROCS; n > 0 && c.overCap(&w) == "" {
 				args = append(args, "--gomaxprocs", fmt.Sprint(n))
 			}
-			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom, size: size,
+			rc := runConfig{name: name, cfg: c, wl: w, bin: r.exp.ServerBinary, ratesFrom: ratesFrom, size: size, workload: w.Name,
 				cpus:  r.exp.serverCPUsOf(&c),
 				model: results.ModelConfig{Name: name, Model: c.Model, Args: args, Threads: size.Threads, Sizing: size.Rule}}
 			if c.ServerBinary != "" {
@@ -310,6 +315,9 @@ func (r *runner) resolve() error {
 				if rc.commit, rc.dirty = st.commit, st.dirty; !st.ok {
 					rc.commit = "unknown"
 				}
+			}
+			if len(r.exp.Workloads) == 1 {
+				rc.workload = ""
 			}
 			r.cfgs = append(r.cfgs, rc)
 		}
@@ -708,13 +716,14 @@ func (e *Experiment) loads() []pointLoad {
 // unmeasured.
 func (r *runner) newPoint(rc *runConfig, l pointLoad, rep int) *results.Point {
 	p := &results.Point{
-		Run:        r.run.ID,
-		Config:     rc.model,
-		Workload:   rc.wl.Workload,
-		Kind:       results.KindCapacity,
-		Fraction:   1,
-		Repetition: rep,
-		Provenance: r.prov,
+		Run:          r.run.ID,
+		Config:       rc.model,
+		Workload:     rc.wl.Workload,
+		WorkloadName: rc.workload,
+		Kind:         results.KindCapacity,
+		Fraction:     1,
+		Repetition:   rep,
+		Provenance:   r.prov,
 	}
 	if rc.cfg.ServerBinary != "" {
 		p.Provenance.Commit, p.Provenance.Dirty = rc.commit, rc.dirty

@@ -150,11 +150,14 @@ func effectiveThreads(p *Point) int {
 // BenchName returns p's benchmark name, without the "Benchmark" prefix,
 // in key=value sub-names: "Serve/config=leaderfollowers-lifo/kind=open/load=0.50"
 // (load=max for capacity points, the rate in req/s for rate points:
-// "kind=rate/load=5000"). The configuration is one key, so that
-// "benchstat -col /config bench.txt" puts every configuration in a column
-// and the rows — kind and load — align across them (a separate model and
-// variant key would give each model its own rows); characters the format
-// reserves ('/', '=', blanks) are replaced by '-'.
+// "kind=rate/load=5000"); in a run of several workloads the workload is
+// a key of its own before the configuration,
+// "Serve/workload=cpu/config=netpoll/kind=capacity/load=max", so that
+// "benchstat -table /workload -col /config bench.txt" gives a table per
+// workload with a column per configuration. The configuration is one
+// key, so that the rows — kind and load — align across the columns (a
+// separate model and variant key would give each model its own rows);
+// characters the format reserves ('/', '=', blanks) are replaced by '-'.
 func BenchName(p *Point) string {
 	load := "max"
 	switch p.Kind {
@@ -170,7 +173,11 @@ func BenchName(p *Point) string {
 	default:
 		load = strconv.FormatFloat(p.Fraction, 'f', 2, 64)
 	}
-	return fmt.Sprintf("Serve/config=%s/kind=%s/load=%s", benchSafe(p.Config.Name), benchSafe(string(p.Kind)), load)
+	config, workload := p.Config.Name, ""
+	if w := p.WorkloadName; w != "" && strings.HasSuffix(config, "/"+w) {
+		config, workload = strings.TrimSuffix(config, "/"+w), "workload="+benchSafe(w)+"/"
+	}
+	return fmt.Sprintf("Serve/%sconfig=%s/kind=%s/load=%s", workload, benchSafe(config), benchSafe(string(p.Kind)), load)
 }
 
 func benchSafe(s string) string {
@@ -184,7 +191,8 @@ func benchSafe(s string) string {
 
 // WriteBench writes pts in the Go benchmark format (x/perf benchfmt),
 // which benchstat reads: one result line per valid repetition
-// (Point.Valid) and per valid latency-objective search result (KindSLO,
+// (Point.Valid; a search's probes left out: each configuration's search
+// chose its own rates) and per valid latency-objective search result (KindSLO,
 // metric slo-req/s, one iteration), named by BenchName, with every metric that has a
 // BenchUnit and a value for the point; iterations are the point's
 // successful requests. File configuration lines give goos, goarch, cpu,
@@ -222,6 +230,8 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 		p := &pts[i]
 		iters := int64(1) // a search's result: one result per repetition
 		switch {
+		case p.Kind == KindProbe:
+			continue // a search's probe: its rate is the search's choice, not comparable across configurations
 		case p.Valid():
 			iters = p.Load.Requests.OK
 		case p.Kind == KindSLO:

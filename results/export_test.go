@@ -117,6 +117,8 @@ func TestBenchName(t *testing.T) {
 			want: "Serve/config=leaderfollowers-lifo/kind=open/load=0.50"},
 		{name: "no variant", p: results.Point{Config: results.ModelConfig{Name: "netpoll", Model: "netpoll"}, Kind: results.KindCapacity, Fraction: 1},
 			want: "Serve/config=netpoll/kind=capacity/load=max"},
+		{name: "workload of its own", p: results.Point{Config: results.ModelConfig{Name: "leaderfollowers/lifo/block", Model: "leaderfollowers"}, WorkloadName: "block", Kind: results.KindRate, OfferedRatePerS: 7967},
+			want: "Serve/workload=block/config=leaderfollowers-lifo/kind=rate/load=7967"},
 		{name: "reserved characters", p: results.Point{Config: results.ModelConfig{Name: "hshr pooled/q=64", Model: "halfsynchalfreactive"}, Kind: results.KindOpen, Fraction: 0.125},
 			want: "Serve/config=hshr-pooled-q-64/kind=open/load=0.12"},
 	}

@@ -93,14 +93,17 @@ const (
 // Point is one measured point: one configuration, one kind, one offered
 // load, one repetition. It is written as one JSON file, atomically.
 type Point struct {
-	Schema          int         `json:"schema"`
-	Run             string      `json:"run"` // the run's id
-	Config          ModelConfig `json:"config"`
-	Workload        Workload    `json:"workload"`
-	Kind            Kind        `json:"kind"`
-	Fraction        float64     `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1; rate: 0
-	OfferedRatePerS float64     `json:"offered_rate_per_s"` // open and rate: the target rate; capacity: 0 (closed loop)
-	Repetition      int         `json:"repetition"`         // 0-based
+	Schema   int         `json:"schema"`
+	Run      string      `json:"run"` // the run's id
+	Config   ModelConfig `json:"config"`
+	Workload Workload    `json:"workload"`
+	// WorkloadName names the workload in a run of several (Config.Name is
+	// then "<configuration>/<workload>"); empty in a run of one.
+	WorkloadName    string  `json:"workload_name,omitempty"`
+	Kind            Kind    `json:"kind"`
+	Fraction        float64 `json:"fraction"`           // open: offered rate ÷ capacity; capacity: 1; rate: 0
+	OfferedRatePerS float64 `json:"offered_rate_per_s"` // open and rate: the target rate; capacity: 0 (closed loop)
+	Repetition      int     `json:"repetition"`         // 0-based
 	// Probe is a KindProbe point's index in its repetition's search
 	// (0-based); 0 for the other kinds.
 	Probe   int    `json:"probe,omitempty"`
