@@ -29,6 +29,12 @@ static:
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
 
+## test-short: the unit tier only (-short skips the end-to-end tests that
+## start servers, drive load or build the command): seconds, for quick work
+.PHONY: test-short
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
 ## check: formatting, vet and staticcheck
 check: fmtcheck vet
 	$(GO) tool staticcheck $(PKGS)

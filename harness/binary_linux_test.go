@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/testenv"
 	"concbench/results"
 )
 
@@ -20,6 +21,7 @@ import (
 // each point's provenance carries its own binary's VCS stamp (b is built
 // without one: "unknown", not the run's commit).
 func TestConfigServerBinary(t *testing.T) {
+	testenv.EndToEnd(t)
 	dir := t.TempDir()
 	binA, binB := filepath.Join(dir, "concbench-a"), filepath.Join(dir, "concbench-b")
 	if err := buildConcbench(binA, "-buildvcs=true"); err != nil {

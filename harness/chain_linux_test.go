@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/testenv"
 	"concbench/results"
 )
 
@@ -15,6 +16,7 @@ import (
 // is measured on the front end, whose counters show the responses it
 // relayed; both processes are gone when the run returns.
 func TestRunChain(t *testing.T) {
+	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 8
 	exp := Experiment{

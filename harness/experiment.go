@@ -401,7 +401,7 @@ func (e *Experiment) Validate() error {
 		case c.Sizing == SizeRule && (c.Threads != 0 || c.ThreadsPerConn || c.GOMAXPROCSPerConn):
 			bad("configuration %q: sizing %q with threads or a per-connection form set (accepted: the rule, or the values, not both; gomaxprocs may override the rule's)", c.Name, SizeRule)
 		case c.Sizing == SizeRule && !hasShape(c.Model):
-			bad("configuration %q: model %q has no shape for the sizing rule (accepted: %s)", c.Name, c.Model, strings.Join(shapeNames(), ", "))
+			bad("configuration %q: model %q has no shape for the sizing rule: it is not in the model table, models/registry (accepted: %s)", c.Name, c.Model, strings.Join(shapeNames(), ", "))
 		case c.MinPool < 0 || c.MinPool > models.MaxThreads || c.MinPool > 0 && c.Sizing != SizeRule:
 			bad("configuration %q: min_pool %d out of range (accepted: 0, or 1..%d with sizing %q)", c.Name, c.MinPool, models.MaxThreads, SizeRule)
 		case c.CPUs < 0 || c.CPUs > maxGOMAXPROCS:

@@ -255,7 +255,7 @@ func TestValidateMessages(t *testing.T) {
 		{name: "several at once", change: func(e *Experiment) { e.Repetitions, e.Fractions = 0, nil }, want: []string{"repetitions 0 out of range", "0 fractions (accepted: 1..32, or 0 with rates, rates from the slowest or a latency objective)"}},
 		{name: "sizing unknown", change: func(e *Experiment) { e.Configs[2].Sizing = "auto" }, want: []string{`sizing "auto" unknown (accepted: empty for the values given, or "rule")`}},
 		{name: "rule and threads", change: func(e *Experiment) { e.Configs[0].Sizing = SizeRule }, want: []string{`sizing "rule" with threads or a per-connection form set`}},
-		{name: "rule for an unknown model", change: func(e *Experiment) { e.Configs[2].Sizing, e.Configs[2].Model = SizeRule, "nosuch" }, want: []string{`model "nosuch" has no shape for the sizing rule (accepted: activeobject,`}},
+		{name: "rule for an unknown model", change: func(e *Experiment) { e.Configs[2].Sizing, e.Configs[2].Model = SizeRule, "nosuch" }, want: []string{`model "nosuch" has no shape for the sizing rule: it is not in the model table, models/registry (accepted: leaderfollowers, halfsynchalfreactive,`}},
 		{name: "floor without the rule", change: func(e *Experiment) { e.Configs[2].MinPool = 4 }, want: []string{`min_pool 4 out of range (accepted: 0, or 1..4096 with sizing "rule")`}},
 		{name: "cpus", change: func(e *Experiment) { e.Configs[2].CPUs = -1 }, want: []string{"cpus -1 out of range"}},
 		{name: "sweep", change: func(e *Experiment) { e.Sweep = "models" }, want: []string{`sweep "models" unknown (accepted: threads, cores)`}},

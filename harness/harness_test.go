@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -17,6 +18,10 @@ import (
 var serverBinary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // the tests that serve are end-to-end: skipped
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "harness-test-")
 		if err != nil {

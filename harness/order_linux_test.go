@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/testenv"
 	"concbench/results"
 )
 
@@ -17,6 +18,7 @@ import (
 // b's open points are offered the fraction of a's capacity, not of its
 // own.
 func TestCounterbalancedEqualLoad(t *testing.T) {
+	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
 	exp := Experiment{

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/internal/sysstat"
+	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
 )
@@ -73,6 +74,7 @@ func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[po
 // deleted. It checks the interleaved order, the server costs, the theory
 // and the provenance of the measured points.
 func TestRunEndToEnd(t *testing.T) {
+	testenv.EndToEnd(t)
 	exp := tinyExperiment()
 	exp.ServerBinary = serverBinary
 	dir := filepath.Join(t.TempDir(), "run")
@@ -282,6 +284,7 @@ func checkMeasured(t *testing.T, p *results.Point) {
 // windows: the point must be stopped and fail, saying so, and the run
 // must go on (the run returns; nothing waits for the window's end).
 func TestPointWatchdog(t *testing.T) {
+	testenv.EndToEnd(t)
 	exp := tinyExperiment()
 	exp.ServerBinary = serverBinary
 	exp.Configs = exp.Configs[1:2] // netpoll
@@ -314,6 +317,7 @@ func TestPointWatchdog(t *testing.T) {
 // window; a workload's idle connections held by another server, not the
 // measured one.
 func TestRunRatesAndCap(t *testing.T) {
+	testenv.EndToEnd(t)
 	const rate, capConns, idle = 2000, 4, 50
 	var wls []Workload
 	for _, conns := range []int{2, 8} {
@@ -415,6 +419,7 @@ func TestRunRatesAndCap(t *testing.T) {
 // absolute rate, half the lower of the workloads' capacities, recorded
 // in run.json with the configuration it came from.
 func TestRunRatesFromSlowest(t *testing.T) {
+	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
 	exp := Experiment{
@@ -492,6 +497,7 @@ func TestRunRatesFromSlowest(t *testing.T) {
 // ceiling and marks the capacity point beyond it as the generator's,
 // never the model's.
 func TestRunCeiling(t *testing.T) {
+	testenv.EndToEnd(t)
 	exp := tinyExperiment()
 	exp.Configs = exp.Configs[1:2] // netpoll
 	exp.Repetitions = 1
@@ -521,6 +527,7 @@ func TestRunCeiling(t *testing.T) {
 // responses a second) against a server that is faster: the ceiling is
 // the generator's, at most the throttle's rate.
 func TestMeasureCeilingThrottled(t *testing.T) {
+	testenv.EndToEnd(t)
 	exp := tinyExperiment()
 	exp.Configs = exp.Configs[1:2]
 	exp.ServerBinary = serverBinary

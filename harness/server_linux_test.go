@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"concbench/internal/testenv"
 )
 
 // TestServerLifeCycle starts a real server, checks readiness, the control
 // channel and the process group, and stops it cleanly.
 func TestServerLifeCycle(t *testing.T) {
+	testenv.EndToEnd(t)
 	sp := newSpawner()
 	defer sp.close()
 	w := Workload{}
@@ -49,6 +52,7 @@ func TestServerLifeCycle(t *testing.T) {
 // TestServerStartFailures checks that a server that cannot start reports
 // why: serve's own message, or the exec error.
 func TestServerStartFailures(t *testing.T) {
+	testenv.EndToEnd(t)
 	sp := newSpawner()
 	defer sp.close()
 	w := Workload{}
@@ -76,6 +80,7 @@ func TestServerStartFailures(t *testing.T) {
 // TestServerStopEscalates checks that a server that ignores quit and
 // SIGTERM is killed, and that stop says so.
 func TestServerStopEscalates(t *testing.T) {
+	testenv.EndToEnd(t)
 	q, term := quitTimeout, termTimeout
 	quitTimeout, termTimeout = 50*time.Millisecond, 50*time.Millisecond
 	defer func() { quitTimeout, termTimeout = q, term }()
@@ -108,6 +113,7 @@ func TestServerStopEscalates(t *testing.T) {
 // thread dies when that goroutine exits; one forked through the spawner
 // from the same goroutine does not.
 func TestSpawnerOutlivesCallerThreads(t *testing.T) {
+	testenv.EndToEnd(t)
 	sp := newSpawner()
 	defer sp.close()
 	start := func(viaSpawner bool) *exec.Cmd {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/testenv"
 	"concbench/results"
 )
 
@@ -17,6 +18,7 @@ import (
 // It asserts the structure (probes stored, a result per repetition within
 // the capacity), not the rates.
 func TestRunSLOSearch(t *testing.T) {
+	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
 	exp := Experiment{

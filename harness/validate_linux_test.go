@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"concbench/internal/cpuset"
+	"concbench/internal/testenv"
 )
 
 // TestValidateChain runs the measurement chain end to end, briefly: a
@@ -16,6 +17,7 @@ import (
 // request is joined with the server's record of it, none is lost, and the
 // parts of each experiment's mean sum to its mean response time.
 func TestValidateChain(t *testing.T) {
+	testenv.EndToEnd(t)
 	if cur, err := cpuset.Current(); err != nil || len(cur) < 2 {
 		t.Skip("validate needs 2 CPUs")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"concbench/internal/testenv"
 )
 
 var protocols = []string{"http", "binary"}
@@ -38,6 +40,7 @@ func mustRun(t *testing.T, cfg Config) *Result {
 // uncorrected p99.9 stays below 50 ms unless the machine stalls for over
 // 50 ms more than twice during the run.
 func TestStallShowsInCorrectedLatencyOnly(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, proto := range protocols {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			s := startServer(t, proto, func(s *testServer) {
@@ -237,6 +240,7 @@ func TestConnectFailure(t *testing.T) {
 // TestInterrupted checks that cancelling the context ends the run early
 // with a partial, invalid Result and the context's error.
 func TestInterrupted(t *testing.T) {
+	testenv.EndToEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := startServer(t, "http", func(s *testServer) {
@@ -257,6 +261,7 @@ func TestInterrupted(t *testing.T) {
 // counts add up: open loop below one request per connection (no lock-up),
 // several workers, pipelining, the ledger mix, and requests mode.
 func TestRunShapes(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, proto := range protocols {
 		s := startServer(t, proto, nil)
 		for _, tc := range []struct {
@@ -320,6 +325,7 @@ func TestOutOfRangeCounted(t *testing.T) {
 // (Requests mode would otherwise wait forever) once no connection has been
 // up for Timeout, failed and invalid, with the connect attempts counted.
 func TestUnreachableStops(t *testing.T) {
+	testenv.EndToEnd(t)
 	s := startServer(t, "http", func(s *testServer) { s.fault = faultAt(20, faultKill) })
 	r := mustRun(t, Config{Addr: s.addr(), Conns: 2, Closed: true, Requests: 1_000_000, Timeout: 100 * time.Millisecond})
 	if r.Valid || !strings.Contains(strings.Join(r.Reasons, "\n"), "had no connection to the server") {

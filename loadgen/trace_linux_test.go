@@ -3,12 +3,15 @@ package loadgen
 import (
 	"testing"
 	"time"
+
+	"concbench/internal/testenv"
 )
 
 // TestTrace checks that a run with Config.Trace keeps one record per
 // measured request answered ok (or counts it as dropped), with distinct
 // ids and times in order: intended ≤ recv, sent ≤ recv.
 func TestTrace(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, tc := range []struct {
 		name     string
 		capacity int

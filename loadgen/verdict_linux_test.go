@@ -10,6 +10,7 @@ import (
 
 	"concbench/internal/cpuset"
 	"concbench/internal/sysstat"
+	"concbench/internal/testenv"
 )
 
 // These tests prove that the verdict catches what it must: a generator
@@ -32,6 +33,7 @@ import (
 // requests could each land on an idle connection (it was judged valid
 // once, in one of nine .ci/run runs).
 func TestStalledGeneratorIsFlagged(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, poll := range []Poll{PollSleep, PollBusy} {
 		t.Run("poll="+string(poll), func(t *testing.T) {
 			s := startServer(t, "http", nil)
@@ -65,6 +67,7 @@ func TestStalledGeneratorIsFlagged(t *testing.T) {
 // 1 ms over each request, one at a time, then offers it 1.3 times that:
 // the point must be flagged over capacity, as its main reason.
 func TestOverCapacityIsFlagged(t *testing.T) {
+	testenv.EndToEnd(t)
 	s := startServer(t, "http", func(s *testServer) { s.serviceTime = time.Millisecond })
 	capRes := mustRun(t, Config{Addr: s.addr(), Conns: 4, Closed: true,
 		Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 1})
@@ -88,6 +91,7 @@ func TestOverCapacityIsFlagged(t *testing.T) {
 // it measures is the generator's, not the server's; the run must be
 // invalid for it.
 func TestStarvedGeneratorIsFlagged(t *testing.T) {
+	testenv.EndToEnd(t)
 	if _, err := sysstat.ThreadRunQueueNs(); err != nil {
 		t.Skipf("the kernel does not expose run-queue waits (schedstat): %v", err)
 	}
@@ -129,6 +133,7 @@ func TestStarvedGeneratorIsFlagged(t *testing.T) {
 // TestKernelReceiveTimestamps checks that responses are timestamped by
 // the kernel, and never later than the worker read them.
 func TestKernelReceiveTimestamps(t *testing.T) {
+	testenv.EndToEnd(t)
 	s := startServer(t, "binary", nil)
 	r := mustRun(t, Config{Addr: s.addr(), Protocol: "binary", Conns: 2, Rate: 500,
 		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 1})

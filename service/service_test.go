@@ -161,16 +161,6 @@ func TestSpin(t *testing.T) {
 	}
 }
 
-func TestWork(t *testing.T) {
-	s := newTestService(t)
-	// Neither has an observable result but completion; block exercises the
-	// nanosleep path, which a preemption signal may interrupt (EINTR).
-	s.Work(0, 0)
-	s.Work(50*time.Microsecond, 0)
-	s.Work(0, 200*time.Microsecond)
-	s.Work(-time.Second, -time.Second)
-}
-
 func TestDo(t *testing.T) {
 	tests := []struct {
 		name    string

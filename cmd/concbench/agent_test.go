@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"concbench/internal/testenv"
 )
 
 // TestAgentFlags checks the agent command's and --agents' refusals of
@@ -44,6 +46,7 @@ func TestAgentFlags(t *testing.T) {
 // --agents" against the netpoll model: the JSON result is the merged one
 // with a report per agent.
 func TestLoadAgents(t *testing.T) {
+	testenv.EndToEnd(t)
 	addr := startNetpoll(t, "http")
 	var agents []string
 	for range 2 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/testenv"
 	"concbench/plots"
 	"concbench/results"
 	"concbench/results/resultstest"
@@ -318,6 +319,7 @@ func concbenchBinary(t *testing.T) string {
 // run folder is printed with the command that renders it, and holds
 // run.json and the points; resuming the finished run measures nothing.
 func TestBenchRun(t *testing.T) {
+	testenv.EndToEnd(t)
 	bin := concbenchBinary(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -361,6 +363,7 @@ func TestBenchRun(t *testing.T) {
 // run (the synthetic one: netpoll open 0.90 has no valid point) gets the
 // report's banner before the summary line; a mostly valid run does not.
 func TestBenchBanner(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, tc := range []struct {
 		name    string
 		valid   bool // make every point valid

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
 )
@@ -157,6 +158,7 @@ func gateCmd(t *testing.T, args ...string) (string, int, error) {
 // metric, in stdout, --md and --json), too few valid samples, a folder
 // that is not a same-job run, and an interrupted run.
 func TestGateJudgeRun(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, tc := range []struct {
 		name     string
 		names    []string
@@ -287,6 +289,7 @@ func worktrees(t *testing.T, repo string) int {
 // that is not a commit, gives the error with the compiler's or git's
 // words; the temporary worktree is removed in every case.
 func TestBuildBase(t *testing.T) {
+	testenv.EndToEnd(t)
 	ctx := context.Background()
 	good := gitRepo(t, "package main\n\nfunc main() {}\n")
 	tr := tree{modRoot: good, gitRoot: good, rel: "."}
@@ -344,6 +347,7 @@ func TestGateBaseNotACommit(t *testing.T) {
 // req/s there, 2 of 2 capacity rows "not gated"). The timing regressions'
 // power is measured by scripts/gaterate (gate/doc.go).
 func TestGateSelfTest(t *testing.T) {
+	testenv.EndToEnd(t)
 	if testing.Short() {
 		t.Skip("builds concbench twice and measures for ~15 s")
 	}

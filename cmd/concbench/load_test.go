@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/models"
 	"concbench/models/netpoll"
@@ -68,6 +69,7 @@ func TestLoadHelp(t *testing.T) {
 // TestLoadRun runs the command against the netpoll model: a summary on
 // stdout, the JSON result and the hlog in files.
 func TestLoadRun(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, proto := range []string{"http", "binary"} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			addr := startNetpoll(t, proto)
@@ -120,6 +122,7 @@ func filterExpected(errs map[string]int64) map[string]int64 {
 // TestLoadClosedJSONStdout checks the closed-loop label and --json -: the
 // JSON on stdout, the summary on stderr.
 func TestLoadClosedJSONStdout(t *testing.T) {
+	testenv.EndToEnd(t)
 	addr := startNetpoll(t, "http")
 	out, summary, err := load("--addr", addr, "--closed", "--conns", "2", "--requests", "200", "--warmup", "100ms", "--json", "-", "--allow-invalid")
 	if err != nil {
@@ -140,6 +143,7 @@ func TestLoadClosedJSONStdout(t *testing.T) {
 // TestLoadInvalidExit checks that an invalid verdict is loud and exits with
 // status 3 after the results are printed, and with --allow-invalid with 0.
 func TestLoadInvalidExit(t *testing.T) {
+	testenv.EndToEnd(t)
 	addr := startNetpoll(t, "http")
 	args := []string{"--addr", addr, "--closed", "--conns", "1", "--requests", "50", "--warmup", "0"}
 	out, _, err := load(args...)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/internal/testenv"
 	"concbench/models"
 	"concbench/models/registry"
 	"concbench/service"
@@ -92,6 +93,7 @@ func readResponses(t *testing.T, c net.Conn, codec wire.Codec, n int, each func(
 }
 
 func TestServeControlChannel(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, m := range registry.Models {
 		model := m.Name
 		for _, proto := range wire.Protocols {
@@ -166,6 +168,7 @@ func TestServeControlChannel(t *testing.T) {
 // reset: every request served is recorded once, with its id, and reset
 // empties the trace; without --trace the command is refused.
 func TestServeTrace(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, tc := range []struct {
 		name  string
 		trace string

@@ -1,10 +1,18 @@
 package futex
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParkerPermitBeforePark(t *testing.T) {
@@ -17,20 +25,49 @@ func TestParkerPermitBeforePark(t *testing.T) {
 	}
 }
 
+// TestParkerWakesParkedThread unparks a thread only once it is asleep in
+// the kernel (its state in /proc), so that the test fails if Unpark does
+// not wake a parked thread, rather than passing on a permit that Park
+// found before it ever slept.
 func TestParkerWakesParkedThread(t *testing.T) {
 	p := new(Parker)
-	parked := make(chan struct{})
+	tid := make(chan int, 1) // a send that never blocks: the next sleep is Park's
 	done := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		close(parked)
+		tid <- unix.Gettid()
 		p.Park()
 		close(done)
 	}()
-	<-parked
+	waitAsleep(t, <-tid, &p.w)
 	p.Unpark()
 	<-done
+}
+
+// waitAsleep waits until thread tid of this process sleeps in a futex
+// wait on word (its current system call in /proc/self/task/<tid>/syscall:
+// the call's number and its first argument, the word's address), yielding
+// between looks; it fails the test if the thread has not slept there
+// within 30 s. The Go runtime's own sleeps are futex waits on other words.
+func waitAsleep(t *testing.T, tid int, word *atomic.Uint32) {
+	t.Helper()
+	path := "/proc/self/task/" + strconv.Itoa(tid) + "/syscall"
+	want := fmt.Sprintf("%d 0x%x ", unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("thread %d: %v", tid, err)
+		}
+		if bytes.HasPrefix(b, []byte(want)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d never slept on the word (%s): in %s", tid, want, b)
+		}
+		runtime.Gosched()
+	}
 }
 
 // TestMutexExcludes runs locked threads incrementing a counter that only the
@@ -141,23 +178,29 @@ func TestCondMonitor(t *testing.T) {
 	}
 }
 
+// TestWordWakesSleepers wakes sleepers that are asleep in the kernel
+// (waitAsleep), so that the test fails if Wake misses one, rather than
+// passing because every sleeper saw the word change before it slept.
 func TestWordWakesSleepers(t *testing.T) {
 	const n = 3
 	var w Word
 	var wg sync.WaitGroup
+	tids := make(chan int, n)
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			tids <- unix.Gettid()
 			for w.Load() == 0 {
 				w.Wait(0)
 			}
 		}()
 	}
-	// One Wake suffices: a sleeper that had not yet entered the kernel finds
-	// the word changed and FUTEX_WAIT returns at once; none can be missed.
+	for range n {
+		waitAsleep(t, <-tids, &w.v)
+	}
 	w.Add(1)
 	w.Wake(n)
 	wg.Wait()

@@ -13,6 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"concbench/internal/testenv"
 	"concbench/loadgen"
 )
 
@@ -67,6 +68,7 @@ func testConfig(addr string) loadgen.Config {
 // token and a target outside its prefixes, before running anything, and
 // that the coordinator then runs no agent and returns no Result.
 func TestRefusals(t *testing.T) {
+	testenv.EndToEnd(t)
 	tests := []struct {
 		name    string
 		token   string
@@ -100,6 +102,7 @@ func TestRefusals(t *testing.T) {
 // an agent that had accepted its own abandons it: the coordinator's
 // connection closing cancels its run.
 func TestRefusalStopsTheOthers(t *testing.T) {
+	testenv.EndToEnd(t)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	waiting := startAgent(t, &Agent{Token: token, Run: func(ctx context.Context, _ loadgen.Config) (*loadgen.Result, error) {
 		close(started)
@@ -120,6 +123,7 @@ func TestRefusalStopsTheOthers(t *testing.T) {
 // TestVersionRefused checks that an agent refuses another protocol
 // version, naming both.
 func TestVersionRefused(t *testing.T) {
+	testenv.EndToEnd(t)
 	var calls atomic.Int64
 	addr := startAgent(t, &Agent{Token: token, Run: fakeRun(1, &calls)})
 	c, err := net.Dial("tcp", addr)
@@ -140,6 +144,7 @@ func TestVersionRefused(t *testing.T) {
 // TestCheckTarget checks the agent's target rule against parsed --allow
 // lists.
 func TestCheckTarget(t *testing.T) {
+	testenv.EndToEnd(t)
 	tests := []struct {
 		name, allow, target, want string
 	}{
@@ -181,6 +186,7 @@ func TestCheckTarget(t *testing.T) {
 // known offset: the sample with the shortest round trip is used, the true
 // offset is within the uncertainty, and unusable samples are left out.
 func TestEstimate(t *testing.T) {
+	testenv.EndToEnd(t)
 	const off = 3_000_000 // the agent's clock is 3 ms ahead
 	// sample: sent at t1 (coordinator), taking out and back ns each way
 	// and hold ns inside the agent.
@@ -240,6 +246,7 @@ func TestEstimate(t *testing.T) {
 // TestSplit checks that shares add up to the run: connections and rate,
 // with a seed of each agent's own.
 func TestSplit(t *testing.T) {
+	testenv.EndToEnd(t)
 	for _, n := range []int{1, 2, 3, 7} {
 		cfg := loadgen.Config{Addr: "127.0.0.1:1", Rate: 10_000, Conns: 50, Workers: 4, Duration: time.Second, Seed: 5}
 		shares, err := Split(cfg, n)
@@ -272,6 +279,7 @@ func TestSplit(t *testing.T) {
 // its run makes the merged verdict invalid, naming it, while the other
 // agent's result is merged.
 func TestAgentLostMidRun(t *testing.T) {
+	testenv.EndToEnd(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

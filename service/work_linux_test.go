@@ -1,0 +1,53 @@
+package service
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadUsage returns the calling thread's CPU time and voluntary
+// context switches so far.
+func threadUsage(t *testing.T) (cpu time.Duration, voluntary int64) {
+	t.Helper()
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw
+}
+
+// TestWork checks what Work does to the calling thread: CPU work runs on
+// it (its CPU time grows) without blocking it; blocking work puts it to
+// sleep in the kernel (a voluntary context switch), interrupted or not;
+// negative amounts do neither.
+func TestWork(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s := newTestService(t) // 1 ns per iteration: 2 ms of work is 2e6 iterations
+	for _, tc := range []struct {
+		name         string
+		cpu, block   time.Duration
+		wantCPU      bool
+		wantSwitches bool
+		noSwitches   bool // (CPU work may be preempted; nothing else blocks)
+	}{
+		{name: "cpu", cpu: 2 * time.Millisecond, wantCPU: true},
+		{name: "block", block: 200 * time.Microsecond, wantSwitches: true},
+		{name: "negative", cpu: -time.Second, block: -time.Second, noSwitches: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cpu0, sw0 := threadUsage(t)
+			s.Work(tc.cpu, tc.block)
+			cpu1, sw1 := threadUsage(t)
+			if grew := cpu1 > cpu0; tc.wantCPU && !grew {
+				t.Errorf("Work(%v, %v): the thread's CPU time did not grow (%v)", tc.cpu, tc.block, cpu0)
+			}
+			if slept := sw1 > sw0; tc.wantSwitches && !slept || tc.noSwitches && slept {
+				t.Errorf("Work(%v, %v): %d voluntary context switches, want some: %t", tc.cpu, tc.block, sw1-sw0, tc.wantSwitches)
+			}
+		})
+	}
+}
