@@ -163,69 +163,8 @@
 //
 // # Measured error rates
 //
-// On a 2-vCPU AMD EPYC VM (kernel 6.18.44, Go 1.26.8), with the gate
-// profile and the rules above, from a clone of commit 327aadb, the machine
-// otherwise idle except where said (go run ./scripts/gaterate -runs N
-// [-tags T] -out out/gaterate/X; 5 min per run), every run re-judged with
-// the rules as they are now (gaterate -judge; the rates below did not
-// change when the throughput and CPU minimum effects went from 5 to
-// 10 %):
-//
-//   - False positives, out of sample (no-change runs that were not used
-//     to set any threshold; the rules were set on three earlier
-//     calibration runs): 0 of 13 exited 1, 95 % CI 0–24.7 %
-//     (Clopper–Pearson); 12 passed, 1 was undecided (netpoll's three
-//     open-load latency rows: 5 valid points a side, after the generator's
-//     CPU checks had invalidated others while the machine compiled and ran
-//     a test; 5+5 cannot reach the Holm threshold). One more run
-//     overlapped a CI job on the same machine and passed. Across the 13,
-//     the medians moved, without a failure, by up to −16/+12 % in
-//     leaderfollowers/lifo's capacity, +47 % in Half-Sync/Half-Reactive's
-//     p99 at half load, +30 % in netpoll's p50 at half load (smallest
-//     one-sided p of any row 0.013, above every Holm threshold), and
-//     context switches per request by up to +0.26.
-//   - Power, each injected regression (scripts/gaterate -tags
-//     concbench_regress_T): cpu 5 of 5 (95 % CI 48–100 %), named by
-//     leaderfollowers/lifo's user CPU per request (+22 to +42 % at
-//     capacity and at half load) and, in three runs, throughput (−18 to
-//     −24 %); handoff 5 of 5 (48–100 %), named by throughput (−43 to
-//     −56 %), user CPU per request and context switches per request
-//     (+3.5 to +3.7 at capacity, +2.1 to +2.2 at 10 %), in four runs also
-//     p50 at half load (+445 to +1944 %), in three p99; stall 5 of 5 (48–100 %), named by p99 at
-//     10 % load (+234 to +334 %) and nothing else, as designed. The first
-//     two runs of cpu and stall and the first of handoff were measured at
-//     commit 9c07c20 (the same profile and measurement) and re-judged
-//     with these rules (gaterate -judge).
-//
-// A second campaign (the same command, interleaving no-change, cpu,
-// no-change, handoff and stall runs), with every run's JSON and Markdown
-// committed under results/gaterate/<kind>/ so that anyone can recount them
-// (go run ./scripts/gaterate -runs 0 [-tags T] -out results/gaterate/<kind>
-// rewrites each summary.md from them): runs at commits b64164e, 1c2026d
-// and 2000a72, with the rules above (unchanged since 0640b86; later
-// commits changed how the gate treats an unreadable point file, where the
-// harness writes histograms — after each point — and the servers'
-// handling of large bodies and incomplete requests, which the gate
-// profile's workload never exercises):
-//
-//   - False positives: 0 of 9 exited 1, 95 % CI 0–33.6 %
-//     (Clopper–Pearson); all 9 passed. The smallest one-sided p of any row
-//     was 0.0043 (leaderfollowers/lifo's p99 at half load, its medians
-//     moving −15.9 to +75.6 % across runs), above its Holm threshold.
-//   - Power: cpu 5 of 5, handoff 5 of 5, stall 5 of 5 exited 1 (each
-//     95 % CI 47.8–100 %), every run naming leaderfollowers/lifo and the
-//     metrics: cpu by throughput (−28.6 to −31.2 %), user CPU per request
-//     (+49 to +55 % at capacity, +35 to +44 % at half load), context
-//     switches per request at capacity (+0.25 to +0.44) and p50 at half
-//     load (+61 to +84 %), in four runs also p99 at half load; handoff by
-//     throughput (−42.5 to −43.4 %), user CPU per request (+32 to +35 %),
-//     context switches per request (+3.5 at capacity, +2.1 to +2.5 at
-//     10 %, +2.3 to +2.4 at half load) and p50 and p99 at half load (+156
-//     to +243 %), in one run also a server failure; stall by p99 at 10 %
-//     (+630 to +700 %) and at half load (+195 to +227 %) and nothing else.
-//
-// Together (the first campaign's records did not survive its machine;
-// its outcomes are the ones above): no-change 0 of 22 exited 1 (95 % CI
-// 0–15.4 %); each injected regression 10 of 10 exited 1, naming the
-// configuration and the metric (95 % CI 69.2–100 %).
+// The false-positive rate of no-change runs and the power against each
+// injected regression, measured with scripts/gaterate, are in
+// docs/findings.md ("The CI gate"), with the commands, commits and
+// machines; the runs behind them are under results/gaterate/.
 package gate
