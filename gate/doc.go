@@ -83,11 +83,12 @@
 //     load on this kind of VM it is already 1–8 ms —; p50 latency and user
 //     CPU per request at 50 %: 18 tests in all): a regression needs a
 //     one-sided Mann–Whitney U test for a change in the bad direction
-//     (results.Greater, exact for these sample sizes) that is significant
-//     after Holm's step-down correction over all of the run's U tests, so
-//     that the probability of any false regression in a run is at most
-//     Alpha (5 %) when nothing changed, AND a change of the medians of at
-//     least MinEffect (10 % throughput, CPU and p50, 25 % p99): a
+//     (stats.MannWhitneyGreater, exact for these sample sizes) that is
+//     significant after Holm's step-down correction (stats.Holm) over all
+//     of the run's U tests, so that the probability of any false
+//     regression in a run is at most Alpha (5 %) when nothing changed,
+//     AND a change of the medians of at least MinEffect (10 %
+//     throughput, CPU and p50, 25 % p99): a
 //     significant 5 % shift does not fail the build — two builds of
 //     identical server code differed by up to 6.5 % at capacity, once
 //     significantly (DefaultCapacityEffect has the runs). One-sided, because

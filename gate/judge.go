@@ -1,13 +1,13 @@
 package gate
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // Verdict is the judgement of one row.
@@ -293,9 +293,9 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 			// repetition (the injected hand-off: +3.5, no overlap), so a
 			// one-sided U test at Alpha, uncorrected — the tolerance is
 			// the criterion, the test only confirms a shift — keeps it.
-			worse := results.Greater(bs.values, hs.values)
+			worse := stats.MannWhitneyGreater(bs.values, hs.values)
 			if !rule.lowerIsBetter() {
-				worse = results.Greater(hs.values, bs.values)
+				worse = stats.MannWhitneyGreater(hs.values, bs.values)
 			}
 			row.PShift = worse
 			shifted = worse < opt.Alpha
@@ -313,7 +313,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 		}
 	case UTest:
 		// One-sided, in the bad direction: only a regression fails.
-		worse, better := results.Greater(bs.values, hs.values), results.Greater(hs.values, bs.values)
+		worse, better := stats.MannWhitneyGreater(bs.values, hs.values), stats.MannWhitneyGreater(hs.values, bs.values)
 		if !rule.lowerIsBetter() {
 			worse, better = better, worse
 		}
@@ -357,16 +357,17 @@ func judgeFailures(row Row, bg, hg *group, bs, hs sample, baseLabel, headLabel s
 }
 
 // judgeUTests decides the U-test rows together. Holm's step-down
-// procedure over the one-sided p-values for a change in the bad direction:
-// sort the m p-values ascending; the i-th (from 0) is significant if it
-// and every smaller one is below Alpha/(m−i), so that the probability of
-// any false regression in the run is at most Alpha. A row whose samples
-// could not reach significance even as the smallest of the family (its
-// smallest possible p at least Alpha/m) is undecided, never "~". A
-// significant row fails only with at least its minimum effect in the bad
-// direction. A change of at least the minimum effect in the good
-// direction, significant one-sided at Alpha by itself, is reported as an
-// improvement (never a failure, so not part of the family).
+// procedure (stats.Holm) over the one-sided p-values for a change in the
+// bad direction: sort the m p-values ascending; the i-th (from 0) is
+// significant if it and every smaller one is below Alpha/(m−i), so that
+// the probability of any false regression in the run is at most Alpha.
+// A row whose samples could not reach significance even as the smallest
+// of the family (its smallest possible p at least Alpha/m) is undecided,
+// never "~". A significant row fails only with at least its minimum
+// effect in the bad direction. A change of at least the minimum effect
+// in the good direction, significant one-sided at Alpha by itself, is
+// reported as an improvement (never a failure, so not part of the
+// family).
 func (r *Report) judgeUTests(opt *Options) {
 	var idx []int
 	for i := range r.Rows {
@@ -378,18 +379,16 @@ func (r *Report) judgeUTests(opt *Options) {
 	if m == 0 {
 		return
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Rows[a].P, r.Rows[b].P) })
-	stopped := false
-	adj := 0.0
+	ps := make([]float64, m)
+	for k, i := range idx {
+		ps[k] = r.Rows[i].P
+	}
+	adj, sig := stats.Holm(ps, opt.Alpha)
 	for k, i := range idx {
 		row := &r.Rows[i]
-		adj = math.Max(adj, math.Min(1, float64(m-k)*row.P))
-		row.PAdj = adj
-		significant := !stopped && row.P < opt.Alpha/float64(m-k)
-		if !significant {
-			stopped = true
-		}
-		if pmin := minP(row.Old.N, row.New.N); pmin >= opt.Alpha/float64(m) {
+		row.PAdj = adj[k]
+		significant := sig[k]
+		if pmin := stats.MannWhitneyMinP(row.Old.N, row.New.N); pmin >= opt.Alpha/float64(m) {
 			// Not "~": a test that cannot reject would pass silently.
 			row.Verdict = Undecided
 			row.Why = fmt.Sprintf("n=%d+%d: the smallest p the one-sided U test can give, %.4f, is not below α/m = %.4f (family-wise α %g over %d U tests)",
@@ -498,15 +497,4 @@ func fmtNs(ns float64) string {
 		return fmt.Sprintf("%.1f%s", v, unit)
 	}
 	return fmt.Sprintf("%.0f%s", v, unit)
-}
-
-// minP is the smallest one-sided p-value a Mann–Whitney U test of
-// samples of n1 and n2 values can give (no ties, complete separation):
-// 1 / C(n1+n2, n1). 3+3 values give 0.05, 6+6 0.0011, 7+7 0.00029.
-func minP(n1, n2 int) float64 {
-	c := 1.0 // C(n1+n2, n1), built up as a product
-	for i := 1; i <= n1; i++ {
-		c = c * float64(n2+i) / float64(i)
-	}
-	return math.Min(1, 1/c)
 }

@@ -357,18 +357,3 @@ func TestFailed(t *testing.T) {
 		t.Errorf("an empty report exits %d, want 2 (it judged nothing)", r.ExitCode())
 	}
 }
-
-// TestMinP checks the smallest one-sided p-value of the U test against
-// exact values: 1 / C(n1+n2, n1).
-func TestMinP(t *testing.T) {
-	for _, tc := range []struct {
-		n1, n2 int
-		want   float64
-	}{
-		{3, 3, 0.05}, {3, 4, 1.0 / 35}, {3, 5, 1.0 / 56}, {4, 4, 1.0 / 70}, {6, 6, 1.0 / 924}, {7, 7, 1.0 / 3432}, {1, 1, 0.5}, {0, 5, 1},
-	} {
-		if got := minP(tc.n1, tc.n2); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("minP(%d, %d) = %v, want %v", tc.n1, tc.n2, got, tc.want)
-		}
-	}
-}
