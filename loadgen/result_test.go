@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"concbench/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -56,7 +58,7 @@ func goodResult() *Result {
 		for _, v := range r.Trend.InFlight {
 			infl = append(infl, float64(v))
 		}
-		r.Trend.LatencyZ, r.Trend.InFlightZ = mannKendallZ(means), mannKendallZ(infl)
+		r.Trend.LatencyZ, r.Trend.InFlightZ = stats.MannKendallZ(means), stats.MannKendallZ(infl)
 	}
 	return r
 }

@@ -19,6 +19,7 @@ import (
 	"concbench/internal/cpuset"
 	"concbench/internal/monoclock"
 	"concbench/internal/sysstat"
+	"concbench/stats"
 	"concbench/wire"
 )
 
@@ -456,7 +457,7 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		for j, v := range trend.InFlight {
 			infl[j] = float64(v)
 		}
-		trend.LatencyZ, trend.InFlightZ = mannKendallZ(means), mannKendallZ(infl)
+		trend.LatencyZ, trend.InFlightZ = stats.MannKendallZ(means), stats.MannKendallZ(infl)
 	}
 	r.SendProcess = sendProcess(cfg, gapA, gapP, a1, a2, p1, p2, sendCall.quantile(0.5), meanGap(ws))
 
@@ -613,10 +614,10 @@ func sendProcess(cfg *Config, actual, planned, a1, a2, p1, p2 []float64, resolut
 			xs[i] = max(xs[i], c)
 		}
 	}
-	sp.KSD, sp.KSP = ksExp1(actual, c)
-	sp.PlannedKSD, sp.PlannedKSP = ksExp1(planned, c)
+	sp.KSD, sp.KSP = stats.KSExp(actual, c)
+	sp.PlannedKSD, sp.PlannedKSP = stats.KSExp(planned, c)
 
-	sp.Lag1Rho, sp.PlannedLag1Rho = spearman(a1, a2), spearman(p1, p2)
+	sp.Lag1Rho, sp.PlannedLag1Rho = stats.Spearman(a1, a2), stats.Spearman(p1, p2)
 	sp.Lag1Z = sp.Lag1Rho * math.Sqrt(float64(max(len(a1)-1, 0)))
 	sp.PlannedLag1Z = sp.PlannedLag1Rho * math.Sqrt(float64(max(len(p1)-1, 0)))
 	return sp

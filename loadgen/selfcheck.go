@@ -3,8 +3,6 @@ package loadgen
 import (
 	"math"
 	"slices"
-
-	"concbench/internal/rank"
 )
 
 // linHist is a histogram of non-negative nanosecond durations in linear
@@ -104,104 +102,6 @@ func (h *linHist) summary() Lateness {
 // 1.5 times its 99th percentile, so that fewer than one timed wait in a
 // hundred (less, with the margin) wakes after the send it was for.
 func spinFor(h *linHist) int64 { return h.quantile(0.99) * 3 / 2 }
-
-// ksExp1 returns the Kolmogorov–Smirnov distance between the sample xs and
-// the exponential distribution with mean 1 whose values below c are moved
-// to c (the distribution of max(X, c); c = 0: the plain exponential), and
-// the test's p-value (Stephens' approximation of the Kolmogorov
-// distribution, good for n ≥ 5; with the atom at c it is conservative).
-// The callers clamp their sample at c alike. xs is sorted in place.
-func ksExp1(xs []float64, c float64) (d, p float64) {
-	n := len(xs)
-	if n == 0 {
-		return 0, 1
-	}
-	slices.Sort(xs)
-	cdf := func(x float64) float64 {
-		if x < c {
-			return 0
-		}
-		return 1 - math.Exp(-max(x, 0))
-	}
-	for i, x := range xs {
-		below := 0.0 // the CDF just below x
-		if x > c {
-			below = cdf(x)
-		}
-		d = max(d, float64(i+1)/float64(n)-cdf(x), below-float64(i)/float64(n))
-	}
-	sn := math.Sqrt(float64(n))
-	return d, kolmogorovQ((sn + 0.12 + 0.11/sn) * d)
-}
-
-// kolmogorovQ is the Kolmogorov distribution's tail, P(K > l).
-func kolmogorovQ(l float64) float64 {
-	if l < 1e-3 {
-		return 1
-	}
-	var sum, sign float64 = 0, 1
-	for k := 1; k <= 100; k++ {
-		term := sign * math.Exp(-2*float64(k*k)*l*l)
-		sum += term
-		if math.Abs(term) < 1e-12 {
-			break
-		}
-		sign = -sign
-	}
-	return min(max(2*sum, 0), 1)
-}
-
-// spearman returns Spearman's rank correlation of the pairs (x[i], y[i])
-// (ties get their average rank), and 0 for fewer than 3 pairs or a
-// constant sequence.
-func spearman(x, y []float64) float64 {
-	if len(x) != len(y) || len(x) < 3 {
-		return 0
-	}
-	rx, ry := rank.Average(x), rank.Average(y)
-	mean := float64(len(x)+1) / 2
-	var sxy, sxx, syy float64
-	for i := range rx {
-		a, b := rx[i]-mean, ry[i]-mean
-		sxy += a * b
-		sxx += a * a
-		syy += b * b
-	}
-	if sxx == 0 || syy == 0 {
-		return 0
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// mannKendallZ returns the Mann–Kendall trend statistic of xs as a
-// standard normal score (positive: increasing), with continuity
-// correction and without a tie correction (the callers' values are means
-// of many durations, rarely tied); 0 for fewer than 4 values.
-func mannKendallZ(xs []float64) float64 {
-	n := len(xs)
-	if n < 4 {
-		return 0
-	}
-	s := 0.0
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			switch {
-			case xs[j] > xs[i]:
-				s++
-			case xs[j] < xs[i]:
-				s--
-			}
-		}
-	}
-	v := float64(n*(n-1)*(2*n+5)) / 18
-	switch {
-	case s > 0:
-		return (s - 1) / math.Sqrt(v)
-	case s < 0:
-		return (s + 1) / math.Sqrt(v)
-	}
-	return 0
-}
 
 // sendSample keeps, for the send-process check, the intended and actual
 // send times of runs of consecutive arrivals: sampleBlocks blocks spread
