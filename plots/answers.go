@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // answer is one line of the report's opening: for one metric, which
@@ -23,7 +24,7 @@ type answerMetric struct {
 
 // answers fills the report's opening, before any table: per summary
 // metric, the best configuration by median, and every other one's median
-// as a factor of it with a 95% interval (results.RatioCI), or "no
+// as a factor of it with a 95% interval (stats.RatioCI), or "no
 // significant difference" when that interval holds 1 — the one-line
 // verdicts of hyperfine and benchstat. Only valid repetitions count, as
 // everywhere in the report.
@@ -148,7 +149,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		if !higher {
 			num, den = c.values, b.values
 		}
-		r := results.RatioCI(num, den, results.Confidence)
+		r := stats.RatioCI(num, den, results.Confidence)
 		factor, note := "", ""
 		switch {
 		case !r.OK && r.Est > 0:
@@ -188,7 +189,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 func factorText(x float64) string { return factorNum(x) + "×" }
 
 // factorCI is a ratio with its interval: "1.32× [1.2, 1.45]".
-func factorCI(r results.Ratio) string {
+func factorCI(r stats.Ratio) string {
 	return fmt.Sprintf("%s [%s, %s]", factorText(r.Est), factorNum(r.Lo), factorNum(r.Hi))
 }
 

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // barPanel is one panel of a bar figure: a metric per configuration.
@@ -381,7 +382,7 @@ func testClaim(c claim, vals []barValue) (verdict string, warnings []string) {
 	maxP := 0.0
 	for _, l := range lf {
 		for _, h := range hs {
-			cmp := results.Compare(l.agg.Stats.Values, h.agg.Stats.Values)
+			cmp := stats.MannWhitney(l.agg.Stats.Values, h.agg.Stats.Values)
 			pair := fmt.Sprintf("%s vs %s (p=%.3g)", l.name, h.name, cmp.P)
 			for _, w := range cmp.Warnings {
 				if w = pair + ": " + w; !slices.Contains(warnings, w) {

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // connPanel is one metric of the connections figure.
@@ -193,7 +194,7 @@ func validValues(g *results.Group, m results.Metric) []float64 {
 
 // cpuRatio states series s's per-request CPU at the run's largest
 // connection count top ÷ at its smallest count ≥ connBase with a valid
-// value, with a 95% interval (results.RatioCI), or why there is none.
+// value, with a 95% interval (stats.RatioCI), or why there is none.
 func cpuRatio(s *connSeries, top int) string {
 	base, baseVals := 0, []float64(nil)
 	for i, c := range s.conns {
@@ -238,7 +239,7 @@ func cpuRatio(s *connSeries, top int) string {
 // connections) with its 95% interval, or the ratio of medians where there
 // are too few repetitions for one.
 func ratioText(topVals, baseVals []float64, top, base int) string {
-	r := results.RatioCI(topVals, baseVals, 0.95)
+	r := stats.RatioCI(topVals, baseVals, 0.95)
 	if !r.OK {
 		return fmt.Sprintf("%s× (%d ÷ %d connections; too few repetitions for an interval)",
 			trimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)

@@ -14,7 +14,7 @@
 // and p99, CPU and context switches per request at the workload's equal
 // absolute load (the highest rate at which every configuration of the
 // workload was measured) — each cell the configuration with the best
-// median, its margin over the runner-up (results.RatioCI), and two-sided
+// median, its margin over the runner-up (stats.RatioCI), and two-sided
 // Welch t-tests of the best against every other configuration on the
 // logarithms of their repetitions, Holm-adjusted over all the table's
 // tests (WinnersAlpha). A cell names a single winner only when every
@@ -103,7 +103,7 @@
 //     per metric, one series per configuration across the workloads
 //     "<config>/conns=<n>". Its caption states each configuration's
 //     per-request CPU at the largest count ÷ at the smallest count ≥ 100
-//     (results.RatioCI), names a configuration that stops (its own cap:
+//     (stats.RatioCI), names a configuration that stops (its own cap:
 //     unavailable points, with the reason), and sets each idle-connection
 //     control (Workload.Idle, drawn as a large ring) against its model's
 //     point with all connections active.
@@ -168,7 +168,7 @@
 // measured. After the banner (if any) come the Answers — per summary
 // metric, the best configuration by median and every other one's value as
 // a factor of it with a 95% distribution-free interval
-// (results.RatioCI), "no significant difference" said as plainly as a
+// (stats.RatioCI), "no significant difference" said as plainly as a
 // win — then the Summary table, the Figures, and last the Experiment,
 // Provenance and Validity sections with the run's warnings.
 //

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // The promotion orders, as Leader/Followers' --promotion flag names them;
@@ -257,8 +258,9 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		others = append(others, o)
 		for mi := range ms {
 			t := &orderTest{order: o, metric: mi, adj: math.NaN()}
-			t.p, t.why = welchLog(v[mi], ref[mi])
-			r := results.RatioCI(v[mi], ref[mi], results.Confidence)
+			w := stats.WelchLog(v[mi], ref[mi], results.Confidence)
+			t.p, t.why = w.P, w.Why
+			r := stats.RatioCI(v[mi], ref[mi], results.Confidence)
 			t.est = r.Est
 			switch {
 			case r.OK:
@@ -338,14 +340,14 @@ func busiestVerdict(tests []*orderTest, o string) int {
 	return 0
 }
 
-// holmOrders applies Holm's step-down procedure at OrdersAlpha to the
-// tests with a p-value.
+// holmOrders applies Holm's step-down procedure (stats.Holm) at
+// OrdersAlpha to the tests with a p-value.
 func holmOrders(tests []*orderTest) {
 	ps := make([]float64, len(tests))
 	for i, t := range tests {
 		ps[i] = t.p
 	}
-	adj, sig := holmSteps(ps, OrdersAlpha)
+	adj, sig := stats.Holm(ps, OrdersAlpha)
 	for i, t := range tests {
 		t.adj, t.sig = adj[i], sig[i]
 	}

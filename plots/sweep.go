@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 // sweepSpec is one kind of sweep figure: a dimension of the run's
@@ -208,7 +209,7 @@ func coresFigure(a *analysis) *Figure { return coresSweep.figure(a) }
 // and, for the cores sweep, each series' linear speed-up; error bars are
 // each median's interval (bandText). The caption states, per workload and
 // model, the best count by each metric and the largest count ÷ the
-// smallest with a 95% interval (results.RatioCI), and whether more
+// smallest with a 95% interval (stats.RatioCI), and whether more
 // helped or cost; nil if the run has no sweep of the spec's kind.
 func (sw *sweepSpec) figure(a *analysis) *Figure {
 	sweeps := sw.sweeps(a)
@@ -527,7 +528,7 @@ func (sw *sweepSpec) finding(a *analysis, w *sweepWorkload, s *sweepSeries, sp s
 	if lastN == firstN {
 		return text + fmt.Sprintf(", measured at one %s count only", sw.one)
 	}
-	r := results.RatioCI(last, first, 0.95)
+	r := stats.RatioCI(last, first, 0.95)
 	if !r.OK {
 		return text + fmt.Sprintf(", %d ÷ %d %s: no interval (%s)", lastN, firstN, sw.many, r.Why)
 	}

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	mstats "github.com/aclements/go-moremath/stats"
-
 	"concbench/results"
+	"concbench/stats"
 )
 
 // WinnersAlpha is the who-wins table's family-wise error rate: Holm's
@@ -293,7 +292,7 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 			if !higher {
 				num, den = o.values, b.values
 			}
-			r := results.RatioCI(num, den, results.Confidence)
+			r := stats.RatioCI(num, den, results.Confidence)
 			switch {
 			case r.OK:
 				rv.factor = factorCI(r)
@@ -303,51 +302,19 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 				rv.factor = "no ratio (" + r.Why + ")"
 			}
 		}
-		rv.p, rv.why = welchLog(b.values, o.values)
+		t := stats.WelchLog(b.values, o.values, results.Confidence)
+		rv.p, rv.why = t.P, t.Why
 		c.rivals = append(c.rivals, rv)
 	}
 }
 
-// welchLog is the two-sided p-value of Welch's t-test of a against b on
-// the logarithms of their values (NaN, with the reason, when there is
-// no test: fewer than 2 values a side, a value ≤ 0, or no variance in
-// either).
-func welchLog(a, b []float64) (float64, string) {
-	if len(a) < 2 || len(b) < 2 {
-		return math.NaN(), fmt.Sprintf("n=%d+%d, too few for a test", len(a), len(b))
-	}
-	logs := func(xs []float64) ([]float64, bool) {
-		out := make([]float64, len(xs))
-		for i, x := range xs {
-			if !(x > 0) {
-				return nil, false
-			}
-			out[i] = math.Log(x)
-		}
-		return out, true
-	}
-	la, ok1 := logs(a)
-	lb, ok2 := logs(b)
-	if !ok1 || !ok2 {
-		return math.NaN(), "a value of 0, no test on logarithms"
-	}
-	res, err := mstats.TwoSampleWelchTTest(mstats.Sample{Xs: la}, mstats.Sample{Xs: lb}, mstats.LocationDiffers)
-	if err != nil || math.IsNaN(res.P) {
-		if slices.Equal(la, lb) || err == nil {
-			return math.NaN(), "identical repetitions, no test"
-		}
-		return math.NaN(), "no test: " + err.Error()
-	}
-	return res.P, ""
-}
-
 // holm decides the table's tests together — in every cell the best
 // configuration against each other one — by Holm's step-down procedure
-// at WinnersAlpha, and writes every cell's text. A cell names a single
-// winner only when every other configuration is significantly behind
-// it; otherwise it names the leading group (the best and every
-// configuration not significantly behind it) and those significantly
-// behind.
+// (stats.Holm) at WinnersAlpha, and writes every cell's text. A cell
+// names a single winner only when every other configuration is
+// significantly behind it; otherwise it names the leading group (the
+// best and every configuration not significantly behind it) and those
+// significantly behind.
 func holm(cells []*winnerCell) {
 	var tests []*rival
 	var ps []float64
@@ -356,7 +323,7 @@ func holm(cells []*winnerCell) {
 			tests, ps = append(tests, &c.rivals[i]), append(ps, c.rivals[i].p)
 		}
 	}
-	adj, sig := holmSteps(ps, WinnersAlpha)
+	adj, sig := stats.Holm(ps, WinnersAlpha)
 	for i, r := range tests {
 		r.adj, r.sig = adj[i], sig[i]
 	}
@@ -397,34 +364,6 @@ func cellText(c *winnerCell) string {
 	}
 	return fmt.Sprintf("tie: **%s** (%s), ahead of %s (Holm ≤ %.2g)",
 		strings.Join(append([]string{c.best}, tied...), " ≈ "), lead, ahead, worst)
-}
-
-// holmSteps applies Holm's step-down procedure at family-wise level alpha
-// to the p-values ps, NaN for an untested one (left out of the family):
-// adj holds the adjusted p-values (NaN where untested) and sig whether
-// each test is significant, in ps's order.
-func holmSteps(ps []float64, alpha float64) (adj []float64, sig []bool) {
-	adj, sig = make([]float64, len(ps)), make([]bool, len(ps))
-	var order []int
-	for i, p := range ps {
-		adj[i] = math.NaN()
-		if !math.IsNaN(p) {
-			order = append(order, i)
-		}
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(ps[x], ps[y]) })
-	m := len(order)
-	stopped := false
-	running := 0.0
-	for k, i := range order {
-		running = math.Max(running, math.Min(1, float64(m-k)*ps[i]))
-		adj[i] = running
-		if ps[i] >= alpha/float64(m-k) {
-			stopped = true
-		}
-		sig[i] = !stopped
-	}
-	return adj, sig
 }
 
 // Markdown renders the table, and its note, as report.md shows them.
