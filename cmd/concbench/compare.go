@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"concbench/results"
+	"concbench/stats"
 )
 
 const compareUsage = `usage: concbench compare [flags] RUN_A RUN_B
@@ -213,8 +214,8 @@ func compareGroups(ga, gb *results.Group, m results.Metric) compareRow {
 		row.Verdict, row.Why = "not comparable", fmt.Sprintf("valid repetitions: %d in A, %d in B", aa.Stats.N, ab.Stats.N)
 		return row
 	}
-	row.P = results.Compare(aa.Stats.Values, ab.Stats.Values).P
-	r := results.RatioCI(ab.Stats.Values, aa.Stats.Values, results.Confidence)
+	row.P = stats.MannWhitney(aa.Stats.Values, ab.Stats.Values).P
+	r := stats.RatioCI(ab.Stats.Values, aa.Stats.Values, results.Confidence)
 	row.Ratio, row.RatioLo, row.RatioHi = r.Est, r.Lo, r.Hi
 	switch {
 	case !r.OK:
