@@ -56,9 +56,9 @@
 // across the valid repetitions:
 //
 //   - the median, with a 95% confidence interval from order statistics,
-//     exactly what benchstat reports (x/perf benchmath, AssumeNothing):
-//     distribution-free, so valid for the skewed distributions latencies
-//     have. With fewer than 6 values no 95% interval exists; Lo/Hi are
+//     exactly what benchstat reports (stats.MedianCI: x/perf benchmath,
+//     AssumeNothing): distribution-free, so valid for the skewed
+//     distributions latencies have. With fewer than 6 values no 95% interval exists; Lo/Hi are
 //     then infinite and a warning says so — Stats.Band then gives the
 //     min–max range, labelled as such, for figures;
 //   - spread: min, max, mean, sample standard deviation, interquartile
@@ -77,9 +77,9 @@
 // lack the metric (a counter the kernel did not expose is absent, never
 // 0). The only summary over every measured point is Group.OfferedRate:
 // the offered rate is the experiment's input, not a measurement the
-// verdict judges. Compare tests two samples with the Mann–Whitney U test
-// (benchstat's), for statements such as "LF switches less than HS/HR";
-// the figures give it Aggregate's values, so valid repetitions only.
+// verdict judges. The tests between samples are package stats's (the
+// Mann–Whitney U test, ratio intervals, Welch's t-test); the figures and
+// the gate give them Aggregate's values, so valid repetitions only.
 //
 // Latency percentiles across repetitions come from merged histograms
 // (Group.MergeLatency), never from averaged percentiles; the merge takes
