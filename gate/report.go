@@ -48,7 +48,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "`~` no significant change, or within the tolerance · `+x%% better`, `better` an improvement (never fails) · "+
 			"**REGRESSION** beyond the threshold in the bad direction · `undecided` too few valid samples · `not gated` the metric is too coarse at that load. "+
 			"Values are medians of the valid repetitions (± the 95 %% confidence interval of the median, for U-test rows); "+
-			"server failures are counts of points. U test: Mann–Whitney (x/perf benchmath), significant after Holm's correction over "+
+			"server failures are counts of points. U test: one-sided Mann–Whitney with its exact tail (stats.MannWhitneyGreater), significant after Holm's correction over "+
 			"the run's %d U tests (family-wise α = %g; p_adj is Holm-adjusted) *and* at least the minimum effect shown; "+
 			"strict and tolerance rows compare the medians with the bound shown; a failures row fails on any more server failures on the %s side.\n\n",
 			r.uTests(), r.Alpha, r.Head.Label)

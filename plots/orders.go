@@ -223,7 +223,7 @@ func (a *analysis) orders() *ordersSection {
 	}
 	s.Notes = append(s.Notes, []string{
 		"Each cell: the median over the valid repetitions with its 95% confidence interval in brackets, or, with fewer than 6 repetitions (too few for that interval), their range marked \"range\". Shares rank the threads by their events in each repetition (thread ids differ between runs); promotions per event is the share of events after which the leader woke a parked follower (the others found no follower, so the next thread to finish led without sleeping); the longest-waiting share (the model's promoted_longest_waiting over promotions_with_choice, where the run has them) is which follower a promotion chose: 100% is FIFO's choice by construction, 0% LIFO's, and os's shows the kernel's wake order.",
-		fmt.Sprintf("Verdicts: each order against fifo, per metric, by the two-sided Welch t-test on the logarithms of the repetitions, the p-values adjusted by Holm's procedure over the group's tests (family-wise α %g); the ratio is the Hodges–Lehmann estimate with its 95%% interval (results.RatioCI). \"No significant difference\" is a result: with few repetitions it bounds, not excludes, a small effect.", OrdersAlpha),
+		fmt.Sprintf("Verdicts: each order against fifo, per metric, by the two-sided Welch t-test on the logarithms of the repetitions, the p-values adjusted by Holm's procedure over the group's tests (family-wise α %g); the ratio is the Hodges–Lehmann estimate with its 95%% interval (stats.RatioCI). \"No significant difference\" is a result: with few repetitions it bounds, not excludes, a small effect.", OrdersAlpha),
 	}...)
 	return s
 }

@@ -330,7 +330,7 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 	}
 	slices.Sort(counts)
 
-	f.Caption = fmt.Sprintf("%s; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j %s\" is the ratio of the medians at the largest and smallest count with its 95%% interval (results.RatioCI, not corrected for the number of ratios). %s%s",
+	f.Caption = fmt.Sprintf("%s; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j %s\" is the ratio of the medians at the largest and smallest count with its 95%% interval (stats.RatioCI, not corrected for the number of ratios). %s%s",
 		sw.intro, sw.many, strings.Join(findings, " "), excludedCaption(excludedReps))
 	if refExcluded > 0 {
 		f.note("%s of the references excluded (not drawn; in no median or line).", plural(refExcluded, "invalid repetition", "invalid repetitions"))

@@ -222,7 +222,7 @@ func (a *analysis) winners() *winnersTable {
 		t.Rows[c.row][c.col] = c.text
 	}
 	t.Note = fmt.Sprintf("Each cell: the configuration with the best median over the valid repetitions, its margin over the runner-up "+
-		"(the ratio, at least 1, with its 95%% distribution-free interval: results.RatioCI), and the two-sided Welch t-test of the two "+
+		"(the ratio, at least 1, with its 95%% distribution-free interval: stats.RatioCI), and the two-sided Welch t-test of the two "+
 		"on the logarithms of their repetitions (the margin is a ratio). The best is tested so against every other configuration of "+
 		"the workload, and the p-values are adjusted by Holm's step-down procedure over the table's %d tests (family-wise α %g). "+
 		"A single winner (bold) is named only when every other configuration is significantly behind it; \"tie\" names the leading "+
