@@ -4,7 +4,6 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -20,8 +19,6 @@ const (
 	// calls), several take fewer each so that no thread sits on events
 	// another could serve.
 	ioEvents = 64
-	// acceptBatch bounds the connections accepted per listener event.
-	acceptBatch = 64
 	// maxRounds bounds the decode/dispatch/collect rounds of one
 	// connection step, and connio.MaxReadsPerEvent the reads of one pump,
 	// so that one busy connection cannot hold an I/O thread (fairness).
@@ -54,7 +51,7 @@ func (s *Server) ioThread(sh *models.Shard) {
 	sh.SetTID(models.CurrentThreadID())
 	w := s.set.NewWaiter(max(1, ioEvents/s.cfg.Threads))
 	for {
-		evs, err := w.Wait(s.lh.waitTimeout())
+		evs, err := w.Wait(s.lh.pause.Timeout()) // bounded while the listener backs off
 		if err != nil {
 			if !errClosing(err) {
 				sh.AddError(models.ErrIO) // epoll_wait failed: nothing to retry
@@ -71,43 +68,41 @@ func (s *Server) ioThread(sh *models.Shard) {
 
 // listenHandler accepts connections. The thread that receives the
 // listener's event owns it until it re-arms it; its counts go to a
-// connection-style shard that those threads take turns writing.
+// connection-style shard that those threads take turns writing, and so
+// does its back-off.
 type listenHandler struct {
 	srv *Server
 	sh  *models.Shard
 
-	backoff  atomic.Int64 // the current accept back-off, ns (0: none)
-	resumeAt atomic.Int64 // when to re-arm after a back-off, UnixNano (0: armed)
+	backoff connio.AcceptBackoff // the delay after a descriptor or memory shortage
+	pause   connio.ListenPause   // when an I/O thread re-arms the listener after it
 }
 
-// HandleEvent accepts up to acceptBatch connections and re-arms the
-// listener. When accept fails for lack of descriptors or memory (EMFILE,
-// ENFILE, ENOBUFS, ENOMEM) it leaves the listener disarmed and sets a time,
-// doubling from 1 ms to 1 s, at which an I/O thread re-arms it: the
-// listener backs off instead of spinning, and the I/O threads keep serving
-// their connections meanwhile.
+// HandleEvent accepts a batch of connections (connio.AcceptBatch) and
+// re-arms the listener. When accept fails for lack of descriptors or memory
+// it leaves the listener disarmed and starts a pause of the back-off's
+// delay, after which an I/O thread re-arms it: the listener backs off
+// instead of spinning, and the I/O threads keep serving their connections
+// meanwhile.
 func (l *listenHandler) HandleEvent(int, handleset.Events) {
-	for range acceptBatch {
-		fd, _, err := l.srv.ln.Accept()
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				break
-			}
-			if handleset.IsTemporary(err) {
-				l.sh.AddError(models.ErrAcceptBackoff)
-				b := min(max(2*l.backoff.Load(), int64(time.Millisecond)), int64(time.Second))
-				l.backoff.Store(b)
-				l.resumeAt.Store(time.Now().UnixNano() + b)
-				return
-			}
-			l.sh.AddError(models.ErrAccept)
-			break
-		}
-		l.backoff.Store(0)
-		l.sh.AddAccepted()
-		l.srv.addConn(fd)
+	wait, err := connio.AcceptBatch(l.srv.ln, &l.backoff, l.sh, l.add)
+	if err != nil {
+		l.sh.AddError(models.ErrAccept)
+	}
+	if wait > 0 {
+		// Not a single access to l.backoff after this: once the pause
+		// ends another thread may own the listener.
+		l.pause.Start(wait)
+		return
 	}
 	l.rearm()
+}
+
+// add counts and registers an accepted connection.
+func (l *listenHandler) add(fd int) bool {
+	l.sh.AddAccepted()
+	l.srv.addConn(fd)
+	return true
 }
 
 func (l *listenHandler) rearm() {
@@ -115,21 +110,10 @@ func (l *listenHandler) rearm() {
 	_ = l.srv.set.Reactivate(l.srv.ln.Fd(), handleset.Readable|handleset.OneShot)
 }
 
-// waitTimeout is how long an I/O thread may wait: until the listener must be
-// re-armed after a back-off, or without bound.
-func (l *listenHandler) waitTimeout() time.Duration {
-	at := l.resumeAt.Load()
-	if at == 0 {
-		return -1
-	}
-	return max(time.Duration(at-time.Now().UnixNano()), 0)
-}
-
 // resume re-arms the listener once its back-off has passed (one thread
 // wins).
 func (l *listenHandler) resume() {
-	at := l.resumeAt.Load()
-	if at != 0 && time.Now().UnixNano() >= at && l.resumeAt.CompareAndSwap(at, 0) {
+	if l.pause.End() {
 		l.rearm()
 	}
 }

@@ -46,7 +46,10 @@
 //   - I/O threads (Config.Threads, default 1; Stats role "io"): they wait
 //     on the shared handle set, where every handle is registered OneShot, so
 //     an event reaches one thread, which owns the handle until it re-arms
-//     it. An I/O thread accepts connections, reads and decodes requests,
+//     it. An I/O thread accepts connections (connio.AcceptBatch, the
+//     accept policy the readiness-driven models share; after a descriptor
+//     shortage the listener stays disarmed for a connio.ListenPause, which
+//     bounds every I/O thread's wait), reads and decodes requests,
 //     invokes the proxy for each (it is the pattern's client), and encodes
 //     and writes the responses of completed futures. A connection's state is
 //     also guarded by its own futex.Mutex, because a completion may reach it

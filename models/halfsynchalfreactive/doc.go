@@ -168,8 +168,11 @@
 // briefly on a connection's mutex while a worker encodes and writes a
 // response. Memory is bounded: the queue by QueueSize, a connection by one
 // maximal request in In, MaxInFlight request objects, and
-// MaxPendingOutput plus one response of output. Temporary accept failures
-// (EMFILE, …) disarm the listener for a delay that doubles from 1 ms to 1 s.
+// MaxPendingOutput plus one response of output. The reactor accepts
+// with connio.AcceptBatch, the accept policy every readiness-driven model
+// shares: temporary accept failures (EMFILE, …) disarm the listener for a
+// delay that doubles from 1 ms to 1 s (a connio.ListenPause bounds the
+// reactor's wait meanwhile).
 //
 // Not guaranteed: fairness between connections beyond the reactor's bounded
 // reads per event; any order between different connections' requests; an

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -13,11 +12,9 @@ import (
 	"concbench/wire"
 )
 
-// Reactor limits per event, for fairness between the handles it serves.
-const (
-	maxAcceptsPerEvent = 64 // connections accepted per listener event
-	waiterEvents       = 128
-)
+// waiterEvents is how many events the reactor takes from the handle set
+// per Wait.
+const waiterEvents = 128
 
 // reactor is the asynchronous (reactive) layer: one locked OS thread that
 // waits on the handle set, accepts connections, reads and decodes requests
@@ -38,7 +35,7 @@ type reactor struct {
 
 	stopped       bool                 // the queue was closed while putting: exit
 	acceptBackoff connio.AcceptBackoff // the delay after a descriptor or memory shortage
-	acceptResume  time.Time            // when to re-arm the listener; zero: armed
+	acceptPause   connio.ListenPause   // when to re-arm the listener after a shortage
 
 	// Counters; the reactor is their only writer.
 	allocs        models.Counter // request objects allocated with new
@@ -63,11 +60,7 @@ func (rc *reactor) run() {
 	rc.sh.SetTID(models.CurrentThreadID())
 	rc.s.started.Done()
 	for !rc.stopped {
-		timeout := time.Duration(-1)
-		if !rc.acceptResume.IsZero() {
-			timeout = max(time.Until(rc.acceptResume), 0)
-		}
-		evs, err := rc.w.Wait(timeout)
+		evs, err := rc.w.Wait(rc.acceptPause.Timeout())
 		if err != nil {
 			if !errors.Is(err, handleset.ErrClosed) {
 				rc.sh.AddError(models.ErrIO) // epoll_wait failed: nothing can be served
@@ -81,8 +74,7 @@ func (rc *reactor) run() {
 				return
 			}
 		}
-		if !rc.acceptResume.IsZero() && !time.Now().Before(rc.acceptResume) {
-			rc.acceptResume = time.Time{}
+		if rc.acceptPause.End() {
 			rc.s.set.Reactivate(rc.s.ln.Fd(), handleset.Readable) // ErrClosed: exiting anyway
 		}
 	}
@@ -96,43 +88,43 @@ var _ handleset.EventHandler = acceptor{}
 // HandleEvent accepts the pending connections.
 func (a acceptor) HandleEvent(int, handleset.Events) { a.rc.accept() }
 
-// accept accepts up to maxAcceptsPerEvent connections and registers them
-// (level-triggered: only this thread waits on the set). When accept fails
-// with a descriptor or memory shortage the listener is disarmed and re-armed
-// after a delay that doubles from 1 ms to 1 s, instead of spinning.
+// accept accepts a batch of connections (connio.AcceptBatch) and registers
+// them (level-triggered: only this thread waits on the set). When accept
+// fails with a descriptor or memory shortage the listener is disarmed and
+// re-armed after the back-off's delay, instead of spinning.
 func (rc *reactor) accept() {
 	s := rc.s
-	for range maxAcceptsPerEvent {
-		fd, _, err := s.ln.Accept()
-		if err != nil {
-			switch {
-			case handleset.IsWouldBlock(err):
-			case handleset.IsTemporary(err):
-				rc.sh.AddError(models.ErrAcceptBackoff)
-				s.set.Deactivate(s.ln.Fd())
-				rc.acceptResume = time.Now().Add(rc.acceptBackoff.Next())
-			default:
-				rc.sh.AddError(models.ErrAccept)
-			}
-			return
-		}
-		rc.acceptBackoff.Reset()
-		c := &conn{
-			fd:     fd,
-			in:     connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
-			maxOut: int64(s.cfg.MaxPendingOutput),
-			srv:    s,
-			armed:  handleset.Readable,
-		}
-		if err := s.set.Register(fd, handleset.Readable, c); err != nil {
-			handleset.Close(fd)
-			rc.sh.AddError(models.ErrAccept)
-			continue
-		}
-		rc.conns[c] = struct{}{}
-		s.reaper.Track(fd, &c.timer)
-		rc.sh.AddAccepted()
+	wait, err := connio.AcceptBatch(s.ln, &rc.acceptBackoff, rc.sh, rc.addConn)
+	if err != nil {
+		rc.sh.AddError(models.ErrAccept)
 	}
+	if wait > 0 {
+		s.set.Deactivate(s.ln.Fd()) // ErrClosed: exiting anyway
+		rc.acceptPause.Start(wait)
+	}
+}
+
+// addConn registers an accepted connection with the handle set. It always
+// reports true: a connection that cannot be registered is closed, and the
+// batch goes on.
+func (rc *reactor) addConn(fd int) bool {
+	s := rc.s
+	c := &conn{
+		fd:     fd,
+		in:     connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
+		maxOut: int64(s.cfg.MaxPendingOutput),
+		srv:    s,
+		armed:  handleset.Readable,
+	}
+	if err := s.set.Register(fd, handleset.Readable, c); err != nil {
+		handleset.Close(fd)
+		rc.sh.AddError(models.ErrAccept)
+		return true
+	}
+	rc.conns[c] = struct{}{}
+	s.reaper.Track(fd, &c.timer)
+	rc.sh.AddAccepted()
+	return true
 }
 
 var _ handleset.EventHandler = (*conn)(nil)

@@ -203,14 +203,18 @@
 //
 // # Accepting
 //
-// A listener event accepts up to 64 connections, until accept would block,
+// A listener event is one connio.AcceptBatch, the accept batch and error
+// policy every readiness-driven model shares: it accepts up to
+// connio.MaxAcceptsPerEvent connections, until accept would block,
 // registers each with its Session, and reactivates the listener. When
 // accept fails for lack of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
 // ENOMEM) the listener stays deactivated, the error is counted as
 // models.ErrAcceptBackoff, and the timerfd handle is armed to reactivate it
 // after a delay that doubles from 1 ms to 1 s while the shortage lasts
 // (reset by a successful accept). No thread sleeps during a backoff; the
-// pool serves the open connections meanwhile.
+// pool serves the open connections meanwhile. Another failure (EPERM from
+// a firewall rule, say) is counted as models.ErrAccept and ends the batch;
+// the reactivated listener reports the connections still waiting.
 //
 // # Guarantees to the service
 //

@@ -12,13 +12,6 @@ import (
 	"concbench/models/internal/connio"
 )
 
-// Accept bounds.
-const (
-	// acceptBatch bounds the connections one listener event accepts, so a
-	// connection storm cannot keep a thread from rejoining the pool.
-	acceptBatch = 64
-)
-
 // thread is one OS thread of the pool. Its counters are written only by
 // itself.
 type thread struct {
@@ -261,41 +254,36 @@ type acceptor struct {
 
 var _ handler = (*acceptor)(nil)
 
-// HandleEvent accepts up to acceptBatch connections, until accept would
-// block, registers each with its own Session, and reactivates the listener.
-// When accept fails for lack of descriptors or memory (EMFILE, ENFILE,
-// ENOBUFS, ENOMEM) the connection stays in the backlog and the listener
-// stays deactivated: the retry timer reactivates it after a delay that
-// doubles from connio.MinAcceptBackoff to connio.MaxAcceptBackoff while the shortage lasts, so the
-// pool keeps serving the open connections instead of spinning on a
-// listener that is always readable.
+// HandleEvent accepts a batch of connections (connio.AcceptBatch: at most
+// connio.MaxAcceptsPerEvent, so a connection storm cannot keep a thread
+// from rejoining the pool), registers each with its own Session, and
+// reactivates the listener. When accept fails for lack of descriptors or
+// memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) the connection stays in the
+// backlog and the listener stays deactivated: the retry timer reactivates
+// it after a delay that doubles from connio.MinAcceptBackoff to
+// connio.MaxAcceptBackoff while the shortage lasts, so the pool keeps
+// serving the open connections instead of spinning on a listener that is
+// always readable.
 func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 	s, th := a.s, a.th
 	th.acceptBatches.Inc()
-	for range acceptBatch {
-		nfd, _, err := s.ln.Accept()
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				break
-			}
-			if handleset.IsTemporary(err) {
-				th.sh.AddError(models.ErrAcceptBackoff)
-				d := a.backoff.Next()
-				// Not a single access to a after this: once the timer is
-				// armed another thread may own the listener.
-				s.timer.arm(d)
-				return
-			}
-			// Another failure concerns the one connection it consumed
-			// (e.g. EPERM from a firewall rule): count it, go on.
-			th.sh.AddError(models.ErrAccept)
-			continue
-		}
-		a.backoff.Reset()
+	closed := false
+	wait, err := connio.AcceptBatch(s.ln, &a.backoff, th.sh, func(nfd int) bool {
 		th.sh.AddAccepted()
-		if !s.addConn(nfd, th.sh) {
-			return
-		}
+		closed = !s.addConn(nfd, th.sh)
+		return !closed
+	})
+	if err != nil {
+		th.sh.AddError(models.ErrAccept)
+	}
+	switch {
+	case closed:
+		return
+	case wait > 0:
+		// Not a single access to a after this: once the timer is armed
+		// another thread may own the listener.
+		s.timer.arm(wait)
+		return
 	}
 	if err := s.set.Reactivate(fd, handleset.Readable|handleset.OneShot); err != nil && !errors.Is(err, handleset.ErrClosed) {
 		s.fail(err)

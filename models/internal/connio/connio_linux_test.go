@@ -3,7 +3,6 @@ package connio
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"concbench/handleset"
 	"concbench/models"
@@ -190,39 +189,5 @@ func TestOnReadyBackPressure(t *testing.T) {
 	unix.Shutdown(cli, unix.SHUT_WR)
 	if _, done := s.OnReady(srv, sh); !done {
 		t.Fatal("session not done after the peer closed")
-	}
-}
-
-func TestAcceptBackoffDoublesToBound(t *testing.T) {
-	var b AcceptBackoff
-	var got []time.Duration
-	for range 13 {
-		got = append(got, b.Next())
-	}
-	if got[0] != MinAcceptBackoff || got[1] != 2*MinAcceptBackoff || got[12] != MaxAcceptBackoff {
-		t.Fatalf("delays %v: want 1ms, 2ms, … capped at 1s", got)
-	}
-	b.Reset()
-	if d := b.Next(); d != MinAcceptBackoff {
-		t.Fatalf("after Reset: %v", d)
-	}
-}
-
-func TestAcceptFailedCountsAndStops(t *testing.T) {
-	var counters models.Counters
-	sh := counters.NewThreadShard("acceptor")
-	var b AcceptBackoff
-	stop := make(chan struct{})
-	if !b.AcceptFailed(unix.ECONNREFUSED, sh, stop) {
-		t.Fatal("a non-temporary error stopped the acceptor")
-	}
-	close(stop)
-	if b.AcceptFailed(unix.EMFILE, sh, stop) {
-		t.Fatal("EMFILE with stop closed: the acceptor was not told to return")
-	}
-	var st models.Stats
-	counters.Stats(&st)
-	if st.Errors[models.ErrAccept] != 1 || st.Errors[models.ErrAcceptBackoff] != 1 {
-		t.Fatalf("errors %v", st.Errors)
 	}
 }

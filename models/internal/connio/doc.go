@@ -17,6 +17,18 @@
 // Models that hand requests to other threads (Half-Sync/Half-Reactive,
 // Active Object) use In and Out directly.
 //
+// The connection mechanics around the request loop are shared too, so that
+// no model differs from another in them:
+//
+//   - accepting: AcceptBatch is one listener event of a readiness-driven
+//     model (Leader/Followers, Half-Sync/Half-Reactive, Active Object):
+//     at most MaxAcceptsPerEvent connections under one error policy, with
+//     one exponential back-off (AcceptBackoff) on a descriptor or memory
+//     shortage; ListenPause re-arms the listener after it for models whose
+//     threads wait on the handle set with a timeout. The blocking
+//     acceptors (thread per connection, netpoll, the front end) apply the
+//     same policy and back-off with AcceptBackoff.AcceptFailed.
+//
 // Memory per connection is bounded: the input buffer grows only to hold one
 // maximal request (the codec's limits), and a connection stops being read
 // once MaxPendingOutput bytes of responses wait for its client (the slow
