@@ -406,32 +406,23 @@ func (c *conn) pump() (dispatched int, ok bool) {
 		if !c.readable || c.reads == connio.MaxReadsPerEvent {
 			break
 		}
-		sp := c.in.Space()
-		n, err := handleset.Read(c.fd, sp)
+		r, err := c.in.ReadOnce(c.fd, &c.timer, c.sh)
 		c.reads++
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				c.readable = false
-				break
-			}
+		switch r {
+		case connio.ReadFailed:
 			connio.CountIOError(c.sh, err)
 			return dispatched, false
-		}
-		if n == 0 {
-			// End of stream: a partial request left is truncated. The
-			// requests in flight are still answered (the client may have
-			// only shut down its sending side).
-			c.timer.EndOfInput(c.sh, c.in.Buffered())
+		case connio.ReadEnd:
+			// End of stream (a partial request left was counted as
+			// truncated). The requests in flight are still answered (the
+			// client may have only shut down its sending side).
 			c.closing = true
-			c.readable = false
-			break
 		}
-		c.in.Commit(n)
-		c.sh.AddRead(n)
-		if n < len(sp) {
-			// The socket had less than we could take: very likely drained.
-			// The armed interest reports whatever arrives meanwhile.
-			c.readable = false
+		// Unless the read filled the space, the socket is very likely
+		// drained: the armed interest reports whatever arrives meanwhile.
+		c.readable = r == connio.ReadMore
+		if r == connio.ReadNone || r == connio.ReadEnd {
+			break
 		}
 	}
 	return dispatched, true

@@ -197,28 +197,25 @@ func (rc *reactor) read(c *conn) {
 		if rc.stopped || c.inputDone || c.broken.Load() || !c.admits() {
 			return // back-pressure: what the client sends stays in the kernel's buffers
 		}
-		sp := c.in.Space()
-		n, err := handleset.Read(c.fd, sp)
-		if err != nil {
-			if !handleset.IsWouldBlock(err) {
-				c.mu.Lock()
-				c.breakLocked(&rc.thread, err)
-				c.mu.Unlock()
-			}
+		r, err := c.in.ReadOnce(c.fd, &c.timer, rc.sh)
+		switch r {
+		case connio.ReadNone:
 			return
-		}
-		if n == 0 {
-			// End of input. Every complete request was dispatched (the
-			// connection admitted more), so buffered bytes are a partial one.
-			c.timer.EndOfInput(rc.sh, c.in.Buffered())
+		case connio.ReadFailed:
+			c.mu.Lock()
+			c.breakLocked(&rc.thread, err)
+			c.mu.Unlock()
+			return
+		case connio.ReadEnd:
+			// Every complete request was dispatched (the connection
+			// admitted more), so buffered bytes were a partial one,
+			// counted by ReadOnce.
 			rc.endInput(c)
 			return
 		}
-		c.in.Commit(n)
-		rc.sh.AddRead(n)
 		rc.dispatch(c)
-		if n < len(sp) {
-			return // very likely drained; a level-triggered handle reports more
+		if r == connio.ReadDrained {
+			return // a level-triggered handle reports more
 		}
 	}
 }

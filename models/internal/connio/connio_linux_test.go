@@ -191,3 +191,66 @@ func TestOnReadyBackPressure(t *testing.T) {
 		t.Fatal("session not done after the peer closed")
 	}
 }
+
+// TestReadOnce drives the read step through each of its results.
+func TestReadOnce(t *testing.T) {
+	codec, err := wire.New("binary", wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := requests(codec, 1, 10)
+	tests := []struct {
+		name    string
+		send    []byte // what the peer sends first
+		shut    bool   // then it shuts down its sending side
+		badFd   bool   // read a descriptor that is not open
+		want    ReadResult
+		read    int // bytes committed and counted
+		counted map[string]uint64
+	}{
+		{name: "nothing", want: ReadNone},
+		{name: "drained", send: req, want: ReadDrained, read: len(req)},
+		{name: "filled", send: bytes.Repeat(req, InitialIn/len(req)+1), want: ReadMore, read: InitialIn},
+		{name: "end", shut: true, want: ReadEnd},
+		{name: "end-truncated", send: req[:len(req)-1], shut: true, want: ReadEnd, read: len(req) - 1,
+			counted: map[string]uint64{models.ErrTruncated: 1}},
+		{name: "failed", badFd: true, want: ReadFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cli := socketpair(t)
+			if len(tc.send) > 0 {
+				if _, err := unix.Write(cli, tc.send); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.shut {
+				unix.Shutdown(cli, unix.SHUT_WR)
+			}
+			if tc.badFd {
+				srv = -1
+			}
+			var counters models.Counters
+			sh := counters.NewConnShard()
+			in := NewIn(1 << 20)
+			var timer Timer
+			got, err := in.ReadOnce(srv, &timer, sh)
+			for got == ReadDrained && tc.want == ReadEnd {
+				got, err = in.ReadOnce(srv, &timer, sh) // the bytes, then the end
+			}
+			if got != tc.want || (err != nil) != (tc.want == ReadFailed) {
+				t.Fatalf("ReadOnce = %v, %v; want %v", got, err, tc.want)
+			}
+			var st models.Stats
+			counters.Stats(&st)
+			if in.Buffered() != tc.read || st.BytesRead != uint64(tc.read) {
+				t.Errorf("buffered %d, counted %d bytes read; want %d", in.Buffered(), st.BytesRead, tc.read)
+			}
+			for _, kind := range []string{models.ErrTruncated, models.ErrIO, models.ErrPeerReset} {
+				if st.Errors[kind] != tc.counted[kind] {
+					t.Errorf("errors counted %v, want %v (a failed read is the caller's to count)", st.Errors, tc.counted)
+				}
+			}
+		})
+	}
+}

@@ -28,6 +28,11 @@
 //     threads wait on the handle set with a timeout. The blocking
 //     acceptors (thread per connection, netpoll, the front end) apply the
 //     same policy and back-off with AcceptBackoff.AcceptFailed.
+//   - reading: In.ReadOnce is the read step of every readiness-driven
+//     model (Session.OnReady, Half-Sync/Half-Reactive's reactor, Active
+//     Object's I/O threads): one read, committed and counted, a truncated
+//     request counted at end of input, and a ReadResult that says whether
+//     the socket may hold more.
 //
 // Memory per connection is bounded: the input buffer grows only to hold one
 // maximal request (the codec's limits), and a connection stops being read

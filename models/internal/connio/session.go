@@ -209,31 +209,25 @@ func (s *Session) OnReady(fd int, sh *models.Shard) (interest handleset.Events, 
 	if !s.flush(fd, sh) {
 		return 0, true
 	}
+read:
 	for reads := 0; !s.closing && !s.OutputFull() && reads < MaxReadsPerEvent; reads++ {
-		sp := s.In.Space()
-		n, err := handleset.Read(fd, sp)
-		if err != nil {
-			if handleset.IsWouldBlock(err) {
-				break
-			}
+		r, err := s.In.ReadOnce(fd, &s.Timer, sh)
+		switch r {
+		case ReadNone:
+			break read
+		case ReadFailed:
 			s.ioError(sh, err)
 			return 0, true
+		case ReadEnd:
+			s.closing = true // ReadOnce counted a truncated request
+			break read
 		}
-		if n == 0 {
-			s.endOfInput(sh)
-			break
-		}
-		s.In.Commit(n)
-		sh.AddRead(n)
 		s.Process(sh)
 		if !s.flush(fd, sh) {
 			return 0, true
 		}
-		if n < len(sp) {
-			// The socket had less than we could take: it is very likely
-			// drained. Re-arming reports any data that arrives meanwhile,
-			// so skipping the read that would return EAGAIN is safe.
-			break
+		if r == ReadDrained {
+			break // re-arming reports what arrives meanwhile
 		}
 	}
 	// Requests left buffered when output was full are served once output
