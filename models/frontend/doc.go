@@ -33,8 +33,9 @@
 //     blocks in read(2) on it; with one handle per pool there is nothing
 //     to demultiplex, and the kernel wakes exactly the reading thread.
 //   - Client threads (the paper's worker threads that forward client
-//     requests): one locked OS thread per client connection (serveConn),
-//     like models/threadperconn; Config.Threads caps them (default
+//     requests): one locked OS thread per client connection (serveConn,
+//     running connio.ServeStream with clientConn as its service), like
+//     models/threadperconn; Config.Threads caps them (default
 //     DefaultThreads), and a client beyond the cap is answered status
 //     unavailable (HTTP 503) and closed, counted as refused. The back end
 //     does the work: Config.Service is not used.
@@ -108,25 +109,28 @@
 //     forwarded. The back end must serve --protocol binary; a back end that
 //     answers anything else breaks the link (below).
 //   - One request per client connection upstream at a time: a thread
-//     forwards its connection's pipelined requests one by one (a two-way
-//     call each), writing their answers together once every buffered
-//     request is answered, as connio.ServeStream does. Order per client
+//     runs its connection with connio.ServeStream, the request loop of
+//     models/threadperconn, whose service is the clientConn: it forwards
+//     the connection's pipelined requests one by one (clientConn.Do, a
+//     two-way call each), and ServeStream writes their answers together
+//     once every buffered request is answered. Order per client
 //     connection holds by construction.
 //
 // # Memory per connection
 //
 // As in the other models (models doc, "Memory per connection"): a client
-// connection holds its input buffer (connio.In), its output (connio.Out,
-// bounded by Config.MaxPendingOutput), a copy of one response body of at
-// most wire.MaxInlineBody bytes, and the encoded upstream request (one
-// request, released above connio.RetainLimit). A longer body is never
-// held: the leader (or reader) streams it through the link's 16 KiB input
-// buffer, relays it only if it is byte for byte the OpWork body the
-// request asked for and its checksum matches, and the client's thread then
-// sends it from the shared read-only table (wire.Response.Pattern), as a
-// back end does. A long body that is anything else (which no concbench
-// back end sends) is answered status internal (HTTP 500) with a reason
-// and counted as "upstream_invalid". A link holds its 16 KiB buffer.
+// connection holds its connio.Session — its input buffer (connio.In) and
+// its output (connio.Out, bounded by Config.MaxPendingOutput) — a copy of
+// one response body of at most wire.MaxInlineBody bytes, and the encoded
+// upstream request (one request, released above connio.RetainLimit). A
+// longer body is never held: the leader (or reader) streams it through the
+// link's 16 KiB input buffer, relays it only if it is byte for byte the
+// OpWork body the request asked for and its checksum matches, and the
+// client's thread then sends it from the shared read-only table
+// (wire.Response.Pattern), as a back end does. A long body that is anything
+// else (which no concbench back end sends) is answered status internal
+// (HTTP 500) with a reason and counted as "upstream_invalid". A link holds
+// its 16 KiB buffer.
 //
 // # Upstream failure
 //

@@ -10,10 +10,10 @@
 //     listening socket. For each connection it starts a connection thread.
 //   - Connection threads: a goroutine that locks itself to its OS thread,
 //     then reads, serves and writes its connection with blocking system
-//     calls (connio.ServeStream) until the connection ends. It exits while
-//     still locked, so the Go runtime destroys the thread rather than
-//     returning it to its pool: a thread lives exactly as long as its
-//     connection, as in the classic model.
+//     calls (connio.ServeFD: connio.ServeStream on the descriptor) until the
+//     connection ends. It exits while still locked, so the Go runtime
+//     destroys the thread rather than returning it to its pool: a thread
+//     lives exactly as long as its connection, as in the classic model.
 //
 // Config.Threads bounds the number of connection threads (default 1024).
 // At the cap the acceptor still accepts, and refuses the new connection at

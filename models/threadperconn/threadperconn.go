@@ -145,21 +145,13 @@ func (s *Server) refuse(fd int, resp []byte) {
 	s.acceptSh.AddError(models.ErrRefused)
 }
 
-// fdStream adapts a blocking socket to io.ReadWriter.
-type fdStream int
-
-func (f fdStream) Read(p []byte) (int, error)  { return handleset.Read(int(f), p) }
-func (f fdStream) Write(p []byte) (int, error) { return handleset.Write(int(f), p) }
-
 // serveConn is a connection thread. It exits locked: see the package doc.
 func (s *Server) serveConn(fd int) {
 	defer s.wg.Done()
 	runtime.LockOSThread()
 	sh := s.counters.NewConnShard()
 	sess := connio.NewSession(&s.cfg)
-	s.reaper.Track(fd, &sess.Timer)
-	connio.ServeStream(fdStream(fd), sess, sh)
-	s.reaper.Untrack(fd)
+	connio.ServeFD(fd, sess, sh, s.reaper)
 	s.mu.Lock()
 	delete(s.conns, fd)
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package connio
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"concbench/handleset"
@@ -252,5 +253,81 @@ func TestReadOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// forwarder is a Service other than service.Service, as the front end's:
+// it answers each request with its id in decimal, status unavailable.
+type forwarder struct{ calls int }
+
+func (f *forwarder) Do(req *wire.Request, resp *wire.Response, scratch []byte) []byte {
+	f.calls++
+	*resp = wire.Response{ID: req.ID, Status: wire.StatusUnavailable, Close: req.Close}
+	scratch = strconv.AppendUint(scratch, req.ID, 10)
+	resp.Payload = scratch
+	return scratch
+}
+
+// memConn is an in-memory connection for ServeStream: it reads in, and
+// collects what is written.
+type memConn struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (s *memConn) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s *memConn) Write(p []byte) (int, error) { return s.out.Write(p) }
+
+// TestServeStreamWithService: a session made with NewSessionWith serves
+// every pipelined request with the given Service, in order, and counts a
+// request the end of input cut short.
+func TestServeStreamWithService(t *testing.T) {
+	cfg := testConfig(t, 0)
+	reqs := requests(cfg.Codec, 3, 10)
+	partial := requests(cfg.Codec, 1, 10)
+	conn := &memConn{in: bytes.NewReader(append(reqs, partial[:len(partial)-1]...))}
+	var counters models.Counters
+	sh := counters.NewConnShard()
+	f := &forwarder{}
+	ServeStream(conn, NewSessionWith(cfg, f), sh)
+	got := conn.out.Bytes()
+	for i := range 3 {
+		var resp wire.Response
+		k, err := cfg.Codec.DecodeResponse(got, &resp)
+		if err != nil || k == 0 {
+			t.Fatalf("response %d: %v", i+1, err)
+		}
+		if want := strconv.Itoa(i + 1); resp.ID != uint64(i+1) || resp.Status != wire.StatusUnavailable || string(resp.Payload) != want {
+			t.Fatalf("response %d: id %d, status %v, payload %q; want the service's answer %q", i+1, resp.ID, resp.Status, resp.Payload, want)
+		}
+		got = got[k:]
+	}
+	var st models.Stats
+	counters.Stats(&st)
+	if f.calls != 3 || len(got) != 0 || st.Requests != 3 || st.Errors[models.ErrTruncated] != 1 {
+		t.Fatalf("%d calls, %d bytes left over, %d requests and %d truncated counted; want 3, 0, 3, 1",
+			f.calls, len(got), st.Requests, st.Errors[models.ErrTruncated])
+	}
+}
+
+// TestProcessAllocatesNothing: serving a request through the Service
+// interface allocates nothing once the buffers have grown.
+func TestProcessAllocatesNothing(t *testing.T) {
+	cfg := testConfig(t, 0)
+	s := NewSession(cfg)
+	var sh models.Shard
+	req := requests(cfg.Codec, 1, 100)
+	step := func() {
+		s.In.Append(req)
+		if s.Process(&sh) != 1 {
+			t.Fatal("the request was not served")
+		}
+		s.Out.Advance(s.Out.Pending())
+	}
+	for range 10 {
+		step()
+	}
+	if a := testing.AllocsPerRun(100, step); a != 0 {
+		t.Fatalf("%v allocations per request", a)
 	}
 }

@@ -9,7 +9,8 @@
 // complete request buffered, in order. Two drivers move bytes:
 //
 //   - ServeStream, for models that block a thread (or goroutine) in read and
-//     write: thread-per-connection and Go's netpoller;
+//     write: thread-per-connection, Go's netpoller, and the front end,
+//     whose Service forwards each request to its back end (NewSessionWith);
 //   - Session.OnReady, for models that learn of readiness from the handle
 //     set and must never block in I/O: it reads what is there, serves it,
 //     writes what the socket takes, and says what to wait for next.

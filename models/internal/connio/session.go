@@ -25,7 +25,7 @@ type Session struct {
 	Timer Timer
 
 	codec   wire.Codec
-	svc     *service.Service
+	svc     Service
 	maxOut  int
 	req     wire.Request
 	resp    wire.Response
@@ -41,13 +41,28 @@ type Session struct {
 	stalled bool
 }
 
-// NewSession returns the session of a new connection served under cfg.
-// cfg must have had its defaults applied.
-func NewSession(cfg *models.Config) *Session {
+// Service is what a Session's requests are served by: Do fills resp for
+// req, appending its payload to scratch (or pointing it at memory of its
+// own that stays valid until its next call), and returns the extended
+// scratch, as service.Service.Do does. Every model serves cfg.Service;
+// the front end forwards each request to its back end instead.
+type Service interface {
+	Do(req *wire.Request, resp *wire.Response, scratch []byte) []byte
+}
+
+var _ Service = (*service.Service)(nil)
+
+// NewSession returns the session of a new connection served by
+// cfg.Service under cfg. cfg must have had its defaults applied.
+func NewSession(cfg *models.Config) *Session { return NewSessionWith(cfg, cfg.Service) }
+
+// NewSessionWith returns the session of a new connection whose requests
+// svc serves, under cfg (defaults applied).
+func NewSessionWith(cfg *models.Config, svc Service) *Session {
 	return &Session{
 		In:     NewIn(MaxRequest(cfg.Codec.Limits())),
 		codec:  cfg.Codec,
-		svc:    cfg.Service,
+		svc:    svc,
 		maxOut: cfg.MaxPendingOutput,
 	}
 }
@@ -140,6 +155,24 @@ func (o *Out) Flush(fd int, sh *models.Shard) error {
 	}
 	return nil
 }
+
+// ServeFD serves the connection on the blocking descriptor fd with
+// ServeStream, r enforcing its header timeout meanwhile (r may be nil).
+// It is the connection thread of thread per connection and of the front
+// end; the caller closes fd.
+func ServeFD(fd int, s *Session, sh *models.Shard, r *Reaper) {
+	r.Track(fd, &s.Timer)
+	ServeStream(fdStream(fd), s, sh)
+	r.Untrack(fd)
+}
+
+// fdStream is a blocking socket as the io.ReadWriter that ServeStream
+// takes: read(2) and write(2) on the descriptor, with no buffering and no
+// netpoller.
+type fdStream int
+
+func (f fdStream) Read(p []byte) (int, error)  { return handleset.Read(int(f), p) }
+func (f fdStream) Write(p []byte) (int, error) { return handleset.Write(int(f), p) }
 
 // ServeStream serves a connection over a blocking stream until the
 // connection ends: it reads, serves every complete request, and writes all
