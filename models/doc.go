@@ -68,9 +68,18 @@
 //     towards MaxPendingOutput, so a client pipelining requests for 1 MiB
 //     bodies and reading none holds one pending body's bookkeeping, not a
 //     megabyte per request;
-//   - requests in flight (a pool's queue, Active Object's futures) carry
-//     their decoded fields and a copy of their payload, and are admitted
-//     only while the output they will produce fits the output bound.
+//   - requests in flight, in the models that hand requests to other
+//     threads (Half-Sync/Half-Reactive's request objects, Active Object's
+//     futures): at most MaxInFlight (64) per connection, admitted by one
+//     rule in both only while the output they will produce — the body
+//     each asks for plus ResponseOverhead (256 bytes) — and the output
+//     pending stay below the output bound. Each holds a slot of the
+//     connection's in-order ring, a record of at most InFlightRecord
+//     (256) bytes, a copy of its payload, and at most one inline body
+//     (Active Object keeps a future's body buffer, at most
+//     wire.MaxInlineBody, for the connection's next request: one per
+//     request it has had in flight at once): 64 × (8 + 256 + 4 KiB),
+//     273 KiB, plus the payloads, at most.
 //
 // The conformance suite's Amplification case checks the bound with 64
 // connections that each pipeline sixteen 1 MiB requests and read nothing.

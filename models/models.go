@@ -64,7 +64,10 @@ const DefaultMaxPendingOutput = 256 << 10
 // package documentation, "Memory per connection"): its input buffer
 // (4 KiB, or up to twice maxRequest, never more than the codec's largest
 // request), its output bound plus one response with an inline body and
-// its head, and 4 KiB of bookkeeping for its requests in flight.
+// its head, and what its requests in flight hold: at most MaxInFlight
+// of them, each a slot of the in-order ring, a record of at most
+// InFlightRecord bytes, a copy of the request's payload, and a body
+// buffer of at most wire.MaxInlineBody.
 func ConnMemoryBound(c Config, maxRequest int) int {
 	out := c.MaxPendingOutput
 	if out == 0 {
@@ -72,8 +75,31 @@ func ConnMemoryBound(c Config, maxRequest int) int {
 	}
 	lim := c.Codec.Limits().WithDefaults()
 	in := min(max(InitialInput, 2*maxRequest), lim.MaxHeader+lim.MaxPayload+64)
-	return in + out + wire.MaxInlineBody + 512 + 4<<10
+	inFlight := MaxInFlight * (8 + InFlightRecord + maxRequest + wire.MaxInlineBody)
+	return in + out + wire.MaxInlineBody + 512 + inFlight
 }
+
+// MaxInFlight is the most requests of one connection that a model which
+// hands requests to other threads (Half-Sync/Half-Reactive, Active
+// Object) has in flight: decoded and handed off, response not yet
+// written to the connection's output. At the bound the connection is not
+// read. Every such model admits requests by the same rule with this bound
+// and ResponseOverhead (models/internal/connio.Ring, whose documentation
+// says why these values), so that back-pressure does not differ between
+// them.
+const MaxInFlight = 64
+
+// ResponseOverhead is what a model that hands requests off reserves of a
+// connection's output bound (MaxPendingOutput) for each request in flight
+// besides the body the request asks for (OpWork's Size): room for the
+// longest response head of either protocol and a ledger result.
+const ResponseOverhead = 256
+
+// InFlightRecord is the most bytes a model keeps for a request in flight
+// besides its payload and its response body: Half-Sync/Half-Reactive's
+// request object, Active Object's slot and future. Each model checks at
+// compile time that its record fits.
+const InFlightRecord = 256
 
 // InitialInput is the size of a connection's input buffer while its
 // requests are small: room for a few pipelined small requests per read.

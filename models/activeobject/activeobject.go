@@ -26,8 +26,10 @@ const (
 	// DefaultQueueCapacity is the default activation queue capacity.
 	DefaultQueueCapacity = 1024
 	// DefaultMaxInFlight is the default bound on a connection's requests in
-	// flight (enqueued, responses not yet encoded).
-	DefaultMaxInFlight = 32
+	// flight (enqueued, responses not yet encoded): models.MaxInFlight, the
+	// bound of every model that hands requests off, so that back-pressure
+	// is the same as in Half-Sync/Half-Reactive.
+	DefaultMaxInFlight = models.MaxInFlight
 	// MaxInFlightLimit is the largest Options.MaxInFlight accepted.
 	MaxInFlightLimit = 4096
 )
@@ -45,7 +47,10 @@ type Options struct {
 	QueueCapacity int
 	// MaxInFlight bounds one connection's requests in flight: decoded and
 	// enqueued, response not yet encoded. Range 1..MaxInFlightLimit; 0
-	// means DefaultMaxInFlight.
+	// means DefaultMaxInFlight. Another value makes back-pressure differ
+	// from the other models', and the memory bound the models package
+	// states (models.ConnMemoryBound) assumes the default: it is for
+	// experiments and tests.
 	MaxInFlight int
 
 	// observe, if set (by in-package tests), is called on the scheduler

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -23,10 +24,6 @@ const (
 	// connection step, and connio.MaxReadsPerEvent the reads of one pump,
 	// so that one busy connection cannot hold an I/O thread (fairness).
 	maxRounds = 8
-	// respOverhead is what a connection reserves of its output bound per
-	// request in flight beyond the body it asked for: an HTTP response's
-	// status line and headers, or a ledger result, fit in it.
-	respOverhead = 160
 )
 
 var (
@@ -206,12 +203,16 @@ type slot struct {
 	id    uint64
 	close bool // the request asked to close the connection
 	body  bool // OpWork: the payload is the future's body
-	est   int  // output bytes reserved for the response
+	est   int  // output bytes reserved for the response (connio.Reserve)
 }
 
+// A slot fits the record the models package's memory bound allows: this
+// fails to compile if it outgrows models.InFlightRecord.
+const _ = models.InFlightRecord - unsafe.Sizeof(slot{})
+
 // conn is one connection: its protocol buffers and its requests in flight,
-// in a ring of slots ordered by sequence number. Responses leave in request
-// order whatever order the futures complete in (HTTP pipelining).
+// in its connio.Ring by sequence number. Responses leave in request order
+// whatever order the futures complete in (HTTP pipelining).
 type conn struct {
 	srv    *Server
 	fd     int
@@ -228,16 +229,17 @@ type conn struct {
 	// armed is the interest the socket is armed with in the handle set
 	// (with OneShot), 0 once an event has disarmed it: a completion step
 	// that wants the same interest need not re-arm it.
-	armed    handleset.Events
-	in       connio.In
-	out      connio.Out
-	req      wire.Request
-	resp     wire.Response
-	scratch  []byte
-	slots    []*slot // ring of Options.MaxInFlight, allocated on first use
-	head     uint64  // sequence number of the oldest request in flight
-	tail     uint64  // sequence number of the next request
-	reserved int     // output reserved by the requests in flight
+	armed   handleset.Events
+	in      connio.In
+	out     connio.Out
+	req     wire.Request
+	resp    wire.Response
+	scratch []byte
+	ring    connio.Ring[*slot] // the requests in flight, Options.MaxInFlight at most
+	// free holds the slots of answered requests for the next ones (last
+	// in, first out), so a connection has as many slots, and futures'
+	// body buffers, as it has had requests in flight at once.
+	free []*slot
 
 	decodeErr error // a request failed to decode: answer it after the others (nil once answered)
 	reads     int   // reads in the current step
@@ -251,10 +253,10 @@ func (s *Server) addConn(fd int) {
 		posted:   make([]atomic.Bool, len(s.objs)),
 		sh:       s.counters.NewConnShard(),
 		in:       connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
-		slots:    make([]*slot, s.opts.MaxInFlight),
 		readable: true,
 		armed:    handleset.Readable | handleset.OneShot,
 	}
+	c.ring.Init(s.opts.MaxInFlight, s.cfg.MaxPendingOutput)
 	s.connsMu.Lock()
 	c.home = int(s.nextID % uint64(len(s.objs)))
 	s.nextID++
@@ -334,7 +336,7 @@ func (c *conn) step(ready handleset.Events) {
 		c.srv.ports[c.home].post(c)
 	}
 	pending := c.out.Pending()
-	if c.closing && c.head == c.tail && pending == 0 {
+	if c.closing && c.ring.InFlight() == 0 && pending == 0 {
 		c.close()
 		return
 	}
@@ -368,18 +370,18 @@ func (c *conn) step(ready handleset.Events) {
 }
 
 // canAdmit reports whether another request may be decoded and put in
-// flight: fewer than MaxInFlight are, and the output pending plus the output
-// reserved by the requests in flight is below MaxPendingOutput. With nothing
-// in flight the second condition is connio's "output not full", so an idle
-// connection always admits one request unless its client is not reading;
-// memory per connection stays within MaxPendingOutput plus one response.
-func (c *conn) canAdmit() bool {
-	return c.tail-c.head < uint64(len(c.slots)) && c.out.Pending()+c.reserved < c.srv.cfg.MaxPendingOutput
-}
+// flight: the admission rule of every model that hands requests off
+// (connio.Ring.Admits): fewer than Options.MaxInFlight in flight, and the
+// output pending plus the output reserved by the requests in flight below
+// MaxPendingOutput. With nothing in flight the second condition is
+// connio's "output not full", so an idle connection always admits one
+// request unless its client is not reading; memory per connection stays
+// within MaxPendingOutput plus one response.
+func (c *conn) canAdmit() bool { return c.ring.Admits(int64(c.out.Pending())) }
 
 // headReady reports whether the oldest request in flight has its result.
 func (c *conn) headReady() bool {
-	return c.head < c.tail && c.slots[c.head%uint64(len(c.slots))].fut.Ready()
+	return c.ring.InFlight() > 0 && (*c.ring.Slot(c.ring.Next())).fut.Ready()
 }
 
 // pump decodes buffered requests and dispatches each to the proxy while
@@ -433,20 +435,19 @@ func (c *conn) pump() (dispatched int, ok bool) {
 // future.
 func (c *conn) dispatch() {
 	r := &c.req
-	i := c.tail % uint64(len(c.slots))
-	sl := c.slots[i]
-	if sl == nil {
+	var sl *slot
+	if k := len(c.free); k > 0 {
+		sl = c.free[k-1]
+		c.free[k-1] = nil
+		c.free = c.free[:k-1]
+	} else {
 		sl = &slot{}
 		sl.fut.conn = c
-		c.slots[i] = sl
 	}
 	sl.id, sl.close, sl.body = r.ID, r.Close, r.Op == wire.OpWork
-	sl.est = respOverhead
-	if sl.body {
-		sl.est += r.Size
-	}
-	c.tail++
-	c.reserved += sl.est
+	sl.est = connio.Reserve(r)
+	seq, _ := c.ring.Push(sl.est)
+	*c.ring.Slot(seq) = sl
 	if r.Close {
 		c.closing = true
 	}
@@ -478,19 +479,20 @@ func (c *conn) dispatch() {
 // flight whose futures are ready, and then the error response of a request
 // that failed to decode once everything before it has been answered.
 func (c *conn) collect() {
-	n := uint64(len(c.slots))
-	for c.head < c.tail {
-		sl := c.slots[c.head%n]
+	for c.ring.InFlight() > 0 {
+		p := c.ring.Slot(c.ring.Next())
+		sl := *p
 		if !sl.fut.Ready() {
 			break
 		}
 		c.encode(sl)
-		c.reserved -= sl.est
+		c.ring.Pop(sl.est)
+		*p = nil
 		sl.fut.reset()
-		c.head++
+		c.free = append(c.free, sl)
 		c.sh.AddRequests(1)
 	}
-	if c.head == c.tail && c.decodeErr != nil {
+	if c.ring.InFlight() == 0 && c.decodeErr != nil {
 		c.out.AppendError(c.srv.cfg.Codec, c.decodeErr)
 		c.decodeErr = nil // closing is set: no further decode error can follow
 	}
@@ -551,5 +553,5 @@ func (c *conn) release() {
 	}
 	c.sh.AddClosed()
 	c.srv.counters.Retire(c.sh)
-	c.in, c.out, c.scratch = connio.In{}, connio.Out{}, nil
+	c.in, c.out, c.scratch, c.free = connio.In{}, connio.Out{}, nil, nil
 }

@@ -48,7 +48,7 @@ func TestAdmissionReopenedAfterRounds(t *testing.T) {
 			shrunk = true
 		}
 		if done || ready != 0 || c.posted[0].Load() ||
-			c.canAdmit() || c.head != c.tail || c.in.Buffered() == 0 || c.out.Pending() == 0 {
+			c.canAdmit() || c.ring.InFlight() != 0 || c.in.Buffered() == 0 || c.out.Pending() == 0 {
 			return
 		}
 		done = true

@@ -86,15 +86,21 @@
 //
 // Responses of one connection leave in request order (HTTP pipelining)
 // even when futures on different active objects complete out of order: a
-// connection's requests in flight sit in a ring of slots by sequence
-// number, and only the oldest ready ones are encoded.
+// connection's requests in flight sit in its connio.Ring, the in-order
+// ring of every model that hands requests off, by sequence number, and
+// only the oldest ready ones are encoded. A slot (its future, and the
+// future's body buffer) is reused from the connection's free list, so a
+// connection keeps as many as it has had requests in flight at once.
 //
 // # Bounds and back-pressure
 //
-// A connection puts at most Options.MaxInFlight requests in flight, and
-// admits a new one only while its pending output plus the output reserved
-// by its requests in flight (their bodies plus a header allowance) is
-// below Config.MaxPendingOutput; a connection that cannot admit is not read.
+// A connection puts at most Options.MaxInFlight requests in flight
+// (default models.MaxInFlight, 64), and admits a new one only while its
+// pending output plus the output reserved by its requests in flight
+// (connio.Reserve: their bodies plus models.ResponseOverhead, 256 bytes,
+// for the head) is below Config.MaxPendingOutput: connio.Ring's admission
+// rule, the same as Half-Sync/Half-Reactive's, so back-pressure does not
+// differ between the two. A connection that cannot admit is not read.
 // An activation queue holds at most Options.QueueCapacity client requests,
 // counted until they finish (including those deferred by their guard);
 // Enqueue then blocks the calling I/O thread (back-pressure; counted as

@@ -2,6 +2,7 @@ package halfsynchalfreactive
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
@@ -21,7 +22,11 @@ type thread struct {
 
 // maxDone bounds thread.done; further released objects go to the garbage
 // collector.
-const maxDone = 2 * MaxInFlight
+const maxDone = 2 * models.MaxInFlight
+
+// A request object in flight fits the record the models package's memory
+// bound allows: this fails to compile if it outgrows models.InFlightRecord.
+const _ = models.InFlightRecord - unsafe.Sizeof(request{})
 
 // conn is one connection: the reactor's input side and the output side that
 // workers and the reactor share. See the package documentation for the
@@ -31,40 +36,34 @@ type conn struct {
 
 	// The input side, owned by the reactor thread alone.
 	in      connio.In
-	nextSeq uint64       // sequence number of the next request decoded
 	stalled bool         // dispatch stopped at a bound with input still buffered
 	timer   connio.Timer // the header timeout's clock (set by dispatch)
 
-	// Bounds on what the connection has outstanding. Incremented only by
-	// the reactor (when it dispatches); decremented only with mu held.
-	inflight   atomic.Int64 // requests dispatched whose responses are not yet in out (or dropped)
-	reserved   atomic.Int64 // the est of those requests: output bytes committed to but not yet in out
+	// ring holds the requests in flight: pushed by the reactor when it
+	// dispatches one; a response completed out of order parks in its slot
+	// until its turn; the slots, the order and the retiring of requests
+	// are guarded by mu (see connio.Ring).
+	ring       connio.Ring[*request]
 	outPending atomic.Int64 // out.Pending(), stored with mu held by every flush and break (emit is always followed by a flush)
 	broken     atomic.Bool  // set with mu held: I/O failed, responses are dropped
 
 	// The output side, guarded by mu.
 	mu        futex.Mutex
 	out       connio.Out
-	nextWrite uint64                // sequence number of the next response to append to out
-	ring      [MaxInFlight]*request // completed responses waiting for their turn, at seq % MaxInFlight
-	inputDone bool                  // no request will be dispatched any more (written by the reactor)
-	closed    bool                  // the reactor closed the descriptor
-	armed     handleset.Events      // the interest the reactor last set (written by the reactor)
-	notified  bool                  // queued on the reactor's notification list
+	inputDone bool             // no request will be dispatched any more (written by the reactor)
+	closed    bool             // the reactor closed the descriptor
+	armed     handleset.Events // the interest the reactor last set (written by the reactor)
+	notified  bool             // queued on the reactor's notification list
 
-	maxOut int64   // Config.MaxPendingOutput
-	srv    *Server // for the codec and the pool
+	srv *Server // for the codec and the pool
 }
 
 // admits reports whether the connection may have one more request
-// dispatched: fewer than MaxInFlight in flight, and the output committed to
-// (reserved plus pending) under the bound. Like connio.Session's OutputFull
-// test it lets one response overshoot the bound. The reactor calls it
-// without mu (a worker may only lower the counts meanwhile); desired calls
-// it with mu held.
-func (c *conn) admits() bool {
-	return c.inflight.Load() < MaxInFlight && c.reserved.Load()+c.outPending.Load() < c.maxOut
-}
+// dispatched: the admission rule of every model that hands requests off
+// (connio.Ring.Admits), on the output pending as last stored. The reactor
+// calls it without mu (a worker may only lower the counts meanwhile);
+// desired calls it with mu held.
+func (c *conn) admits() bool { return c.ring.Admits(c.outPending.Load()) }
 
 // desired returns the interest the connection's handle should be armed
 // with, or closeNow when the connection is finished and no thread holds a
@@ -76,11 +75,11 @@ func (c *conn) admits() bool {
 // reports at most one needless event.
 func (c *conn) desired() (ev handleset.Events, closeNow bool) {
 	if c.broken.Load() {
-		return 0, c.inflight.Load() == 0
+		return 0, c.ring.InFlight() == 0
 	}
 	pending := c.out.Pending() > 0
 	if c.inputDone {
-		if !pending && c.inflight.Load() == 0 {
+		if !pending && c.ring.InFlight() == 0 {
 			return 0, true
 		}
 	} else if c.admits() {
@@ -113,19 +112,18 @@ func (c *conn) breakLocked(t *thread, err error) {
 	c.broken.Store(true)
 	c.out = connio.Out{}
 	c.outPending.Store(0)
-	for i, r := range c.ring {
-		if r != nil {
-			c.ring[i] = nil
-			c.retire(t, r)
+	c.ring.Each(func(slot **request) {
+		if r := *slot; r != nil {
+			*slot = nil
+			c.drop(t, r)
 		}
-	}
+	})
 }
 
-// retire accounts for r's response leaving the connection (written to out,
-// or dropped) and releases r. mu must be held.
-func (c *conn) retire(t *thread, r *request) {
-	c.inflight.Add(-1)
-	c.reserved.Add(-r.est)
+// drop retires r, whose response will never be written (the connection
+// broke), and releases it. mu must be held.
+func (c *conn) drop(t *thread, r *request) {
+	c.ring.Drop(r.est)
 	c.srv.release(t, r)
 }
 
@@ -140,12 +138,12 @@ func (c *conn) complete(t *thread, r *request, resp *wire.Response, notify bool)
 	c.mu.Lock()
 	switch {
 	case c.broken.Load():
-		c.retire(t, r)
-	case r.seq != c.nextWrite:
+		c.drop(t, r)
+	case r.seq != c.ring.Next():
 		if resp != nil {
 			r.park(resp)
 		}
-		slot := &c.ring[r.seq%MaxInFlight]
+		slot := c.ring.Slot(r.seq)
 		if *slot != nil {
 			panic("halfsynchalfreactive: reorder slot in use; in-flight bound violated")
 		}
@@ -154,7 +152,7 @@ func (c *conn) complete(t *thread, r *request, resp *wire.Response, notify bool)
 	default:
 		c.emit(t, r, resp)
 		for {
-			slot := &c.ring[c.nextWrite%MaxInFlight]
+			slot := c.ring.Slot(c.ring.Next())
 			next := *slot
 			if next == nil {
 				break
@@ -178,8 +176,9 @@ func (c *conn) complete(t *thread, r *request, resp *wire.Response, notify bool)
 	return wake
 }
 
-// emit encodes r's response (resp; for an error response r.err) into out
-// and retires r. r must be the next response due. mu must be held.
+// emit encodes r's response (resp; for an error response r.err) into out,
+// retires r from the ring and releases it. r must be the next response
+// due. mu must be held.
 func (c *conn) emit(t *thread, r *request, resp *wire.Response) {
 	codec := c.srv.cfg.Codec
 	if r.err != nil {
@@ -187,6 +186,6 @@ func (c *conn) emit(t *thread, r *request, resp *wire.Response) {
 	} else {
 		c.out.AppendResponse(codec, resp)
 	}
-	c.nextWrite++
-	c.retire(t, r)
+	c.ring.Pop(r.est)
+	c.srv.release(t, r)
 }

@@ -62,16 +62,18 @@
 // Workers finish a connection's requests in any order, but responses leave
 // in request order (HTTP/1.1 pipelining requires it; the binary protocol
 // carries ids but keeps the same order for uniformity). Each conn has an
-// output state guarded by its futex.Mutex: out (a connio.Out), nextWrite (the
-// sequence number of the next response due) and ring, a reorder buffer of
-// MaxInFlight slots indexed by sequence number. A worker whose response is
-// due encodes it into out, appends every consecutive response already
-// waiting in ring, and writes out with non-blocking writes; a worker whose
-// response is not due parks a copy of it (payload included: the worker's
-// scratch space is reused) in its slot, and the worker that later writes
-// the due response writes it too. Counter out_of_order counts parked
-// responses. At most MaxInFlight requests of a connection are in flight, so
-// the in-flight sequence numbers span fewer than MaxInFlight values and their
+// output state guarded by its futex.Mutex: out (a connio.Out) and ring, the
+// connection's connio.Ring — the in-order ring of every model that hands
+// requests off — of models.MaxInFlight slots indexed by sequence number,
+// which the reactor assigns when it dispatches a request (ring.Push) and
+// whose Next is the response due. A worker whose response is due encodes it
+// into out, appends every consecutive response already waiting in the ring,
+// and writes out with non-blocking writes; a worker whose response is not
+// due parks a copy of it (payload included: the worker's scratch space is
+// reused) in its slot, and the worker that later writes the due response
+// writes it too. Counter out_of_order counts parked responses. At most
+// models.MaxInFlight requests of a connection are in flight, so the
+// in-flight sequence numbers span fewer than that many values and their
 // slots never collide. A request that fails to decode is answered by the
 // reactor with the protocol's error response, taking its turn after the
 // responses in flight, after which the connection closes.
@@ -113,15 +115,16 @@
 //     counts the puts that waited; queue_high_water the deepest the queue
 //     got (at most queue_capacity, Options.QueueSize).
 //   - Per connection: a connection is not read, and its buffered requests
-//     are not dispatched, while MaxInFlight of its requests are in flight,
-//     or while its committed output — pending in out, plus what its
-//     requests in flight are expected to produce — reaches
-//     Config.MaxPendingOutput (conn.admits). As with connio.Session, one
-//     response may overshoot the bound. A request's expected output
-//     (request.est) is the response size the request itself declares
-//     (wire.Request.Size) plus a header allowance. Counter
-//     conn_inflight_high_water is the most requests one connection had in
-//     flight.
+//     are not dispatched, while models.MaxInFlight (64) of its requests are
+//     in flight, or while its committed output — pending in out, plus what
+//     its requests in flight are expected to produce — reaches
+//     Config.MaxPendingOutput (conn.admits, connio.Ring's admission rule,
+//     the same as Active Object's). As with connio.Session, one response
+//     may overshoot the bound. A request's expected output (request.est,
+//     connio.Reserve) is the response size the request itself declares
+//     (wire.Request.Size of an OpWork) plus models.ResponseOverhead (256
+//     bytes) for the head. Counter conn_inflight_high_water is the most
+//     requests one connection had in flight.
 //
 // Note: bounding only the bytes already in out, as a server that serves one
 // request at a time can, is not enough here: the reactor decodes ahead, so
@@ -167,8 +170,9 @@
 // non-blocking; the reactor blocks only in epoll_wait, on a full queue, and
 // briefly on a connection's mutex while a worker encodes and writes a
 // response. Memory is bounded: the queue by QueueSize, a connection by one
-// maximal request in In, MaxInFlight request objects, and
-// MaxPendingOutput plus one response of output. The reactor accepts
+// maximal request in In, models.MaxInFlight request objects (each at most
+// models.InFlightRecord bytes and a copy of its payload), and
+// MaxPendingOutput plus one response of output (models.ConnMemoryBound). The reactor accepts
 // with connio.AcceptBatch, the accept policy every readiness-driven model
 // shares: temporary accept failures (EMFILE, …) disarm the listener for a
 // delay that doubles from 1 ms to 1 s (a connio.ListenPause bounds the

@@ -20,12 +20,6 @@ const DefaultQueueSize = 256
 // MaxQueueSize is the largest Options.QueueSize accepted.
 const MaxQueueSize = 1 << 16
 
-// MaxInFlight is the most requests of one connection that may be between
-// the reactor's decoding and the writing of their responses (queued, being
-// served, or completed out of order and waiting for an earlier response).
-// At the bound the reactor stops reading the connection.
-const MaxInFlight = 64
-
 // Model is the model's name in Stats.
 const Model = "halfsynchalfreactive"
 
@@ -116,7 +110,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, opts: opts}
 	freeCap := 0
 	if opts.Pooled {
-		freeCap = opts.QueueSize + MaxInFlight
+		freeCap = opts.QueueSize + models.MaxInFlight
 	}
 	s.q = newQueue(opts.QueueSize, freeCap)
 	if opts.Priority {

@@ -354,11 +354,12 @@ func TestBackPressureQueueFull(t *testing.T) {
 	})
 }
 
-// TestInFlightBound pipelines more than MaxInFlight requests on one
+// TestInFlightBound pipelines more than models.MaxInFlight requests on one
 // connection while the workers are blocked: the reactor dispatches exactly
-// MaxInFlight of them and holds the rest back until responses are written.
+// models.MaxInFlight of them and holds the rest back until responses are
+// written.
 func TestInFlightBound(t *testing.T) {
-	const n, workers = MaxInFlight + 36, 2
+	const n, workers = models.MaxInFlight + 36, 2
 	protocolsAndVariants(t, func(t *testing.T, proto string, opts Options) {
 		codec := newCodec(t, proto)
 		svc := newService(t)
@@ -373,15 +374,15 @@ func TestInFlightBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		modeltest.WaitFor(t, "the connection to reach its in-flight bound", func() bool {
-			return srv.Stats().Counters["handoffs"] >= workers+MaxInFlight
+			return srv.Stats().Counters["handoffs"] >= workers+models.MaxInFlight
 		})
 		release()
 		if err := c.expect(reqs...); err != nil {
 			t.Fatal(err)
 		}
 		st := srv.Stats()
-		if hw := st.Counters["conn_inflight_high_water"]; hw != MaxInFlight {
-			t.Errorf("a connection had %d requests in flight, bound %d", hw, MaxInFlight)
+		if hw := st.Counters["conn_inflight_high_water"]; hw != models.MaxInFlight {
+			t.Errorf("a connection had %d requests in flight, bound %d", hw, models.MaxInFlight)
 		}
 		if st.Requests != n+workers {
 			t.Errorf("served %d requests, want %d", st.Requests, n+workers)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concbench/internal/futex"
+	"concbench/models"
 	"concbench/models/modeltest"
 	"concbench/wire"
 
@@ -204,7 +205,7 @@ func handoffPath(pooled bool, capacity int) (*reactor, *worker, *conn) {
 	s := &Server{opts: Options{Pooled: pooled, QueueSize: capacity}.WithDefaults()}
 	freeCap := 0
 	if pooled {
-		freeCap = capacity + MaxInFlight
+		freeCap = capacity + models.MaxInFlight
 	}
 	s.q = newQueue(capacity, freeCap)
 	rc := &reactor{s: s, thread: thread{sh: s.counters.NewThreadShard("reactor")}}

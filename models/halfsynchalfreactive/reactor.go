@@ -110,12 +110,12 @@ func (rc *reactor) accept() {
 func (rc *reactor) addConn(fd int) bool {
 	s := rc.s
 	c := &conn{
-		fd:     fd,
-		in:     connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
-		maxOut: int64(s.cfg.MaxPendingOutput),
-		srv:    s,
-		armed:  handleset.Readable,
+		fd:    fd,
+		in:    connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
+		srv:   s,
+		armed: handleset.Readable,
 	}
+	c.ring.Init(models.MaxInFlight, s.cfg.MaxPendingOutput)
 	if err := s.set.Register(fd, handleset.Readable, c); err != nil {
 		handleset.Close(fd)
 		rc.sh.AddError(models.ErrAccept)
@@ -267,14 +267,13 @@ func (rc *reactor) handoff(c *conn, req *wire.Request) bool {
 	return ok
 }
 
-// account assigns r the connection's next sequence number and counts it in
-// flight.
+// account puts r in flight on the connection's ring, which gives it its
+// sequence number.
 func (rc *reactor) account(c *conn, r *request) {
-	r.seq = c.nextSeq
-	c.nextSeq++
-	c.reserved.Add(r.est)
-	if n := uint64(c.inflight.Add(1)); n > rc.inflightHigh.Load() {
-		rc.inflightHigh.Store(n)
+	seq, n := c.ring.Push(r.est)
+	r.seq = seq
+	if uint64(n) > rc.inflightHigh.Load() {
+		rc.inflightHigh.Store(uint64(n))
 	}
 }
 
@@ -284,7 +283,7 @@ func (rc *reactor) account(c *conn, r *request) {
 func (rc *reactor) decodeError(c *conn, err error) {
 	rc.sh.AddError(wire.KindOf(err).String())
 	r := rc.acquire()
-	r.conn, r.est, r.err = c, respOverhead, err
+	r.conn, r.est, r.err = c, models.ResponseOverhead, err
 	rc.account(c, r)
 	rc.endInput(c)
 	c.complete(&rc.thread, r, nil, false)
@@ -329,7 +328,7 @@ func (rc *reactor) reconcile(c *conn) (closeNow bool) {
 	c.armed = want
 	if err != nil && !errors.Is(err, handleset.ErrClosed) {
 		c.breakLocked(&rc.thread, err)
-		return c.inflight.Load() == 0
+		return c.ring.InFlight() == 0
 	}
 	return false
 }

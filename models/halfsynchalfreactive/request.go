@@ -5,11 +5,6 @@ import (
 	"concbench/wire"
 )
 
-// respOverhead is what a response is assumed to add to its payload (status
-// line and headers, or the binary frame header) when the reactor reserves
-// output for a request it dispatches: generous for both protocols.
-const respOverhead = 256
-
 // request is the request object (the "request message" of the pattern) that
 // the reactor passes to a worker through the queue. It owns copies of
 // everything it needs, because the reactor reuses its input buffer as soon
@@ -26,7 +21,7 @@ type request struct {
 	req  wire.Request // the decoded request; Payload is a private copy
 	conn *conn        // the connection it came from and its response goes to
 	seq  uint64       // its position among the connection's requests, from 0
-	est  int64        // output bytes reserved for its response (see conn.reserved)
+	est  int          // output bytes reserved for its response (connio.Reserve)
 
 	// err, if set, makes this the protocol's error response for a request
 	// that failed to decode (built by the reactor, never queued).
@@ -41,8 +36,9 @@ type request struct {
 }
 
 // fill makes r the request object for req, a request of c (its sequence
-// number is assigned by reactor.account). It copies req.Payload: into r's own buffer when pooled (reused across
-// requests), into a fresh allocation otherwise.
+// number is assigned by reactor.account). It copies req.Payload: into r's
+// own buffer when pooled (reused across requests), into a fresh
+// allocation otherwise.
 func (r *request) fill(req *wire.Request, c *conn, pooled bool) {
 	r.req = *req
 	r.req.Payload = nil
@@ -55,7 +51,7 @@ func (r *request) fill(req *wire.Request, c *conn, pooled bool) {
 		}
 	}
 	r.conn = c
-	r.est = int64(req.Size) + respOverhead
+	r.est = connio.Reserve(req)
 	r.err = nil
 }
 

@@ -113,6 +113,10 @@ func (b *AcceptBackoff) Reset() { b.next = 0 }
 // the batch (the server is closing); it counts the connection itself,
 // since only it knows whether registering it succeeded. Only the thread
 // that owns the listener's event calls AcceptBatch, so b needs no lock.
+//
+// Note: the Proactor does not use it: its accept is an io_uring multishot
+// operation, whose completions carry one connection or one error each,
+// and which must be re-armed after any error; it shares AcceptBackoff.
 func AcceptBatch(ln Listener, b *AcceptBackoff, sh *models.Shard, add func(fd int) bool) (wait time.Duration, err error) {
 	for range MaxAcceptsPerEvent {
 		fd, _, err := ln.Accept()

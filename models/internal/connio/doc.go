@@ -16,7 +16,7 @@
 //     writes what the socket takes, and says what to wait for next.
 //
 // Models that hand requests to other threads (Half-Sync/Half-Reactive,
-// Active Object) use In and Out directly.
+// Active Object) use In, Out and Ring directly.
 //
 // The connection mechanics around the request loop are shared too, so that
 // no model differs from another in them:
@@ -34,16 +34,37 @@
 //     Object's I/O threads): one read, committed and counted, a truncated
 //     request counted at end of input, and a ReadResult that says whether
 //     the socket may hold more.
+//   - handing requests off: Ring is the in-order ring of the models whose
+//     requests other threads serve (Half-Sync/Half-Reactive, Active
+//     Object): sequence numbers, slots, and one admission rule
+//     (Ring.Admits) with one bound on requests in flight
+//     (models.MaxInFlight) and one reservation per response (Reserve,
+//     with models.ResponseOverhead). Both are defined in the models
+//     package, beside the memory bound they enter (models.ConnMemoryBound).
+//
+// Why 64 requests in flight and 256 bytes per response: the two models
+// had their own values — 64 and 256 B in Half-Sync/Half-Reactive, 32 and
+// 160 B in Active Object — for no stated reason, so back-pressure differed
+// between them, against the suite's premise that only the threading
+// differs. 64 is the larger bound, so that neither model admits fewer
+// pipelined requests than it did. 256 B is what a response's head can
+// take: the longest HTTP head (the longest status line, Content-Type,
+// Content-Length, a 20-digit X-Request-Id, X-Checksum and Connection:
+// close) with a ledger result of 20 digits is 195 B, which 160 B
+// did not cover (TestResponseOverheadCoversHeads checks every status of
+// both protocols).
 //
 // Memory per connection is bounded: the input buffer grows only to hold one
 // maximal request (the codec's limits), and a connection stops being read
 // once MaxPendingOutput bytes of responses wait for its client (the slow
-// reader). An OpWork body larger than wire.MaxInlineBody is not built at
-// all: the service returns it as a wire.Response.Pattern, and Out sends it
-// from the codec's shared read-only table, window by window, as the socket
-// takes it; it still counts towards MaxPendingOutput. Buffers larger than
-// RetainLimit are released when they empty, so ten thousand idle
-// connections do not pin megabytes each.
+// reader) — or, in a model that hands requests off, once the responses its
+// requests in flight will produce (Reserve) would take it past that bound,
+// or models.MaxInFlight requests are in flight. An OpWork body larger than
+// wire.MaxInlineBody is not built at all: the service returns it as a
+// wire.Response.Pattern, and Out sends it from the codec's shared read-only
+// table, window by window, as the socket takes it; it still counts towards
+// MaxPendingOutput. Buffers larger than RetainLimit are released when they
+// empty, so ten thousand idle connections do not pin megabytes each.
 //
 // A Session is owned by one thread at a time; the handle set's deactivation
 // protocol (or the thread-per-connection structure) guarantees it.
