@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"concbench/results"
@@ -138,6 +139,11 @@ func fmtStat(s results.Stats, unit string) string {
 	}
 	if s.HasCI() {
 		return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Lo), format(s.Hi))
+	}
+	if s.N >= 3 {
+		// The range of n values holds the median with probability
+		// 1 − 2·2⁻ⁿ: the order-statistic interval below the 95 % level.
+		return fmt.Sprintf("%s [%s, %s] %s%%", format(s.Median), format(s.Min), format(s.Max), trimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(s.N))))/10))
 	}
 	return fmt.Sprintf("%s (n=%d, no CI)", format(s.Median), s.N)
 }

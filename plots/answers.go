@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"concbench/results"
 	"concbench/stats"
@@ -39,6 +40,16 @@ func (rep *report) answers(a *analysis) {
 	if ws := a.workloadsOf(); len(ws) > 1 {
 		rep.AnswerNote = fmt.Sprintf("This run has %d workloads; its configurations are compared within each workload only "+
 			"(the who-wins-where table above, and the summary below), not ranked against each other across workloads.", len(ws))
+		if t := rep.Winners; t != nil {
+			for _, w := range ws {
+				text := "nothing decided"
+				if ds := t.byWorkload[w.name]; len(ds) > 0 {
+					text = strings.Join(ds, "; ")
+				}
+				rep.Answers = append(rep.Answers, answer{Metric: w.name, Text: text})
+			}
+			rep.AnswerNote += " Per workload, the cells of the table that are decided."
+		}
 		return
 	}
 	var ms []answerMetric

@@ -50,10 +50,10 @@ func TestCoresFigure(t *testing.T) {
 	}
 	for _, want := range []string{
 		"capacity: lf/lifo best at",
-		"np best at 4 CPUs (150000 (n=5, no CI)), 4 ÷ 1 CPUs 3.75× [",
+		"np best at 4 CPUs (150000 [146000, 154000] 93.8%), 4 ÷ 1 CPUs 3.75× [",
 		"] (linear: 4×): more CPUs help",
 		"capacity at the objective: lf/lifo best at",
-		"np best at 4 CPUs (110000 (n=5, no CI)), 4 ÷ 1 CPUs 3.67× [",
+		"np best at 4 CPUs (110000 [107000, 113000] 93.8%), 4 ÷ 1 CPUs 3.67× [",
 	} {
 		if !strings.Contains(f.Caption, want) {
 			t.Errorf("caption %q\nwant it to contain %q", f.Caption, want)

@@ -384,7 +384,9 @@ func (rep *report) summary(a *analysis) {
 		rep.SummaryRows = append(rep.SummaryRows, row)
 	}
 	rep.SummaryNotes = append(rep.SummaryNotes,
-		"Each cell is the median across the valid repetitions with its 95% confidence interval in brackets (x/perf benchmath, order statistics); \"no CI\" when there were too few repetitions for one.")
+		"Each cell is the median across the valid repetitions with its 95% confidence interval in brackets (order statistics, stats.MedianCI); "+
+			"with 3 to 5 repetitions, too few for a 95% interval, the brackets are the range, which holds the median with the level shown "+
+			"(75% for 3, 87.5% for 4, 93.8% for 5); \"no CI\" below 3.")
 	if excludedSeen {
 		rep.SummaryNotes = append(rep.SummaryNotes, "\"(k invalid excluded)\": k repetitions were measured but their load-generator verdict is invalid, so they are in no median, interval or test (see Validity).")
 	}
@@ -622,6 +624,8 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
 {{end}}</table>
 <p class="notes">{{.Note}}</p>
+{{if .Repro}}<p class="notes">{{.Repro}}</p>{{end}}
+{{if .Details}}<details><summary>Decisions in detail</summary><ul class="notes">{{range .Details}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{end}}
 <h2>Answers</h2>
 {{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>

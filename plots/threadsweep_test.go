@@ -103,12 +103,12 @@ func TestThreadSweepGolden(t *testing.T) {
 	}
 	golden(t, filepath.Join("golden", "threadsweep.csv"), csv.Bytes())
 	for _, tc := range []struct{ name, want string }{
-		{"cpu lf capacity", "Under cpu — capacity: lf/lifo best at 1 thread (40000 (n=5, no CI)), 8 ÷ 1 threads 0.75× ["},
+		{"cpu lf capacity", "Under cpu — capacity: lf/lifo best at 1 thread (40000 [38800, 41200] 93.8%), 8 ÷ 1 threads 0.75× ["},
 		{"cpu lf cost", "]: more threads cost; hs best at 2 threads"},
-		{"cpu hs unclear", "]: no clear difference (references: np 45000 (n=5, no CI))"},
-		{"cpu p99", "p99 at 1000 req/s: lf/lifo best at 1 thread (100µs (n=5, no CI)), 8 ÷ 1 threads 2× ["},
-		{"block lf capacity", "Under block — capacity: lf/lifo best at 8 threads (20000 (n=5, no CI)), 8 ÷ 1 threads 6.25× ["},
-		{"block hs best", "hs best at 4 threads (11000 (n=5, no CI)), 8 ÷ 1 threads 3.39× ["},
+		{"cpu hs unclear", "]: no clear difference (references: np 45000 [43600, 46400] 93.8%)"},
+		{"cpu p99", "p99 at 1000 req/s: lf/lifo best at 1 thread (100µs [97µs, 103µs] 93.8%), 8 ÷ 1 threads 2× ["},
+		{"block lf capacity", "Under block — capacity: lf/lifo best at 8 threads (20000 [19400, 20600] 93.8%), 8 ÷ 1 threads 6.25× ["},
+		{"block hs best", "hs best at 4 threads (11000 [10700, 11300] 93.8%), 8 ÷ 1 threads 3.39× ["},
 		{"block help", "]: more threads help"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -200,7 +201,8 @@ func TestReportExcludesInvalid(t *testing.T) {
 	for _, p := range lifo.Valid() {
 		valid = append(valid, p.Load.AchievedRatePerS)
 	}
-	want := trimFloat(results.Summarize(valid).Median) + " (n=5, no CI) (1 invalid excluded)"
+	st := results.Summarize(valid)
+	want := fmt.Sprintf("%s [%s, %s] 93.8%% (1 invalid excluded)", trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
 	if got := row("leaderfollowers/lifo")[1]; got != want {
 		t.Errorf("leaderfollowers/lifo capacity %q, want %q", got, want)
 	}

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,36 +12,52 @@ import (
 	"concbench/stats"
 )
 
-// WinnersAlpha is the who-wins table's family-wise error rate: Holm's
-// step-down procedure over the table's cells keeps the probability of
-// calling any one of them wrongly at most this.
+// WinnersAlpha is the level of each decision of the who-wins table: a
+// cell's claim — a winner, or a leading group equivalent within the
+// column's margin and ahead of the rest — is an intersection–union test
+// at this level (stats.Decide).
 const WinnersAlpha = 0.05
 
 // winnersTable is the report's opening table: a row per workload, a
-// column per metric, each cell the best configuration, its margin over
-// the runner-up and whether that margin is significant.
+// column per metric, each cell a decision — the winner, the leading
+// group, or undecided with the repetitions a decision needs — and the
+// statistics behind each cell in Details, numbered as the cells.
 type winnersTable struct {
-	Head []string
-	Rows [][]string
-	Note string
+	Head    []string
+	Rows    [][]string
+	Details []string
+	// Repro says whether the decisions reproduce on halves of the
+	// repetitions.
+	Repro string
+	Note  string
+	// decided and cells count the cells with a decision and all cells
+	// with a test.
+	decided, cells int
+	// byWorkload are each workload's decided cells, for the Answers.
+	byWorkload map[string][]string
 }
 
 // winnerColumn is one metric of the table: the capacity at the
 // workload's latency objective (its search's results), or a metric at
-// the workload's equal absolute load. Closed-loop capacity is not in the
+// the workload's equal absolute load, with the margin within which two
+// configurations count as equivalent. Closed-loop capacity is not in the
 // table: it is the search's upper bracket, not what a user can run at
 // (the capacity figure and the Summary show it).
 type winnerColumn struct {
 	label  string
 	metric results.Metric
-	atRate bool // the workload's equal-load group, else its SLO results
+	atRate bool    // the workload's equal-load group, else its SLO results
+	margin float64 // equivalence margin, a ratio
 }
 
+// The columns and their margins: ±10 % for rates and costs; ±25 % for a
+// tail latency, which one stall of the machine moves by more than 10 %
+// in a single window (the CI gate's minimum effect for p99 is 25 % too).
 var winnerColumns = []winnerColumn{
-	{"SLO capacity", results.SLOCapacity, false},
-	{"p99 at equal load", results.LatencyP99, true},
-	{"CPU per request", results.CPUPerReq, true},
-	{"context switches per request", results.CtxswPerReq, true},
+	{"SLO capacity", results.SLOCapacity, false, 0.10},
+	{"p99 at equal load", results.LatencyP99, true, 0.25},
+	{"CPU per request", results.CPUPerReq, true, 0.10},
+	{"context switches per request", results.CtxswPerReq, true, 0.10},
 }
 
 // suiteWorkload is one workload of the run: its name and the run names
@@ -139,22 +154,18 @@ func (a *analysis) equalRate(w *suiteWorkload) float64 {
 	return best
 }
 
-// winnerCell is one cell before Holm's procedure decides it.
+// winnerCell is one cell of the table.
 type winnerCell struct {
 	row, col int
-	text     string  // the cell when it has no test
-	best     string  // the best configuration
-	rivals   []rival // every other configuration, runner-up first
-}
-
-// rival is the comparison of a cell's best configuration with one other.
-type rival struct {
-	name   string
-	factor string  // the runner-up only: the best's margin over it, "1.32× [1.20, 1.45]"
-	p      float64 // the test's two-sided p-value; NaN: no test
-	why    string  // why there is no test
-	adj    float64 // Holm-adjusted p-value (set by holm)
-	sig    bool    // significantly behind the best (set by holm)
+	workload string
+	column   winnerColumn
+	text     string // the cell when it has no test
+	// arms are the configurations' values by repetition; d their
+	// decision, half[0] and half[1] the decisions on the even and the
+	// odd repetitions.
+	arms []stats.Arm
+	d    stats.Decision
+	half [2]stats.Decision
 }
 
 // winners computes the who-wins table, or nil if the run has fewer than
@@ -178,7 +189,7 @@ func (a *analysis) winners() *winnersTable {
 			objective = ""
 		}
 	}
-	t := &winnersTable{Head: []string{"workload", "equal load"}}
+	t := &winnersTable{Head: []string{"workload", "equal load"}, byWorkload: map[string][]string{}}
 	for _, c := range winnerColumns {
 		label := c.label
 		if !c.atRate {
@@ -190,7 +201,7 @@ func (a *analysis) winners() *winnersTable {
 		}
 		t.Head = append(t.Head, label)
 	}
-	var cells []*winnerCell
+	var tested []*winnerCell
 	for i := range ws {
 		w := &ws[i]
 		rate := a.equalRate(w)
@@ -202,65 +213,68 @@ func (a *analysis) winners() *winnersTable {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
 		for j, col := range winnerColumns {
-			c := &winnerCell{row: i, col: 2 + j}
-			cells = append(cells, c)
-			row = append(row, "")
-			if col.atRate && rate == 0 {
+			c := &winnerCell{row: i, col: 2 + j, workload: w.name, column: col}
+			switch {
+			case col.atRate && rate == 0:
 				c.text = "no equal-load point"
-				continue
-			}
-			if !col.atRate && w.objective == "" {
+			case !col.atRate && w.objective == "":
 				c.text = "no objective (no search)"
-				continue
+			default:
+				a.decideCell(c, w, rate)
+				c.text = t.add(c)
+				if c.d.Verdict != stats.NoTest {
+					tested = append(tested, c)
+				}
 			}
-			a.winnerCellOf(c, w, col, rate)
+			row = append(row, c.text)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	holm(cells)
-	for _, c := range cells {
-		t.Rows[c.row][c.col] = c.text
-	}
-	t.Note = fmt.Sprintf("Each cell: the configuration with the best median over the valid repetitions, its margin over the runner-up "+
-		"(the ratio, at least 1, with its 95%% distribution-free interval: stats.RatioCI), and the two-sided Welch t-test of the two "+
-		"on the logarithms of their repetitions (the margin is a ratio). The best is tested so against every other configuration of "+
-		"the workload, and the p-values are adjusted by Holm's step-down procedure over the table's %d tests (family-wise α %g). "+
-		"A single winner (bold) is named only when every other configuration is significantly behind it; \"tie\" names the leading "+
-		"group — the best and every configuration not significantly behind it — and those significantly behind; \"no significant "+
-		"difference\" when nothing is: the configurations are then not told apart, whatever the medians say. The equal load is the highest absolute rate "+
-		"(req/s) at which every configuration of the workload was measured, the same for all of them (derived from the slowest "+
-		"configuration's capacity in a suite run). The SLO capacity is each configuration's own highest open-loop rate whose "+
-		"percentile met the workload's latency objective (a user's statement, see harness's \"Capacity at a latency objective\"), "+
-		"found in each repetition by a search of short probes bounded by its closed-loop capacity (higher is better; a repetition whose "+
-		"search a probe's generator-invalid verdict spoiled is left out); closed-loop capacity is in the capacity figure and the Summary.",
-		countTested(cells), WinnersAlpha)
+	t.Note = winnersNote(t)
+	t.Repro = reproducibility(tested)
 	return t
 }
 
-func countTested(cells []*winnerCell) int {
-	n := 0
+// reproducibility says how far the table's decisions reproduce: each
+// cell decided again on the even and on the odd repetitions alone; a
+// cell decided on both halves either names the same answer on both or
+// differs, and the differing ones are named.
+func reproducibility(cells []*winnerCell) string {
+	decided := func(d stats.Decision) bool { return d.Verdict == stats.Winner || d.Verdict == stats.Group }
+	both, agree := 0, 0
+	var differ []string
 	for _, c := range cells {
-		for _, r := range c.rivals {
-			if !math.IsNaN(r.p) {
-				n++
-			}
+		if !decided(c.half[0]) || !decided(c.half[1]) {
+			continue
+		}
+		both++
+		if same(c.half[0], c.half[1]) {
+			agree++
+		} else {
+			differ = append(differ, fmt.Sprintf("%s, %s (%s against %s)", c.workload, c.column.label, c.half[0], c.half[1]))
 		}
 	}
-	return n
+	if len(cells) == 0 {
+		return ""
+	}
+	text := fmt.Sprintf("Reproducibility: decided again on the even and on the odd repetitions apart, %d of %d cells are decided on both halves", both, len(cells))
+	switch {
+	case both == 0:
+		return text + " (halves of a few repetitions decide little)."
+	case len(differ) == 0:
+		return text + fmt.Sprintf(", and all %d name the same answer on both.", agree)
+	}
+	return text + fmt.Sprintf("; %d name the same answer, %d differ: %s.", agree, len(differ), strings.Join(differ, "; "))
 }
 
-// winnerCellOf fills c for workload w and column col: the best and the
-// runner-up configuration, the margin and the p-value of their test.
-func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColumn, rate float64) {
-	type cand struct {
-		name   string
-		values []float64
-		median float64
-	}
-	var cs []cand
+// decideCell decides c for workload w: every configuration's valid
+// repetitions by round, decided together (stats.Decide), and on the
+// even and the odd rounds apart.
+func (a *analysis) decideCell(c *winnerCell, w *suiteWorkload, rate float64) {
+	var halves [2][]stats.Arm
 	for k, run := range w.runs {
 		var g *results.Group
-		if col.atRate {
+		if c.column.atRate {
 			g = results.Find(a.groups, run, results.KindRate, rate)
 		} else {
 			g = results.Find(a.groups, run, results.KindSLO, 0)
@@ -268,109 +282,153 @@ func (a *analysis) winnerCellOf(c *winnerCell, w *suiteWorkload, col winnerColum
 		if g == nil {
 			continue
 		}
-		if st := g.Aggregate(col.metric).Stats; st.N > 0 {
-			cs = append(cs, cand{w.names[k], st.Values, st.Median})
-		}
-	}
-	if len(cs) < 2 {
-		c.text = "fewer than two configurations with valid repetitions"
-		return
-	}
-	higher := col.metric.HigherIsBetter
-	slices.SortStableFunc(cs, func(x, y cand) int {
-		if higher {
-			return cmp.Compare(y.median, x.median)
-		}
-		return cmp.Compare(x.median, y.median)
-	})
-	b := cs[0]
-	c.best = b.name
-	for _, o := range cs[1:] {
-		rv := rival{name: o.name}
-		if len(c.rivals) == 0 { // the margin shown: over the runner-up
-			num, den := b.values, o.values
-			if !higher {
-				num, den = o.values, b.values
-			}
-			r := stats.RatioCI(num, den, results.Confidence)
-			switch {
-			case r.OK:
-				rv.factor = factorCI(r)
-			case r.Est > 0:
-				rv.factor = fmt.Sprintf("%s (no interval: %s)", factorText(r.Est), r.Why)
-			default:
-				rv.factor = "no ratio (" + r.Why + ")"
-			}
-		}
-		t := stats.WelchLog(b.values, o.values, results.Confidence)
-		rv.p, rv.why = t.P, t.Why
-		c.rivals = append(c.rivals, rv)
-	}
-}
-
-// holm decides the table's tests together — in every cell the best
-// configuration against each other one — by Holm's step-down procedure
-// (stats.Holm) at WinnersAlpha, and writes every cell's text. A cell
-// names a single winner only when every other configuration is
-// significantly behind it; otherwise it names the leading group (the
-// best and every configuration not significantly behind it) and those
-// significantly behind.
-func holm(cells []*winnerCell) {
-	var tests []*rival
-	var ps []float64
-	for _, c := range cells {
-		for i := range c.rivals {
-			tests, ps = append(tests, &c.rivals[i]), append(ps, c.rivals[i].p)
-		}
-	}
-	adj, sig := stats.Holm(ps, WinnersAlpha)
-	for i, r := range tests {
-		r.adj, r.sig = adj[i], sig[i]
-	}
-	for _, c := range cells {
-		if c.text != "" {
+		agg := g.Aggregate(c.column.metric)
+		if len(agg.Values) == 0 {
 			continue
 		}
-		c.text = cellText(c)
-	}
-}
-
-// cellText is a decided cell's text.
-func cellText(c *winnerCell) string {
-	ru := c.rivals[0]
-	if math.IsNaN(ru.p) { // a winner by median alone is not claimed
-		return fmt.Sprintf("no test (%s, then %s: %s; %s)", c.best, ru.name, ru.factor, ru.why)
-	}
-	var tied, behind []string
-	worst := 0.0
-	for _, r := range c.rivals {
-		if r.sig {
-			behind = append(behind, r.name)
-			worst = math.Max(worst, r.adj)
-		} else {
-			tied = append(tied, r.name)
+		arm := stats.Arm{Name: w.names[k], Values: map[int]float64{}}
+		half := [2]stats.Arm{{Name: arm.Name, Values: map[int]float64{}}, {Name: arm.Name, Values: map[int]float64{}}}
+		for i, v := range agg.Values {
+			r := agg.Reps[i]
+			arm.Values[r], half[r%2].Values[r] = v, v
+		}
+		c.arms = append(c.arms, arm)
+		for h := range halves {
+			if len(half[h].Values) > 0 {
+				halves[h] = append(halves[h], half[h])
+			}
 		}
 	}
-	if len(tied) == 0 {
-		return fmt.Sprintf("**%s** by %s over %s (p=%.2g, Holm %.2g)", c.best, ru.factor, ru.name, ru.p, ru.adj)
+	opt := stats.DecideOptions{HigherIsBetter: c.column.metric.HigherIsBetter, Margin: c.column.margin, Alpha: WinnersAlpha}
+	c.d = stats.Decide(c.arms, opt)
+	for h := range halves {
+		c.half[h] = stats.Decide(halves[h], opt)
 	}
-	lead := fmt.Sprintf("%s by %s over %s; p=%.2g, Holm %.2g", c.best, ru.factor, ru.name, ru.p, ru.adj)
-	if len(behind) == 0 {
-		return fmt.Sprintf("no significant difference (%s)", lead)
-	}
-	ahead := strings.Join(behind, ", ")
-	if len(behind) > 3 {
-		ahead = fmt.Sprintf("the other %d", len(behind))
-	}
-	return fmt.Sprintf("tie: **%s** (%s), ahead of %s (Holm ≤ %.2g)",
-		strings.Join(append([]string{c.best}, tied...), " ≈ "), lead, ahead, worst)
 }
 
-// Markdown renders the table, and its note, as report.md shows them.
+// add records c's decision in the table — its detail line, numbered, and
+// its workload's answer — and returns the cell's text: the answer, short,
+// with the number of its detail line.
+func (t *winnersTable) add(c *winnerCell) string {
+	d := c.d
+	if d.Verdict == stats.NoTest {
+		return d.Why
+	}
+	t.cells++
+	n := len(t.Details) + 1
+	ref := fmt.Sprintf(" [%d]", n)
+	var text string
+	switch d.Verdict {
+	case stats.Winner:
+		text = fmt.Sprintf("**%s**, %s ahead", d.Best, factorText(d.Rivals[0].Ratio))
+	case stats.Group:
+		text = fmt.Sprintf("**%s** (±%s)", strings.Join(d.Group, " ≈ "), pct(c.column.margin))
+		if len(d.Rest) > 0 {
+			text += fmt.Sprintf(", %s ahead", factorText(firstOf(d, d.Rest[0]).Ratio))
+		}
+	default:
+		text = fmt.Sprintf("undecided (%s leads; too few valid repetitions to estimate what would decide)", d.Best)
+		if d.Need > 0 {
+			text = fmt.Sprintf("undecided (%s leads; about %d repetitions would decide)", d.Best, d.Need)
+		}
+	}
+	if d.Verdict != stats.Undecided {
+		t.decided++
+		t.byWorkload[c.workload] = append(t.byWorkload[c.workload], fmt.Sprintf("%s: %s", c.column.label, winnersPlain(text)))
+	}
+	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.workload, c.column.label, decisionDetail(c)))
+	return text + ref
+}
+
+// firstOf returns d's comparison with the configuration named name.
+func firstOf(d stats.Decision, name string) stats.Rival {
+	for _, r := range d.Rivals {
+		if r.Name == name {
+			return r
+		}
+	}
+	return stats.Rival{}
+}
+
+// decisionDetail is the statistics behind a cell: the best, then each
+// rival's ratio with its interval, its p-values and its status, how the
+// comparison was made, and what stood for values of 0.
+func decisionDetail(c *winnerCell) string {
+	d := c.d
+	var parts []string
+	for _, r := range d.Rivals {
+		how := "unpaired"
+		if r.Paired {
+			how = fmt.Sprintf("%d paired rounds", r.Rounds)
+		}
+		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind)=%s, p(within ±%s)=%s → %s",
+			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, fmtP(r.PBehind), pct(c.column.margin), fmtP(r.PEquiv), r.Status)
+		if r.Status == stats.Undetermined {
+			if r.Need > 0 {
+				p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
+			} else {
+				p += " (no estimate: the best by median is not ahead on average)"
+			}
+		}
+		parts = append(parts, p)
+	}
+	text := fmt.Sprintf("best %s; %s", d.Best, strings.Join(parts, "; "))
+	if d.Floor > 0 {
+		text += fmt.Sprintf("; a value of 0 (no rate met the objective) stood at %s, half the lowest measured", trimFloat(d.Floor))
+	}
+	return text
+}
+
+// fmtP formats a p-value, "n/a" for none.
+func fmtP(p float64) string {
+	if math.IsNaN(p) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2g", p)
+}
+
+// pct formats a margin as a percentage: "10 %".
+func pct(m float64) string { return fmt.Sprintf("%g %%", math.Round(m*1000)/10) }
+
+// same reports whether two decisions name the same answer: the same
+// verdict and the same leading configuration or group.
+func same(x, y stats.Decision) bool {
+	gx, gy := slices.Sorted(slices.Values(x.Group)), slices.Sorted(slices.Values(y.Group))
+	return x.Verdict == y.Verdict && slices.Equal(gx, gy)
+}
+
+// winnersNote is the table's note: how to read a cell, how it was
+// decided, and how far the decisions reproduce on halves of the
+// repetitions.
+func winnersNote(t *winnersTable) string {
+	return fmt.Sprintf("%d of %d cells decided. Each cell: the winner in bold, ahead of the runner-up by the factor shown; or the leading "+
+		"group, every member shown to be within the column's margin of the best (±10 %%; ±25 %% for p99, which one stall of the "+
+		"machine moves by more) and ahead of the rest by the factor shown; or undecided, with the repetitions a decision would need at "+
+		"the spread measured (80 %% power). A cell's claim is an intersection–union test at level %g: the best against every other "+
+		"configuration, one-sided for \"behind\" and by two one-sided tests for \"within the margin\", on the logarithms of the "+
+		"values, paired by repetition (repetitions are interleaved, so a round shares the machine's drift); a value of 0 (no rate met "+
+		"the objective) stands at half the lowest measured, behind every other. [n] is the cell's line in Decisions in detail. The "+
+		"equal load is one absolute rate for every configuration of the workload (0.7 of the slowest one's capacity in a suite run); "+
+		"the SLO capacity each configuration's own highest open-loop rate whose percentile met the workload's objective.",
+		t.decided, t.cells, WinnersAlpha)
+}
+
+// Markdown renders the table, its note, the reproducibility check and
+// the details, as report.md shows them.
 func (t *winnersTable) Markdown() string {
 	var b strings.Builder
 	mdTable(&b, t.Head, t.Rows)
 	b.WriteString("\n" + t.Note + "\n")
+	if t.Repro != "" {
+		b.WriteString("\n" + t.Repro + "\n")
+	}
+	if len(t.Details) > 0 {
+		b.WriteString("\n<details><summary>Decisions in detail</summary>\n\n")
+		for _, d := range t.Details {
+			b.WriteString("- " + mdCell(d) + "\n")
+		}
+		b.WriteString("\n</details>\n")
+	}
 	return b.String()
 }
 

@@ -36,7 +36,10 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 		for ci, c := range names {
 			name := c + "/" + wl
 			run.Configs = append(run.Configs, results.ModelConfig{Name: name, Model: c})
-			for rep, f := range spread {
+			for rep := range spread {
+				// Each configuration its own spread in a round, so that
+				// paired differences vary as measured ones do.
+				f := spread[(rep+ci)%len(spread)]
 				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
 					p := *tmpl
 					load := *tmpl.Load
@@ -108,14 +111,14 @@ func TestWinnersGolden(t *testing.T) {
 		row, col   int
 		wantPrefix string
 	}{
-		{"cpu SLO capacity", 0, 2, "**a** by"},
-		{"cpu p99", 0, 3, "**c** by"},
-		{"cpu cpu", 0, 4, "**a** by"},
-		{"cpu ctxsw", 0, 5, "tie: **a ≈ b** (a by"},
-		{"block SLO capacity", 1, 2, "**b** by"},
-		{"block p99", 1, 3, "**b** by"},
-		{"block cpu", 1, 4, "**c** by"},
-		{"block ctxsw", 1, 5, "**c** by"},
+		{"cpu SLO capacity", 0, 2, "**a**, 1.8× ahead [1]"},
+		{"cpu p99", 0, 3, "**c**, 2× ahead [2]"},
+		{"cpu cpu", 0, 4, "**a**, 1.5× ahead [3]"},
+		{"cpu ctxsw", 0, 5, "**a ≈ b** (±10 %), 2× ahead [4]"},
+		{"block SLO capacity", 1, 2, "**b**, 2× ahead"},
+		{"block p99", 1, 3, "**b**, 2× ahead"},
+		{"block cpu", 1, 4, "**c**, 2× ahead"},
+		{"block ctxsw", 1, 5, "**c**, 4× ahead"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tab.Rows[tc.row][tc.col]; !strings.HasPrefix(got, tc.wantPrefix) {
@@ -142,41 +145,53 @@ func TestWinnersGolden(t *testing.T) {
 }
 
 // TestAnswersLeftOutAcrossWorkloads: a run of several workloads ranks no
-// configuration of one workload against another's; the answers say why
-// instead.
+// configuration of one workload against another's; its answers are each
+// workload's decided cells, and say why.
 func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
 	r, pts := winnersRun(t, map[string][4][3]float64{
 		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
 	})
 	var rep report
-	rep.answers(analyze(r, pts, Options{}))
-	if len(rep.Answers) != 0 || !strings.Contains(rep.AnswerNote, "This run has 2 workloads") {
-		t.Errorf("answers %v, note %q: want none, and a note naming the 2 workloads", rep.Answers, rep.AnswerNote)
+	a := analyze(r, pts, Options{})
+	rep.Winners = a.winners()
+	rep.answers(a)
+	if len(rep.Answers) != 2 || rep.Answers[0].Metric != "cpu" || !strings.HasPrefix(rep.Answers[0].Text, "SLO capacity: a, 1.8× ahead") ||
+		!strings.Contains(rep.AnswerNote, "This run has 2 workloads") {
+		t.Errorf("answers %+v, note %q: want a line per workload of its decided cells, and a note naming the 2 workloads", rep.Answers, rep.AnswerNote)
 	}
 }
 
-// TestCellText: a cell's text from its decided tests — a single winner
-// only when every rival is significantly behind, a tie naming the
-// leading group, no difference when none is behind, and no claim
-// without a test.
-func TestCellText(t *testing.T) {
-	sig := func(name string, p float64) rival { return rival{name: name, factor: "2×", p: p, adj: p, sig: true} }
-	not := func(name string, p float64) rival { return rival{name: name, factor: "1.01×", p: p, adj: 1} }
-	for _, tc := range []struct {
-		name   string
-		rivals []rival
-		want   string
-	}{
-		{"winner", []rival{sig("b", 1e-4), sig("c", 1e-6)}, "**a** by 2× over b"},
-		{"tie", []rival{not("b", 0.3), sig("c", 1e-6)}, "tie: **a ≈ b** (a by 1.01× over b; p=0.3, Holm 1), ahead of c (Holm ≤ 1e-06)"},
-		{"no difference", []rival{not("b", 0.3), not("c", 0.2)}, "no significant difference (a by 1.01× over b"},
-		{"no test", []rival{{name: "b", factor: "1.2×", p: math.NaN(), why: "n=1+5, too few for a test"}}, "no test (a, then b: 1.2×; n=1+5"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := cellText(&winnerCell{best: "a", rivals: tc.rivals}); !strings.HasPrefix(got, tc.want) {
-				t.Errorf("got %q, want it to start with %q", got, tc.want)
-			}
-		})
+// TestWinnersUndecided: cells whose configurations cannot be told apart
+// at the spread measured say so, with the repetitions a decision needs,
+// and a search that met no rate (0) is behind, not left out.
+func TestWinnersUndecided(t *testing.T) {
+	r, pts := winnersRun(t, map[string][4][3]float64{
+		//        capacity (req/s)         p99 (µs)        CPU (µs/req)    ctxsw/req
+		"cpu":   {{90000, 88000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1.5, 2}},
+		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
+	})
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind == results.KindSLO && p.Config.Name == "c/block" {
+			p.SLO.RatePerS = 0 // no rate met the objective
+		}
+		if p.Kind == results.KindSLO && p.Config.Name == "b/cpu" {
+			p.SLO.RatePerS *= []float64{1.4, 0.7, 1.2, 0.8, 1}[p.Repetition] // a wide spread
+		}
+	}
+	tab := analyze(r, pts, Options{}).winners()
+	if got := tab.Rows[0][2]; !strings.HasPrefix(got, "undecided (a leads; about ") || !strings.Contains(got, "repetitions would decide)") {
+		t.Errorf("cpu SLO capacity %q, want undecided with the repetitions it needs", got)
+	}
+	if got := tab.Rows[1][2]; !strings.HasPrefix(got, "**b**") {
+		t.Errorf("block SLO capacity %q, want b ahead of c's zeros", got)
+	}
+	details := strings.Join(tab.Details, "\n")
+	if !strings.Contains(details, "a value of 0 (no rate met the objective) stood at") {
+		t.Errorf("details %q: want the zero's stand-in named", details)
+	}
+	if !strings.Contains(tab.Note, "of 8 cells decided") || tab.Repro == "" {
+		t.Errorf("note %q, repro %q", tab.Note, tab.Repro)
 	}
 }

@@ -240,9 +240,11 @@ type Aggregate struct {
 	// Stats summarizes the metric over the repetitions that may be
 	// trusted: measured points whose verdict is valid (and measured points
 	// without a load-generator verdict, for the server's own costs).
-	// Values are those repetitions' values, in the group's order.
+	// Values are those repetitions' values, in the group's order, and
+	// Reps their repetitions.
 	Stats  Stats
 	Values []float64
+	Reps   []int
 	// Skipped counts the group's points that do not carry the metric:
 	// failed or unavailable points, or measured points without it;
 	// SkipReasons says why, one line per point.
@@ -289,6 +291,7 @@ func (g *Group) Aggregate(m Metric) Aggregate {
 			continue
 		}
 		xs = append(xs, v)
+		a.Reps = append(a.Reps, p.Repetition)
 	}
 	a.Stats, a.Values = Summarize(xs), xs
 	return a

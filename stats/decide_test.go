@@ -1,0 +1,143 @@
+package stats
+
+import (
+	"slices"
+	"testing"
+)
+
+// rounds returns an arm's values by round 0, 1, ….
+func rounds(name string, xs ...float64) Arm {
+	a := Arm{Name: name, Values: map[int]float64{}}
+	for i, x := range xs {
+		a.Values[i] = x
+	}
+	return a
+}
+
+// TestDecide checks the decision rule on made-up repetitions with known
+// effects: a clear winner, a pair equivalent within the margin ahead of
+// the rest, an undecided pair with the repetitions it needs, values of 0,
+// the lower-is-better direction, and the unpaired fallback.
+func TestDecide(t *testing.T) {
+	higher := DecideOptions{HigherIsBetter: true, Margin: 0.10}
+	lower := DecideOptions{HigherIsBetter: false, Margin: 0.10}
+	for _, tc := range []struct {
+		name      string
+		arms      []Arm
+		opt       DecideOptions
+		want      Verdict
+		wantBest  string
+		wantGroup []string
+		check     func(t *testing.T, d Decision)
+	}{
+		{
+			name: "a clear winner",
+			arms: []Arm{
+				rounds("b", 80, 82, 79, 81, 80),
+				rounds("a", 100, 103, 98, 101, 100),
+				rounds("c", 60, 61, 59, 62, 60),
+			},
+			opt: higher, want: Winner, wantBest: "a", wantGroup: []string{"a"},
+			check: func(t *testing.T, d Decision) {
+				if r := d.Rivals[0]; r.Name != "b" || r.Status != Behind || !r.Paired || r.Ratio < 1.2 || r.Ratio > 1.3 {
+					t.Errorf("runner-up %+v, want b behind by about 1.25×, paired", r)
+				}
+			},
+		},
+		{
+			name: "an equivalent pair ahead of the rest",
+			arms: []Arm{
+				rounds("a", 100, 101, 99, 100.5, 100),
+				rounds("b", 99, 100, 98.5, 99.5, 99.2),
+				rounds("c", 60, 61, 59, 62, 60),
+			},
+			opt: higher, want: Group, wantBest: "a", wantGroup: []string{"a", "b"},
+			check: func(t *testing.T, d Decision) {
+				if !slices.Equal(d.Rest, []string{"c"}) || d.Rivals[0].Status != Equivalent || d.Rivals[0].PEquiv >= 0.05 {
+					t.Errorf("rest %v, rivals %+v", d.Rest, d.Rivals)
+				}
+			},
+		},
+		{
+			name: "an undecided pair, and what it needs",
+			arms: []Arm{
+				rounds("a", 100, 140, 80, 120, 95),
+				rounds("b", 110, 100, 90, 100, 85),
+			},
+			opt: higher, want: Undecided, wantBest: "a", wantGroup: []string{"a"},
+			check: func(t *testing.T, d Decision) {
+				if d.Need <= 5 || d.Rivals[0].Status != Undetermined || d.Rivals[0].Need != d.Need {
+					t.Errorf("need %d, rival %+v; want more than the 5 repetitions measured", d.Need, d.Rivals[0])
+				}
+			},
+		},
+		{
+			name: "values of 0 stand below every measured value",
+			arms: []Arm{
+				rounds("a", 1000, 1020, 990, 1010, 1005),
+				rounds("none", 0, 0, 0, 0, 0),
+				rounds("some", 800, 0, 790, 810, 805),
+			},
+			opt: higher, want: Winner, wantBest: "a",
+			check: func(t *testing.T, d Decision) {
+				if d.Floor != 395 {
+					t.Errorf("floor %g, want half of the smallest positive value, 395", d.Floor)
+				}
+				if !slices.Equal(d.Rest, []string{"some", "none"}) {
+					t.Errorf("rest %v", d.Rest)
+				}
+			},
+		},
+		{
+			name: "lower is better",
+			arms: []Arm{
+				rounds("slow", 300, 310, 290, 305, 300),
+				rounds("fast", 100, 105, 98, 102, 101),
+			},
+			opt: lower, want: Winner, wantBest: "fast",
+			check: func(t *testing.T, d Decision) {
+				if r := d.Rivals[0]; r.Ratio < 2.8 || r.Ratio > 3.2 {
+					t.Errorf("ratio %g, want about 3 (the rival's over the best's)", r.Ratio)
+				}
+			},
+		},
+		{
+			name: "unpaired when the rounds differ",
+			arms: []Arm{
+				{Name: "a", Values: map[int]float64{0: 100, 2: 102, 4: 99}},
+				{Name: "b", Values: map[int]float64{1: 70, 3: 71, 5: 69}},
+			},
+			opt: higher, want: Winner, wantBest: "a",
+			check: func(t *testing.T, d Decision) {
+				if d.Rivals[0].Paired || d.Rivals[0].Rounds != 0 {
+					t.Errorf("rival %+v, want an unpaired comparison", d.Rivals[0])
+				}
+			},
+		},
+		{name: "one configuration", arms: []Arm{rounds("a", 1, 2, 3)}, opt: higher, want: NoTest},
+		{name: "nothing met the objective", arms: []Arm{rounds("a", 0, 0), rounds("b", 0, 0)}, opt: higher, want: NoTest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.arms, tc.opt)
+			if d.Verdict != tc.want || tc.wantBest != "" && d.Best != tc.wantBest || tc.wantGroup != nil && !slices.Equal(d.Group, tc.wantGroup) {
+				t.Fatalf("Decide = %s (%+v); want %s, best %q, group %v", d, d, tc.want, tc.wantBest, tc.wantGroup)
+			}
+			if tc.check != nil {
+				tc.check(t, d)
+			}
+		})
+	}
+}
+
+// TestNeedShrinksWithSpread checks the estimate of repetitions: the same
+// mean difference needs more repetitions at a larger spread.
+func TestNeedShrinksWithSpread(t *testing.T) {
+	opt := DecideOptions{HigherIsBetter: true, Margin: 0.10, Alpha: 0.05, Power: 0.8}
+	narrow, wide := need(0.2, 0.1, 0.0953, opt), need(0.2, 0.4, 0.0953, opt)
+	if narrow < 3 || wide <= narrow {
+		t.Errorf("need at sd 0.1 = %d, at sd 0.4 = %d; want more at the larger spread", narrow, wide)
+	}
+	if got := need(-0.5, 0.1, 0.0953, opt); got != -1 {
+		t.Errorf("need of a best that is worse on average beyond the margin = %d, want -1", got)
+	}
+}
