@@ -363,12 +363,15 @@ func decisionDetail(c *winnerCell) string {
 		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind)=%s, p(within ±%s)=%s → %s",
 			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, fmtP(r.PBehind), pct(c.column.margin), fmtP(r.PEquiv), r.Status)
-		if r.Status == stats.Undetermined {
-			if r.Need > 0 {
-				p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
-			} else {
-				p += " (no estimate: the best by median is not ahead on average)"
-			}
+		if math.IsNaN(r.Ratio) {
+			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
+		}
+		switch {
+		case r.Status != stats.Undetermined, math.IsNaN(r.Ratio):
+		case r.Need > 0:
+			p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
+		default:
+			p += " (no estimate: " + r.Why + ")"
 		}
 		parts = append(parts, p)
 	}

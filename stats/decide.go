@@ -84,8 +84,10 @@ type Rival struct {
 	// "within the margin" is the answer a reader can use.
 	Status string
 	// Need is, for an undetermined rival, the repetitions that would
-	// decide it at the spread measured (0: decided, -1: not estimable).
+	// decide it at the spread measured (0: decided, -1: not estimable,
+	// and Why says why).
 	Need int
+	Why  string
 }
 
 // Decision is the outcome of Decide.
@@ -251,6 +253,7 @@ func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival
 	default:
 		lb, lo := values(b), values(o)
 		if len(lb) < 2 || len(lo) < 2 {
+			rv.Why = fmt.Sprintf("too few valid repetitions to compare (%d and %d)", len(lb), len(lo))
 			return rv
 		}
 		sb, so := moremath.Sample{Xs: lb}, moremath.Sample{Xs: lo}
@@ -284,7 +287,9 @@ func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival
 	case rv.PBehind < opt.Alpha:
 		rv.Status, rv.Need = Behind, 0
 	default:
-		rv.Need = need(mean, se*math.Sqrt(float64(n)), delta, opt)
+		if rv.Need = need(mean, se*math.Sqrt(float64(n)), delta, opt); rv.Need < 0 {
+			rv.Why = "the best by median is not ahead on average"
+		}
 	}
 	return rv
 }
