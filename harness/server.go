@@ -354,6 +354,59 @@ func (s *server) kill() {
 	<-s.done
 }
 
+// Server is a running "concbench serve" process for a command that drives
+// a server itself (concbench priority, hostile): the harness's own server
+// driver — readiness check, control channel, escalating stop — behind a
+// small API. Its methods are not safe for concurrent use: the control
+// channel carries one command at a time.
+type Server struct {
+	srv *server
+	sp  *spawner // the locked thread srv was forked from; closed by Stop
+}
+
+// StartServer starts bin with args (a "serve" command line: "serve",
+// "--model", …) and waits until the server is ready: it has printed its
+// address, answered "info", and served one verified probe request over
+// protocol ("http" or "binary", the --protocol it was given). It is forked
+// from a locked OS thread of its own that lives until Stop (see spawner),
+// in its own process group, and is killed if this process dies. A
+// server that does not start is reaped, and the error carries the tail
+// of its stderr (its own reason).
+func StartServer(bin string, args []string, protocol string) (*Server, error) {
+	sp := newSpawner()
+	srv, err := startServer(sp, bin, args, protocol)
+	if err != nil {
+		sp.close()
+		return nil, err
+	}
+	return &Server{srv: srv, sp: sp}, nil
+}
+
+// Addr is the address the server listens on, as it printed it.
+func (s *Server) Addr() string { return s.srv.addr }
+
+// PID is the server's process id.
+func (s *Server) PID() int { return s.srv.pid }
+
+// Info is the server's answer to "info": its model, variant, threads,
+// CPUs and limits.
+func (s *Server) Info() models.Info { return s.srv.info }
+
+// Snapshot takes a control-channel snapshot: rusage over all the
+// server's threads, allocations, RSS and the model's counters (without
+// the per-task sums, which cost the server about 50 µs per thread).
+func (s *Server) Snapshot() (*models.Snapshot, error) { return s.srv.snapshot() }
+
+// Stop asks the server to quit, escalating to SIGTERM after 5 s and
+// SIGKILL 2 s later, waits for it and releases its thread. The error
+// describes an unclean end (a non-zero exit, a signal, or a server that
+// needed one), with the tail of its stderr. Stop may be called once.
+func (s *Server) Stop() error {
+	err := s.srv.stop()
+	s.sp.close()
+	return err
+}
+
 // probe sends one OpWork request to addr and checks its response.
 func probe(addr, protocol string) error {
 	codec, err := wire.New(protocol, wire.Limits{})

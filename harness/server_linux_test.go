@@ -193,3 +193,25 @@ func procState(t *testing.T, pid int) string {
 	}
 	return "alive"
 }
+
+// TestStartServer checks the exported driver: a ready server's address,
+// pid, info and snapshot, a clean stop, and a failed start's reason.
+func TestStartServer(t *testing.T) {
+	testenv.EndToEnd(t)
+	srv, err := StartServer(serverBinary, []string{"serve", "--model", "netpoll", "--protocol", "http"}, "http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := srv.Info(); info.PID != srv.PID() || info.Addr != srv.Addr() || info.Model != "netpoll" {
+		t.Errorf("server %d at %s, info %+v", srv.PID(), srv.Addr(), info)
+	}
+	if snap, err := srv.Snapshot(); err != nil || snap.Stats.Requests != 1 { // the readiness probe
+		t.Errorf("Snapshot = %+v, %v; want the probe's 1 request", snap, err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if _, err := StartServer(serverBinary, []string{"serve", "--model", "nosuch"}, "http"); err == nil || !strings.Contains(err.Error(), `unknown model "nosuch"`) {
+		t.Errorf("StartServer of an unknown model = %v; want serve's reason", err)
+	}
+}
