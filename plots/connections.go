@@ -29,6 +29,7 @@ type connPanel struct {
 var connPanels = []connPanel{
 	{results.LatencyP50, "p50 latency", 1, formatNs},
 	{results.LatencyP99, "p99 latency", 1, formatNs},
+	{results.LatencyP999, "p99.9 latency", 1, formatNs},
 	{results.CPUPerReq, "CPU per request (µs)", 1, formatNumber},
 	{results.CtxswPerReq, "context switches per request", 1, formatNumber},
 	{results.RSS, "RSS (MiB)", 1.0 / (1 << 20), formatNumber},
@@ -378,7 +379,7 @@ func connectionsFigure(a *analysis) *Figure {
 		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
 	}
 	if len(controls) == 0 {
-		f.note("No control in this run: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself (scripts/connscale -idle 9900 -idle-to other). Before reading the latency panels as a model's scaling, measure that control (the connections profile's conns=256,idle=9744 workload).")
+		f.note("No control in this run: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself did (100 active and 9 900 idle connections on a 2-CPU machine). Before reading the latency panels as a model's scaling, measure that control (the connections profile's conns=256,idle=9744 workload).")
 	}
 
 	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {

@@ -51,7 +51,8 @@ func connectionRun() (*results.Run, []results.Point) {
 					continue
 				}
 				j := jitter(rep)
-				lat := loadgen.Summary{Count: 15000, P50Ns: int64(50_000 * j), P99Ns: int64(200_000 * j * float64(conns+idle) / 100)}
+				lat := loadgen.Summary{Count: 15000, P50Ns: int64(50_000 * j), P99Ns: int64(200_000 * j * float64(conns+idle) / 100),
+					P999Ns: int64(400_000 * j * float64(conns+idle) / 100)}
 				p.Load = &loadgen.Result{Valid: !(cfg == "flat" && conns == 10000 && rep == 3), Latency: lat}
 				if !p.Load.Valid {
 					p.Load.Checks = []loadgen.Check{loadgen.CheckRate}

@@ -97,8 +97,8 @@
 //  7. threads: each Leader/Followers thread's share of the handle-set
 //     events, busiest first, per promotion order.
 //  8. connections, only for a run with absolute-rate points
-//     (results.KindRate, the connections profile): p50 and p99 latency,
-//     CPU and context switches per request, RSS, OS threads and open
+//     (results.KindRate, the connections profile): p50, p99 and p99.9
+//     latency, CPU and context switches per request, RSS, OS threads and open
 //     descriptors of the server against connections, log axes, one panel
 //     per metric, one series per configuration across the workloads
 //     "<config>/conns=<n>". Its caption states each configuration's
