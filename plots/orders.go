@@ -53,6 +53,9 @@ type orderMetric struct {
 	// optional metrics are shown only when some order has them (counters
 	// that older runs lack).
 	optional bool
+	// untested metrics are shown for reading, not tested against fifo:
+	// the verdicts' family of tests is the other metrics'.
+	untested bool
 }
 
 // aggregated is a metric of results whose values are Aggregate's.
@@ -63,11 +66,17 @@ func aggregated(m results.Metric) func(g *results.Group) []float64 {
 var orderMetrics = []orderMetric{
 	{head: "busiest thread's share of events (%)", short: "busiest thread's share", values: busiestShares},
 	{head: "promotions per event (%)", short: "promotions per event", values: promotionsPerEvent},
-	{head: "longest-waiting follower promoted (% of promotions with a choice)", short: "longest-waiting promoted", values: longestPromoted, optional: true},
+	{head: "longest-waiting follower promoted (% of promotions with a choice)", short: longestShort, values: longestPromoted, optional: true},
 	{head: "ctxsw/req", short: "ctxsw/req", values: aggregated(results.CtxswPerReq)},
 	{head: "CPU µs/req", short: "CPU/req", values: aggregated(results.CPUPerReq)},
+	{head: "p50", short: "p50", unit: "ns", values: aggregated(results.LatencyP50), untested: true},
 	{head: "p99", short: "p99", unit: "ns", values: aggregated(results.LatencyP99)},
+	{head: "os re-waits (% of promotions)", short: "os re-waits", values: osRewaits, optional: true, untested: true},
 }
+
+// longestShort is the short name of the longest-waiting metric, which the
+// os order's verdict quotes.
+const longestShort = "longest-waiting promoted"
 
 // busiestShares returns, per trusted repetition of g, the busiest
 // thread's share of the handle-set events in %.
@@ -107,6 +116,30 @@ func longestPromoted(g *results.Group) []float64 {
 	for _, p := range trusted(g) {
 		if c := p.Server.Counters["promotions_with_choice"]; c > 0 {
 			out = append(out, 100*float64(p.Server.Counters["promoted_longest_waiting"])/float64(c))
+		}
+	}
+	return out
+}
+
+// osRewaits returns, per trusted repetition of g that has the os order's
+// os_rewaits counter, the followers that came back from the futex wait
+// without the leader role and waited again, in % of the promotions (the
+// grant protocol's cost that fifo does not pay).
+func osRewaits(g *results.Group) []float64 {
+	var out []float64
+	for _, p := range trusted(g) {
+		n, ok := p.Server.Counters["os_rewaits"]
+		if !ok {
+			// A counter that did not move in the window is left out of
+			// the deltas; the model has it if it has an end value.
+			_, ok = p.Server.CountersAtEnd["os_rewaits"]
+		}
+		var pr uint64
+		for _, t := range p.Server.PerThread {
+			pr += t.Promotions
+		}
+		if ok && pr > 0 {
+			out = append(out, 100*float64(n)/float64(pr))
 		}
 	}
 	return out
@@ -222,7 +255,7 @@ func (a *analysis) orders() *ordersSection {
 		s.Notes = append(s.Notes, "The load is a fraction of each configuration's own capacity, so the orders' absolute rates differ as their capacities do; a suite run (harness RatesFromSlowest) compares them at one absolute rate.")
 	}
 	s.Notes = append(s.Notes, []string{
-		"Each cell: the median over the valid repetitions with its 95% confidence interval in brackets, or, with fewer than 6 repetitions (too few for that interval), their range marked \"range\". Shares rank the threads by their events in each repetition (thread ids differ between runs); promotions per event is the share of events after which the leader woke a parked follower (the others found no follower, so the next thread to finish led without sleeping); the longest-waiting share (the model's promoted_longest_waiting over promotions_with_choice, where the run has them) is which follower a promotion chose: 100% is FIFO's choice by construction, 0% LIFO's, and os's shows the kernel's wake order.",
+		"Each cell: the median over the valid repetitions with its 95% confidence interval in brackets, or, with fewer than 6 repetitions (too few for that interval), their range marked \"range\". Shares rank the threads by their events in each repetition (thread ids differ between runs); promotions per event is the share of events after which the leader woke a parked follower (the others found no follower, so the next thread to finish led without sleeping); the longest-waiting share (the model's promoted_longest_waiting over promotions_with_choice, where the run has them) is which follower a promotion chose: 100% is FIFO's choice by construction, 0% LIFO's, and os's shows the kernel's wake order. p50 and os re-waits (followers the kernel woke that found the leader role taken and waited again at the queue's tail, per promotion; where the run has the counter) are shown, not tested.",
 		fmt.Sprintf("Verdicts: each order against fifo, per metric, by the two-sided Welch t-test on the logarithms of the repetitions, the p-values adjusted by Holm's procedure over the group's tests (family-wise α %g); the ratio is the Hodges–Lehmann estimate with its 95%% interval (stats.RatioCI). \"No significant difference\" is a result: with few repetitions it bounds, not excludes, a small effect.", OrdersAlpha),
 	}...)
 	return s
@@ -257,6 +290,9 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		}
 		others = append(others, o)
 		for mi := range ms {
+			if ms[mi].untested {
+				continue
+			}
 			t := &orderTest{order: o, metric: mi, adj: math.NaN()}
 			w := stats.WelchLog(v[mi], ref[mi], results.Confidence)
 			t.p, t.why = w.P, w.Why
@@ -313,7 +349,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 			concentrated = st.Median >= 1.5*100/float64(threads)
 		}
 		b.WriteString(orderExplanation(o, len(diff) > 0, busiestVerdict(tests, o), concentrated, threads))
-		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.optional }); o == orderOS && i >= 0 {
+		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); o == orderOS && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
 				fmt.Fprintf(&b, " The model's counters: os promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
 					trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))

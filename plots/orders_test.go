@@ -12,12 +12,14 @@ import (
 
 // orderValues are the medians a made-up Leader/Followers order gets: the
 // four threads' events, context switches and CPU (µs) per request, p99
-// (µs), and the % of promotions with a choice that promoted the
-// longest-waiting follower.
+// (µs), the % of promotions with a choice that promoted the
+// longest-waiting follower, and (os only) the followers that waited again
+// in % of the promotions.
 type orderValues struct {
 	events        [4]uint64
 	ctxsw, cpu, p float64
 	longest       float64
+	rewaits       float64
 }
 
 // ordersRun builds a one-workload run of Leader/Followers configurations,
@@ -60,6 +62,13 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 				}
 				p.Server.PerThread = append(p.Server.PerThread, models.ThreadStats{Role: "pool", Events: ev, Requests: ev, Promotions: ev * 9 / 10})
 			}
+			if o == orderOS { // the model counts re-waits in os order only
+				var pr uint64
+				for _, t := range p.Server.PerThread {
+					pr += t.Promotions
+				}
+				p.Server.Counters["os_rewaits"] = uint64(math.Round(v.rewaits / 100 * float64(pr)))
+			}
 			out = append(out, p)
 		}
 	}
@@ -72,7 +81,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 func TestOrdersSection(t *testing.T) {
 	fifo := orderValues{events: [4]uint64{1000, 1000, 1000, 1000}, ctxsw: 1.6, cpu: 33, p: 3000, longest: 100}
 	lifo := orderValues{events: [4]uint64{3000, 500, 300, 200}, ctxsw: 1.2, cpu: 30, p: 2800, longest: 0}
-	osDiff := orderValues{events: [4]uint64{2000, 1000, 500, 500}, ctxsw: 3.2, cpu: 40, p: 3000, longest: 60}
+	osDiff := orderValues{events: [4]uint64{2000, 1000, 500, 500}, ctxsw: 3.2, cpu: 40, p: 3000, longest: 60, rewaits: 5}
 	for _, tc := range []struct {
 		name   string
 		orders map[string]orderValues
@@ -85,7 +94,7 @@ func TestOrdersSection(t *testing.T) {
 			want:   []string{"**os vs fifo: no significant difference**", "The measurements agree: no metric tells os from fifo.", "**lifo differs from fifo** in busiest thread's share", "The result agrees: lifo's busiest thread"}},
 		{name: "os differs", orders: map[string]orderValues{orderFIFO: fifo, orderOS: osDiff},
 			golden: "orders_differ.md",
-			want:   []string{"**os differs from fifo** in busiest thread's share", "ctxsw/req 2", "A difference here is therefore"}},
+			want:   []string{"**os differs from fifo** in busiest thread's share", "ctxsw/req 2", "A difference here is therefore", "| p50 | p99 | os re-waits (% of promotions) |", "| 5 (range 4.99–5.01) |"}},
 		{name: "one order", orders: map[string]orderValues{orderFIFO: fifo}, none: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
