@@ -159,13 +159,15 @@
 // hundred µs; at half load on this kind of VM the base's p99 is already
 // 1–8 ms).
 //
-// scripts/gaterate measures the rates: the share of N runs that exit 1,
-// with its Clopper–Pearson 95 % interval, and per row the changes seen.
+// "concbench gaterate" measures the rates: the share of N runs that exit
+// 1, with its Clopper–Pearson 95 % interval, and per row the changes seen;
+// "concbench gaterate --runs 0 --out results/gaterate/<kind>" recounts a
+// committed campaign.
 //
 // # Measured error rates
 //
 // The false-positive rate of no-change runs and the power against each
-// injected regression, measured with scripts/gaterate, are in
+// injected regression, measured with concbench gaterate, are in
 // docs/findings.md ("The CI gate"), with the commands, commits and
 // machines; the runs behind them are under results/gaterate/.
 package gate

@@ -12,6 +12,8 @@
 //     its distribution-free Moses interval (the report's margins and
 //     factors); WelchLog, Welch's t-test on logarithms with the ratio of
 //     geometric means and its interval (the report's verdicts).
+//   - Proportions: ClopperPearson, the exact interval of a binomial
+//     proportion (the gate's measured error rates, concbench gaterate).
 //   - Families of tests: Holm, Holm's step-down procedure (the gate's
 //     U tests, the report's who-wins table and promotion orders).
 //   - The load generator's self-checks: KSExp, the Kolmogorov–Smirnov test

@@ -345,7 +345,7 @@ func TestGateBaseNotACommit(t *testing.T) {
 // gives that down to 6 700 req/s, less than half of what leaderfollowers
 // serves on a 2-vCPU VM busy with another gate run (1 s did not: 14.7k
 // req/s there, 2 of 2 capacity rows "not gated"). The timing regressions'
-// power is measured by scripts/gaterate (gate/doc.go).
+// power is measured by concbench gaterate (gate/doc.go).
 func TestGateSelfTest(t *testing.T) {
 	testenv.EndToEnd(t)
 	if testing.Short() {

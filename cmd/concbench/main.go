@@ -10,6 +10,7 @@
 //	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
 //	concbench validate [flags]          check the measurement chain against queueing theory (exit 0 validated, 3 not validated)
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
+//	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
 //	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
 //
@@ -79,6 +80,7 @@ var commands = []command{
 	{name: "agent", summary: "a load-generator agent: runs a share of a coordinator's load (load --agents) and returns its histograms and verdict", run: runAgent},
 	{name: "validate", summary: "check the measurement chain against queueing theory (M/M/1, M/D/1 with measured service and floor) and decompose each response time; exit 0 validated, 3 not validated", run: runValidate},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
+	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }
 

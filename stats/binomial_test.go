@@ -1,4 +1,4 @@
-package main
+package stats
 
 import (
 	"math"
@@ -14,9 +14,9 @@ func TestClopperPearson(t *testing.T) {
 	}{
 		{0, 20, 0, 0.1684}, {1, 20, 0.0013, 0.2487}, {10, 10, 0.6915, 1}, {9, 10, 0.5550, 0.9975},
 	} {
-		lo, hi := clopperPearson(tc.k, tc.n, 0.05)
+		lo, hi := ClopperPearson(tc.k, tc.n, 0.95)
 		if math.Abs(lo-tc.lo) > 5e-4 || math.Abs(hi-tc.hi) > 5e-4 {
-			t.Errorf("clopperPearson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
+			t.Errorf("ClopperPearson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
 		}
 	}
 }
