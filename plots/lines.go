@@ -25,8 +25,8 @@ type Series struct {
 // per series, in order (the i-th series looks like the i-th configuration
 // of a run), the legend outside the data area. Its table is every point,
 // valid or not. Non-positive y values cannot be drawn on the log axis and
-// are left out with a note. It is for the measurement scripts, whose
-// figures are not built from a stored run.
+// are left out with a note. It is for the commands that measure outside a
+// run (concbench priority), whose figures are not built from a stored run.
 func LineFigure(name, title, xlabel, ylabel string, series []Series) *Figure {
 	f := &Figure{
 		Name: name, Title: title,

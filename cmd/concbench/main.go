@@ -11,6 +11,7 @@
 //	concbench validate [flags]          check the measurement chain against queueing theory (exit 0 validated, 3 not validated)
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
 //	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
+//	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
 //	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
 //
@@ -80,6 +81,7 @@ var commands = []command{
 	{name: "agent", summary: "a load-generator agent: runs a share of a coordinator's load (load --agents) and returns its histograms and verdict", run: runAgent},
 	{name: "validate", summary: "check the measurement chain against queueing theory (M/M/1, M/D/1 with measured service and floor) and decompose each response time; exit 0 validated, 3 not validated", run: runValidate},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
+	{name: "priority", summary: "a high-priority stream's p99 under a growing low-priority flood, per server configuration (with and without priority): a table and a figure", run: runPriority},
 	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }

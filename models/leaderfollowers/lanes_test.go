@@ -189,7 +189,7 @@ func skipUnlessLanesPermitted(t *testing.T, cfg models.Config, opts Options) {
 }
 
 // TestLanesUnderLoadgen drives a laned server with the load generator's
-// two streams at once, as scripts/priority does: a high-priority one and a
+// two streams at once, as concbench priority does: a high-priority one and a
 // low-priority one on connections of their own. Every high connection
 // (primed with its priority) must land in the high lane and every low one
 // in the low lane, and each lane must have served exactly its stream's
