@@ -12,25 +12,14 @@ import (
 
 // TestGaterateFlags: bad input is refused by name before anything runs.
 func TestGaterateFlags(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefused(t, "gaterate", []string{"--out", t.TempDir()}, []flagCase{
 		{name: "negative runs", args: []string{"--runs", "-1"}, want: "--runs -1: want 0 or more"},
 		{name: "runs not a number", args: []string{"--runs", "x"}, want: `invalid value "x" for flag -runs`},
 		{name: "judge with runs", args: []string{"--judge", "--runs", "3"}, want: "--judge measures nothing"},
 		{name: "judge with base", args: []string{"--judge", "--base", "main"}, want: "--judge measures nothing"},
 		{name: "stray argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 		{name: "unknown flag", args: []string{"--bin", "x"}, want: "flag provided but not defined: -bin"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"gaterate", "--out", t.TempDir()}, tc.args...), nil, io.Discard, io.Discard)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
-				t.Fatalf("error %v (exit %d), want one containing %q, exit 1", err, exitCode(err), tc.want)
-			}
-		})
-	}
+	})
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"help", "gaterate"}, nil, &out, io.Discard); exitCode(err) != 0 ||
 		!strings.Contains(out.String(), "--runs 0 measures nothing") || !strings.Contains(out.String(), "-tags") {

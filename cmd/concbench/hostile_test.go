@@ -23,11 +23,7 @@ func TestHostileFlags(t *testing.T) {
 		len(f.cfgs) != 1 || f.cfgs[0].label != "lf" || !slices.Equal(f.cfgs[0].flags, []string{"--model", "leaderfollowers", "--header-timeout", "5s"}) {
 		t.Errorf("defaults: %+v", f)
 	}
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefused(t, "hostile", nil, []flagCase{
 		{name: "no configuration", args: nil, want: "name at least one configuration"},
 		{name: "attack", args: []string{"--attack", "flood", "a=--model netpoll"}, want: `--attack "flood": want amplify or slowheader`},
 		{name: "conns", args: []string{"--conns", "0", "a=--model netpoll"}, want: "--conns 0"},
@@ -36,14 +32,7 @@ func TestHostileFlags(t *testing.T) {
 		{name: "during", args: []string{"--during", "-1s", "a=--model netpoll"}, want: "--during -1s"},
 		{name: "configuration without label", args: []string{"netpoll"}, want: `configuration "netpoll": want label=serve flags`},
 		{name: "unknown flag", args: []string{"--bin", "x", "a=--model netpoll"}, want: "flag provided but not defined: -bin"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"hostile"}, tc.args...), nil, io.Discard, io.Discard)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
-				t.Fatalf("error %v (exit %d), want one containing %q, exit 1", err, exitCode(err), tc.want)
-			}
-		})
-	}
+	})
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"help", "hostile"}, nil, &out, io.Discard); exitCode(err) != 0 ||
 		!strings.Contains(out.String(), "usage: concbench hostile") || !strings.Contains(out.String(), "-attack") {

@@ -33,11 +33,7 @@ func TestPriorityFlags(t *testing.T) {
 		!slices.Equal(f.lows, []float64{0.5, 1}) || f.bin == "" {
 		t.Errorf("configurations given: %+v", f)
 	}
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefused(t, "priority", nil, []flagCase{
 		{name: "priority 0", args: []string{"--high-prio", "0"}, want: "--high-prio 0: want 1..255"},
 		{name: "priority 256", args: []string{"--high-prio", "256"}, want: "--high-prio 256: want 1..255"},
 		{name: "rate", args: []string{"--high-rate", "0"}, want: "--high-rate 0"},
@@ -50,14 +46,7 @@ func TestPriorityFlags(t *testing.T) {
 		{name: "configuration without label", args: []string{"netpoll"}, want: `configuration "netpoll": want label=serve flags`},
 		{name: "label with a slash", args: []string{"a/b=--model netpoll"}, want: `configuration "a/b=--model netpoll"`},
 		{name: "unknown flag", args: []string{"--bin", "x"}, want: "flag provided but not defined: -bin"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"priority"}, tc.args...), nil, io.Discard, io.Discard)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
-				t.Fatalf("error %v (exit %d), want one containing %q, exit 1", err, exitCode(err), tc.want)
-			}
-		})
-	}
+	})
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"help", "priority"}, nil, &out, io.Discard); exitCode(err) != 0 ||
 		!strings.Contains(out.String(), "usage: concbench priority") || !strings.Contains(out.String(), "-high-prio") {
