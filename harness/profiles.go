@@ -164,8 +164,8 @@ var ConnCounts = []int{16, 256, 1000, 4000, 10000}
 // idle, to another server (Workload.Idle).
 const ConnControlActive = 256
 
-// ConnRate is the connections profile's offered rate, req/s: 5000,
-// scripts/connscale's default rate; at 10 µs of CPU work per request it
+// ConnRate is the connections profile's offered rate, req/s: 5000; at
+// 10 µs of CPU work per request it
 // keeps the server's CPU about 5% busy with the service, so that what
 // grows with connections is the model's own cost.
 const ConnRate = 5000
