@@ -38,8 +38,8 @@ type Model struct {
 	// Family is the column of the figures the model is drawn in
 	// (FamilyLF, FamilyHandOff, FamilyOther): models that dispatch alike.
 	Family string
-	// Color is the model's slot in the figures' palette (package plots),
-	// the same in every run and every figure; each model its own.
+	// Color is the model's slot in the figures' palette (package plots:
+	// 0..10), the same in every run and every figure; each model its own.
 	Color int
 	// Sizing is how the sizing rule's thread count reaches the model
 	// (harness: "CPUs, sizing and GOMAXPROCS").
@@ -70,13 +70,14 @@ type Config struct {
 
 // The families of the figures' columns, in order.
 const (
-	FamilyLF      = "Leader/Followers"
-	FamilyHandOff = "HS/HR, Active Object" // a hand-off per request to another thread
-	FamilyOther   = "other models"
+	FamilyLF        = "Leader/Followers"
+	FamilyPractised = "LF as practised"      // nginx, Cherokee, boost.asio, the partitioned server
+	FamilyHandOff   = "HS/HR, Active Object" // a hand-off per request to another thread
+	FamilyOther     = "other models"
 )
 
 // Families are the figure columns in order.
-var Families = []string{FamilyLF, FamilyHandOff, FamilyOther}
+var Families = []string{FamilyLF, FamilyPractised, FamilyHandOff, FamilyOther}
 
 // PoolKind is how the sizing rule's thread count T reaches a model.
 type PoolKind int
