@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -61,51 +60,9 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 	haveAny, anyRange := false, false
 	for pi, bp := range panels {
 		for _, cfg := range a.configs {
-			bv := barValue{cfg: cfg, excluded: map[int]float64{}}
-			g := pick(cfg.Name)
-			note := ""
-			if g == nil {
-				note = "no point at this load"
-				f.note("%s: no %s point", cfg.Name, where)
-			} else {
-				bv.agg = g.Aggregate(bp.metric)
-				bv.ok = bv.agg.Stats.N > 0
-				for _, p := range g.Invalid() {
-					if v, ok := bp.metric.Value(p); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-						bv.excluded[p.Repetition] = v
-						haveAny = true
-					}
-				}
-				switch {
-				case !bv.ok && bv.agg.Excluded > 0:
-					note = "no valid repetition"
-					f.note("%s: no valid %s at %s (%d invalid repetition(s) excluded)", cfg.Name, bp.metric.Label, where, bv.agg.Excluded)
-				case !bv.ok:
-					note = "no measured value"
-					f.note("%s: no %s at %s (%s)", cfg.Name, bp.metric.Label, where, strings.Join(bv.agg.SkipReasons, "; "))
-				}
-			}
-			st := bv.agg.Stats
-			lo, hi, band := math.NaN(), math.NaN(), results.BandNone
-			if bv.ok {
-				lo, hi, band = st.Band()
-				haveAny = true
-				anyRange = anyRange || band == results.BandRange
-			}
-			if bv.agg.Excluded > 0 {
-				note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", bv.agg.Excluded, strings.Join(bv.agg.ExcludedReasons, ", ")))
-			}
-			kind, frac := string(results.KindCapacity), "1"
-			if where != "capacity" {
-				kind, frac = string(results.KindOpen), results.FormatFloat(a.load)
-				if g := a.atLoad(cfg.Name); a.equal && g != nil {
-					// The "fraction" column holds the absolute rate.
-					kind, frac = string(results.KindRate), results.FormatFloat(g.RatePerS)
-				}
-			}
-			f.addRow(cfg.Name, bp.metric.Name, bp.metric.Unit, kind, frac, strconv.Itoa(st.N), results.FormatFloat(st.Median),
-				results.FormatFloat(lo), results.FormatFloat(hi), band, strconv.Itoa(bv.agg.Excluded), excludedValues(bv.excluded),
-				strconv.Itoa(bv.agg.Skipped), strconv.FormatBool(bv.ok), note)
+			bv, isRange := a.barPoint(f, cfg, where, pick(cfg.Name), bp.metric)
+			haveAny = haveAny || bv.ok || len(bv.excluded) > 0
+			anyRange = anyRange || isRange
 			vals[pi] = append(vals[pi], bv)
 		}
 	}
@@ -113,83 +70,124 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 		return nil, nil, 0
 	}
 	f.note("Error bars: %s.", bandText)
-	if anyRange {
-		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
-	}
-	n := len(a.configs)
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		row := make([]*plot.Plot, len(panels))
-		for pi, bp := range panels {
-			title := bp.title
-			if len(panels) == 1 {
-				title = "" // the figure's title says it
-			}
-			axis := bp.axis
-			if pi > 0 && axis == panels[pi-1].axis {
-				// The same unit as the panel on its left: said once, so
-				// that narrow panels' labels do not run into each other.
-				axis = ""
-			}
-			p := newPlot(tx(title), tx(axis), "")
-			p.X.Min = 0
-			p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
-			names := make([]string, n)
-			var crosses plotter.XYs // the invalid repetitions, drawn last, on top
-			for i, bv := range vals[pi] {
-				// The first configuration on top.
-				pos := float64(n - 1 - i)
-				if pi == 0 {
-					names[n-1-i] = tx(bv.cfg.Name)
-				}
-				for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
-					crosses = append(crosses, plotter.XY{X: bv.excluded[rep], Y: pos})
-				}
-				if !bv.ok {
-					continue
-				}
-				st := a.style[bv.cfg.Name]
-				b := &bars{Cats: []float64{pos}, Values: []float64{bv.agg.Stats.Median}, Width: 0.7, Horizontal: true,
-					Color: st.barFill(), Line: st.barLine()}
-				p.Add(b)
-				lo, hi, _ := bv.agg.Stats.Band()
-				eb := errBar{x: bv.agg.Stats.Median, y: pos, lo: lo, hi: hi}
-				if e, err := plotter.NewXErrorBars(eb); err == nil {
-					e.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
-					e.CapWidth = vg.Points(5)
-					p.Add(e)
-				}
-				// The median as text beside the whisker, so that bars too
-				// short to see (LF's allocations) still read as a number.
-				if lb, err := plotter.NewLabels(plotter.XYLabels{
-					XYs:    plotter.XYs{{X: math.Max(hi, bv.agg.Stats.Median), Y: pos}},
-					Labels: []string{tx(trimFloat(bv.agg.Stats.Median))},
-				}); err == nil {
-					sty := textStyle(fontSmall)
-					sty.YAlign = draw.YCenter
-					lb.TextStyle = []text.Style{sty}
-					lb.Offset = vg.Point{X: vg.Points(6)}
-					p.Add(lb)
-				}
-			}
-			addExcluded(p, crosses)
-			p.X.Max *= 1.08 // room for the whiskers' caps
-			p.NominalY(names...)
-			p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-			p.Y.Tick.Width = 0
-			row[pi] = p
-		}
-		l := newLegend()
-		l.Add(tx("bar: median of valid reps"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
-		l.Add(tx("whisker: 95% CI (or range)"), lineThumb{draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}})
-		for _, vs := range vals {
-			if slices.ContainsFunc(vs, func(v barValue) bool { return len(v.excluded) > 0 }) {
-				l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-				break
-			}
-		}
-		return [][]*plot.Plot{row}, &l
-	}
+	f.noteRanges(anyRange)
+	f.build = (&barPlot{a: a, panels: panels, vals: vals}).build
 	return f, vals, excluded
+}
+
+// barPoint returns configuration cfg's bar of metric m at g (nil: the
+// configuration has no point where the figure is drawn), and whether its
+// error bar is a min–max range; it notes in f why a bar is missing and
+// writes the bar's CSV row.
+func (a *analysis) barPoint(f *Figure, cfg results.ModelConfig, where string, g *results.Group, m results.Metric) (barValue, bool) {
+	pt := aggregatePoint(g, m)
+	switch {
+	case g == nil:
+		pt.note = "no point at this load"
+		f.note("%s: no %s point", cfg.Name, where)
+	case !pt.valid() && pt.agg.Excluded > 0:
+		pt.note = pt.missingNote()
+		f.note("%s: no valid %s at %s (%d invalid repetition(s) excluded)", cfg.Name, m.Label, where, pt.agg.Excluded)
+	case !pt.valid():
+		pt.note = pt.missingNote()
+		f.note("%s: no %s at %s (%s)", cfg.Name, m.Label, where, strings.Join(pt.agg.SkipReasons, "; "))
+	}
+	kind, frac := string(results.KindCapacity), "1"
+	if where != "capacity" {
+		kind, frac = string(results.KindOpen), results.FormatFloat(a.load)
+		if g := a.atLoad(cfg.Name); a.equal && g != nil {
+			// The "fraction" column holds the absolute rate.
+			kind, frac = string(results.KindRate), results.FormatFloat(g.RatePerS)
+		}
+	}
+	f.addPointRow(&pt, cfg.Name, m.Name, m.Unit, kind, frac)
+	return barValue{cfg: cfg, agg: pt.agg, ok: pt.plotted, excluded: pt.invalidByRep()}, pt.drawnRange()
+}
+
+// barPlot is what a bar figure draws: per panel, a bar per configuration.
+type barPlot struct {
+	a      *analysis
+	panels []barPanel
+	vals   [][]barValue // per panel, a bar per configuration
+}
+
+// build returns the figure's row of panels and its legend (Figure.build).
+func (bp *barPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+	n := len(bp.a.configs)
+	row := make([]*plot.Plot, len(bp.panels))
+	for pi, panel := range bp.panels {
+		title := panel.title
+		if len(bp.panels) == 1 {
+			title = "" // the figure's title says it
+		}
+		axis := panel.axis
+		if pi > 0 && axis == bp.panels[pi-1].axis {
+			// The same unit as the panel on its left: said once, so
+			// that narrow panels' labels do not run into each other.
+			axis = ""
+		}
+		p := newPlot(tx(title), tx(axis), "")
+		p.X.Min = 0
+		p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+		names := make([]string, n)
+		var crosses plotter.XYs // the invalid repetitions, drawn last, on top
+		for i, bv := range bp.vals[pi] {
+			// The first configuration on top.
+			pos := float64(n - 1 - i)
+			if pi == 0 {
+				names[n-1-i] = tx(bv.cfg.Name)
+			}
+			for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
+				crosses = append(crosses, plotter.XY{X: bv.excluded[rep], Y: pos})
+			}
+			if bv.ok {
+				addBar(p, bv.agg.Stats, pos, bp.a.style[bv.cfg.Name], tx)
+			}
+		}
+		addExcluded(p, crosses)
+		p.X.Max *= 1.08 // room for the whiskers' caps
+		p.NominalY(names...)
+		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+		p.Y.Tick.Width = 0
+		row[pi] = p
+	}
+	l := newLegend()
+	l.Add(tx("bar: median of valid reps"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
+	l.Add(tx("whisker: 95% CI (or range)"), lineThumb{draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}})
+	for _, vs := range bp.vals {
+		if slices.ContainsFunc(vs, func(v barValue) bool { return len(v.excluded) > 0 }) {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+			break
+		}
+	}
+	return [][]*plot.Plot{row}, &l
+}
+
+// addBar draws one horizontal bar at pos: the median of st in style, its
+// band as a whisker, and the median as text beside the whisker.
+func addBar(p *plot.Plot, st results.Stats, pos float64, style seriesStyle, tx func(string) string) {
+	b := &bars{Cats: []float64{pos}, Values: []float64{st.Median}, Width: 0.7, Horizontal: true,
+		Color: style.barFill(), Line: style.barLine()}
+	p.Add(b)
+	lo, hi, _ := st.Band()
+	eb := errBar{x: st.Median, y: pos, lo: lo, hi: hi}
+	if e, err := plotter.NewXErrorBars(eb); err == nil {
+		e.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+		e.CapWidth = vg.Points(5)
+		p.Add(e)
+	}
+	// The median as text beside the whisker, so that bars too short to
+	// see (LF's allocations) still read as a number.
+	if lb, err := plotter.NewLabels(plotter.XYLabels{
+		XYs:    plotter.XYs{{X: math.Max(hi, st.Median), Y: pos}},
+		Labels: []string{tx(trimFloat(st.Median))},
+	}); err == nil {
+		sty := textStyle(fontSmall)
+		sty.YAlign = draw.YCenter
+		lb.TextStyle = []text.Style{sty}
+		lb.Offset = vg.Point{X: vg.Points(6)}
+		p.Add(lb)
+	}
 }
 
 // capacityFigure is figure 3: capacity (closed-loop saturation rate) per

@@ -275,7 +275,6 @@ func connectionsFigure(a *analysis) *Figure {
 		return nil
 	}
 	slices.Sort(counts)
-	top := counts[len(counts)-1]
 	f := &Figure{
 		Name:   "connections",
 		Title:  "Server costs against connections, at one offered rate",
@@ -287,147 +286,164 @@ func connectionsFigure(a *analysis) *Figure {
 		Header: []string{"config", "metric", "unit", "conns", "idle", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
 			"invalid_reps", "skipped_reps", "plotted", "note"},
 	}
-	pts := make([][][]connPoint, len(connPanels))    // panel → series → points
-	excluded := make([]plotter.XYs, len(connPanels)) // invalid repetitions' own values
-	ys := make([][]float64, len(connPanels))
-	stops := map[string]string{} // series → the first count it was not run at
-	var stopped []string         // and why, for the caption
-	excludedReps, anyRange, anyPoint := 0, false, false
+	cp := &connPlot{
+		series: series, counts: counts, stops: map[string]string{},
+		pts: make([][][]connPoint, len(connPanels)), excluded: make([]plotter.XYs, len(connPanels)), ys: make([][]float64, len(connPanels)),
+	}
 	for _, s := range series {
 		for _, g := range s.groups {
-			excludedReps += len(g.Invalid())
+			cp.excludedReps += len(g.Invalid())
 		}
 	}
-	for pi, cp := range connPanels {
-		pts[pi] = make([][]connPoint, len(series))
+	for pi, panel := range connPanels {
+		cp.pts[pi] = make([][]connPoint, len(series))
 		for si, s := range series {
 			for gi, g := range s.groups {
-				conns := s.conns[gi]
-				agg := g.Aggregate(cp.metric)
-				st := agg.Stats
-				lo, hi, band := st.Band()
-				note, plotted := "", st.N > 0
-				switch why := unavailableReason(g); {
-				case why != "":
-					note, plotted = "unavailable: "+why, false
-					if _, ok := stops[s.name]; !ok {
-						stops[s.name] = fmt.Sprintf("%d", conns)
-						stopped = append(stopped, fmt.Sprintf("%s stops at %d connections: %s", s.name, conns, why))
-					}
-				case st.N == 0 && agg.Excluded > 0:
-					note = "no valid repetition"
-				case st.N == 0:
-					note = "no measured value"
-				case st.Median <= 0:
-					note, plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
-					f.note("%s %s at %d connections: the median is %s, which a log axis cannot show; left out", s.name, cp.title, conns, trimFloat(st.Median))
-				}
-				if agg.Excluded > 0 {
-					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
-				}
-				for _, p := range g.Invalid() {
-					if v, ok := cp.metric.Value(p); ok && v > 0 && !math.IsInf(v, 0) {
-						excluded[pi] = append(excluded[pi], plotter.XY{X: float64(conns), Y: v * cp.scale})
-						ys[pi] = append(ys[pi], v*cp.scale)
-						anyPoint = true
-					}
-				}
-				if plotted {
-					q := connPoint{x: float64(conns), median: st.Median * cp.scale, lo: lo * cp.scale, hi: hi * cp.scale}
-					pts[pi][si] = append(pts[pi][si], q)
-					ys[pi] = append(ys[pi], q.median, q.hi)
-					if q.lo > 0 {
-						ys[pi] = append(ys[pi], q.lo)
-					}
-					anyRange = anyRange || band == results.BandRange
-					anyPoint = true
-				}
-				f.addRow(s.name, cp.metric.Name, cp.metric.Unit, strconv.Itoa(conns), strconv.Itoa(g.Points[0].Workload.Idle), results.FormatFloat(s.rate), strconv.Itoa(st.N),
-					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-					strconv.Itoa(agg.Excluded), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+				cp.point(f, pi, panel, si, s.conns[gi], g)
 			}
 		}
 	}
-	if !anyPoint {
+	if !cp.anyPoint {
 		return nil
 	}
+	cp.caption(f)
+	f.build = cp.build
+	return f
+}
 
+// connPlot is what the connections figure draws, gathered a point at a
+// time: per panel (connPanels), each series' points, the invalid
+// repetitions' own values, and every value drawn, which sets the panel's
+// y range.
+type connPlot struct {
+	series             []*connSeries
+	counts             []int             // the connection counts measured, ascending
+	pts                [][][]connPoint   // panel → series → points
+	excluded           []plotter.XYs     // per panel, the invalid repetitions' own values
+	ys                 [][]float64       // per panel, every value drawn
+	stops              map[string]string // series → the first count it was not run at
+	stopped            []string          // and why, for the caption
+	excludedReps       int
+	anyRange, anyPoint bool
+}
+
+// point adds series si's group g, at conns connections, to panel pi: its
+// point if it is drawn, its invalid repetitions, and its CSV row.
+func (cp *connPlot) point(f *Figure, pi int, panel connPanel, si, conns int, g *results.Group) {
+	s := cp.series[si]
+	pt := aggregatePoint(g, panel.metric)
+	switch why := unavailableReason(g); {
+	case why != "":
+		pt.note, pt.plotted = "unavailable: "+why, false
+		if _, ok := cp.stops[s.name]; !ok {
+			cp.stops[s.name] = fmt.Sprintf("%d", conns)
+			cp.stopped = append(cp.stopped, fmt.Sprintf("%s stops at %d connections: %s", s.name, conns, why))
+		}
+	case !pt.valid():
+		pt.note = pt.missingNote()
+	case pt.median() <= 0:
+		pt.note, pt.plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
+		f.note("%s %s at %d connections: the median is %s, which a log axis cannot show; left out", s.name, panel.title, conns, trimFloat(pt.median()))
+	}
+	for _, iv := range pt.invalid {
+		if iv.v > 0 {
+			cp.excluded[pi] = append(cp.excluded[pi], plotter.XY{X: float64(conns), Y: iv.v * panel.scale})
+			cp.ys[pi] = append(cp.ys[pi], iv.v*panel.scale)
+			cp.anyPoint = true
+		}
+	}
+	if pt.plotted {
+		q := connPoint{x: float64(conns), median: pt.median() * panel.scale, lo: pt.lo * panel.scale, hi: pt.hi * panel.scale}
+		cp.pts[pi][si] = append(cp.pts[pi][si], q)
+		cp.ys[pi] = append(cp.ys[pi], q.median, q.hi)
+		if q.lo > 0 {
+			cp.ys[pi] = append(cp.ys[pi], q.lo)
+		}
+		cp.anyRange = cp.anyRange || pt.drawnRange()
+		cp.anyPoint = true
+	}
+	f.addPointRow(&pt, s.name, panel.metric.Name, panel.metric.Unit, strconv.Itoa(conns), strconv.Itoa(g.Points[0].Workload.Idle), results.FormatFloat(s.rate))
+}
+
+// caption writes f's caption — the CPU ratios, where a series stops, and
+// the controls — and its notes.
+func (cp *connPlot) caption(f *Figure) {
+	top := cp.counts[len(cp.counts)-1]
 	var ratios, controls []string
-	for _, s := range series {
+	for _, s := range cp.series {
 		if !s.control {
 			ratios = append(ratios, cpuRatio(s, top))
 			continue
 		}
-		controls = append(controls, controlText(s, series))
+		controls = append(controls, controlText(s, cp.series))
 	}
 	withControls := ""
 	if len(controls) > 0 {
 		withControls = " and their controls"
 	}
 	f.Caption = fmt.Sprintf("Each server cost against the number of connections (log x) for %d configuration(s)%s at one offered rate (%s): medians across valid repetitions, error bars their 95%% CI (or min–max range). Per-request CPU at %d ÷ at the smallest count ≥ %d connections, with its 95%% interval: %s.",
-		len(ratios), withControls, rateText(series), top, connBase, strings.Join(ratios, "; "))
-	if len(stopped) > 0 {
-		f.Caption += " " + strings.Join(stopped, "; ") + "."
+		len(ratios), withControls, rateText(cp.series), top, connBase, strings.Join(ratios, "; "))
+	if len(cp.stopped) > 0 {
+		f.Caption += " " + strings.Join(cp.stopped, "; ") + "."
 	}
 	if len(controls) > 0 {
 		f.Caption += " Control (large rings, in the model's colour, at the connections in all): idle connections held by another server on the same CPUs beside the model's own active ones — where a ring's p99 is near the model's point at that count, the machine's cost of connections, not the model, explains the tail: " +
 			strings.Join(controls, "; ") + "."
 	}
-	f.Caption += excludedCaption(excludedReps)
+	f.Caption += excludedCaption(cp.excludedReps)
 	f.note("Error bars: %s.", bandText)
-	if anyRange {
-		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
-	}
+	f.noteRanges(cp.anyRange)
 	if len(controls) == 0 {
 		f.note("No control in this run: connections cost the whole machine, not only the server that holds them — idle connections to another server on the same CPUs raised the measured server's p99.9 as much as idle connections to itself did (100 active and 9 900 idle connections on a 2-CPU machine). Before reading the latency panels as a model's scaling, measure that control (the connections profile's conns=256,idle=9744 workload).")
 	}
+}
 
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		const cols = 4
-		rows := [][]*plot.Plot{make([]*plot.Plot, cols), make([]*plot.Plot, cols)}
-		xmin, xmax := float64(counts[0])/1.5, float64(top)*1.5
-		styles := connStyles(series)
-		for pi, cp := range connPanels {
-			p := newPlot(tx(cp.title), tx("connections"), "")
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = logTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
-			p.X.Min, p.X.Max = xmin, xmax
-			ymin, ymax, _ := logRange(ys[pi])
-			format := cp.format
-			setLogY(p, ymin, ymax, func(v float64) string { return tx(format(v)) })
-			for si, s := range series {
-				gl := styles[si].glyph()
-				if s.control {
-					gl = controlGlyph(styles[si])
-				}
-				addConnSeries(p, pts[pi][si], styles[si], gl, !s.control, ymin)
-			}
-			addExcluded(p, excluded[pi])
-			rows[pi/cols][pi%cols] = p
-		}
-		l := newLegend()
-		anyControl := false
-		for si, s := range series {
+// build returns the figure's two rows of panels and its legend
+// (Figure.build).
+func (cp *connPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+	const cols = 4
+	rows := [][]*plot.Plot{make([]*plot.Plot, cols), make([]*plot.Plot, cols)}
+	xmin, xmax := float64(cp.counts[0])/1.5, float64(cp.counts[len(cp.counts)-1])*1.5
+	styles := connStyles(cp.series)
+	for pi, panel := range connPanels {
+		p := newPlot(tx(panel.title), tx("connections"), "")
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+		p.X.Min, p.X.Max = xmin, xmax
+		ymin, ymax, _ := logRange(cp.ys[pi])
+		format := panel.format
+		setLogY(p, ymin, ymax, func(v float64) string { return tx(format(v)) })
+		for si, s := range cp.series {
+			gl := styles[si].glyph()
 			if s.control {
-				anyControl = true
-				continue
+				gl = controlGlyph(styles[si])
 			}
-			st := styles[si]
-			label := s.name
-			if at, ok := stops[s.name]; ok {
-				label += " (stops at " + at + ": see caption)"
-			}
-			l.Add(tx(label), lineThumb{st.line()}, glyphThumb{st.glyph()})
+			addConnSeries(p, cp.pts[pi][si], styles[si], gl, !s.control, ymin)
 		}
-		if anyControl {
-			l.Add(tx("control: + idle conns elsewhere"), glyphThumb{controlGlyph(seriesStyle{Color: palette[len(palette)-1]})})
-		}
-		if slices.ContainsFunc(excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
-			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-		}
-		return rows, &l
+		addExcluded(p, cp.excluded[pi])
+		rows[pi/cols][pi%cols] = p
 	}
-	return f
+	l := newLegend()
+	anyControl := false
+	for si, s := range cp.series {
+		if s.control {
+			anyControl = true
+			continue
+		}
+		st := styles[si]
+		label := s.name
+		if at, ok := cp.stops[s.name]; ok {
+			label += " (stops at " + at + ": see caption)"
+		}
+		l.Add(tx(label), lineThumb{st.line()}, glyphThumb{st.glyph()})
+	}
+	if anyControl {
+		l.Add(tx("control: + idle conns elsewhere"), glyphThumb{controlGlyph(seriesStyle{Color: palette[len(palette)-1]})})
+	}
+	if slices.ContainsFunc(cp.excluded, func(e plotter.XYs) bool { return len(e) > 0 }) {
+		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	}
+	return rows, &l
 }
 
 // rateText describes the series' offered rates: "5000 req/s".

@@ -204,223 +204,259 @@ func latencyFigure(a *analysis) *Figure {
 		Header: []string{"config", "percentile", "fraction", "offered_rate_per_s", "n", "fewest_responses", "median_ns", "band_lo_ns", "band_hi_ns",
 			"band", "ideal_ns", "ideal_c", "ideal_service_ns", "floor_ns", "invalid_reps", "invalid_values_ns", "skipped_reps", "plotted", "note"},
 	}
-	type series struct {
-		cfg results.ModelConfig
-		pts []latencyPoint
+	lp := newLatencyPlot(a, f, cols)
+	for ri, lr := range latencyRows {
+		lp.addRow(f, ri, lr)
 	}
-	// rows[row] holds a series per configuration.
-	rows := make([][]series, len(latencyRows))
-	// excluded are the invalid repetitions' own values, per row and column.
-	excluded := make([][]plotter.XYs, len(latencyRows))
-	excludedReps, unsupported := 0, 0
-	rowValues := make([][]float64, len(latencyRows))
-	anyIdeal, anyRange := false, false
-	colOf := map[string]int{}
+	if !slices.ContainsFunc(lp.values, func(v []float64) bool { return len(v) > 0 }) {
+		return nil
+	}
+	f.Caption = lp.caption()
+	f.note("Error bars: %s. They are drawn offset sideways by up to ±%.0f%% of the largest offered rate, in the configurations' order within a panel; the CSV has the true offered rates.", bandText, 100*dodgeSpan/2)
+	f.noteRanges(lp.anyRange)
+	f.build = lp.build
+	return f
+}
+
+// latencyPlot is what the latency figure draws, gathered a point at a
+// time: per row of panels (latencyRows) a series per configuration, the
+// invalid repetitions' values per panel, and every value drawn in a row,
+// which sets its y range.
+type latencyPlot struct {
+	a      *analysis
+	cols   []panelColumn
+	colOf  map[string]int     // configuration → its column
+	loads  [][]*results.Group // per configuration, its open-loop groups
+	ideals []idealInputs      // per configuration, its M/M/c ideal
+	series [][]latencySeries  // per row, a series per configuration
+	invals [][]plotter.XYs    // per row and column, the invalid repetitions' own values
+	values [][]float64        // per row, every value drawn
+	// excludedReps counts the invalid repetitions left out, unsupported
+	// the percentile points too few responses leave out.
+	excludedReps, unsupported int
+	anyIdeal, anyRange        bool
+}
+
+// latencySeries is one configuration's points in one row of panels.
+type latencySeries struct {
+	cfg results.ModelConfig
+	pts []latencyPoint
+}
+
+// newLatencyPlot gathers the configurations' open-loop groups and ideals
+// (noting in f why a configuration has no ideal) for a figure of the
+// columns cols.
+func newLatencyPlot(a *analysis, f *Figure, cols []panelColumn) *latencyPlot {
+	lp := &latencyPlot{
+		a: a, cols: cols, colOf: map[string]int{},
+		loads: make([][]*results.Group, len(a.configs)), ideals: make([]idealInputs, len(a.configs)),
+		series: make([][]latencySeries, len(latencyRows)), invals: make([][]plotter.XYs, len(latencyRows)),
+		values: make([][]float64, len(latencyRows)),
+	}
 	for ci, col := range cols {
 		for _, cfg := range col.configs {
-			colOf[cfg.Name] = ci
+			lp.colOf[cfg.Name] = ci
 		}
 	}
-	loads := make([][]*results.Group, len(a.configs))
-	ideals := make([]idealInputs, len(a.configs))
 	for ci, cfg := range a.configs {
-		loads[ci] = a.openGroups(cfg.Name)
-		for _, g := range loads[ci] {
-			excludedReps += len(g.Invalid())
+		lp.loads[ci] = a.openGroups(cfg.Name)
+		for _, g := range lp.loads[ci] {
+			lp.excludedReps += len(g.Invalid())
 		}
-		ideals[ci] = a.idealOf(cfg, loads[ci])
-		if r := ideals[ci].reason; r != "" && len(loads[ci]) > 0 {
+		lp.ideals[ci] = a.idealOf(cfg, lp.loads[ci])
+		if r := lp.ideals[ci].reason; r != "" && len(lp.loads[ci]) > 0 {
 			f.note("%s: no M/M/c ideal drawn: %s", cfg.Name, r)
 		}
 	}
-	for ri, lr := range latencyRows {
-		excluded[ri] = make([]plotter.XYs, len(cols))
-		for ci, cfg := range a.configs {
-			s := series{cfg: cfg}
-			in := ideals[ci]
-			for _, g := range loads[ci] {
-				x := g.OfferedRate()
-				agg := g.Aggregate(lr.metric)
-				st := agg.Stats
-				lo, hi, band := st.Band()
-				ideal := math.NaN()
-				if !math.IsNaN(x) {
-					ideal = in.at(x, lr.ideal)
-				}
-				fewest := fewestResponses(g)
-				lpnt := latencyPoint{x: x, median: st.Median, lo: lo, hi: hi, band: band, ideal: ideal}
-				note, plotted := "", st.N > 0 && !math.IsNaN(x)
-				switch {
-				case st.N == 0 && agg.Excluded > 0:
-					note = "no valid repetition"
-				case st.N == 0:
-					note = "no measured value"
-				case math.IsNaN(x):
-					note = "no offered rate"
-				case !supports(fewest, lr.quantile):
-					note = fmt.Sprintf("a repetition has %d responses, %s above the %s (fewer than %d): left out", fewest, trimFloat(float64(fewest)*(1-lr.quantile)), lr.label, MinTailResponses)
-					plotted = false
-					unsupported++
-					f.note("%s %s at %.2f: a repetition has only %d responses, too few for its %s (%d above it needed); left out", cfg.Name, lr.label, g.Fraction, fewest, lr.label, MinTailResponses)
-				case st.Median <= 0:
-					note = "median ≤ 0 cannot be shown on the log axis; left out"
-					plotted = false
-					f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, formatNs(st.Median))
-				case lo <= 0:
-					note = "band's lower edge ≤ 0 clamped to the axis"
-					f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lr.label, g.Fraction, formatNs(lo))
-				}
-				if plotted {
-					s.pts = append(s.pts, lpnt)
-					rowValues[ri] = append(rowValues[ri], st.Median, hi)
-					if lo > 0 {
-						rowValues[ri] = append(rowValues[ri], lo)
-					}
-					anyRange = anyRange || band == results.BandRange
-				}
-				if !math.IsNaN(ideal) {
-					if plotted {
-						rowValues[ri] = append(rowValues[ri], ideal)
-						anyIdeal = true
-					}
-				} else if in.reason == "" && !math.IsNaN(x) {
-					f.note("%s at %.2f: the measured M/M/c ideal is unstable there (offered rate ≥ capacity), so none is drawn", cfg.Name, g.Fraction)
-				}
-				// The invalid repetitions, each at its own value and offered
-				// rate: drawn, in no line or band.
-				vals := map[int]float64{}
-				for _, p := range g.Invalid() {
-					v, ok := lr.metric.Value(p)
-					if !ok {
-						continue
-					}
-					vals[p.Repetition] = v
-					px := p.OfferedRatePerS
-					if !(px > 0) {
-						px = x
-					}
-					if v <= 0 || math.IsNaN(px) {
-						f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, p.Repetition, formatNs(v))
-						continue
-					}
-					excluded[ri][colOf[cfg.Name]] = append(excluded[ri][colOf[cfg.Name]], plotter.XY{X: px, Y: v})
-					rowValues[ri] = append(rowValues[ri], v)
-				}
-				if agg.Excluded > 0 {
-					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
-				}
-				idealC, idealS, floor := "", "", ""
-				if in.reason == "" {
-					idealC, idealS = strconv.Itoa(in.c), results.FormatFloat(in.serviceNs)
-				}
-				if in.floorNs > 0 {
-					floor = results.FormatFloat(in.floorNs)
-				}
-				f.addRow(cfg.Name, lr.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.Itoa(st.N), strconv.FormatInt(fewest, 10),
-					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-					results.FormatFloat(ideal), idealC, idealS, floor,
-					strconv.Itoa(agg.Excluded), excludedValues(vals), strconv.Itoa(agg.Skipped), strconv.FormatBool(plotted), note)
+	return lp
+}
+
+// addRow adds row ri's points, percentile lr, of every configuration at
+// every load: drawn or not, each a row of f's CSV.
+func (lp *latencyPlot) addRow(f *Figure, ri int, lr latencyRow) {
+	lp.invals[ri] = make([]plotter.XYs, len(lp.cols))
+	for ci, cfg := range lp.a.configs {
+		s := latencySeries{cfg: cfg}
+		for _, g := range lp.loads[ci] {
+			if q, ok := lp.point(f, ri, lr, ci, g); ok {
+				s.pts = append(s.pts, q)
 			}
-			rows[ri] = append(rows[ri], s)
 		}
+		lp.series[ri] = append(lp.series[ri], s)
 	}
-	if !slices.ContainsFunc(rowValues, func(v []float64) bool { return len(v) > 0 }) {
-		return nil
+}
+
+// point adds group g of configuration ci to row ri, percentile lr: its
+// notes, its invalid repetitions and its CSV row; it returns the point
+// to draw, if it is drawn.
+func (lp *latencyPlot) point(f *Figure, ri int, lr latencyRow, ci int, g *results.Group) (latencyPoint, bool) {
+	cfg, in := lp.a.configs[ci], lp.ideals[ci]
+	x := g.OfferedRate()
+	pt := aggregatePoint(g, lr.metric)
+	ideal := math.NaN()
+	if !math.IsNaN(x) {
+		ideal = in.at(x, lr.ideal)
 	}
+	fewest := fewestResponses(g)
+	pt.plotted = pt.plotted && !math.IsNaN(x)
+	switch {
+	case !pt.valid():
+		pt.note = pt.missingNote()
+	case math.IsNaN(x):
+		pt.note = "no offered rate"
+	case !supports(fewest, lr.quantile):
+		pt.note = fmt.Sprintf("a repetition has %d responses, %s above the %s (fewer than %d): left out", fewest, trimFloat(float64(fewest)*(1-lr.quantile)), lr.label, MinTailResponses)
+		pt.plotted = false
+		lp.unsupported++
+		f.note("%s %s at %.2f: a repetition has only %d responses, too few for its %s (%d above it needed); left out", cfg.Name, lr.label, g.Fraction, fewest, lr.label, MinTailResponses)
+	case pt.median() <= 0:
+		pt.note = "median ≤ 0 cannot be shown on the log axis; left out"
+		pt.plotted = false
+		f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, formatNs(pt.median()))
+	case pt.lo <= 0:
+		pt.note = "band's lower edge ≤ 0 clamped to the axis"
+		f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lr.label, g.Fraction, formatNs(pt.lo))
+	}
+	if pt.plotted {
+		lp.values[ri] = append(lp.values[ri], pt.median(), pt.hi)
+		if pt.lo > 0 {
+			lp.values[ri] = append(lp.values[ri], pt.lo)
+		}
+		lp.anyRange = lp.anyRange || pt.drawnRange()
+	}
+	if !math.IsNaN(ideal) {
+		if pt.plotted {
+			lp.values[ri] = append(lp.values[ri], ideal)
+			lp.anyIdeal = true
+		}
+	} else if in.reason == "" && !math.IsNaN(x) {
+		f.note("%s at %.2f: the measured M/M/c ideal is unstable there (offered rate ≥ capacity), so none is drawn", cfg.Name, g.Fraction)
+	}
+	// The invalid repetitions, each at its own value and offered rate:
+	// drawn, in no line or band.
+	for _, iv := range pt.invalid {
+		px := iv.rate
+		if !(px > 0) {
+			px = x
+		}
+		if iv.v <= 0 || math.IsNaN(px) {
+			f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, iv.rep, formatNs(iv.v))
+			continue
+		}
+		col := lp.colOf[cfg.Name]
+		lp.invals[ri][col] = append(lp.invals[ri][col], plotter.XY{X: px, Y: iv.v})
+		lp.values[ri] = append(lp.values[ri], iv.v)
+	}
+	idealC, idealS, floor := "", "", ""
+	if in.reason == "" {
+		idealC, idealS = strconv.Itoa(in.c), results.FormatFloat(in.serviceNs)
+	}
+	if in.floorNs > 0 {
+		floor = results.FormatFloat(in.floorNs)
+	}
+	f.addPointRow(&pt, cfg.Name, lr.label, results.FormatFloat(g.Fraction), results.FormatFloat(x), strconv.FormatInt(fewest, 10),
+		results.FormatFloat(ideal), idealC, idealS, floor)
+	return latencyPoint{x: x, median: pt.median(), lo: pt.lo, hi: pt.hi, band: pt.band, ideal: ideal}, pt.plotted
+}
+
+// caption states the figure's finding, its ideal and what it left out.
+func (lp *latencyPlot) caption() string {
+	c := "Corrected p50 (top) and p99 (bottom) latency against offered load, a panel per model family: medians across valid repetitions, error bars their 95% CI (or min–max range), offset sideways so that they do not cover each other"
+	if finding := latencyFinding(lp.a, lp.loads, latencyRows[1]); finding != "" {
+		c += ". " + finding
+	}
+	c += ". " + idealCaption(lp.a, lp.ideals, lp.loads, latencyRows[1], lp.anyIdeal)
+	if lp.unsupported > 0 {
+		c += fmt.Sprintf(" %d percentile point(s) left out: a repetition had fewer than %d responses above the percentile.", lp.unsupported, MinTailResponses)
+	}
+	return c + excludedCaption(lp.excludedReps)
+}
+
+// xmax returns the largest offered rate drawn: a measured load's, or an
+// invalid repetition's own.
+func (lp *latencyPlot) xmax() float64 {
 	xmax := 0.0
-	for ci := range a.configs {
-		for _, g := range loads[ci] {
+	for ci := range lp.a.configs {
+		for _, g := range lp.loads[ci] {
 			if x := g.OfferedRate(); !math.IsNaN(x) {
 				xmax = math.Max(xmax, x)
 			}
 		}
 	}
-	for _, ex := range excluded {
+	for _, ex := range lp.invals {
 		for _, e := range ex {
 			for _, p := range e {
 				xmax = math.Max(xmax, p.X)
 			}
 		}
 	}
-
-	f.Caption = "Corrected p50 (top) and p99 (bottom) latency against offered load, a panel per model family: medians across valid repetitions, error bars their 95% CI (or min–max range), offset sideways so that they do not cover each other"
-	if finding := latencyFinding(a, loads, latencyRows[1]); finding != "" {
-		f.Caption += ". " + finding
-	}
-	f.Caption += ". " + idealCaption(a, ideals, loads, latencyRows[1], anyIdeal)
-	if unsupported > 0 {
-		f.Caption += fmt.Sprintf(" %d percentile point(s) left out: a repetition had fewer than %d responses above the percentile.", unsupported, MinTailResponses)
-	}
-	f.Caption += excludedCaption(excludedReps)
-	f.note("Error bars: %s. They are drawn offset sideways by up to ±%.0f%% of the largest offered rate, in the configurations' order within a panel; the CSV has the true offered rates.", bandText, 100*dodgeSpan/2)
-	if anyRange {
-		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
-	}
-
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		grid := make([][]*plot.Plot, len(latencyRows))
-		for ri, lr := range latencyRows {
-			ymin, ymax := 1.0, 10.0
-			if len(rowValues[ri]) > 0 {
-				ymin, ymax, _ = logRange(rowValues[ri])
-			}
-			grid[ri] = make([]*plot.Plot, len(cols))
-			for ci, col := range cols {
-				title, xlabel, ylabel := "", "", ""
-				if ri == 0 {
-					title = col.title
-				}
-				if ri == len(latencyRows)-1 {
-					xlabel = "offered load (req/s)"
-				}
-				if ci == 0 {
-					ylabel = lr.label + " latency"
-				}
-				p := newPlot(tx(title), tx(xlabel), tx(ylabel))
-				setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
-				p.X.Min, p.X.Max = 0, xmax*1.08
-				p.X.Tick.Marker = linearTicks{Format: formatNumber}
-				k, n := 0, len(col.configs)
-				for _, s := range rows[ri] {
-					if colOf[s.cfg.Name] != ci {
-						continue
-					}
-					dx := 0.0
-					if n > 1 {
-						dx = (float64(k)/float64(n-1) - 0.5) * dodgeSpan * xmax
-					}
-					addLatencySeries(p, s.pts, a.style[s.cfg.Name], ymin, dx)
-					k++
-				}
-				addExcluded(p, excluded[ri][ci])
-				grid[ri][ci] = p
-			}
-		}
-		l := newLegend()
-		for _, cfg := range a.configs {
-			st := a.style[cfg.Name]
-			l.Add(tx(cfg.Name), lineThumb{st.line()}, glyphThumb{st.glyph()})
-		}
-		grey := color.Gray{Y: 0x60}
-		if anyIdeal {
-			l.Add(tx("M/M/c ideal, measured inputs"), lineThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: theoryDash}})
-		}
-		l.Add(tx("bar: 95% CI of median (or range)"), errThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.9)}})
-		if slices.ContainsFunc(excluded, func(ex []plotter.XYs) bool {
-			return slices.ContainsFunc(ex, func(e plotter.XYs) bool { return len(e) > 0 })
-		}) {
-			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-		}
-		return grid, &l
-	}
-	return f
+	return xmax
 }
 
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
+// build returns the figure's panels, a row per percentile and a column
+// per family, and its legend (Figure.build).
+func (lp *latencyPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+	xmax := lp.xmax()
+	grid := make([][]*plot.Plot, len(latencyRows))
+	for ri, lr := range latencyRows {
+		ymin, ymax := 1.0, 10.0
+		if len(lp.values[ri]) > 0 {
+			ymin, ymax, _ = logRange(lp.values[ri])
+		}
+		grid[ri] = make([]*plot.Plot, len(lp.cols))
+		for ci, col := range lp.cols {
+			title, xlabel, ylabel := "", "", ""
+			if ri == 0 {
+				title = col.title
+			}
+			if ri == len(latencyRows)-1 {
+				xlabel = "offered load (req/s)"
+			}
+			if ci == 0 {
+				ylabel = lr.label + " latency"
+			}
+			p := newPlot(tx(title), tx(xlabel), tx(ylabel))
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			p.X.Min, p.X.Max = 0, xmax*1.08
+			p.X.Tick.Marker = linearTicks{Format: formatNumber}
+			k, n := 0, len(col.configs)
+			for _, s := range lp.series[ri] {
+				if lp.colOf[s.cfg.Name] != ci {
+					continue
+				}
+				dx := 0.0
+				if n > 1 {
+					dx = (float64(k)/float64(n-1) - 0.5) * dodgeSpan * xmax
+				}
+				addLatencySeries(p, s.pts, lp.a.style[s.cfg.Name], ymin, dx)
+				k++
+			}
+			addExcluded(p, lp.invals[ri][ci])
+			grid[ri][ci] = p
+		}
 	}
-	return a + "; " + b
+	return grid, lp.legend(tx)
+}
+
+// legend returns the figure's legend: the configurations, the ideal, the
+// error bars and, if any is drawn, the invalid repetitions.
+func (lp *latencyPlot) legend(tx func(string) string) *plot.Legend {
+	l := newLegend()
+	for _, cfg := range lp.a.configs {
+		st := lp.a.style[cfg.Name]
+		l.Add(tx(cfg.Name), lineThumb{st.line()}, glyphThumb{st.glyph()})
+	}
+	grey := color.Gray{Y: 0x60}
+	if lp.anyIdeal {
+		l.Add(tx("M/M/c ideal, measured inputs"), lineThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: theoryDash}})
+	}
+	l.Add(tx("bar: 95% CI of median (or range)"), errThumb{draw.LineStyle{Color: grey, Width: vg.Points(0.9)}})
+	if slices.ContainsFunc(lp.invals, func(ex []plotter.XYs) bool {
+		return slices.ContainsFunc(ex, func(e plotter.XYs) bool { return len(e) > 0 })
+	}) {
+		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	}
+	return &l
 }
 
 // addExcluded draws invalid repetitions' values as excludedGlyph, on top

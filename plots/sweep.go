@@ -224,121 +224,20 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 		Header: []string{"workload", "series", "role", sw.axisColumn(), "metric", "unit", "offered_rate_per_s", "n", "median", "band_lo", "band_hi", "band",
 			"invalid_reps", "plotted", "note"},
 	}
-	type panelData struct {
-		pts      [][]connPoint // per series, x moved aside by the dodge
-		refs     []float64     // per reference: its median, NaN if none
-		excluded plotter.XYs   // the series' invalid repetitions' own values
-		ys       []float64
-	}
-	data := make([][]panelData, len(sweeps)) // workload → panel
-	var counts []int
-	excludedReps, refExcluded, anyRange := 0, 0, false
+	sp := &sweepPlot{sw: sw, a: a, sweeps: sweeps, data: make([][]sweepPanelData, len(sweeps))}
 	var findings []string
 	for wi := range sweeps {
-		w := &sweeps[wi]
-		data[wi] = make([]panelData, len(sw.panels))
-		var texts []string
-		for pi, sp := range sw.panels {
-			pd := &data[wi][pi]
-			pd.pts = make([][]connPoint, len(w.series))
-			row := func(series, role, threads, run string, g *results.Group) (results.Stats, bool) {
-				rate := ""
-				if sp.at == sweepRate {
-					rate = results.FormatFloat(w.rate)
-				}
-				if g == nil {
-					f.addRow(w.name, series, role, threads, sp.metric.Name, sp.metric.Unit, rate, "0", "", "", "", results.BandNone, "0", "false", "not measured")
-					return results.Stats{}, false
-				}
-				agg := g.Aggregate(sp.metric)
-				st := agg.Stats
-				lo, hi, band := st.Band()
-				note, plotted := "", st.N > 0
-				switch {
-				case st.N == 0:
-					note = "no valid repetition"
-				case sp.metric.Unit == "ns" && st.Median <= 0:
-					note, plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
-				}
-				if agg.Excluded > 0 {
-					note = joinNote(note, fmt.Sprintf("%d invalid repetition(s) excluded (%s)", agg.Excluded, strings.Join(agg.ExcludedReasons, ", ")))
-				}
-				anyRange = anyRange || plotted && band == results.BandRange
-				f.addRow(w.name, series, role, threads, sp.metric.Name, sp.metric.Unit, rate, strconv.Itoa(st.N),
-					results.FormatFloat(st.Median), results.FormatFloat(lo), results.FormatFloat(hi), band,
-					strconv.Itoa(agg.Excluded), strconv.FormatBool(plotted), note)
-				return st, plotted
-			}
-			for si, s := range w.series {
-				dodge := 1 + sweepDodge*(float64(si)-float64(len(w.series)-1)/2)
-				for ci, n := range s.counts {
-					if !slices.Contains(counts, n) {
-						counts = append(counts, n)
-					}
-					g := sp.group(a, w, s.runs[ci])
-					st, ok := row(s.name, "pool", strconv.Itoa(n), s.runs[ci], g)
-					if g != nil {
-						for _, p := range g.Invalid() {
-							if v, vok := sp.metric.Value(p); vok && v > 0 && !math.IsInf(v, 0) {
-								pd.excluded = append(pd.excluded, plotter.XY{X: float64(n) * dodge, Y: v})
-								pd.ys = append(pd.ys, v)
-								excludedReps++
-							}
-						}
-					}
-					if !ok {
-						continue
-					}
-					lo, hi, _ := st.Band()
-					pd.pts[si] = append(pd.pts[si], connPoint{x: float64(n) * dodge, median: st.Median, lo: lo, hi: hi})
-					pd.ys = append(pd.ys, st.Median, hi)
-					if lo > 0 {
-						pd.ys = append(pd.ys, lo)
-					}
-				}
-			}
-			var refTexts []string
-			for _, r := range w.refs {
-				g := sp.group(a, w, r.run)
-				st, ok := row(r.name, "reference", "", r.run, g)
-				if g != nil {
-					refExcluded += g.Aggregate(sp.metric).Excluded
-				}
-				med := math.NaN()
-				if ok {
-					med = st.Median
-					pd.ys = append(pd.ys, med)
-					refTexts = append(refTexts, r.name+" "+fmtStat(st, sp.metric.Unit))
-				}
-				pd.refs = append(pd.refs, med)
-			}
-			if sp.at == sweepRate && w.rate <= 0 {
-				texts = append(texts, "No equal-load point, so no p99")
-				continue
-			}
-			var model []string
-			for _, s := range w.series {
-				model = append(model, sw.finding(a, w, s, sp))
-			}
-			t := fmt.Sprintf("%s: %s", sweepMetricText(sp, w), strings.Join(model, "; "))
-			if len(refTexts) > 0 {
-				t += " (references: " + strings.Join(refTexts, ", ") + ")"
-			}
-			texts = append(texts, t)
-		}
-		findings = append(findings, fmt.Sprintf("Under %s — %s.", w.name, strings.Join(texts, ". ")))
+		findings = append(findings, sp.addWorkload(f, wi))
 	}
-	slices.Sort(counts)
+	slices.Sort(sp.counts)
 
 	f.Caption = fmt.Sprintf("%s; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j %s\" is the ratio of the medians at the largest and smallest count with its 95%% interval (stats.RatioCI, not corrected for the number of ratios). %s%s",
-		sw.intro, sw.many, strings.Join(findings, " "), excludedCaption(excludedReps))
-	if refExcluded > 0 {
-		f.note("%s of the references excluded (not drawn; in no median or line).", plural(refExcluded, "invalid repetition", "invalid repetitions"))
+		sw.intro, sw.many, strings.Join(findings, " "), excludedCaption(sp.excludedReps))
+	if sp.refExcluded > 0 {
+		f.note("%s of the references excluded (not drawn; in no median or line).", plural(sp.refExcluded, "invalid repetition", "invalid repetitions"))
 	}
 	f.note("Error bars: %s.", bandText)
-	if anyRange {
-		f.note("Some error bars are min–max ranges, not confidence intervals (see the CSV's band column).")
-	}
+	f.noteRanges(sp.anyRange)
 	most := 0
 	for _, w := range sweeps {
 		most = max(most, len(w.series))
@@ -348,111 +247,241 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 		f.note("The markers of the series at one %s count are drawn slightly apart (×%s to ×%s of the count), so that their error bars do not hide each other; the CSV has the exact counts.",
 			sw.one, trimFloat(1-spread), trimFloat(1+spread))
 	}
-
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		rows := make([][]*plot.Plot, len(sweeps))
-		xmin, xmax := float64(counts[0])/1.4, float64(counts[len(counts)-1])*1.4
-		var ticks []plot.Tick
-		for _, n := range counts {
-			ticks = append(ticks, plot.Tick{Value: float64(n), Label: strconv.Itoa(n)})
-		}
-		// A series (and a reference) looks in every panel like its
-		// configuration at its smallest count under the first workload
-		// it appears in (styles: the run's one assignment, shared by
-		// every figure).
-		look := map[string]seriesStyle{}
-		for _, w := range sweeps {
-			for _, s := range w.series {
-				if _, ok := look[s.name]; !ok {
-					look[s.name] = a.style[s.runs[0]]
-				}
-			}
-			for _, r := range w.refs {
-				if _, ok := look[r.name]; !ok {
-					look[r.name] = a.style[r.run]
-				}
-			}
-		}
-		styleOfSeries := func(s *sweepSeries) seriesStyle { return look[s.name] }
-		for wi := range sweeps {
-			w := &sweeps[wi]
-			rows[wi] = make([]*plot.Plot, len(sw.panels))
-			for pi, sp := range sw.panels {
-				pd := &data[wi][pi]
-				title := w.name + ": " + sp.title
-				switch {
-				case sp.at == sweepRate && w.rate > 0:
-					title = fmt.Sprintf("%s: p99 at %s req/s", w.name, formatNumber(w.rate))
-				case sp.at == sweepRate:
-					title = w.name + ": p99 (no equal-load point)"
-				}
-				p := newPlot(tx(title), tx(sw.axis), "")
-				p.X.Scale = plot.LogScale{}
-				p.X.Tick.Marker = plot.ConstantTicks(ticks)
-				p.X.Min, p.X.Max = xmin, xmax
-				if sp.metric.Unit == "ns" {
-					ymin, ymax, _ := logRange(pd.ys)
-					setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
-				} else {
-					p.Y.Min = 0
-					p.Y.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
-					for _, y := range pd.ys {
-						p.Y.Max = math.Max(p.Y.Max, y*1.05)
-					}
-				}
-				for si, s := range w.series {
-					st := styleOfSeries(s)
-					addConnSeries(p, pd.pts[si], st, st.glyph(), true, p.Y.Min)
-					if sw.linear && len(pd.pts[si]) > 0 {
-						addLinear(p, pd.pts[si][0], counts[len(counts)-1], st)
-					}
-				}
-				for ri, r := range w.refs {
-					if med := pd.refs[ri]; !math.IsNaN(med) && med > 0 {
-						ln, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: med}, {X: xmax, Y: med}})
-						if err == nil {
-							ln.LineStyle = look[r.name].line()
-							ln.LineStyle.Dashes = theoryDash
-							p.Add(ln)
-						}
-					}
-				}
-				addExcluded(p, pd.excluded)
-				rows[wi][pi] = p
-			}
-		}
-		l := newLegend()
-		var seen []string
-		for wi := range sweeps {
-			w := &sweeps[wi]
-			for _, s := range w.series {
-				if !slices.Contains(seen, s.name) {
-					seen = append(seen, s.name)
-					st := styleOfSeries(s)
-					l.Add(tx(s.name), lineThumb{st.line()}, glyphThumb{st.glyph()})
-				}
-			}
-			for _, r := range w.refs {
-				if !slices.Contains(seen, r.name) {
-					seen = append(seen, r.name)
-					ls := look[r.name].line()
-					ls.Dashes = theoryDash
-					l.Add(tx(r.name+" (reference)"), lineThumb{ls})
-				}
-			}
-		}
-		if sw.linear {
-			ls := draw.LineStyle{Color: color.Gray{Y: 0x40}, Width: vg.Points(0.6), Dashes: theoryDash}
-			l.Add(tx("linear speed-up"), lineThumb{ls})
-		}
-		if slices.ContainsFunc(data, func(ps []panelData) bool {
-			return slices.ContainsFunc(ps, func(pd panelData) bool { return len(pd.excluded) > 0 })
-		}) {
-			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-		}
-		return rows, &l
-	}
+	f.build = sp.build
 	return f
+}
+
+// sweepPlot is what a sweep figure draws, gathered a workload at a time.
+type sweepPlot struct {
+	sw     *sweepSpec
+	a      *analysis
+	sweeps []sweepWorkload
+	data   [][]sweepPanelData // workload → panel
+	counts []int              // every count measured, ascending once gathered
+	// excludedReps counts the series' invalid repetitions drawn,
+	// refExcluded the references' invalid repetitions left out.
+	excludedReps, refExcluded int
+	anyRange                  bool
+}
+
+// sweepPanelData is what one panel of a sweep figure draws.
+type sweepPanelData struct {
+	pts      [][]connPoint // per series, x moved aside by the dodge
+	refs     []float64     // per reference: its median, NaN if none
+	excluded plotter.XYs   // the series' invalid repetitions' own values
+	ys       []float64
+}
+
+// addWorkload adds workload wi's panels and returns its sentence of the
+// caption: "Under <workload> — <each panel's finding>."
+func (sp *sweepPlot) addWorkload(f *Figure, wi int) string {
+	w := &sp.sweeps[wi]
+	sp.data[wi] = make([]sweepPanelData, len(sp.sw.panels))
+	var texts []string
+	for pi, panel := range sp.sw.panels {
+		texts = append(texts, sp.addPanel(f, w, &sp.data[wi][pi], panel))
+	}
+	return fmt.Sprintf("Under %s — %s.", w.name, strings.Join(texts, ". "))
+}
+
+// addPanel gathers into pd the points of one panel of workload w — its
+// series at each count, its references — and returns the panel's
+// finding for the caption.
+func (sp *sweepPlot) addPanel(f *Figure, w *sweepWorkload, pd *sweepPanelData, panel sweepPanel) string {
+	pd.pts = make([][]connPoint, len(w.series))
+	for si, s := range w.series {
+		dodge := 1 + sweepDodge*(float64(si)-float64(len(w.series)-1)/2)
+		for ci, n := range s.counts {
+			if !slices.Contains(sp.counts, n) {
+				sp.counts = append(sp.counts, n)
+			}
+			pt := sp.point(f, w, panel, s.name, "pool", strconv.Itoa(n), panel.group(sp.a, w, s.runs[ci]))
+			for _, iv := range pt.invalid {
+				if iv.v > 0 {
+					pd.excluded = append(pd.excluded, plotter.XY{X: float64(n) * dodge, Y: iv.v})
+					pd.ys = append(pd.ys, iv.v)
+					sp.excludedReps++
+				}
+			}
+			if !pt.plotted {
+				continue
+			}
+			pd.pts[si] = append(pd.pts[si], connPoint{x: float64(n) * dodge, median: pt.median(), lo: pt.lo, hi: pt.hi})
+			pd.ys = append(pd.ys, pt.median(), pt.hi)
+			if pt.lo > 0 {
+				pd.ys = append(pd.ys, pt.lo)
+			}
+		}
+	}
+	var refTexts []string
+	for _, r := range w.refs {
+		pt := sp.point(f, w, panel, r.name, "reference", "", panel.group(sp.a, w, r.run))
+		sp.refExcluded += pt.agg.Excluded
+		med := math.NaN()
+		if pt.plotted {
+			med = pt.median()
+			pd.ys = append(pd.ys, med)
+			refTexts = append(refTexts, r.name+" "+fmtStat(pt.agg.Stats, panel.metric.Unit))
+		}
+		pd.refs = append(pd.refs, med)
+	}
+	if panel.at == sweepRate && w.rate <= 0 {
+		return "No equal-load point, so no p99"
+	}
+	var model []string
+	for _, s := range w.series {
+		model = append(model, sp.sw.finding(sp.a, w, s, panel))
+	}
+	t := fmt.Sprintf("%s: %s", sweepMetricText(panel, w), strings.Join(model, "; "))
+	if len(refTexts) > 0 {
+		t += " (references: " + strings.Join(refTexts, ", ") + ")"
+	}
+	return t
+}
+
+// point returns the point of the panel's metric at g (nil: not measured)
+// for one series (role "pool", at count) or reference of workload w, and
+// writes its CSV row.
+func (sp *sweepPlot) point(f *Figure, w *sweepWorkload, panel sweepPanel, series, role, count string, g *results.Group) bandPoint {
+	rate := ""
+	if panel.at == sweepRate {
+		rate = results.FormatFloat(w.rate)
+	}
+	pt := aggregatePoint(g, panel.metric)
+	switch {
+	case g == nil:
+		pt.note = "not measured"
+		pt.agg.Stats.Median = math.NaN() // no median at all: an empty cell
+	case !pt.valid():
+		pt.note = "no valid repetition"
+	case panel.metric.Unit == "ns" && pt.median() <= 0:
+		pt.note, pt.plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
+	}
+	sp.anyRange = sp.anyRange || pt.drawnRange()
+	f.addPointRow(&pt, w.name, series, role, count, panel.metric.Name, panel.metric.Unit, rate)
+	return pt
+}
+
+// build returns the figure's panels, a row per workload, and its legend
+// (Figure.build).
+func (sp *sweepPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+	rows := make([][]*plot.Plot, len(sp.sweeps))
+	look := sp.looks()
+	for wi := range sp.sweeps {
+		rows[wi] = make([]*plot.Plot, len(sp.sw.panels))
+		for pi := range sp.sw.panels {
+			rows[wi][pi] = sp.panelPlot(tx, wi, pi, look)
+		}
+	}
+	return rows, sp.legend(tx, look)
+}
+
+// looks returns the style of each series and reference by name: in every
+// panel, that of its configuration at its smallest count under the
+// first workload it appears in (styles: the run's one assignment, shared
+// by every figure).
+func (sp *sweepPlot) looks() map[string]seriesStyle {
+	look := map[string]seriesStyle{}
+	for _, w := range sp.sweeps {
+		for _, s := range w.series {
+			if _, ok := look[s.name]; !ok {
+				look[s.name] = sp.a.style[s.runs[0]]
+			}
+		}
+		for _, r := range w.refs {
+			if _, ok := look[r.name]; !ok {
+				look[r.name] = sp.a.style[r.run]
+			}
+		}
+	}
+	return look
+}
+
+// panelPlot draws panel pi of workload wi: its series with their error
+// bars (and linear speed-ups), its references and its invalid
+// repetitions.
+func (sp *sweepPlot) panelPlot(tx func(string) string, wi, pi int, look map[string]seriesStyle) *plot.Plot {
+	w, panel, pd := &sp.sweeps[wi], sp.sw.panels[pi], &sp.data[wi][pi]
+	xmin, xmax := float64(sp.counts[0])/1.4, float64(sp.counts[len(sp.counts)-1])*1.4
+	var ticks []plot.Tick
+	for _, n := range sp.counts {
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: strconv.Itoa(n)})
+	}
+	title := w.name + ": " + panel.title
+	switch {
+	case panel.at == sweepRate && w.rate > 0:
+		title = fmt.Sprintf("%s: p99 at %s req/s", w.name, formatNumber(w.rate))
+	case panel.at == sweepRate:
+		title = w.name + ": p99 (no equal-load point)"
+	}
+	p := newPlot(tx(title), tx(sp.sw.axis), "")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = xmin, xmax
+	if panel.metric.Unit == "ns" {
+		ymin, ymax, _ := logRange(pd.ys)
+		setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+	} else {
+		p.Y.Min = 0
+		p.Y.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+		for _, y := range pd.ys {
+			p.Y.Max = math.Max(p.Y.Max, y*1.05)
+		}
+	}
+	for si, s := range w.series {
+		st := look[s.name]
+		addConnSeries(p, pd.pts[si], st, st.glyph(), true, p.Y.Min)
+		if sp.sw.linear && len(pd.pts[si]) > 0 {
+			addLinear(p, pd.pts[si][0], sp.counts[len(sp.counts)-1], st)
+		}
+	}
+	for ri, r := range w.refs {
+		if med := pd.refs[ri]; !math.IsNaN(med) && med > 0 {
+			ln, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: med}, {X: xmax, Y: med}})
+			if err == nil {
+				ln.LineStyle = look[r.name].line()
+				ln.LineStyle.Dashes = theoryDash
+				p.Add(ln)
+			}
+		}
+	}
+	addExcluded(p, pd.excluded)
+	return p
+}
+
+// legend returns the figure's legend: each series and reference once,
+// the linear speed-up and, if any is drawn, the invalid repetitions.
+func (sp *sweepPlot) legend(tx func(string) string, look map[string]seriesStyle) *plot.Legend {
+	l := newLegend()
+	var seen []string
+	for wi := range sp.sweeps {
+		w := &sp.sweeps[wi]
+		for _, s := range w.series {
+			if !slices.Contains(seen, s.name) {
+				seen = append(seen, s.name)
+				st := look[s.name]
+				l.Add(tx(s.name), lineThumb{st.line()}, glyphThumb{st.glyph()})
+			}
+		}
+		for _, r := range w.refs {
+			if !slices.Contains(seen, r.name) {
+				seen = append(seen, r.name)
+				ls := look[r.name].line()
+				ls.Dashes = theoryDash
+				l.Add(tx(r.name+" (reference)"), lineThumb{ls})
+			}
+		}
+	}
+	if sp.sw.linear {
+		ls := draw.LineStyle{Color: color.Gray{Y: 0x40}, Width: vg.Points(0.6), Dashes: theoryDash}
+		l.Add(tx("linear speed-up"), lineThumb{ls})
+	}
+	if slices.ContainsFunc(sp.data, func(ps []sweepPanelData) bool {
+		return slices.ContainsFunc(ps, func(pd sweepPanelData) bool { return len(pd.excluded) > 0 })
+	}) {
+		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	}
+	return &l
 }
 
 // sweepMetricText names a panel's metric in the caption: "capacity",
