@@ -92,9 +92,46 @@ type reportFigure struct {
 	SVG                  []byte // for report.html
 }
 
+// newReport computes the report of the analysed run a, its figures figs
+// (written in formats) and the figures it could not draw (omitted).
 func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) *report {
 	r := a.run
 	rep := &report{Run: r, Omitted: omitted}
+	rep.configuration(a)
+	rep.provenance(a)
+
+	v := newValidity(a.groups)
+	rep.Banner = v.banner()
+	rep.ValidityHead, rep.ValidityRows, rep.ValidityLegend = v.header(), v.table(), v.legend()
+
+	rep.points(a)
+	rep.pointWarnings(a)
+	rep.serverErrors(a)
+	rep.Warnings = r.Warnings
+
+	rep.summary(a)
+	rep.Winners = a.winners()
+	rep.answers(a)
+	rep.Orders = a.orders()
+	for _, f := range figs {
+		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
+		for _, format := range formats {
+			rf.Files = append(rf.Files, FiguresDir+"/"+f.Name+"."+format)
+		}
+		for _, format := range []string{"png", "svg"} {
+			if slices.Contains(formats, format) {
+				rf.Image = FiguresDir + "/" + f.Name + "." + format
+			}
+		}
+		rep.Figures = append(rep.Figures, rf)
+	}
+	return rep
+}
+
+// configuration fills what the run measured: whether it is partial, its
+// experiment, configurations and workload.
+func (rep *report) configuration(a *analysis) {
+	r := a.run
 	switch {
 	case r.Interrupted:
 		rep.Partial = "the run was interrupted; this report covers the points it finished"
@@ -122,6 +159,13 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 			{"arrivals (open loop)", w.Arrival}, {"CPU work", w.CPU}, {"blocking work", w.Block}, {"response size", w.Size}, {"operations", w.Ops},
 		}
 	}
+}
+
+// provenance fills where and how the run was measured: the code, the
+// machine, the CPUs, the load generator, and the other commits of a
+// resumed run's points.
+func (rep *report) provenance(a *analysis) {
+	r := a.run
 	p := r.Provenance
 	commit := p.Commit
 	if p.Dirty {
@@ -156,11 +200,12 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	if len(commits) > 0 {
 		rep.Provenance = append(rep.Provenance, []string{"other commits in points (resumed run)", strings.Join(slices.Sorted(maps.Keys(commits)), ", ")})
 	}
+}
 
-	v := newValidity(a.groups)
-	rep.Banner = v.banner()
-	rep.ValidityHead, rep.ValidityRows, rep.ValidityLegend = v.header(), v.table(), v.legend()
-
+// points lists the points that were not measured or not valid, and
+// counts them.
+func (rep *report) points(a *analysis) {
+	r := a.run
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
 	listed := map[string]bool{}
 	for _, u := range r.Unavailable {
@@ -191,6 +236,13 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 			}
 		}
 	}
+	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
+		len(a.points), measured, invalid, failed, unavailable)
+}
+
+// pointWarnings lists the harness's warnings on points, each once, and
+// counts the points with load-generator warnings.
+func (rep *report) pointWarnings(a *analysis) {
 	// Warnings that differ only in their numbers ("the window has only 3828
 	// requests …") are one warning: list it once, with its count and one
 	// example, not once per point.
@@ -229,6 +281,11 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	if loadWarned > 0 {
 		rep.LoadWarns = fmt.Sprintf("%d point(s) carry load-generator warnings (not invalidating; see the warnings column of %s).", loadWarned, PointsCSV)
 	}
+}
+
+// serverErrors lists, per configuration, the errors its servers counted
+// over the measured windows.
+func (rep *report) serverErrors(a *analysis) {
 	for _, cfg := range a.configs {
 		sums := map[string]uint64{}
 		for i := range a.points {
@@ -248,27 +305,6 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 			rep.ServerErrors = append(rep.ServerErrors, fmt.Sprintf("%s: %s", cfg.Name, strings.Join(parts, ", ")))
 		}
 	}
-	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
-		len(a.points), measured, invalid, failed, unavailable)
-	rep.Warnings = r.Warnings
-
-	rep.summary(a)
-	rep.Winners = a.winners()
-	rep.answers(a)
-	rep.Orders = a.orders()
-	for _, f := range figs {
-		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
-		for _, format := range formats {
-			rf.Files = append(rf.Files, FiguresDir+"/"+f.Name+"."+format)
-		}
-		for _, format := range []string{"png", "svg"} {
-			if slices.Contains(formats, format) {
-				rf.Image = FiguresDir + "/" + f.Name + "." + format
-			}
-		}
-		rep.Figures = append(rep.Figures, rf)
-	}
-	return rep
 }
 
 // checkedReasons returns the reasons of p's invalid verdict, each

@@ -35,224 +35,270 @@ func spectrumFigure(a *analysis) *Figure {
 		Height: 4.2 * vg.Inch,
 		Header: []string{"config", "fraction", "percentile_pct", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
 	}
-	// excluded are the invalid repetitions' own percentiles.
-	excluded := map[string]plotter.XYs{}
-	excludedReps := 0
-	type series struct {
-		cfg results.ModelConfig
-		xys plotter.XYs
-	}
-	var ss []series
-	var ys []float64
-	xmax := 10.0
-	var tails []tailAt
-	merged := map[string]int64{} // requests merged, per configuration
-	// addInvalid draws g's invalid repetitions' own percentiles and
-	// tabulates them after the configuration's merged spectrum.
-	addInvalid := func(name string, g *results.Group) {
-		for _, p := range g.Invalid() {
-			s := &p.Load.Latency
-			if s.Count == 0 {
-				continue
-			}
-			for _, pv := range []struct {
-				q, x float64 // the percentile and its 1/(1-q)
-				v    int64
-			}{{0.5, 2, s.P50Ns}, {0.9, 10, s.P90Ns}, {0.99, 100, s.P99Ns}, {0.999, 1000, s.P999Ns}} {
-				x := pv.x
-				if !supports(s.Count, pv.q) {
-					break
-				}
-				v := float64(pv.v)
-				plotted, note := v > 0, fmt.Sprintf("invalid repetition %d (%s): excluded from the merged spectrum, drawn as a grey ×", p.Repetition, p.MainCheck())
-				if plotted {
-					excluded[name] = append(excluded[name], plotter.XY{X: x, Y: v})
-					ys = append(ys, v)
-					xmax = math.Max(xmax, x)
-				} else {
-					note += "; latency ≤ 0 cannot be shown on the log axis; left out"
-				}
-				f.addRow(name, results.FormatFloat(a.load), results.FormatFloat(100*pv.q), results.FormatFloat(x), results.FormatFloat(v),
-					"0", "1", strconv.FormatInt(s.Count, 10), "0", strconv.FormatInt(s.OutOfRange, 10), strconv.FormatBool(plotted), note)
-			}
-		}
-	}
+	sp := &spectrumPlot{a: a, excluded: map[string]plotter.XYs{}, merged: map[string]int64{}, xmax: 10}
 	for _, cfg := range a.configs {
-		g := a.atLoad(cfg.Name)
-		if g == nil {
-			f.note("%s has no measured point at %s", cfg.Name, a.loadText())
-			continue
-		}
-		m := g.MergeLatency(false)
-		excludedReps += m.Excluded
-		for _, pr := range m.Problems {
-			f.note("%s: %s", cfg.Name, pr)
-		}
-		if m.Hist == nil || m.Hist.TotalCount() == 0 {
-			if m.Excluded > 0 {
-				f.note("%s at %s: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.loadShort(), m.Excluded)
-			} else {
-				f.note("%s at %s: no latency histogram to merge", cfg.Name, a.loadShort())
-			}
-			addInvalid(cfg.Name, g)
-			continue
-		}
-		if m.Dropped > 0 {
-			f.note("%s at %s: %d values fell outside the merged histogram and were dropped", cfg.Name, a.loadShort(), m.Dropped)
-		}
-		if m.OutOfRange > 0 {
-			f.note("%s at %s: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.loadShort(), m.OutOfRange)
-		}
-		n := m.Hist.TotalCount()
-		// Drawn only as far as the sample supports: MinTailResponses
-		// responses above the highest percentile drawn.
-		top := math.Min(float64(n)/MinTailResponses, spectrumMaxX)
-		if top < 2 {
-			f.note("%s at %s: only %d requests merged, too few for any percentile to have %d responses above it; not drawn", cfg.Name, a.loadShort(), n, MinTailResponses)
-			addInvalid(cfg.Name, g)
-			continue
-		}
-		xmax = math.Max(xmax, top)
-		s := series{cfg: cfg}
-		dropped := 0
-		steps := int(math.Floor(math.Log10(top) * spectrumSteps))
-		for k := 0; k <= steps; k++ {
-			x := math.Pow(10, float64(k)/spectrumSteps)
-			q := 1 - 1/x
-			v := float64(m.Hist.ValueAtQuantile(100 * q))
-			plotted, note := v > 0, ""
-			if plotted {
-				s.xys = append(s.xys, plotter.XY{X: x, Y: v})
-				ys = append(ys, v)
-			} else {
-				dropped++
-				note = "latency ≤ 0 cannot be shown on the log axis; left out"
-			}
-			f.addRow(cfg.Name, results.FormatFloat(a.load), results.FormatFloat(100*q), results.FormatFloat(x), results.FormatFloat(v),
-				strconv.Itoa(m.Points), strconv.Itoa(m.Excluded), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
-				strconv.FormatBool(plotted), note)
-		}
-		if dropped > 0 {
-			f.note("%s: %d low percentile(s) are 0 and left out (a log axis cannot show 0)", cfg.Name, dropped)
-		}
-		if top < 1000 {
-			f.note("%s at %s: %d requests merged, so its curve ends at p%s (%d responses above it) and has no p99.9", cfg.Name, a.loadShort(), n, strconv.FormatFloat(100*(1-1/top), 'f', 2, 64), MinTailResponses)
-		}
-		ss = append(ss, s)
-		merged[cfg.Name] = n
-		addInvalid(cfg.Name, g)
+		sp.addConfig(f, cfg)
 	}
-	if len(ys) == 0 {
+	if len(sp.ys) == 0 {
 		return nil
-	}
-	ymin, ymax, _ := logRange(ys)
-	f.Caption = fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of the valid repetitions merged, a panel per model family, each curve drawn up to the percentile with %d responses above it", a.loadText(), MinTailResponses)
-	// The finding: the tail percentile every configuration's sample
-	// supports, lowest and highest, and whether the lowest is clear of the
-	// runner-up across the repetitions.
-	q := 0.999
-	for _, n := range merged {
-		for q > 0.5 && !supports(n, q) {
-			q = 1 - (1-q)*10
-		}
-	}
-	if q > 0.5 {
-		metric := map[float64]results.Metric{0.999: results.LatencyP999, 0.99: results.LatencyP99, 0.9: results.LatencyP90}[math.Round(q*1000)/1000]
-		for _, s := range ss {
-			g := a.atLoad(s.cfg.Name)
-			m := g.MergeLatency(false)
-			t := tailAt{name: s.cfg.Name, v: float64(m.Hist.ValueAtQuantile(100 * q))}
-			if metric.Name != "" {
-				t.st = g.Aggregate(metric).Stats
-			}
-			tails = append(tails, t)
-		}
 	}
 	var cfgs []results.ModelConfig
 	for _, c := range a.configs {
-		if merged[c.Name] > 0 || len(excluded[c.Name]) > 0 {
+		if sp.merged[c.Name] > 0 || len(sp.excluded[c.Name]) > 0 {
 			cfgs = append(cfgs, c)
 		}
 	}
-	grid := a.panelGrid(cfgs)
-	f.Width = vg.Length(3.3*float64(max(len(grid.colTitles), 1))+2.4) * vg.Inch
-	if len(grid.rowLabels) > 1 {
-		f.Height = vg.Length(0.9+1.9*float64(len(grid.rowLabels))) * vg.Inch
+	sp.grid = a.panelGrid(cfgs)
+	f.Width = vg.Length(3.3*float64(max(len(sp.grid.colTitles), 1))+2.4) * vg.Inch
+	if len(sp.grid.rowLabels) > 1 {
+		f.Height = vg.Length(0.9+1.9*float64(len(sp.grid.rowLabels))) * vg.Inch
 	}
+	f.Caption = sp.caption()
+	f.build = sp.build
+	return f
+}
 
-	if len(grid.rowLabels) > 1 {
-		f.Caption = strings.Replace(f.Caption, "a panel per model family", "a row per workload and a column per model family", 1)
+// spectrumPlot is what the spectrum figure draws, gathered a
+// configuration at a time.
+type spectrumPlot struct {
+	a *analysis
+	// curves are the configurations' merged spectra; excluded the
+	// invalid repetitions' own percentiles, by configuration.
+	curves   []spectrumCurve
+	excluded map[string]plotter.XYs
+	// excludedReps counts the invalid repetitions left out of the
+	// merged histograms; merged the requests merged, per configuration.
+	excludedReps int
+	merged       map[string]int64
+	ys           []float64 // every latency drawn
+	xmax         float64   // the largest 1/(1-p) drawn
+	grid         panelGrid
+}
+
+// spectrumCurve is one configuration's merged spectrum.
+type spectrumCurve struct {
+	cfg results.ModelConfig
+	xys plotter.XYs
+}
+
+// addConfig adds configuration cfg at the chosen load: its merged
+// spectrum, as far as its sample supports, and its invalid repetitions'
+// own percentiles, each a row of f's CSV; it notes in f what it could
+// not draw.
+func (sp *spectrumPlot) addConfig(f *Figure, cfg results.ModelConfig) {
+	a := sp.a
+	g := a.atLoad(cfg.Name)
+	if g == nil {
+		f.note("%s has no measured point at %s", cfg.Name, a.loadText())
+		return
 	}
-	// The finding, per workload in a run of several (configurations of
-	// different workloads do not compete).
+	m := g.MergeLatency(false)
+	sp.excludedReps += m.Excluded
+	for _, pr := range m.Problems {
+		f.note("%s: %s", cfg.Name, pr)
+	}
+	if m.Hist == nil || m.Hist.TotalCount() == 0 {
+		if m.Excluded > 0 {
+			f.note("%s at %s: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.loadShort(), m.Excluded)
+		} else {
+			f.note("%s at %s: no latency histogram to merge", cfg.Name, a.loadShort())
+		}
+		sp.addInvalid(f, cfg.Name, g)
+		return
+	}
+	if m.Dropped > 0 {
+		f.note("%s at %s: %d values fell outside the merged histogram and were dropped", cfg.Name, a.loadShort(), m.Dropped)
+	}
+	if m.OutOfRange > 0 {
+		f.note("%s at %s: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.loadShort(), m.OutOfRange)
+	}
+	n := m.Hist.TotalCount()
+	// Drawn only as far as the sample supports: MinTailResponses
+	// responses above the highest percentile drawn.
+	top := math.Min(float64(n)/MinTailResponses, spectrumMaxX)
+	if top < 2 {
+		f.note("%s at %s: only %d requests merged, too few for any percentile to have %d responses above it; not drawn", cfg.Name, a.loadShort(), n, MinTailResponses)
+		sp.addInvalid(f, cfg.Name, g)
+		return
+	}
+	sp.xmax = math.Max(sp.xmax, top)
+	sp.addCurve(f, cfg, m, top)
+	if top < 1000 {
+		f.note("%s at %s: %d requests merged, so its curve ends at p%s (%d responses above it) and has no p99.9", cfg.Name, a.loadShort(), n, strconv.FormatFloat(100*(1-1/top), 'f', 2, 64), MinTailResponses)
+	}
+	sp.merged[cfg.Name] = n
+	sp.addInvalid(f, cfg.Name, g)
+}
+
+// addCurve adds configuration cfg's spectrum from the merged histogram
+// m, spectrumSteps quantiles a decade up to 1/(1-p) = top, each a row of
+// f's CSV.
+func (sp *spectrumPlot) addCurve(f *Figure, cfg results.ModelConfig, m results.Merged, top float64) {
+	n := m.Hist.TotalCount()
+	c := spectrumCurve{cfg: cfg}
+	dropped := 0
+	steps := int(math.Floor(math.Log10(top) * spectrumSteps))
+	for k := 0; k <= steps; k++ {
+		x := math.Pow(10, float64(k)/spectrumSteps)
+		q := 1 - 1/x
+		v := float64(m.Hist.ValueAtQuantile(100 * q))
+		plotted, note := v > 0, ""
+		if plotted {
+			c.xys = append(c.xys, plotter.XY{X: x, Y: v})
+			sp.ys = append(sp.ys, v)
+		} else {
+			dropped++
+			note = "latency ≤ 0 cannot be shown on the log axis; left out"
+		}
+		f.addRow(cfg.Name, results.FormatFloat(sp.a.load), results.FormatFloat(100*q), results.FormatFloat(x), results.FormatFloat(v),
+			strconv.Itoa(m.Points), strconv.Itoa(m.Excluded), strconv.FormatInt(n, 10), strconv.FormatInt(m.Dropped, 10), strconv.FormatInt(m.OutOfRange, 10),
+			strconv.FormatBool(plotted), note)
+	}
+	if dropped > 0 {
+		f.note("%s: %d low percentile(s) are 0 and left out (a log axis cannot show 0)", cfg.Name, dropped)
+	}
+	sp.curves = append(sp.curves, c)
+}
+
+// addInvalid draws g's invalid repetitions' own percentiles and
+// tabulates them after the configuration's merged spectrum.
+func (sp *spectrumPlot) addInvalid(f *Figure, name string, g *results.Group) {
+	for _, p := range g.Invalid() {
+		s := &p.Load.Latency
+		if s.Count == 0 {
+			continue
+		}
+		for _, pv := range []struct {
+			q, x float64 // the percentile and its 1/(1-q)
+			v    int64
+		}{{0.5, 2, s.P50Ns}, {0.9, 10, s.P90Ns}, {0.99, 100, s.P99Ns}, {0.999, 1000, s.P999Ns}} {
+			x := pv.x
+			if !supports(s.Count, pv.q) {
+				break
+			}
+			v := float64(pv.v)
+			plotted, note := v > 0, fmt.Sprintf("invalid repetition %d (%s): excluded from the merged spectrum, drawn as a grey ×", p.Repetition, p.MainCheck())
+			if plotted {
+				sp.excluded[name] = append(sp.excluded[name], plotter.XY{X: x, Y: v})
+				sp.ys = append(sp.ys, v)
+				sp.xmax = math.Max(sp.xmax, x)
+			} else {
+				note += "; latency ≤ 0 cannot be shown on the log axis; left out"
+			}
+			f.addRow(name, results.FormatFloat(sp.a.load), results.FormatFloat(100*pv.q), results.FormatFloat(x), results.FormatFloat(v),
+				"0", "1", strconv.FormatInt(s.Count, 10), "0", strconv.FormatInt(s.OutOfRange, 10), strconv.FormatBool(plotted), note)
+		}
+	}
+}
+
+// caption says what the figure draws and its finding: the tail
+// percentile every configuration's sample supports, lowest and highest,
+// and whether the lowest is clear of the runner-up across the
+// repetitions — per workload in a run of several (configurations of
+// different workloads do not compete).
+func (sp *spectrumPlot) caption() string {
+	c := fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of the valid repetitions merged, a panel per model family, each curve drawn up to the percentile with %d responses above it", sp.a.loadText(), MinTailResponses)
+	if len(sp.grid.rowLabels) > 1 {
+		c = strings.Replace(c, "a panel per model family", "a row per workload and a column per model family", 1)
+	}
+	q, tails := sp.tails()
 	lab := "p" + strings.TrimSuffix(percentileLabel(q), "%")
 	var findings []string
-	for ri, cells := range grid.cells {
+	for ri, cells := range sp.grid.cells {
 		var ts []tailAt
 		for _, cell := range cells {
-			for _, c := range cell {
-				if i := slices.IndexFunc(tails, func(t tailAt) bool { return t.name == c.Name }); i >= 0 {
+			for _, cfg := range cell {
+				if i := slices.IndexFunc(tails, func(t tailAt) bool { return t.name == cfg.Name }); i >= 0 {
 					ts = append(ts, tails[i])
 				}
 			}
 		}
 		if fd := tailFinding(ts, lab); fd != "" {
-			if grid.rowLabels[ri] != "" {
-				fd = grid.rowLabels[ri] + ": " + fd
+			if sp.grid.rowLabels[ri] != "" {
+				fd = sp.grid.rowLabels[ri] + ": " + fd
 			}
 			findings = append(findings, fd)
 		}
 	}
 	if len(findings) > 0 {
-		f.Caption += ": " + strings.Join(findings, "; ")
+		c += ": " + strings.Join(findings, "; ")
 	}
-	f.Caption += "." + excludedCaption(excludedReps)
+	return c + "." + excludedCaption(sp.excludedReps)
+}
 
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		var panels [][]*plot.Plot
-		l := newLegend()
-		for ri, cells := range grid.cells {
-			var row []*plot.Plot
-			for ci, cell := range cells {
-				title, xlabel, ylabel := "", "", ""
-				if ri == 0 {
-					title = grid.colTitles[ci]
-				}
-				if ri == len(grid.cells)-1 {
-					xlabel = "percentile"
-				}
-				if ci == 0 {
-					ylabel = strings.TrimSpace(grid.rowLabels[ri] + " latency")
-				}
-				p := newPlot(tx(title), tx(xlabel), tx(ylabel))
-				p.X.Scale = plot.LogScale{}
-				p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
-				p.X.Min, p.X.Max = 1, xmax
-				setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
-				for _, s := range ss {
-					if !slices.ContainsFunc(cell, func(c results.ModelConfig) bool { return c.Name == s.cfg.Name }) {
-						continue
-					}
-					st := a.style[s.cfg.Name]
-					if len(s.xys) > 0 {
-						if ln, err := plotter.NewLine(s.xys); err == nil {
-							ln.LineStyle = st.line()
-							p.Add(ln)
-						}
-					}
-					l.Add(tx(s.cfg.Name), lineThumb{st.line()})
-				}
-				addExcluded(p, excludedIn(excluded, cell))
-				row = append(row, p)
-			}
-			panels = append(panels, row)
+// tails returns the highest tail percentile q every configuration's
+// merged sample supports (p99.9, p99, p90), and each drawn
+// configuration's latency there; none if no tail percentile is
+// supported.
+func (sp *spectrumPlot) tails() (q float64, tails []tailAt) {
+	q = 0.999
+	for _, n := range sp.merged {
+		for q > 0.5 && !supports(n, q) {
+			q = 1 - (1-q)*10
 		}
-		if len(excluded) > 0 {
-			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-		}
-		return panels, &l
 	}
-	return f
+	if q <= 0.5 {
+		return q, nil
+	}
+	metric := map[float64]results.Metric{0.999: results.LatencyP999, 0.99: results.LatencyP99, 0.9: results.LatencyP90}[math.Round(q*1000)/1000]
+	for _, c := range sp.curves {
+		g := sp.a.atLoad(c.cfg.Name)
+		m := g.MergeLatency(false)
+		t := tailAt{name: c.cfg.Name, v: float64(m.Hist.ValueAtQuantile(100 * q))}
+		if metric.Name != "" {
+			t.st = g.Aggregate(metric).Stats
+		}
+		tails = append(tails, t)
+	}
+	return q, tails
+}
+
+// build returns the figure's panels (panelGrid) and its legend
+// (Figure.build).
+func (sp *spectrumPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+	ymin, ymax, _ := logRange(sp.ys)
+	var panels [][]*plot.Plot
+	l := newLegend()
+	for ri, cells := range sp.grid.cells {
+		var row []*plot.Plot
+		for ci, cell := range cells {
+			title, xlabel, ylabel := "", "", ""
+			if ri == 0 {
+				title = sp.grid.colTitles[ci]
+			}
+			if ri == len(sp.grid.cells)-1 {
+				xlabel = "percentile"
+			}
+			if ci == 0 {
+				ylabel = strings.TrimSpace(sp.grid.rowLabels[ri] + " latency")
+			}
+			p := newPlot(tx(title), tx(xlabel), tx(ylabel))
+			p.X.Scale = plot.LogScale{}
+			p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
+			p.X.Min, p.X.Max = 1, sp.xmax
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			for _, c := range sp.curves {
+				if !slices.ContainsFunc(cell, func(mc results.ModelConfig) bool { return mc.Name == c.cfg.Name }) {
+					continue
+				}
+				st := sp.a.style[c.cfg.Name]
+				if len(c.xys) > 0 {
+					if ln, err := plotter.NewLine(c.xys); err == nil {
+						ln.LineStyle = st.line()
+						p.Add(ln)
+					}
+				}
+				l.Add(tx(c.cfg.Name), lineThumb{st.line()})
+			}
+			addExcluded(p, excludedIn(sp.excluded, cell))
+			row = append(row, p)
+		}
+		panels = append(panels, row)
+	}
+	if len(sp.excluded) > 0 {
+		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	}
+	return panels, &l
 }
 
 // texTicks passes another ticker's labels through tx.
