@@ -132,85 +132,14 @@ func (w *worker) response(c *conn, at int64) bool {
 	kind := w.check(c, &e)
 	switch {
 	case e.flags&flagPrime != 0:
-		switch {
-		case kind == kindOK || w.primeErr != nil:
-		case w.resp.Status != wire.StatusOK && len(w.resp.Payload) > 0:
-			// The server answered, and said no (thread per connection at
-			// its cap answers 503 with its reason): name its reason rather
-			// than suggest a foreign server.
-			w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: the server answered status %s: %s",
-				c.idx, w.idx, e.id, w.resp.Status, reasonText(w.resp.Payload))
-		default:
-			w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: %s (response id %d, status %s, %d-byte payload, checksum present %t); for a server that is not concbench's, try verify auto, status or none",
-				c.idx, w.idx, e.id, kind, w.resp.ID, w.resp.Status, len(w.resp.Payload), w.resp.HasChecksum)
-		}
+		w.primed(c, &e, kind)
 	case e.flags&flagMeasured == 0:
 		w.st.warmup++
 		if kind != kindOK {
 			w.st.warmupErrors++
 		}
 	default:
-		if at < e.sent {
-			// Stamped before it was sent: the kernel's and the monotonic
-			// clock disagree (a step of the wall clock). Counted; the
-			// response gets its send time.
-			w.st.stampBeforeSend++
-			at = e.sent
-		}
-		w.st.completed++
-		if at <= w.endAt {
-			w.st.inWindow++
-		}
-		w.st.lastResponse = max(w.st.lastResponse, at)
-		if kind != kindOK {
-			w.st.errs[kind]++
-			break
-		}
-		w.st.ok++
-		// The corrected latency runs from the intended send time when the
-		// server held the request back (the in-flight bound, a close that
-		// made it resend: coordinated omission, the server's doing), and
-		// also when the worker itself sent it late while other requests
-		// were in flight: their queue in the server could have absorbed
-		// the lateness (had it been sent on time it would have waited
-		// anyway), so counting from the actual send could hide queueing.
-		// Sent late with nothing in flight, it found the server idle, and
-		// its latency from the actual send is what an on-time send would
-		// have measured: the worker's lateness is not the server's.
-		// ownLagFree never charges the worker's lateness: the distance
-		// between the two is what the verdict judges.
-		lat, unc, full := at-e.sent, at-e.sent, at-e.intended
-		switch {
-		case e.flags&(flagHeld|flagResent) != 0:
-			lat = full
-			w.ownLagFree.record(full)
-		case e.flags&flagQueued != 0:
-			lat = full
-			w.ownLagFree.record(unc)
-		default:
-			w.ownLagFree.record(unc)
-		}
-		if cap(w.trace) > 0 {
-			if len(w.trace) < cap(w.trace) {
-				w.trace = append(w.trace, traceRec{id: e.id, intended: e.intended, sent: e.sent, recv: at,
-					kernel: w.atKernel, corrected: e.flags&(flagHeld|flagResent|flagQueued) != 0})
-			} else {
-				w.traceDropped++
-			}
-		}
-		w.corrected.record(lat)
-		w.classes.record(e.prio, lat)
-		w.uncorrected.record(unc)
-		w.fromIntended.record(full)
-		if w.slicing {
-			if j := (e.intended - w.measureAt) * numSlices / (w.endAt - w.measureAt); j >= 0 && j < numSlices {
-				w.sl.n[j]++
-				w.sl.sum[j] += lat
-			}
-		}
-		if w.iv != nil {
-			w.iv.record(at, lat, unc)
-		}
+		at = w.measured(&e, kind, at)
 	}
 	if w.resp.Close {
 		w.serverClose(c)
@@ -220,6 +149,100 @@ func (w *worker) response(c *conn, at int64) bool {
 		w.fill(c, at)
 	}
 	return true
+}
+
+// primed checks the answer w.resp to c's priming request e, of kind:
+// the first failure becomes w.primeErr, naming the server's own reason
+// when it gave one.
+func (w *worker) primed(c *conn, e *entry, kind errKind) {
+	switch {
+	case kind == kindOK || w.primeErr != nil:
+	case w.resp.Status != wire.StatusOK && len(w.resp.Payload) > 0:
+		// The server answered, and said no (thread per connection at
+		// its cap answers 503 with its reason): name its reason rather
+		// than suggest a foreign server.
+		w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: the server answered status %s: %s",
+			c.idx, w.idx, e.id, w.resp.Status, reasonText(w.resp.Payload))
+	default:
+		w.primeErr = fmt.Errorf("loadgen: connection %d of worker %d: priming request %d: %s (response id %d, status %s, %d-byte payload, checksum present %t); for a server that is not concbench's, try verify auto, status or none",
+			c.idx, w.idx, e.id, kind, w.resp.ID, w.resp.Status, len(w.resp.Payload), w.resp.HasChecksum)
+	}
+}
+
+// measured counts the response, of kind, to the measured request e,
+// received at at, and records its latencies if it succeeded. It returns
+// the response's time: at, or e's send time if at is before it.
+func (w *worker) measured(e *entry, kind errKind, at int64) int64 {
+	if at < e.sent {
+		// Stamped before it was sent: the kernel's and the monotonic
+		// clock disagree (a step of the wall clock). Counted; the
+		// response gets its send time.
+		w.st.stampBeforeSend++
+		at = e.sent
+	}
+	w.st.completed++
+	if at <= w.endAt {
+		w.st.inWindow++
+	}
+	w.st.lastResponse = max(w.st.lastResponse, at)
+	if kind != kindOK {
+		w.st.errs[kind]++
+		return at
+	}
+	w.st.ok++
+	w.recordLatency(e, at)
+	return at
+}
+
+// recordLatency records the latencies of the successful measured request
+// e, answered at at: corrected, uncorrected, from the intended time and
+// without the worker's own lateness, by priority class, in the trace,
+// the overload detector's slice and the current interval.
+func (w *worker) recordLatency(e *entry, at int64) {
+	// The corrected latency runs from the intended send time when the
+	// server held the request back (the in-flight bound, a close that
+	// made it resend: coordinated omission, the server's doing), and
+	// also when the worker itself sent it late while other requests
+	// were in flight: their queue in the server could have absorbed
+	// the lateness (had it been sent on time it would have waited
+	// anyway), so counting from the actual send could hide queueing.
+	// Sent late with nothing in flight, it found the server idle, and
+	// its latency from the actual send is what an on-time send would
+	// have measured: the worker's lateness is not the server's.
+	// ownLagFree never charges the worker's lateness: the distance
+	// between the two is what the verdict judges.
+	lat, unc, full := at-e.sent, at-e.sent, at-e.intended
+	switch {
+	case e.flags&(flagHeld|flagResent) != 0:
+		lat = full
+		w.ownLagFree.record(full)
+	case e.flags&flagQueued != 0:
+		lat = full
+		w.ownLagFree.record(unc)
+	default:
+		w.ownLagFree.record(unc)
+	}
+	if cap(w.trace) > 0 {
+		if len(w.trace) < cap(w.trace) {
+			w.trace = append(w.trace, traceRec{id: e.id, intended: e.intended, sent: e.sent, recv: at,
+				kernel: w.atKernel, corrected: e.flags&(flagHeld|flagResent|flagQueued) != 0})
+		} else {
+			w.traceDropped++
+		}
+	}
+	w.corrected.record(lat)
+	w.classes.record(e.prio, lat)
+	w.uncorrected.record(unc)
+	w.fromIntended.record(full)
+	if w.slicing {
+		if j := (e.intended - w.measureAt) * numSlices / (w.endAt - w.measureAt); j >= 0 && j < numSlices {
+			w.sl.n[j]++
+			w.sl.sum[j] += lat
+		}
+	}
+	if w.iv != nil {
+		w.iv.record(at, lat, unc)
+	}
 }
 
 // reasonText quotes a response body given as a reason, shortened to its
