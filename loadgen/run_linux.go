@@ -53,106 +53,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0) // stops the world: only here and at the end
 	base := time.Now()
-
-	fds := make([]int, 0, cfg.Conns)
-	for i := range cfg.Conns {
-		fd, err := dial(sa, family, cfg.Timeout)
-		if err == nil {
-			enableRxTimestamps(fd)
-		}
-		if err != nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			return nil, fmt.Errorf("loadgen: connect to %s (connection %d of %d): %w", cfg.Addr, i+1, cfg.Conns, err)
-		}
-		fds = append(fds, fd)
-	}
 	var stop atomic.Bool
 	var written atomic.Int64
-	ws := make([]*worker, 0, cfg.Workers)
-	for i := range cfg.Workers {
-		var mine []int
-		for j := i; j < len(fds); j += cfg.Workers {
-			mine = append(mine, fds[j])
-		}
-		w, err := newWorker(&cfg, i, cfg.Workers, mine, codec, sa, family, base, &stop, &written)
-		if err != nil {
-			for _, w := range ws {
-				w.cleanup()
-				w.closeWake()
-			}
-			for j := i; j < len(fds); j++ { // the sockets no worker owns yet
-				if j%cfg.Workers > i {
-					unix.Close(fds[j])
-				}
-			}
-			return nil, err
-		}
-		ws = append(ws, w)
+	ws, err := newWorkers(&cfg, codec, sa, family, base, &stop, &written)
+	if err != nil {
+		return nil, err
 	}
+	stopWatching := watchInterrupt(ctx, ws, &stop)
+	defer stopWatching()
 
-	// Interruption: flag the workers and wake them from epoll. The
-	// eventfds are closed only after this goroutine has exited.
-	finished, watcherDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		select {
-		case <-ctx.Done():
-			stop.Store(true)
-			for _, w := range ws {
-				w.wake.Signal()
-			}
-		case <-finished:
-		}
-	}()
-	defer func() {
-		close(finished)
-		<-watcherDone
-		for _, w := range ws {
-			w.closeWake()
-		}
-	}()
-
-	ready := make(chan error, len(ws))
-	startCh := make(chan struct{})
-	abort := false // written before close(startCh), read after
-	// The workers close their connections only after the window's end has
-	// been observed (OnWindow), so that the server's connection teardown
-	// is outside the window.
-	var wg, drained sync.WaitGroup
-	closeConns := make(chan struct{})
-	for _, w := range ws {
-		wg.Add(1)
-		drained.Add(1)
-		go func() {
-			defer wg.Done()
-			// Never unlocked: the thread exits with the goroutine, and
-			// its CPU pin (WorkerCPUs) with it.
-			runtime.LockOSThread()
-			if len(cfg.WorkerCPUs) > 0 {
-				w.pinErr = pinThread(cfg.WorkerCPUs[w.idx%len(cfg.WorkerCPUs)])
-			}
-			ready <- w.prime()
-			<-startCh
-			if !abort {
-				w.run()
-			}
-			drained.Done()
-			<-closeConns
-			w.cleanup()
-		}()
-	}
-	var firstErr error
-	for range ws {
-		if err := <-ready; err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
+	th := startThreads(&cfg, ws)
+	firstErr := th.primed(len(ws))
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
-
 	// The schedule starts for every worker at t0; warm-up, then the window.
 	t0 := int64(time.Since(base)) + int64(time.Millisecond)
 	if !cfg.StartAt.IsZero() {
@@ -170,10 +84,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				cfg.Mode(), cfg.Protocol, cfg.Addr, cfg.HistLowest, cfg.HistHighest, cfg.HistDigits))
 	}
 	if firstErr != nil {
-		abort = true
-		close(startCh)
-		close(closeConns)
-		wg.Wait()
+		th.abort()
 		return nil, firstErr
 	}
 	var ivOut chan ivMsg
@@ -182,6 +93,174 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		ivOut = make(chan ivMsg, 1024)
 		go func() { collected <- mergeIntervals(ivOut, ws, hl, base, &cfg) }()
 	}
+	setSchedules(&cfg, ws, t0, measureAt, endAt, ivOut)
+	th.start()
+	win := awaitWindow(&cfg, base, measureAt, &th.drained)
+	th.finish()
+
+	r := assemble(&cfg, ws, base, measureAt, endAt, win.endNs)
+	r.Timing.ClockStepNs = win.clockStep
+	runWarnings(r, &cfg, ws, win.overrun)
+	win.processCosts(r, &ms0)
+	if hl != nil {
+		closeHlog(r, &cfg, ws, hl, ivOut, collected)
+	}
+	interrupted := stop.Load()
+	fatal := judgeRun(r, &cfg, ws, interrupted)
+	switch {
+	case fatal != nil:
+		return r, fmt.Errorf("loadgen: %w", fatal)
+	case interrupted && ctx.Err() != nil:
+		return r, ctx.Err()
+	}
+	return r, nil
+}
+
+// newWorkers opens cfg.Conns connections to sa and deals them out to
+// cfg.Workers new workers, round robin. On failure it closes what it
+// opened.
+func newWorkers(cfg *Config, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, stop *atomic.Bool, written *atomic.Int64) ([]*worker, error) {
+	fds := make([]int, 0, cfg.Conns)
+	for i := range cfg.Conns {
+		fd, err := dial(sa, family, cfg.Timeout)
+		if err == nil {
+			enableRxTimestamps(fd)
+		}
+		if err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return nil, fmt.Errorf("loadgen: connect to %s (connection %d of %d): %w", cfg.Addr, i+1, cfg.Conns, err)
+		}
+		fds = append(fds, fd)
+	}
+	ws := make([]*worker, 0, cfg.Workers)
+	for i := range cfg.Workers {
+		var mine []int
+		for j := i; j < len(fds); j += cfg.Workers {
+			mine = append(mine, fds[j])
+		}
+		w, err := newWorker(cfg, i, cfg.Workers, mine, codec, sa, family, base, stop, written)
+		if err != nil {
+			for _, w := range ws {
+				w.cleanup()
+				w.closeWake()
+			}
+			for j := i; j < len(fds); j++ { // the sockets no worker owns yet
+				if j%cfg.Workers > i {
+					unix.Close(fds[j])
+				}
+			}
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
+// watchInterrupt watches ctx during the run: once it is done, it flags
+// the workers (stop) and wakes them from epoll. The returned function
+// ends the watch and then closes the workers' eventfds, which nothing
+// can signal any more.
+func watchInterrupt(ctx context.Context, ws []*worker, stop *atomic.Bool) func() {
+	finished, watcherDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case <-ctx.Done():
+			stop.Store(true)
+			for _, w := range ws {
+				w.wake.Signal()
+			}
+		case <-finished:
+		}
+	}()
+	return func() {
+		close(finished)
+		<-watcherDone
+		for _, w := range ws {
+			w.closeWake()
+		}
+	}
+}
+
+// threads are the workers' goroutines, each on a locked OS thread of its
+// own, and the signals that take them through a run: each primes its
+// connections (ready), waits for the start (or the abort), runs, reports
+// it is drained, and closes its connections only once closeConns is
+// closed — after the window's end has been observed (Config.OnWindow),
+// so that the server's connection teardown is outside the window.
+type threads struct {
+	ready       chan error
+	started     chan struct{}
+	aborted     bool // written before started is closed, read after
+	closeConns  chan struct{}
+	wg, drained sync.WaitGroup
+}
+
+// startThreads starts a thread per worker of ws; each primes its
+// connections at once.
+func startThreads(cfg *Config, ws []*worker) *threads {
+	t := &threads{ready: make(chan error, len(ws)), started: make(chan struct{}), closeConns: make(chan struct{})}
+	for _, w := range ws {
+		t.wg.Add(1)
+		t.drained.Add(1)
+		go t.work(cfg, w)
+	}
+	return t
+}
+
+// work is worker w's thread.
+func (t *threads) work(cfg *Config, w *worker) {
+	defer t.wg.Done()
+	// Never unlocked: the thread exits with the goroutine, and its CPU
+	// pin (WorkerCPUs) with it.
+	runtime.LockOSThread()
+	if len(cfg.WorkerCPUs) > 0 {
+		w.pinErr = pinThread(cfg.WorkerCPUs[w.idx%len(cfg.WorkerCPUs)])
+	}
+	t.ready <- w.prime()
+	<-t.started
+	if !t.aborted {
+		w.run()
+	}
+	t.drained.Done()
+	<-t.closeConns
+	w.cleanup()
+}
+
+// primed waits for the n workers' priming and returns the first error.
+func (t *threads) primed(n int) error {
+	var firstErr error
+	for range n {
+		if err := <-t.ready; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+// start starts the workers' schedules.
+func (t *threads) start() { close(t.started) }
+
+// abort ends the threads without a run, once they are primed.
+func (t *threads) abort() {
+	t.aborted = true
+	close(t.started)
+	t.finish()
+}
+
+// finish lets the drained workers close their connections and waits for
+// their threads to end.
+func (t *threads) finish() {
+	close(t.closeConns)
+	t.wg.Wait()
+}
+
+// setSchedules sets every worker's schedule: its start t0, the window from
+// measureAt to endAt, its share of cfg.Requests, and its intervals for
+// the hlog (ivOut, nil without one).
+func setSchedules(cfg *Config, ws []*worker, t0, measureAt, endAt int64, ivOut chan ivMsg) {
 	for i, w := range ws {
 		w.start, w.measureAt, w.endAt = t0, measureAt, endAt
 		if cfg.Requests > 0 {
@@ -192,25 +271,59 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		if ivOut != nil {
-			w.iv = newIntervals(&cfg, i, measureAt, ivOut)
+			w.iv = newIntervals(cfg, i, measureAt, ivOut)
 		}
 	}
-	close(startCh)
+}
 
-	// The process's counters at the start of the measurement. The
-	// window-start work (OnWindow: the harness's snapshot of the server,
-	// its /proc reads; then the process counters here) runs on the
-	// generator's CPUs and would preempt a busy-polling worker: it is done
-	// windowLead before the window starts, so that it falls in the
-	// warm-up, and its overrun into the window, if any, is reported.
+// processCounters are the generator process's counters at one end of
+// the window: its CPU time, its allocations, and the steal time of its
+// CPUs.
+type processCounters struct {
+	ru       sysstat.Rusage
+	ruErr    error
+	alloc    sysstat.Alloc
+	steal    int64
+	stealErr error
+}
+
+// readProcessCounters reads the process's counters now; cpus are the
+// generator's CPUs.
+func readProcessCounters(cpus []int) processCounters {
+	var c processCounters
+	c.ru, c.ruErr = sysstat.Self()
+	c.alloc = sysstat.ReadAlloc()
+	c.steal, c.stealErr = sysstat.StealNs(cpus)
+	return c
+}
+
+// window is what Run observes of the measurement window from outside
+// the workers: the process's counters at its start and end, how far the
+// window-start work ran into it, and when it ended.
+type window struct {
+	cpus       []int // the generator's CPUs, for their steal time
+	start, end processCounters
+	overrun    time.Duration
+	endNs      int64 // when the workers were done, ns since base
+	clockStep  int64 // the wall clock's step over the run (Timing.ClockStepNs)
+	ms1        runtime.MemStats
+}
+
+// awaitWindow waits for the workers to drain, doing the window-start
+// and window-end work around the window that starts at measureAt.
+//
+// The window-start work (OnWindow: the harness's snapshot of the server,
+// its /proc reads; then the process counters here) runs on the
+// generator's CPUs and would preempt a busy-polling worker: it is done
+// windowLead before the window starts, so that it falls in the warm-up,
+// and its overrun into the window, if any, is reported.
+func awaitWindow(cfg *Config, base time.Time, measureAt int64, drained *sync.WaitGroup) *window {
 	workersDone := make(chan struct{})
 	go func() { drained.Wait(); close(workersDone) }()
-	cpus, _ := cpuset.Current() // the generator's CPUs, for their steal time
-	ruStart, ruErr := sysstat.Self()
-	allocStart := sysstat.ReadAlloc()
-	stealStart, stealErr := sysstat.StealNs(cpus)
+	win := &window{}
+	win.cpus, _ = cpuset.Current()
+	win.start = readProcessCounters(win.cpus)
 	windowStarted := false
-	var overrun time.Duration
 	lead := min(windowLead, cfg.Warmup/2)
 	timer := time.NewTimer(time.Until(base.Add(time.Duration(measureAt) - lead)))
 	select {
@@ -219,32 +332,52 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			cfg.OnWindow(true)
 			windowStarted = true
 		}
-		ruStart, ruErr = sysstat.Self()
-		allocStart = sysstat.ReadAlloc()
-		stealStart, stealErr = sysstat.StealNs(cpus)
-		overrun = time.Duration(int64(time.Since(base)) - measureAt)
+		win.start = readProcessCounters(win.cpus)
+		win.overrun = time.Duration(int64(time.Since(base)) - measureAt)
 		<-workersDone
 	case <-workersDone:
 		timer.Stop()
 	}
 	now := time.Now()
-	endNs := int64(now.Sub(base))
+	win.endNs = int64(now.Sub(base))
 	// Wall-clock time elapsed minus monotonic time elapsed: a step of the
 	// wall clock, which the kernel's receive timestamps carry.
-	clockStep := now.UnixNano() - base.UnixNano() - endNs
-	ruEnd, ruEndErr := sysstat.Self()
-	allocEnd := sysstat.ReadAlloc()
-	stealEnd, stealEndErr := sysstat.StealNs(cpus)
-	var ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms1)
+	win.clockStep = now.UnixNano() - base.UnixNano() - win.endNs
+	win.end = readProcessCounters(win.cpus)
+	runtime.ReadMemStats(&win.ms1)
 	if windowStarted {
 		cfg.OnWindow(false)
 	}
-	close(closeConns)
-	wg.Wait()
+	return win
+}
 
-	r := assemble(&cfg, ws, base, measureAt, endAt, endNs)
-	r.Timing.ClockStepNs = clockStep
+// processCosts fills r's generator costs over the window: the process's
+// CPU time, its CPUs' steal time, its garbage collections since ms0 and
+// its allocations per request.
+func (win *window) processCosts(r *Result, ms0 *runtime.MemStats) {
+	g := &r.Generator
+	start, end := &win.start, &win.end
+	if start.ruErr == nil && end.ruErr == nil {
+		g.ProcessCPUNs = end.ru.UserNs + end.ru.SystemNs - start.ru.UserNs - start.ru.SystemNs
+	}
+	switch {
+	case start.stealErr != nil || end.stealErr != nil:
+		g.StealUnavailable = errors.Join(start.stealErr, end.stealErr).Error()
+	case r.WindowNs > 0 && len(win.cpus) > 0:
+		g.StealNs = max(end.steal-start.steal, 0)
+		g.StealFraction = finite(float64(g.StealNs) / (float64(r.WindowNs) * float64(len(win.cpus))))
+	}
+	g.GCPauseNs = int64(win.ms1.PauseTotalNs - ms0.PauseTotalNs)
+	g.GCCycles = win.ms1.NumGC - ms0.NumGC
+	if r.Requests.Sent > 0 {
+		g.AllocsPerRequest = float64(end.alloc.Objects-start.alloc.Objects) / float64(r.Requests.Sent)
+	}
+}
+
+// runWarnings adds to r the warnings about how the generator ran: an
+// unpinned worker, a throttle, window-start work that overran into the
+// window.
+func runWarnings(r *Result, cfg *Config, ws []*worker, overrun time.Duration) {
 	for _, w := range ws {
 		if w.pinErr != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("worker %d runs unpinned: %v", w.idx, w.pinErr))
@@ -256,37 +389,32 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if overrun > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the window-start work (OnWindow, the process counters) ran %s into the window, on the generator's CPUs", FormatNs(int64(overrun))))
 	}
-	if ruErr == nil && ruEndErr == nil {
-		r.Generator.ProcessCPUNs = ruEnd.UserNs + ruEnd.SystemNs - ruStart.UserNs - ruStart.SystemNs
+}
+
+// closeHlog ends the interval log hl: it closes the workers' intervals
+// channel ivOut, waits for the collector's result (collected) and closes
+// the file, naming it in r (Result.Hlog), or saying in r's warnings why
+// not, and whether the writer fell behind.
+func closeHlog(r *Result, cfg *Config, ws []*worker, hl *hlog, ivOut chan ivMsg, collected chan error) {
+	close(ivOut)
+	err := <-collected
+	if cerr := hl.close(); err == nil {
+		err = cerr
 	}
-	switch g := &r.Generator; {
-	case stealErr != nil || stealEndErr != nil:
-		g.StealUnavailable = errors.Join(stealErr, stealEndErr).Error()
-	case r.WindowNs > 0 && len(cpus) > 0:
-		g.StealNs = max(stealEnd-stealStart, 0)
-		g.StealFraction = finite(float64(g.StealNs) / (float64(r.WindowNs) * float64(len(cpus))))
+	if n := ivAllocated(ws, hl); n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the hlog writer fell behind and allocated %d histogram pairs during the run", n))
 	}
-	r.Generator.GCPauseNs = int64(ms1.PauseTotalNs - ms0.PauseTotalNs)
-	r.Generator.GCCycles = ms1.NumGC - ms0.NumGC
-	if r.Requests.Sent > 0 {
-		r.Generator.AllocsPerRequest = float64(allocEnd.Objects-allocStart.Objects) / float64(r.Requests.Sent)
+	if err != nil {
+		r.Warnings = append(r.Warnings, err.Error())
+	} else {
+		r.Hlog = cfg.HlogPath
 	}
-	if hl != nil {
-		close(ivOut)
-		err := <-collected
-		if cerr := hl.close(); err == nil {
-			err = cerr
-		}
-		if n := ivAllocated(ws, hl); n > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the hlog writer fell behind and allocated %d histogram pairs during the run", n))
-		}
-		if err != nil {
-			r.Warnings = append(r.Warnings, err.Error())
-		} else {
-			r.Hlog = cfg.HlogPath
-		}
-	}
-	interrupted := stop.Load()
+}
+
+// judgeRun judges r with the run's own failures — interrupted, a
+// worker with no connection for Timeout — and returns the first
+// worker's fatal error, if any.
+func judgeRun(r *Result, cfg *Config, ws []*worker, interrupted bool) error {
 	var fatal error
 	var failures []string
 	if interrupted {
@@ -301,13 +429,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	judge(r, failures...)
-	switch {
-	case fatal != nil:
-		return r, fmt.Errorf("loadgen: %w", fatal)
-	case interrupted && ctx.Err() != nil:
-		return r, ctx.Err()
-	}
-	return r, nil
+	return fatal
 }
 
 // assemble merges the workers' counters and histograms into a Result
@@ -326,73 +448,8 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		},
 		TargetRatePerS: cfg.TargetRate(),
 	}
-	var st workerStats
-	corrected, uncorrected, lag, heldLag := newRecorder(cfg), newRecorder(cfg), newRecorder(cfg), newRecorder(cfg)
-	fromIntended, ownLagFree, rxLag := newRecorder(cfg), newRecorder(cfg), newRecorder(cfg)
-	var late, idle, sendCall linHist
-	var clamped, spin int64
-	var trend *Trend
-	if len(ws) > 0 && ws[0].slicing {
-		trend = &Trend{SliceMeanNs: make([]int64, numSlices), InFlight: make([]int64, numSlices+1), ScheduleDebtNs: make([]int64, numSlices+1)}
-	}
-	var sl sliceStats
-	var gapA, gapP, a1, a2, p1, p2 []float64
-	windowEnd := int64(0)
-	for _, w := range ws {
-		s := &w.st
-		st.scheduled += s.scheduled
-		st.sent += s.sent
-		st.completed += s.completed
-		st.inWindow += s.inWindow
-		st.kernelStamped += s.kernelStamped
-		st.userStamped += s.userStamped
-		st.stampBeforeSend += s.stampBeforeSend
-		st.ok += s.ok
-		st.held += s.held
-		st.unsent += s.unsent
-		st.resent += s.resent
-		st.warmup += s.warmup
-		st.warmupErrors += s.warmupErrors
-		st.reconnects += s.reconnects
-		st.serverCloses += s.serverCloses
-		st.busyNs += s.busyNs
-		st.spanNs += s.spanNs
-		st.userNs += s.userNs
-		st.sysNs += s.sysNs
-		st.runQueueNs += s.runQueueNs
-		st.nvcsw += s.nvcsw
-		st.nivcsw += s.nivcsw
-		for k, n := range s.errs {
-			st.errs[k] += n
-		}
-		windowEnd = max(windowEnd, s.windowEnd, 0)
-		if cfg.Closed {
-			windowEnd = max(windowEnd, s.lastResponse)
-		}
-		corrected.merge(w.corrected)
-		uncorrected.merge(w.uncorrected)
-		lag.merge(w.lag)
-		heldLag.merge(w.heldLag)
-		fromIntended.merge(w.fromIntended)
-		ownLagFree.merge(w.ownLagFree)
-		rxLag.merge(w.rxLag)
-		late.merge(&w.late)
-		idle.merge(&w.idle)
-		sendCall.merge(&w.sendCall)
-		clamped += w.mix.clamped
-		spin = max(spin, w.spin)
-		if trend != nil {
-			for j := range numSlices {
-				sl.n[j] += w.sl.n[j]
-				sl.sum[j] += w.sl.sum[j]
-			}
-			for j := 0; j <= numSlices && j < w.sl.sampled; j++ {
-				trend.InFlight[j] += w.sl.inflight[j]
-				trend.ScheduleDebtNs[j] = max(trend.ScheduleDebtNs[j], w.sl.debt[j])
-			}
-		}
-		w.sample.gaps(&gapA, &gapP, &a1, &a2, &p1, &p2)
-	}
+	p := poolWorkers(cfg, ws)
+	windowEnd := p.windowEnd
 	if cfg.Duration > 0 {
 		windowEnd = endAt
 	}
@@ -407,28 +464,134 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		return finite(float64(n) / (float64(r.WindowNs) / 1e9))
 	}
 	if !cfg.Closed {
-		r.ScheduledRatePerS = perSec(st.scheduled)
+		r.ScheduledRatePerS = perSec(p.st.scheduled)
 	}
-	r.SentRatePerS = perSec(st.sent)
-	r.AchievedRatePerS = perSec(st.inWindow)
+	r.SentRatePerS = perSec(p.st.sent)
+	r.AchievedRatePerS = perSec(p.st.inWindow)
+	r.Requests = p.counts(r.Errors)
+	p.latencies(r, cfg, ws)
+	r.SendProcess = sendProcess(cfg, p.gapA, p.gapP, p.a1, p.a2, p.p1, p.p2, p.sendCall.quantile(0.5), meanGap(ws))
+	p.timing(r, cfg, ws)
+	p.generator(r, cfg, len(ws))
+	if cfg.Trace > 0 {
+		r.Trace = assembleTrace(ws, base)
+	}
+	return r
+}
 
+// pool is the workers' statistics merged: their counters, latency
+// recorders and timing histograms, the overload detector's slices, the
+// send process's sampled gaps.
+type pool struct {
+	st                                   workerStats
+	corrected, uncorrected, lag, heldLag *recorder
+	fromIntended, ownLagFree, rxLag      *recorder
+	late, idle, sendCall                 linHist
+	clamped, spin                        int64
+	trend                                *Trend // nil unless the workers keep slices
+	sl                                   sliceStats
+	gapA, gapP, a1, a2, p1, p2           []float64
+	windowEnd                            int64 // the latest window end a worker saw (0: none)
+}
+
+// poolWorkers merges the statistics of the workers ws.
+func poolWorkers(cfg *Config, ws []*worker) *pool {
+	p := &pool{
+		corrected: newRecorder(cfg), uncorrected: newRecorder(cfg), lag: newRecorder(cfg), heldLag: newRecorder(cfg),
+		fromIntended: newRecorder(cfg), ownLagFree: newRecorder(cfg), rxLag: newRecorder(cfg),
+	}
+	if len(ws) > 0 && ws[0].slicing {
+		p.trend = &Trend{SliceMeanNs: make([]int64, numSlices), InFlight: make([]int64, numSlices+1), ScheduleDebtNs: make([]int64, numSlices+1)}
+	}
+	for _, w := range ws {
+		p.st.add(&w.st)
+		p.windowEnd = max(p.windowEnd, w.st.windowEnd, 0)
+		if cfg.Closed {
+			p.windowEnd = max(p.windowEnd, w.st.lastResponse)
+		}
+		p.corrected.merge(w.corrected)
+		p.uncorrected.merge(w.uncorrected)
+		p.lag.merge(w.lag)
+		p.heldLag.merge(w.heldLag)
+		p.fromIntended.merge(w.fromIntended)
+		p.ownLagFree.merge(w.ownLagFree)
+		p.rxLag.merge(w.rxLag)
+		p.late.merge(&w.late)
+		p.idle.merge(&w.idle)
+		p.sendCall.merge(&w.sendCall)
+		p.clamped += w.mix.clamped
+		p.spin = max(p.spin, w.spin)
+		if p.trend != nil {
+			for j := range numSlices {
+				p.sl.n[j] += w.sl.n[j]
+				p.sl.sum[j] += w.sl.sum[j]
+			}
+			for j := 0; j <= numSlices && j < w.sl.sampled; j++ {
+				p.trend.InFlight[j] += w.sl.inflight[j]
+				p.trend.ScheduleDebtNs[j] = max(p.trend.ScheduleDebtNs[j], w.sl.debt[j])
+			}
+		}
+		w.sample.gaps(&p.gapA, &p.gapP, &p.a1, &p.a2, &p.p1, &p.p2)
+	}
+	return p
+}
+
+// add adds s's counters to st; the window end and the last response,
+// which are not sums, are left alone.
+func (st *workerStats) add(s *workerStats) {
+	st.scheduled += s.scheduled
+	st.sent += s.sent
+	st.completed += s.completed
+	st.inWindow += s.inWindow
+	st.kernelStamped += s.kernelStamped
+	st.userStamped += s.userStamped
+	st.stampBeforeSend += s.stampBeforeSend
+	st.ok += s.ok
+	st.held += s.held
+	st.unsent += s.unsent
+	st.resent += s.resent
+	st.warmup += s.warmup
+	st.warmupErrors += s.warmupErrors
+	st.reconnects += s.reconnects
+	st.serverCloses += s.serverCloses
+	st.busyNs += s.busyNs
+	st.spanNs += s.spanNs
+	st.userNs += s.userNs
+	st.sysNs += s.sysNs
+	st.runQueueNs += s.runQueueNs
+	st.nvcsw += s.nvcsw
+	st.nivcsw += s.nivcsw
+	for k, n := range s.errs {
+		st.errs[k] += n
+	}
+}
+
+// counts returns the pooled request counts, and adds the errors to errs
+// by kind.
+func (p *pool) counts(errs map[string]int64) Counts {
+	st := &p.st
 	var failed int64
 	for k, n := range st.errs {
 		if n == 0 {
 			continue
 		}
-		r.Errors[errKind(k).String()] = n
+		errs[errKind(k).String()] = n
 		if errKind(k) != errConnect {
 			failed += n
 		}
 	}
-	r.Requests = Counts{
+	return Counts{
 		Scheduled: st.scheduled, Sent: st.sent, Completed: st.completed, InWindow: st.inWindow, OK: st.ok, Failed: failed,
 		Held: st.held, Unsent: st.unsent, Resent: st.resent,
-		Reconnects: st.reconnects, ServerCloses: st.serverCloses, ClampedDraws: clamped,
+		Reconnects: st.reconnects, ServerCloses: st.serverCloses, ClampedDraws: p.clamped,
 		Warmup: st.warmup, WarmupErrors: st.warmupErrors,
 	}
-	r.Latency = Summarize(corrected.h, corrected.over+corrected.under)
+}
+
+// latencies fills r's latency summaries, its priority classes' and its
+// trend across the window's slices.
+func (p *pool) latencies(r *Result, cfg *Config, ws []*worker) {
+	r.Latency = Summarize(p.corrected.h, p.corrected.over+p.corrected.under)
 	if len(cfg.PriorityClasses) > 0 {
 		cls := make([]*classRecorders, len(ws))
 		for i, w := range ws {
@@ -436,20 +599,20 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		}
 		r.Classes = summarizeClasses(cfg, cls)
 	}
-	r.Uncorrected = Summarize(uncorrected.h, uncorrected.over+uncorrected.under)
-	r.SendLag = Summarize(lag.h, lag.over+lag.under)
-	r.HeldLag = Summarize(heldLag.h, heldLag.over+heldLag.under)
+	r.Uncorrected = Summarize(p.uncorrected.h, p.uncorrected.over+p.uncorrected.under)
+	r.SendLag = Summarize(p.lag.h, p.lag.over+p.lag.under)
+	r.HeldLag = Summarize(p.heldLag.h, p.heldLag.over+p.heldLag.under)
 	if !cfg.Closed {
-		r.FromIntended = Summarize(fromIntended.h, fromIntended.over+fromIntended.under)
-		r.WithoutOwnLag = Summarize(ownLagFree.h, ownLagFree.over+ownLagFree.under)
-		r.LagShares = lagShares(cfg, corrected, ownLagFree)
+		r.FromIntended = Summarize(p.fromIntended.h, p.fromIntended.over+p.fromIntended.under)
+		r.WithoutOwnLag = Summarize(p.ownLagFree.h, p.ownLagFree.over+p.ownLagFree.under)
+		r.LagShares = lagShares(cfg, p.corrected, p.ownLagFree)
 	}
-	r.Trend = trend
-	if trend != nil {
+	r.Trend = p.trend
+	if trend := p.trend; trend != nil {
 		var means []float64
 		for j := range numSlices {
-			if sl.n[j] > 0 {
-				trend.SliceMeanNs[j] = sl.sum[j] / sl.n[j]
+			if p.sl.n[j] > 0 {
+				trend.SliceMeanNs[j] = p.sl.sum[j] / p.sl.n[j]
 				means = append(means, float64(trend.SliceMeanNs[j]))
 			}
 		}
@@ -459,17 +622,21 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 		}
 		trend.LatencyZ, trend.InFlightZ = stats.MannKendallZ(means), stats.MannKendallZ(infl)
 	}
-	r.SendProcess = sendProcess(cfg, gapA, gapP, a1, a2, p1, p2, sendCall.quantile(0.5), meanGap(ws))
+}
 
+// timing fills r's account of the generator's own timing: its polling,
+// wake-up lateness, idle iterations, send calls and receive timestamps.
+func (p *pool) timing(r *Result, cfg *Config, ws []*worker) {
+	st := &p.st
 	tm := &r.Timing
 	tm.Poll = cfg.Poll
 	if cfg.Poll == PollSleep {
-		tm.SpinNs = spin
-		tm.RunWakeLateness = late.summary()
+		tm.SpinNs = p.spin
+		tm.RunWakeLateness = p.late.summary()
 	}
 	tm.ProbeWakeLateness = probeSummary(ws)
-	tm.IdleIterations = idle.summary()
-	tm.SendCall = sendCall.summary()
+	tm.IdleIterations = p.idle.summary()
+	tm.SendCall = p.sendCall.summary()
 	tm.KernelStamped, tm.UserStamped, tm.StampedBeforeSend = st.kernelStamped, st.userStamped, st.stampBeforeSend
 	switch {
 	case st.userStamped == 0 && st.kernelStamped > 0:
@@ -479,17 +646,24 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	default:
 		tm.ReceiveTimestamps = "mixed"
 	}
-	tm.ReceiveLag = Summarize(rxLag.h, rxLag.over+rxLag.under)
+	tm.ReceiveLag = Summarize(p.rxLag.h, p.rxLag.over+p.rxLag.under)
+}
 
+// generator fills r's costs of the n workers' threads — CPU, run-queue
+// wait, context switches, busy share, stalls — and whether the send
+// process can be judged at that busy share.
+func (p *pool) generator(r *Result, cfg *Config, n int) {
+	st := &p.st
+	tm := &r.Timing
 	g := &r.Generator
-	g.Workers = len(ws)
+	g.Workers = n
 	g.WorkerUserNs, g.WorkerSystemNs = st.userNs, st.sysNs
 	g.WorkerRunQueueNs = st.runQueueNs
 	if st.spanNs > 0 {
 		g.RunQueueFraction = finite(float64(st.runQueueNs) / float64(st.spanNs))
 		if cfg.Poll == PollBusy {
-			med := idle.quantile(0.5)
-			tm.StalledNs = idle.excess(stallFactor*med, med)
+			med := p.idle.quantile(0.5)
+			tm.StalledNs = p.idle.excess(stallFactor*med, med)
 			tm.StalledFraction = finite(float64(tm.StalledNs) / float64(st.spanNs))
 		}
 	}
@@ -511,10 +685,6 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	if set, err := cpuset.Current(); err == nil {
 		g.CPUs = set.String()
 	}
-	if cfg.Trace > 0 {
-		r.Trace = assembleTrace(ws, base)
-	}
-	return r
 }
 
 // assembleTrace converts the workers' trace records to CLOCK_MONOTONIC.
