@@ -492,39 +492,81 @@ const (
 // rules are testable on their own. Reasons come in order of importance:
 // the first is the main one.
 func judge(r *Result, failures ...string) {
-	c := &r.Config
-	lim := c.Limits.withDefaults()
-	type failure struct {
-		check Check
-		text  string
-	}
-	var fails []failure
+	lim := r.Config.Limits.withDefaults()
+	var v verdict
 	for _, f := range failures {
-		fails = append(fails, failure{CheckAborted, f})
+		v.fails = append(v.fails, failure{CheckAborted, f})
 	}
-	var warns []string
-	add := func(ch Check, format string, args ...any) {
-		fails = append(fails, failure{ch, fmt.Sprintf(format, args...)})
-	}
-	warn := func(format string, args ...any) { warns = append(warns, fmt.Sprintf(format, args...)) }
-	open := !c.Closed
+	v.judgeLoad(r)
+	v.judgeLag(r, lim)
+	v.judgeGenerator(r, lim)
+	v.judgeCounts(r, lim)
+	v.warnings(r, lim)
 
+	slices.SortStableFunc(v.fails, func(a, b failure) int { return checkOrder(a.check) - checkOrder(b.check) })
+	r.Valid = len(v.fails) == 0
+	r.Reasons, r.Checks = []string{}, []Check{}
+	for _, f := range v.fails {
+		r.Reasons = append(r.Reasons, f.text)
+		r.Checks = append(r.Checks, f.check)
+	}
+	r.Warnings = append(r.Warnings, v.warns...)
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+}
+
+// verdict is a verdict as judge writes it: the failed checks with their
+// reasons, and the warnings, in the order they are found.
+type verdict struct {
+	fails []failure
+	warns []string
+}
+
+// failure is a failed check and its reason.
+type failure struct {
+	check Check
+	text  string
+}
+
+// fail adds a failure of check ch.
+func (v *verdict) fail(ch Check, format string, args ...any) {
+	v.fails = append(v.fails, failure{ch, fmt.Sprintf(format, args...)})
+}
+
+// warn adds a warning.
+func (v *verdict) warn(format string, args ...any) {
+	v.warns = append(v.warns, fmt.Sprintf(format, args...))
+}
+
+// judgeLoad judges what the server did with the load: whether it
+// answered, kept up with the offered rate (and sets r.OverCapacity), and
+// let the window's requests be sent and answered in it.
+func (v *verdict) judgeLoad(r *Result) {
+	open := !r.Config.Closed
 	if r.Requests.OK == 0 {
-		add(CheckNoResponses, "no successful responses were measured")
+		v.fail(CheckNoResponses, "no successful responses were measured")
 	}
 	r.OverCapacity = false
 	if t := r.Trend; open && t != nil {
 		if why := overCapacity(r, t); why != "" {
 			r.OverCapacity = true
-			add(CheckOverCapacity, "over capacity: the server fell behind the offered %.0f req/s: %s", r.TargetRatePerS, why)
+			v.fail(CheckOverCapacity, "over capacity: the server fell behind the offered %.0f req/s: %s", r.TargetRatePerS, why)
 		} else if w := latencyGrowth(t); w != "" {
-			warn("%s", w)
+			v.warn("%s", w)
 		}
 	}
 	if open && r.Requests.Scheduled > 0 && float64(r.Requests.InWindow) < minAchieved*float64(r.Requests.Scheduled) {
-		add(CheckRate, "achieved %.0f req/s is below %.0f%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were sent and answered inside the window",
+		v.fail(CheckRate, "achieved %.0f req/s is below %.0f%% of the %.0f req/s scheduled (target %.0f): %d of %d scheduled requests were sent and answered inside the window",
 			r.AchievedRatePerS, 100*minAchieved, r.ScheduledRatePerS, r.TargetRatePerS, r.Requests.InWindow, r.Requests.Scheduled)
 	}
+}
+
+// judgeLag judges the generator's own lateness at each reported
+// percentile (and sets each LagShare's Exceeded): it fails the run where
+// it may account for a percentile that decides validity, and warns where
+// it may account for a higher one or for a noticeable share of one.
+func (v *verdict) judgeLag(r *Result, lim Limits) {
 	var moved, untrusted, noted []string
 	for i := range r.LagShares {
 		s := &r.LagShares[i]
@@ -542,44 +584,56 @@ func judge(r *Result, failures ...string) {
 		}
 	}
 	if len(moved) > 0 {
-		add(CheckBias, "the generator's own lateness may account for %s: more than %.0f%% of each, so the number says more about the generator than about the server (send lag p99 %s, max %s)",
+		v.fail(CheckBias, "the generator's own lateness may account for %s: more than %.0f%% of each, so the number says more about the generator than about the server (send lag p99 %s, max %s)",
 			strings.Join(moved, ", "), 100*lim.MaxLagShare, FormatNs(r.SendLag.P99Ns), FormatNs(r.SendLag.MaxNs))
 	}
 	if len(untrusted) > 0 {
-		warn("not to be trusted, left out of reports' aggregates: the generator's own lateness may account for %s, more than %.0f%% of each (a stall of the generator's CPU moves the few slowest requests)",
+		v.warn("not to be trusted, left out of reports' aggregates: the generator's own lateness may account for %s, more than %.0f%% of each (a stall of the generator's CPU moves the few slowest requests)",
 			strings.Join(untrusted, ", "), 100*lim.MaxLagShare)
 	}
 	if len(noted) > 0 {
-		warn("the generator's own lateness may account for %s: the latency without it is the lower bound of what an on-time generator would have measured",
+		v.warn("the generator's own lateness may account for %s: the latency without it is the lower bound of what an on-time generator would have measured",
 			strings.Join(noted, ", "))
 	}
+}
+
+// judgeGenerator judges the generator's health: how busy its workers
+// were, whether they waited for their CPUs or lost them to the
+// hypervisor, and whether the requests left as the schedule meant.
+func (v *verdict) judgeGenerator(r *Result, lim Limits) {
 	g := &r.Generator
 	if g.BusyFraction > lim.MaxBusy {
-		add(CheckBusy, "the generator's workers were busy %.0f%% of the time (at most %.0f%%): the generator itself was near saturation; give it more workers and CPUs",
+		v.fail(CheckBusy, "the generator's workers were busy %.0f%% of the time (at most %.0f%%): the generator itself was near saturation; give it more workers and CPUs",
 			100*g.BusyFraction, 100*lim.MaxBusy)
 	}
 	if g.RunQueueFraction > lim.MaxRunQueue {
-		add(CheckCPU, "the generator's threads waited %s for a CPU, %.1f%% of their time (at most %.0f%%; %d involuntary context switches): something else runs on the generator's CPUs",
+		v.fail(CheckCPU, "the generator's threads waited %s for a CPU, %.1f%% of their time (at most %.0f%%; %d involuntary context switches): something else runs on the generator's CPUs",
 			FormatNs(g.WorkerRunQueueNs), 100*g.RunQueueFraction, 100*lim.MaxRunQueue, g.WorkerInvoluntaryCtxsw)
 	}
 	if g.StealFraction > lim.MaxSteal {
-		add(CheckCPU, "the hypervisor took %s (%.1f%%, at most %.0f%%) of the generator's CPUs during the window (steal time)",
+		v.fail(CheckCPU, "the hypervisor took %s (%.1f%%, at most %.0f%%) of the generator's CPUs during the window (steal time)",
 			FormatNs(g.StealNs), 100*g.StealFraction, 100*lim.MaxSteal)
 	}
 	if sp := &r.SendProcess; sp.Applicable && sp.Judged {
 		a := lim.SendProcessAlpha
 		z := zTwoSided(a)
 		if sp.KSP < a && sp.PlannedKSP >= a && sp.KSD > maxGapDistance {
-			add(CheckSendProcess, "the gaps between the requests as sent are not exponential (Kolmogorov–Smirnov D %.3f, p %.2g over %d gaps) although the schedule's are (p %.2g): the generator bunched or spaced its sends",
+			v.fail(CheckSendProcess, "the gaps between the requests as sent are not exponential (Kolmogorov–Smirnov D %.3f, p %.2g over %d gaps) although the schedule's are (p %.2g): the generator bunched or spaced its sends",
 				sp.KSD, sp.KSP, sp.Gaps, sp.PlannedKSP)
 		}
 		if math.Abs(sp.Lag1Z) > z && math.Abs(sp.PlannedLag1Z) <= z && math.Abs(sp.Lag1Rho) > maxGapDistance {
-			add(CheckSendProcess, "consecutive gaps between the requests as sent are correlated (lag-1 Spearman ρ %.3f, z %.1f; the schedule's z %.1f): late sends were followed by bursts",
+			v.fail(CheckSendProcess, "consecutive gaps between the requests as sent are correlated (lag-1 Spearman ρ %.3f, z %.1f; the schedule's z %.1f): late sends were followed by bursts",
 				sp.Lag1Rho, sp.Lag1Z, sp.PlannedLag1Z)
 		}
 	}
+}
+
+// judgeCounts judges what the counts say was lost or distorted: requests
+// never sent, errors, a short or failing warm-up, values outside the
+// histograms, a stepped wall clock under the receive timestamps.
+func (v *verdict) judgeCounts(r *Result, lim Limits) {
 	if r.Requests.Unsent > 0 {
-		add(CheckUnsent, "%d scheduled requests were never sent (every connection stayed at its in-flight bound, or the run ended first): their latency, the worst of the run, is unknown",
+		v.fail(CheckUnsent, "%d scheduled requests were never sent (every connection stayed at its in-flight bound, or the run ended first): their latency, the worst of the run, is unknown",
 			r.Requests.Unsent)
 	}
 	var bad []string
@@ -589,20 +643,20 @@ func judge(r *Result, failures ...string) {
 		}
 	}
 	if len(bad) > 0 {
-		add(CheckErrors, "errors: %s", strings.Join(bad, ", "))
+		v.fail(CheckErrors, "errors: %s", strings.Join(bad, ", "))
 	}
 	if r.Requests.WarmupErrors > 0 {
-		add(CheckWarmup, "%d requests failed during warm-up", r.Requests.WarmupErrors)
+		v.fail(CheckWarmup, "%d requests failed during warm-up", r.Requests.WarmupErrors)
 	}
 	if time.Duration(r.WarmupNs) < MinWarmup {
-		add(CheckWarmup, "warm-up %v is shorter than %v", time.Duration(r.WarmupNs), MinWarmup)
+		v.fail(CheckWarmup, "warm-up %v is shorter than %v", time.Duration(r.WarmupNs), MinWarmup)
 	}
 	for _, h := range []struct {
 		name string
 		s    *Summary
 	}{{"latency", &r.Latency}, {"uncorrected latency", &r.Uncorrected}, {"send lag", &r.SendLag}, {"held lag", &r.HeldLag}} {
 		if h.s.OutOfRange > 0 {
-			add(CheckOutOfRange, "%d %s values fell outside the histogram range %s..%s and were clamped",
+			v.fail(CheckOutOfRange, "%d %s values fell outside the histogram range %s..%s and were clamped",
 				h.s.OutOfRange, h.name, FormatNs(r.Histogram.LowestNs), FormatNs(r.Histogram.HighestNs))
 		}
 	}
@@ -611,36 +665,41 @@ func judge(r *Result, failures ...string) {
 		if step < 0 {
 			step = -step
 		}
-		if bound := int64(lim.MaxLagShare * float64(r.Latency.P50Ns)); step > max(bound, int64(c.HistLowest)) {
-			add(CheckClock, "the wall clock was stepped by %s during the run: the kernel's receive timestamps (wall-clock times) are off by that much against the send times", FormatNs(step))
+		if bound := int64(lim.MaxLagShare * float64(r.Latency.P50Ns)); step > max(bound, int64(r.Config.HistLowest)) {
+			v.fail(CheckClock, "the wall clock was stepped by %s during the run: the kernel's receive timestamps (wall-clock times) are off by that much against the send times", FormatNs(step))
 		}
 	}
+}
 
+// warnings adds the warnings that fail no check: what the reader of the
+// numbers should know about how they were measured.
+func (v *verdict) warnings(r *Result, lim Limits) {
+	c := &r.Config
 	if r.Requests.Held > 0 {
-		warn("%d requests (%.2f%%) waited for the in-flight bound (%d per connection) and left late (held lag p99 %s); their corrected latency includes the wait",
+		v.warn("%d requests (%.2f%%) waited for the in-flight bound (%d per connection) and left late (held lag p99 %s); their corrected latency includes the wait",
 			r.Requests.Held, pct(r.Requests.Held, r.Requests.Sent), c.MaxInFlight, FormatNs(r.HeldLag.P99Ns))
 	}
 	if r.Generator.GCPauseNs > int64(time.Millisecond) {
-		warn("the generator's GC paused %s during the run", FormatNs(r.Generator.GCPauseNs))
+		v.warn("the generator's GC paused %s during the run", FormatNs(r.Generator.GCPauseNs))
 	}
 	if tm := &r.Timing; tm.UserStamped > 0 {
-		warn("%d of %d reads had no kernel receive timestamp: their responses were timestamped after the read, which adds the worker's own delay to their latency",
+		v.warn("%d of %d reads had no kernel receive timestamp: their responses were timestamped after the read, which adds the worker's own delay to their latency",
 			tm.UserStamped, tm.UserStamped+tm.KernelStamped)
 	}
 	if tm := &r.Timing; tm.StalledFraction > stallWarning {
-		warn("the machine stalled the generator's busy-polling thread for %.1f%% of the window (longest idle iteration %s, p99.9 %s): interrupts or the hypervisor; the server's CPU is likely stalled alike, and its latency includes it",
+		v.warn("the machine stalled the generator's busy-polling thread for %.1f%% of the window (longest idle iteration %s, p99.9 %s): interrupts or the hypervisor; the server's CPU is likely stalled alike, and its latency includes it",
 			100*tm.StalledFraction, FormatNs(tm.IdleIterations.MaxNs), FormatNs(tm.IdleIterations.P999Ns))
 	}
 	if tm := &r.Timing; tm.StampedBeforeSend > 0 {
-		warn("%d responses carried a receive timestamp earlier than their send (a clock step): they were counted from their send", tm.StampedBeforeSend)
+		v.warn("%d responses carried a receive timestamp earlier than their send (a clock step): they were counted from their send", tm.StampedBeforeSend)
 	}
-	if sp := &r.SendProcess; sp.Applicable && !slices.ContainsFunc(fails, func(f failure) bool { return f.check == CheckSendProcess }) &&
+	if sp := &r.SendProcess; sp.Applicable && !slices.ContainsFunc(v.fails, func(f failure) bool { return f.check == CheckSendProcess }) &&
 		(sp.KSP < lim.SendProcessAlpha || math.Abs(sp.Lag1Z) > zTwoSided(lim.SendProcessAlpha)) {
 		why := fmt.Sprintf("below the distortion the verdict fails a run for (%.2f)", maxGapDistance)
 		if !sp.Judged {
 			why = "not judged: " + sp.Note
 		}
-		warn("the gaps between the requests as sent differ detectably from exponential ones (Kolmogorov–Smirnov D %.3f, p %.2g; lag-1 ρ %.3f), %s", sp.KSD, sp.KSP, sp.Lag1Rho, why)
+		v.warn("the gaps between the requests as sent differ detectably from exponential ones (Kolmogorov–Smirnov D %.3f, p %.2g; lag-1 ρ %.3f), %s", sp.KSD, sp.KSP, sp.Lag1Rho, why)
 	}
 	var unjudged []string
 	for _, s := range r.LagShares {
@@ -648,32 +707,20 @@ func judge(r *Result, failures ...string) {
 			unjudged = append(unjudged, "p"+fmtPercentile(s.Percentile))
 		}
 	}
-	if open && len(unjudged) > 0 && r.Requests.OK > 0 {
-		warn("%s of %d responses rest on fewer than %d responses each: the order statistics of the slowest few, not judged against the generator's lag",
+	if !c.Closed && len(unjudged) > 0 && r.Requests.OK > 0 {
+		v.warn("%s of %d responses rest on fewer than %d responses each: the order statistics of the slowest few, not judged against the generator's lag",
 			strings.Join(unjudged, ", "), r.Requests.OK, minTail)
 	}
 	for _, k := range sortedKeys(r.Errors) {
 		if expectedStatuses[k] {
-			warn("%d ledger requests ended %s (a normal outcome of the mix; not in the latency)", r.Errors[k], strings.TrimPrefix(k, "status_"))
+			v.warn("%d ledger requests ended %s (a normal outcome of the mix; not in the latency)", r.Errors[k], strings.TrimPrefix(k, "status_"))
 		}
 	}
 	if r.Requests.ClampedDraws > 0 {
-		warn("%d work or size draws were clamped to the protocol limits", r.Requests.ClampedDraws)
+		v.warn("%d work or size draws were clamped to the protocol limits", r.Requests.ClampedDraws)
 	}
 	if lim.Relaxed() {
-		warn("the checks on the generator's own health were relaxed (limits %+v): this verdict does not vouch for the generator", lim)
-	}
-
-	slices.SortStableFunc(fails, func(a, b failure) int { return checkOrder(a.check) - checkOrder(b.check) })
-	r.Valid = len(fails) == 0
-	r.Reasons, r.Checks = []string{}, []Check{}
-	for _, f := range fails {
-		r.Reasons = append(r.Reasons, f.text)
-		r.Checks = append(r.Checks, f.check)
-	}
-	r.Warnings = append(r.Warnings, warns...)
-	if r.Warnings == nil {
-		r.Warnings = []string{}
+		v.warn("the checks on the generator's own health were relaxed (limits %+v): this verdict does not vouch for the generator", lim)
 	}
 }
 
