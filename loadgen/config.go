@@ -421,50 +421,70 @@ func (c Config) WithDefaults() Config {
 // accepted range; the message names the value and the range.
 func (c Config) Validate() error {
 	c = c.WithDefaults()
-	errf := func(format string, args ...any) error { return fmt.Errorf("loadgen: "+format, args...) }
+	if err := c.validateLoad(); err != nil {
+		return err
+	}
+	if err := c.validateWork(); err != nil {
+		return err
+	}
+	return c.validateMeasurement()
+}
+
+// configErr returns the error of a setting outside its accepted range.
+func configErr(format string, args ...any) error { return fmt.Errorf("loadgen: "+format, args...) }
+
+// validateLoad validates the settings of the load: the server, the
+// connections, the run's length and the arrivals (Validate's rules).
+func (c Config) validateLoad() error {
 	switch {
 	case c.Addr == "":
-		return errf("no address (accepted: host:port of the server)")
+		return configErr("no address (accepted: host:port of the server)")
 	case !slices.Contains(wire.Protocols, c.Protocol):
-		return errf("protocol %q unknown (accepted: %s)", c.Protocol, strings.Join(wire.Protocols, ", "))
+		return configErr("protocol %q unknown (accepted: %s)", c.Protocol, strings.Join(wire.Protocols, ", "))
 	case c.Conns < 1 || c.Conns > MaxConns:
-		return errf("conns %d out of range (accepted: 1..%d)", c.Conns, MaxConns)
+		return configErr("conns %d out of range (accepted: 1..%d)", c.Conns, MaxConns)
 	case c.Workers < 1 || c.Workers > min(MaxWorkers, c.Conns):
-		return errf("workers %d out of range (accepted: 1..%d, at most one per connection)", c.Workers, min(MaxWorkers, c.Conns))
+		return configErr("workers %d out of range (accepted: 1..%d, at most one per connection)", c.Workers, min(MaxWorkers, c.Conns))
 	case c.Depth < 1 || c.Depth > MaxDepth:
-		return errf("depth %d out of range (accepted: 1..%d)", c.Depth, MaxDepth)
+		return configErr("depth %d out of range (accepted: 1..%d)", c.Depth, MaxDepth)
 	case (c.Duration > 0) == (c.Requests > 0):
-		return errf("duration %v and requests %d: set exactly one of them", c.Duration, c.Requests)
+		return configErr("duration %v and requests %d: set exactly one of them", c.Duration, c.Requests)
 	case c.Duration < 0 || c.Duration > 24*time.Hour:
-		return errf("duration %v out of range (accepted: up to 24h)", c.Duration)
+		return configErr("duration %v out of range (accepted: up to 24h)", c.Duration)
 	case c.Requests < 0:
-		return errf("requests %d out of range (accepted: > 0)", c.Requests)
+		return configErr("requests %d out of range (accepted: > 0)", c.Requests)
 	case c.Warmup < 0 || c.Warmup > time.Hour:
-		return errf("warmup %v out of range (accepted: 0..1h)", c.Warmup)
+		return configErr("warmup %v out of range (accepted: 0..1h)", c.Warmup)
 	case c.Timeout < time.Millisecond || c.Timeout > time.Hour:
-		return errf("timeout %v out of range (accepted: 1ms..1h)", c.Timeout)
+		return configErr("timeout %v out of range (accepted: 1ms..1h)", c.Timeout)
 	}
 	if c.Closed {
 		switch {
 		case c.Rate != 0:
-			return errf("rate %g given with closed loop (accepted: 0; a closed loop has no rate, only Outstanding)", c.Rate)
+			return configErr("rate %g given with closed loop (accepted: 0; a closed loop has no rate, only Outstanding)", c.Rate)
 		case c.Outstanding < c.Depth || c.Outstanding > MaxInFlight:
-			return errf("outstanding %d out of range (accepted: depth %d..%d)", c.Outstanding, c.Depth, MaxInFlight)
+			return configErr("outstanding %d out of range (accepted: depth %d..%d)", c.Outstanding, c.Depth, MaxInFlight)
 		}
 	} else {
 		switch {
 		case !isFinite(c.Rate) || c.Rate <= 0 || c.Rate > MaxRate:
-			return errf("rate %g req/s out of range (accepted: > 0 and ≤ %g in open loop; set Closed for a closed loop)", c.Rate, MaxRate)
+			return configErr("rate %g req/s out of range (accepted: > 0 and ≤ %g in open loop; set Closed for a closed loop)", c.Rate, MaxRate)
 		case c.Arrival != Poisson && c.Arrival != Constant && c.Arrival != OnOff:
-			return errf("arrival %q unknown (accepted: poisson, constant, onoff)", c.Arrival)
+			return configErr("arrival %q unknown (accepted: poisson, constant, onoff)", c.Arrival)
 		case c.Arrival == OnOff && (c.On <= 0 || c.On > time.Hour || c.Off <= 0 || c.Off > time.Hour):
-			return errf("on/off periods %v/%v out of range (accepted: each > 0 and ≤ 1h)", c.On, c.Off)
+			return configErr("on/off periods %v/%v out of range (accepted: each > 0 and ≤ 1h)", c.On, c.Off)
 		case c.Arrival != OnOff && (c.On != 0 || c.Off != 0):
-			return errf("on/off periods %v/%v given with arrival %q (accepted: only with onoff)", c.On, c.Off, c.Arrival)
+			return configErr("on/off periods %v/%v given with arrival %q (accepted: only with onoff)", c.On, c.Off, c.Arrival)
 		case c.MaxInFlight < c.Depth || c.MaxInFlight > MaxInFlight:
-			return errf("max in flight %d out of range (accepted: depth %d..%d)", c.MaxInFlight, c.Depth, MaxInFlight)
+			return configErr("max in flight %d out of range (accepted: depth %d..%d)", c.MaxInFlight, c.Depth, MaxInFlight)
 		}
 	}
+	return nil
+}
+
+// validateWork validates the work each request asks for: its
+// distributions, priority classes and operation mix (Validate's rules).
+func (c Config) validateWork() error {
 	if err := c.CPU.validate("cpu", float64(wire.DefaultMaxWork), formatNs); err != nil {
 		return err
 	}
@@ -484,41 +504,50 @@ func (c Config) Validate() error {
 	sum := 0.0
 	for op, x := range w {
 		if !isFinite(x) || x < 0 {
-			return errf("op mix: weight %g of %s out of range (accepted: ≥ 0)", x, wire.Op(op))
+			return configErr("op mix: weight %g of %s out of range (accepted: ≥ 0)", x, wire.Op(op))
 		}
 		sum += x
 	}
 	switch {
 	case !isFinite(sum) || sum <= 0:
-		return errf("op mix %q: weights sum to %g (accepted: a positive, finite sum)", c.Ops, sum)
+		return configErr("op mix %q: weights sum to %g (accepted: a positive, finite sum)", c.Ops, sum)
 	case c.Accounts < 1 || c.Accounts > service.MaxAccounts:
-		return errf("accounts %d out of range (accepted: 1..%d)", c.Accounts, service.MaxAccounts)
+		return configErr("accounts %d out of range (accepted: 1..%d)", c.Accounts, service.MaxAccounts)
 	case w[wire.OpTransfer] > 0 && c.Accounts < 2:
-		return errf("accounts %d too few for transfers (accepted: ≥ 2)", c.Accounts)
+		return configErr("accounts %d too few for transfers (accepted: ≥ 2)", c.Accounts)
 	case c.Amount < 1:
-		return errf("amount %d out of range (accepted: ≥ 1)", c.Amount)
+		return configErr("amount %d out of range (accepted: ≥ 1)", c.Amount)
+	}
+	return nil
+}
+
+// validateMeasurement validates how the run is verified and measured:
+// verification, histograms, polling, tracing, the workers' CPUs and the
+// verdict's limits (Validate's rules).
+func (c Config) validateMeasurement() error {
+	switch {
 	case c.Verify != VerifyFull && c.Verify != VerifyAuto && c.Verify != VerifyStatus && c.Verify != VerifyNone:
-		return errf("verify %q unknown (accepted: full, auto, status, none)", c.Verify)
+		return configErr("verify %q unknown (accepted: full, auto, status, none)", c.Verify)
 	case c.HistLowest < 1 || c.HistHighest < 2*c.HistLowest || c.HistHighest > 24*time.Hour:
-		return errf("histogram range %v..%v out of range (accepted: lowest ≥ 1ns, highest ≥ 2×lowest and ≤ 24h)", c.HistLowest, c.HistHighest)
+		return configErr("histogram range %v..%v out of range (accepted: lowest ≥ 1ns, highest ≥ 2×lowest and ≤ 24h)", c.HistLowest, c.HistHighest)
 	case c.HistDigits < 1 || c.HistDigits > 5:
-		return errf("histogram significant digits %d out of range (accepted: 1..5)", c.HistDigits)
+		return configErr("histogram significant digits %d out of range (accepted: 1..5)", c.HistDigits)
 	case c.HlogInterval < 10*time.Millisecond || c.HlogInterval > time.Hour:
-		return errf("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
+		return configErr("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
 	case c.Poll != PollSleep && c.Poll != PollBusy:
-		return errf("poll %q unknown (accepted: sleep, busy)", c.Poll)
+		return configErr("poll %q unknown (accepted: sleep, busy)", c.Poll)
 	case c.Trace < 0 || c.Trace > MaxTrace:
-		return errf("trace %d out of range (accepted: 0 for none, or 1..%d)", c.Trace, MaxTrace)
+		return configErr("trace %d out of range (accepted: 0 for none, or 1..%d)", c.Trace, MaxTrace)
 	case c.Throttle < 0 || c.Throttle > time.Second:
-		return errf("throttle %v out of range (accepted: 0..1s)", c.Throttle)
+		return configErr("throttle %v out of range (accepted: 0..1s)", c.Throttle)
 	}
 	for _, cpu := range c.WorkerCPUs {
 		if cpu < 0 || cpu >= maxCPU {
-			return errf("worker CPU %d out of range (accepted: 0..%d)", cpu, maxCPU-1)
+			return configErr("worker CPU %d out of range (accepted: 0..%d)", cpu, maxCPU-1)
 		}
 	}
 	if err := c.Limits.validate(); err != nil {
-		return errf("%v", err)
+		return configErr("%v", err)
 	}
 	return nil
 }

@@ -54,24 +54,7 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 		Checks:   []Check{},
 		Warnings: []string{},
 	}
-	type hist struct {
-		dst *Summary
-		get func(*Result) *Summary
-		h   *hdr.Histogram
-		oor int64
-	}
-	hs := []*hist{
-		{dst: &r.Latency, get: func(p *Result) *Summary { return &p.Latency }},
-		{dst: &r.Uncorrected, get: func(p *Result) *Summary { return &p.Uncorrected }},
-		{dst: &r.SendLag, get: func(p *Result) *Summary { return &p.SendLag }},
-		{dst: &r.HeldLag, get: func(p *Result) *Summary { return &p.HeldLag }},
-		{dst: &r.FromIntended, get: func(p *Result) *Summary { return &p.FromIntended }},
-		{dst: &r.WithoutOwnLag, get: func(p *Result) *Summary { return &p.WithoutOwnLag }},
-		{dst: &r.Timing.ReceiveLag, get: func(p *Result) *Summary { return &p.Timing.ReceiveLag }},
-	}
-	for _, h := range hs {
-		h.h = newHistogram(&cfg)
-	}
+	hs := mergedHists(r, &cfg)
 	g := &r.Generator
 	worstSend := int64(-1)
 	var cpus []string
@@ -82,38 +65,11 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 			return nil, fmt.Errorf("loadgen: merge: part %s has no result", p.Label)
 		}
 		for _, h := range hs {
-			s := h.get(pr)
-			if s.Histogram == "" {
-				if s.Count > 0 {
-					return nil, fmt.Errorf("loadgen: merge: part %s: a summary of %d values has no histogram", p.Label, s.Count)
-				}
-				continue
+			if err := h.add(p.Label, pr, &cfg); err != nil {
+				return nil, err
 			}
-			ph, err := DecodeHistogram(s.Histogram)
-			if err != nil {
-				return nil, fmt.Errorf("loadgen: merge: part %s: %w", p.Label, err)
-			}
-			if dropped := h.h.Merge(ph); dropped > 0 {
-				return nil, fmt.Errorf("loadgen: merge: part %s: %d values beyond the merged histogram's range %v..%v (the parts' histograms must share one range)",
-					p.Label, dropped, cfg.HistLowest, cfg.HistHighest)
-			}
-			h.oor += s.OutOfRange
 		}
-		q, c := &r.Requests, &pr.Requests
-		q.Scheduled += c.Scheduled
-		q.Sent += c.Sent
-		q.Completed += c.Completed
-		q.InWindow += c.InWindow
-		q.OK += c.OK
-		q.Failed += c.Failed
-		q.Held += c.Held
-		q.Unsent += c.Unsent
-		q.Resent += c.Resent
-		q.Reconnects += c.Reconnects
-		q.ServerCloses += c.ServerCloses
-		q.ClampedDraws += c.ClampedDraws
-		q.Warmup += c.Warmup
-		q.WarmupErrors += c.WarmupErrors
+		r.Requests.add(&pr.Requests)
 		for k, n := range pr.Errors {
 			r.Errors[k] += n
 		}
@@ -123,44 +79,13 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 		if start.IsZero() || pr.StartTime.Before(start) {
 			start = pr.StartTime
 		}
-
-		pg := &pr.Generator
-		g.Workers += pg.Workers
-		g.WorkerUserNs += pg.WorkerUserNs
-		g.WorkerSystemNs += pg.WorkerSystemNs
-		g.ProcessCPUNs += pg.ProcessCPUNs
-		g.WorkerRunQueueNs += pg.WorkerRunQueueNs
-		g.WorkerVoluntaryCtxsw += pg.WorkerVoluntaryCtxsw
-		g.WorkerInvoluntaryCtxsw += pg.WorkerInvoluntaryCtxsw
-		g.StealNs += pg.StealNs
-		g.GCPauseNs += pg.GCPauseNs
-		g.GCCycles += pg.GCCycles
-		g.BusyFraction = max(g.BusyFraction, pg.BusyFraction)
-		g.RunQueueFraction = max(g.RunQueueFraction, pg.RunQueueFraction)
-		g.StealFraction = max(g.StealFraction, pg.StealFraction)
-		g.GOMAXPROCS = max(g.GOMAXPROCS, pg.GOMAXPROCS)
-		if pg.StealUnavailable != "" {
-			g.StealUnavailable = p.Label + ": " + pg.StealUnavailable
-		}
-		g.AllocsPerRequest = max(g.AllocsPerRequest, pg.AllocsPerRequest)
-		cpus = append(cpus, p.Label+": "+pg.CPUs)
+		g.add(&pr.Generator, p.Label)
+		cpus = append(cpus, p.Label+": "+pr.Generator.CPUs)
 		if pr.Timing.SendCall.P99Ns > worstSend {
 			worstSend = pr.Timing.SendCall.P99Ns
 			rx := r.Timing.ReceiveLag
 			r.Timing = pr.Timing
 			r.Timing.ReceiveLag = rx
-		}
-		for i, reason := range pr.Reasons {
-			ch := CheckAborted
-			if i < len(pr.Checks) {
-				ch = pr.Checks[i]
-			}
-			r.Reasons = append(r.Reasons, p.Label+": "+reason)
-			r.Checks = append(r.Checks, ch)
-		}
-		r.OverCapacity = r.OverCapacity || pr.OverCapacity
-		for _, w := range pr.Warnings {
-			r.Warnings = append(r.Warnings, p.Label+": "+w)
 		}
 	}
 	var kernel, user int64
@@ -187,6 +112,124 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 	} else {
 		r.FromIntended, r.WithoutOwnLag = Summary{}, Summary{}
 	}
+	mergeVerdicts(r, parts, failures)
+	return r, nil
+}
+
+// mergedHist is one histogram of a merged Result: where its summary
+// goes (dst), where a part's summary is (get), and the parts' histograms
+// merged so far with their values out of range.
+type mergedHist struct {
+	dst *Summary
+	get func(*Result) *Summary
+	h   *hdr.Histogram
+	oor int64
+}
+
+// mergedHists returns the histograms of r that Merge merges, empty, of
+// cfg's geometry: the latencies and lags, Latency first and
+// WithoutOwnLag sixth.
+func mergedHists(r *Result, cfg *Config) []*mergedHist {
+	hs := []*mergedHist{
+		{dst: &r.Latency, get: func(p *Result) *Summary { return &p.Latency }},
+		{dst: &r.Uncorrected, get: func(p *Result) *Summary { return &p.Uncorrected }},
+		{dst: &r.SendLag, get: func(p *Result) *Summary { return &p.SendLag }},
+		{dst: &r.HeldLag, get: func(p *Result) *Summary { return &p.HeldLag }},
+		{dst: &r.FromIntended, get: func(p *Result) *Summary { return &p.FromIntended }},
+		{dst: &r.WithoutOwnLag, get: func(p *Result) *Summary { return &p.WithoutOwnLag }},
+		{dst: &r.Timing.ReceiveLag, get: func(p *Result) *Summary { return &p.Timing.ReceiveLag }},
+	}
+	for _, h := range hs {
+		h.h = newHistogram(cfg)
+	}
+	return hs
+}
+
+// add merges the histogram of part pr, labelled label, into h. A
+// histogram that does not decode, is missing, or has values beyond cfg's
+// range is an error.
+func (h *mergedHist) add(label string, pr *Result, cfg *Config) error {
+	s := h.get(pr)
+	if s.Histogram == "" {
+		if s.Count > 0 {
+			return fmt.Errorf("loadgen: merge: part %s: a summary of %d values has no histogram", label, s.Count)
+		}
+		return nil
+	}
+	ph, err := DecodeHistogram(s.Histogram)
+	if err != nil {
+		return fmt.Errorf("loadgen: merge: part %s: %w", label, err)
+	}
+	if dropped := h.h.Merge(ph); dropped > 0 {
+		return fmt.Errorf("loadgen: merge: part %s: %d values beyond the merged histogram's range %v..%v (the parts' histograms must share one range)",
+			label, dropped, cfg.HistLowest, cfg.HistHighest)
+	}
+	h.oor += s.OutOfRange
+	return nil
+}
+
+// add adds the counts c to q.
+func (q *Counts) add(c *Counts) {
+	q.Scheduled += c.Scheduled
+	q.Sent += c.Sent
+	q.Completed += c.Completed
+	q.InWindow += c.InWindow
+	q.OK += c.OK
+	q.Failed += c.Failed
+	q.Held += c.Held
+	q.Unsent += c.Unsent
+	q.Resent += c.Resent
+	q.Reconnects += c.Reconnects
+	q.ServerCloses += c.ServerCloses
+	q.ClampedDraws += c.ClampedDraws
+	q.Warmup += c.Warmup
+	q.WarmupErrors += c.WarmupErrors
+}
+
+// add adds the costs of generator pg, labelled label, to g: its CPU,
+// context switches, steal and GC summed, its fractions the largest of
+// any. CPUs and CPUNsPerRequest are left to Merge.
+func (g *Generator) add(pg *Generator, label string) {
+	g.Workers += pg.Workers
+	g.WorkerUserNs += pg.WorkerUserNs
+	g.WorkerSystemNs += pg.WorkerSystemNs
+	g.ProcessCPUNs += pg.ProcessCPUNs
+	g.WorkerRunQueueNs += pg.WorkerRunQueueNs
+	g.WorkerVoluntaryCtxsw += pg.WorkerVoluntaryCtxsw
+	g.WorkerInvoluntaryCtxsw += pg.WorkerInvoluntaryCtxsw
+	g.StealNs += pg.StealNs
+	g.GCPauseNs += pg.GCPauseNs
+	g.GCCycles += pg.GCCycles
+	g.BusyFraction = max(g.BusyFraction, pg.BusyFraction)
+	g.RunQueueFraction = max(g.RunQueueFraction, pg.RunQueueFraction)
+	g.StealFraction = max(g.StealFraction, pg.StealFraction)
+	g.GOMAXPROCS = max(g.GOMAXPROCS, pg.GOMAXPROCS)
+	if pg.StealUnavailable != "" {
+		g.StealUnavailable = label + ": " + pg.StealUnavailable
+	}
+	g.AllocsPerRequest = max(g.AllocsPerRequest, pg.AllocsPerRequest)
+}
+
+// mergeVerdicts sets r's verdict from the parts' and the failures: every
+// part's reasons and warnings prefixed with its label, then the
+// failures (CheckAborted unless they name a check), the main reason
+// first, as judge orders them.
+func mergeVerdicts(r *Result, parts []Part, failures []Failure) {
+	for _, p := range parts {
+		pr := p.Result
+		for i, reason := range pr.Reasons {
+			ch := CheckAborted
+			if i < len(pr.Checks) {
+				ch = pr.Checks[i]
+			}
+			r.Reasons = append(r.Reasons, p.Label+": "+reason)
+			r.Checks = append(r.Checks, ch)
+		}
+		r.OverCapacity = r.OverCapacity || pr.OverCapacity
+		for _, w := range pr.Warnings {
+			r.Warnings = append(r.Warnings, p.Label+": "+w)
+		}
+	}
 	if len(parts) == 0 {
 		failures = append(failures, Failure{Check: CheckNoResponses, Text: "no generator's result to merge"})
 	}
@@ -198,7 +241,6 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 		r.Reasons = append(r.Reasons, f.Text)
 		r.Checks = append(r.Checks, ch)
 	}
-	// The main reason first, as judge orders them.
 	idx := make([]int, len(r.Checks))
 	for i := range idx {
 		idx[i] = i
@@ -210,7 +252,6 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 	}
 	r.Reasons, r.Checks = reasons, checks
 	r.Valid = len(r.Reasons) == 0
-	return r, nil
 }
 
 // Failure is a reason a merged run is invalid that none of its parts
