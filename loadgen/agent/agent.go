@@ -157,119 +157,125 @@ func (a *Agent) Serve(ctx context.Context, ln net.Listener) error {
 // documentation) and returns why it ended early, or nil after a result
 // was sent. It does not close c.
 func (a *Agent) ServeConn(ctx context.Context, c net.Conn) error {
-	refuse := func(err error) error {
-		c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
-		writeMsg(c, &message{Type: msgError, Error: err.Error()})
-		return err
-	}
 	m, err := expect(c, msgHello, handshakeTimeout)
 	if err != nil {
 		return err
 	}
+	if err := a.admit(m); err != nil {
+		return refuse(c, err)
+	}
+	defer a.setIdle()
+	if err := writeMsg(c, &message{Type: msgWelcome, Version: Version, Allow: strings.Split(prefixList(a.allow()), ", ")}); err != nil {
+		return err
+	}
+	if m, err = pings(c); err != nil {
+		return err
+	}
+	cfg, err := a.runConfig(ctx, m)
+	if err != nil {
+		return refuse(c, err)
+	}
+	if err := writeMsg(c, &message{Type: msgStarted, Target: cfg.Addr}); err != nil {
+		return err
+	}
+	a.logf("coordinator %s: running %s against %s at %.0f req/s over %d connections, starting %s",
+		c.RemoteAddr(), cfg.Mode(), cfg.Addr, cfg.TargetRate(), cfg.WithDefaults().Conns, cfg.StartAt.Format(time.RFC3339Nano))
+	return a.serveRun(ctx, c, cfg, m.Hold)
+}
+
+// refuse tells the coordinator on c why it is refused, and returns err.
+func refuse(c net.Conn, err error) error {
+	c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	writeMsg(c, &message{Type: msgError, Error: err.Error()})
+	return err
+}
+
+// admit admits the coordinator whose hello is m: its protocol version
+// and token must be this agent's, and the agent must not be busy with
+// another's run; admitted, the agent is busy until setIdle.
+func (a *Agent) admit(m *message) error {
 	if m.Version != Version {
-		return refuse(fmt.Errorf("agent: protocol version %d refused (this agent speaks version %d)", m.Version, Version))
+		return fmt.Errorf("agent: protocol version %d refused (this agent speaks version %d)", m.Version, Version)
 	}
 	if !tokenEqual(m.Token, a.Token) {
-		return refuse(errors.New("agent: wrong token: refused"))
+		return errors.New("agent: wrong token: refused")
 	}
 	a.mu.Lock()
 	busy := a.busy
 	a.busy = true
 	a.mu.Unlock()
 	if busy {
-		return refuse(errors.New("agent: busy with another coordinator's run"))
+		return errors.New("agent: busy with another coordinator's run")
 	}
-	defer func() {
-		a.mu.Lock()
-		a.busy = false
-		a.mu.Unlock()
-	}()
-	if err := writeMsg(c, &message{Type: msgWelcome, Version: Version, Allow: strings.Split(prefixList(a.allow()), ", ")}); err != nil {
-		return err
-	}
-	// Pings until the run message.
+	return nil
+}
+
+// setIdle ends the admitted coordinator's turn.
+func (a *Agent) setIdle() {
+	a.mu.Lock()
+	a.busy = false
+	a.mu.Unlock()
+}
+
+// pings answers the coordinator's clock pings on c and returns the first
+// message that is not one.
+func pings(c net.Conn) (*message, error) {
 	for {
 		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-		if m, err = readMsg(c); err != nil {
-			return err
+		m, err := readMsg(c)
+		if err != nil {
+			return nil, err
 		}
 		if m.Type != msgPing {
-			break
+			c.SetReadDeadline(time.Time{})
+			return m, nil
 		}
 		t2 := time.Now().UnixNano()
 		if err := writeMsg(c, &message{Type: msgPong, T1: m.T1, T2: t2, T3: time.Now().UnixNano()}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	c.SetReadDeadline(time.Time{})
+}
+
+// runConfig returns the configuration of the run message m, its target
+// checked (CheckTarget) and its start time set, or why the run is
+// refused.
+func (a *Agent) runConfig(ctx context.Context, m *message) (loadgen.Config, error) {
 	if m.Type != msgRun || m.Config == nil {
-		return refuse(fmt.Errorf("agent protocol: expected a run message, got %q", m.Type))
+		return loadgen.Config{}, fmt.Errorf("agent protocol: expected a run message, got %q", m.Type)
 	}
 	cfg := *m.Config
 	if cfg.HlogPath != "" {
-		return refuse(errors.New("agent: an hlog path was given: an agent writes no files for a coordinator"))
+		return cfg, errors.New("agent: an hlog path was given: an agent writes no files for a coordinator")
 	}
 	target, err := a.CheckTarget(ctx, cfg.Addr)
 	if err != nil {
-		return refuse(err)
+		return cfg, err
 	}
 	cfg.Addr = target
 	if m.StartUnixNs <= 0 {
-		return refuse(errors.New("agent: the run message has no start time"))
+		return cfg, errors.New("agent: the run message has no start time")
 	}
 	cfg.StartAt = time.Unix(0, m.StartUnixNs)
 	if err := cfg.Validate(); err != nil {
-		return refuse(err)
+		return cfg, err
 	}
-	if err := writeMsg(c, &message{Type: msgStarted, Target: target}); err != nil {
-		return err
-	}
-	a.logf("coordinator %s: running %s against %s at %.0f req/s over %d connections, starting %s",
-		c.RemoteAddr(), cfg.Mode(), target, cfg.TargetRate(), cfg.WithDefaults().Conns, cfg.StartAt.Format(time.RFC3339Nano))
+	return cfg, nil
+}
 
-	// The coordinator says nothing more until the result (but release,
-	// if it asked to hold): anything else it sends, or its connection
-	// closing, ends the run.
+// serveRun runs cfg for the coordinator on c and sends it the result.
+// The coordinator says nothing more until the result (but release, if it
+// asked to hold): anything else it sends, or its connection closing,
+// ends the run.
+func (a *Agent) serveRun(ctx context.Context, c net.Conn, cfg loadgen.Config, hold bool) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lost := make(chan error, 1)
 	release := make(chan struct{})
-	if m.Hold {
-		// Run calls OnWindow(false) once every worker has drained, before
-		// they close their connections: the coordinator measures the
-		// server then, without its connections' teardown.
-		cfg.OnWindow = func(start bool) {
-			if start {
-				return
-			}
-			if writeMsg(c, &message{Type: msgDrained}) != nil {
-				return
-			}
-			t := time.NewTimer(cfg.WithDefaults().Timeout + handshakeTimeout)
-			defer t.Stop()
-			select {
-			case <-release:
-			case <-runCtx.Done():
-			case <-t.C:
-			}
-		}
+	if hold {
+		cfg.OnWindow = holdAtDrain(runCtx, c, &cfg, release)
 	}
-	go func(hold bool) {
-		for {
-			m, err := readMsg(c)
-			if err == nil && m.Type == msgRelease && hold {
-				close(release)
-				hold = false // a second release is a protocol error
-				continue
-			}
-			if err == nil {
-				err = fmt.Errorf("agent protocol: the coordinator sent a %q message during the run", m.Type)
-			}
-			lost <- err
-			cancel()
-			return
-		}
-	}(m.Hold)
+	go watchCoordinator(c, hold, release, lost, cancel)
 	run := a.Run
 	if run == nil {
 		run = loadgen.Run
@@ -300,4 +306,49 @@ func (a *Agent) ServeConn(ctx context.Context, c net.Conn) error {
 	c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	<-lost
 	return nil
+}
+
+// holdAtDrain returns the OnWindow of a run that holds for the
+// coordinator on c: Run calls OnWindow(false) once every worker has
+// drained, before they close their connections, and it then tells the
+// coordinator and waits for its release (or the run's end, or cfg's
+// timeout), so that the coordinator measures the server without its
+// connections' teardown.
+func holdAtDrain(runCtx context.Context, c net.Conn, cfg *loadgen.Config, release <-chan struct{}) func(bool) {
+	timeout := cfg.WithDefaults().Timeout + handshakeTimeout
+	return func(start bool) {
+		if start {
+			return
+		}
+		if writeMsg(c, &message{Type: msgDrained}) != nil {
+			return
+		}
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-release:
+		case <-runCtx.Done():
+		case <-t.C:
+		}
+	}
+}
+
+// watchCoordinator reads the coordinator's messages on c during the run:
+// a release, once, if it holds (it closes release); anything else, or
+// the connection failing, is sent to lost and cancels the run.
+func watchCoordinator(c net.Conn, hold bool, release chan<- struct{}, lost chan<- error, cancel context.CancelFunc) {
+	for {
+		m, err := readMsg(c)
+		if err == nil && m.Type == msgRelease && hold {
+			close(release)
+			hold = false // a second release is a protocol error
+			continue
+		}
+		if err == nil {
+			err = fmt.Errorf("agent protocol: the coordinator sent a %q message during the run", m.Type)
+		}
+		lost <- err
+		cancel()
+		return
+	}
 }

@@ -164,10 +164,68 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
-	lead, samples := co.Lead, co.Samples
+	lead := co.Lead
 	if lead <= 0 {
 		lead = DefaultLead
 	}
+	ss := make(sessions, len(co.Agents))
+	for i, addr := range co.Agents {
+		c := shares[i]
+		ss[i] = &session{cfg: c, rep: &Report{Label: fmt.Sprintf("agent %d (%s)", i+1, addr), Addr: addr,
+			Conns: c.Conns, Workers: c.Workers, RatePerS: c.Rate, Seed: c.Seed}}
+	}
+	if err := co.handshakeAll(ctx, ss); err != nil {
+		ss.closeAll()
+		return nil, fmt.Errorf("agents: not started: %w", err)
+	}
+	// The common start, by the coordinator's clock; each agent gets it in
+	// its own.
+	start := time.Now().Add(lead).Round(time.Millisecond)
+	if err := ss.start(start, cfg.OnWindow != nil); err != nil {
+		ss.closeAll() // the agents already started abandon their runs
+		return nil, fmt.Errorf("agents: not started: %w", err)
+	}
+	co.logf("every agent accepted; the schedule starts at %s", start.Format(time.RFC3339Nano))
+
+	// Wait for the results; ctx cancelled closes the connections, which
+	// ends the agents' runs.
+	stop := context.AfterFunc(ctx, ss.closeAll)
+	defer stop()
+	co.await(ss, &cfg, start)
+	ss.closeAll()
+
+	merged, err := ss.merge(&cfg, start, lead)
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	reps := make([]Report, len(ss))
+	for i, s := range ss {
+		reps[i] = *s.rep
+	}
+	res := &Result{Result: merged, CommonStart: start, Agents: reps}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// sessions are the coordinator's connections to its agents, in order.
+type sessions []*session
+
+// closeAll closes every agent's connection.
+func (ss sessions) closeAll() {
+	for _, s := range ss {
+		if s.conn != nil {
+			s.conn.Close()
+		}
+	}
+}
+
+// handshakeAll connects to every agent at once, authenticates it and
+// measures its clock, within the coordinator's bounds: any failure means
+// no run.
+func (co *Coordinator) handshakeAll(ctx context.Context, ss sessions) error {
+	samples := co.Samples
 	if samples <= 0 {
 		samples = DefaultSamples
 	}
@@ -178,22 +236,6 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	if maxUnc <= 0 {
 		maxUnc = DefaultMaxUncertainty
 	}
-
-	ss := make([]*session, len(co.Agents))
-	for i, addr := range co.Agents {
-		c := shares[i]
-		ss[i] = &session{cfg: c, rep: &Report{Label: fmt.Sprintf("agent %d (%s)", i+1, addr), Addr: addr,
-			Conns: c.Conns, Workers: c.Workers, RatePerS: c.Rate, Seed: c.Seed}}
-	}
-	closeAll := func() {
-		for _, s := range ss {
-			if s.conn != nil {
-				s.conn.Close()
-			}
-		}
-	}
-	// Connect, authenticate and measure every clock; any failure here
-	// means no run.
 	errs := make([]error, len(ss))
 	var wg sync.WaitGroup
 	for i, s := range ss {
@@ -211,21 +253,23 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		closeAll()
-		return nil, fmt.Errorf("agents: not started: %w", err)
+		return err
 	}
 	for _, s := range ss {
 		co.logf("%s: clock offset %v ± %v (round trip %v), share %d connections at %.0f req/s",
 			s.rep.Label, time.Duration(s.rep.Clock.OffsetNs), time.Duration(s.rep.Clock.UncertaintyNs),
 			time.Duration(s.rep.Clock.RTTNs), s.rep.Conns, s.rep.RatePerS)
 	}
+	return nil
+}
 
-	// The common start, by the coordinator's clock; each agent gets it in
-	// its own.
-	start := time.Now().Add(lead).Round(time.Millisecond)
-	for i, s := range ss {
+// start sends every agent its share with the common start (in its own
+// clock) and waits for it to accept; hold asks the agents to wait for a
+// release after draining (Config.OnWindow).
+func (ss sessions) start(start time.Time, hold bool) error {
+	for _, s := range ss {
 		c := s.cfg
-		m := &message{Type: msgRun, Config: &c, StartUnixNs: start.UnixNano() + s.rep.Clock.OffsetNs, Hold: cfg.OnWindow != nil}
+		m := &message{Type: msgRun, Config: &c, StartUnixNs: start.UnixNano() + s.rep.Clock.OffsetNs, Hold: hold}
 		s.conn.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 		err := writeMsg(s.conn, m)
 		var ok *message
@@ -233,20 +277,20 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 			ok, err = expect(s.conn, msgStarted, handshakeTimeout)
 		}
 		if err != nil {
-			closeAll() // the agents already started abandon their runs
-			return nil, fmt.Errorf("agents: not started: %s: %w", ss[i].rep.Label, err)
+			return fmt.Errorf("%s: %w", s.rep.Label, err)
 		}
 		s.rep.Target = ok.Target
 	}
-	co.logf("every agent accepted; the schedule starts at %s", start.Format(time.RFC3339Nano))
+	return nil
+}
 
-	// Wait for the results; ctx cancelled closes the connections, which
-	// ends the agents' runs.
-	stop := context.AfterFunc(ctx, closeAll)
-	defer stop()
+// await collects every agent's result (collect), calling cfg.OnWindow,
+// if set, as loadgen.Run calls it around the common window that starts
+// at start plus the warm-up.
+func (co *Coordinator) await(ss sessions, cfg *loadgen.Config, start time.Time) {
 	deadline := start.Add(cfg.Warmup + cfg.Duration + cfg.Timeout + resultGrace)
 	hold := cfg.OnWindow != nil
-	var drain sync.WaitGroup
+	var wg, drain sync.WaitGroup
 	drained, release := make(chan struct{}), make(chan struct{})
 	for _, s := range ss {
 		wg.Add(1)
@@ -273,8 +317,14 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 	}
 	close(release)
 	wg.Wait()
-	closeAll()
+}
 
+// merge merges the agents' results (loadgen.Merge) into the run's, its
+// window from start plus the warm-up. An agent lost or failed, or one
+// whose window started too late after the common start (beyond 1% of
+// the window and its clock's uncertainty; lead was the time it had to
+// open its connections), makes the verdict invalid.
+func (ss sessions) merge(cfg *loadgen.Config, start time.Time, lead time.Duration) (*loadgen.Result, error) {
 	var parts []loadgen.Part
 	var failures []loadgen.Failure
 	bound := int64(cfg.Duration) / 100 // the share of the window the rate check allows
@@ -293,20 +343,12 @@ func (co *Coordinator) Run(ctx context.Context, cfg loadgen.Config) (*Result, er
 			failures = append(failures, loadgen.Failure{Check: loadgen.CheckAborted, Text: fmt.Sprintf("%s: %s", r.Label, r.Error)})
 		}
 	}
-	merged, err := loadgen.Merge(cfg, parts, failures...)
+	merged, err := loadgen.Merge(*cfg, parts, failures...)
 	if err != nil {
-		return nil, fmt.Errorf("agents: %w", err)
+		return nil, err
 	}
 	merged.StartTime = start.Add(cfg.Warmup)
-	reps := make([]Report, len(ss))
-	for i, s := range ss {
-		reps[i] = *s.rep
-	}
-	res := &Result{Result: merged, CommonStart: start, Agents: reps}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	return res, nil
+	return merged, nil
 }
 
 // handshake connects to s's agent, says hello and measures its clock.
