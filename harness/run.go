@@ -404,28 +404,9 @@ func (r *runner) capacity(name string, rep int) float64 {
 
 // execute runs every point not yet in the folder, in interleaved order.
 func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
-	r.begin = now
-	r.sum.Dir = r.dir
-	r.prov = provenance(r.stampOf(r.exp.ServerBinary), now)
-	r.prov.ServerCPUs, r.prov.LoadCPUs = r.exp.ServerCPUs, r.exp.LoadCPUs
-	if old := r.run.Provenance.Commit; old != "" && (old != r.prov.Commit || r.run.Provenance.Dirty || r.prov.Dirty) {
-		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
-			now.UTC().Format(time.RFC3339), r.prov.Commit, r.prov.Dirty, old, r.run.Provenance.Dirty))
+	if err := r.startRun(now); err != nil {
+		return nil, err
 	}
-	if r.exp.CalibrateOnce && r.exp.NsPerIter == 0 {
-		ns, err := calibrateOn(r.exp.ServerCPUs)
-		if err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-		r.exp.NsPerIter = ns
-	}
-	r.prov.NsPerIter = r.exp.NsPerIter
-	r.run.Experiment = r.exp
-	r.run.Configs = nil
-	for _, rc := range r.cfgs {
-		r.run.Configs = append(r.run.Configs, rc.model)
-	}
-
 	restore, err := r.placeGenerator()
 	if err != nil {
 		return nil, err
@@ -444,16 +425,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	if err := results.WriteRun(r.dir, r.run); err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
-	for _, w := range r.run.Warnings {
-		if r.opt.Progress != nil {
-			fmt.Fprintf(r.opt.Progress, "warning: %s\n", w)
-		}
-	}
-	if r.timing.ServerStart > 0 && r.opt.Progress != nil {
-		n, d := r.exp.Estimate(r.timing)
-		fmt.Fprintf(r.opt.Progress, "estimated: up to %d points, about %s (%s per point beyond its windows, %s per server start, measured now)\n",
-			n, d.Round(10*time.Second), r.timing.PointOverhead.Round(time.Millisecond), r.timing.ServerStart.Round(time.Millisecond))
-	}
+	r.announce()
 
 	loads := r.exp.loads()
 	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
@@ -464,66 +436,13 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 			r.sum.Points += r.exp.Repetitions * (r.exp.SLOProbes + 1)
 		}
 	}
-	// order returns the index into r.cfgs of the i-th configuration of
-	// repetition rep.
-	order := func(rep, i int) int {
-		if r.exp.Counterbalance && rep%2 == 1 {
-			return len(r.cfgs) - 1 - i
-		}
-		return i
-	}
-plan:
-	for rep := range r.exp.Repetitions {
-		for i := range r.cfgs {
-			rc := &r.cfgs[order(rep, i)]
-			for _, l := range loads {
-				if ctx.Err() != nil {
-					r.sum.Interrupted = true
-					break plan
-				}
-				if err := r.point(rc, l, rep); err != nil {
-					return &r.sum, err
-				}
-			}
-			if searches && rc.wl.SLO != nil && !r.sum.Interrupted {
-				// On the same server process as the capacity point.
-				if err := r.search(ctx, rc, rep); err != nil {
-					return &r.sum, err
-				}
-			}
-			r.stopServer() // the next configuration gets a fresh process
-		}
+	if err := r.runPlan(ctx, loads, searches); err != nil {
+		return &r.sum, err
 	}
 	// The rates from the slowest configuration, once every capacity is in.
 	if len(r.exp.RatesFromSlowest) > 0 && !r.sum.Interrupted {
-		r.deriveRates()
-		if err := results.WriteRun(r.dir, r.run); err != nil {
-			return &r.sum, fmt.Errorf("harness: %w", err)
-		}
-	derived:
-		for rep := range r.exp.Repetitions {
-			for i := range r.cfgs {
-				rc := &r.cfgs[order(rep, i)]
-				dr := r.exp.DerivedRates[rc.wl.Name]
-				for j := range r.exp.RatesFromSlowest {
-					if ctx.Err() != nil {
-						r.sum.Interrupted = true
-						break derived
-					}
-					if len(dr.Rates) == 0 {
-						// No rate to measure at: counted, not written
-						// (run.json's derived_rates and warnings say why).
-						r.pointIdx++
-						r.sum.Failed++
-						continue
-					}
-					l := pointLoad{kind: results.KindRate, rate: dr.Rates[j], seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + j}
-					if err := r.point(rc, l, rep); err != nil {
-						return &r.sum, err
-					}
-				}
-				r.stopServer()
-			}
+		if err := r.runDerived(ctx); err != nil {
+			return &r.sum, err
 		}
 	}
 	r.stopServer()
@@ -537,6 +456,122 @@ plan:
 		return &r.sum, fmt.Errorf("harness: %w", err)
 	}
 	return &r.sum, nil
+}
+
+// startRun starts the run at now: its provenance (a warning if a resumed
+// run's commit differs), the CPU work's calibration if the experiment
+// asks for one, and its experiment and configurations.
+func (r *runner) startRun(now time.Time) error {
+	r.begin = now
+	r.sum.Dir = r.dir
+	r.prov = provenance(r.stampOf(r.exp.ServerBinary), now)
+	r.prov.ServerCPUs, r.prov.LoadCPUs = r.exp.ServerCPUs, r.exp.LoadCPUs
+	if old := r.run.Provenance.Commit; old != "" && (old != r.prov.Commit || r.run.Provenance.Dirty || r.prov.Dirty) {
+		r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("resumed at %s with commit %s (dirty %t); earlier points were measured with %s (dirty %t): each point's provenance says which",
+			now.UTC().Format(time.RFC3339), r.prov.Commit, r.prov.Dirty, old, r.run.Provenance.Dirty))
+	}
+	if r.exp.CalibrateOnce && r.exp.NsPerIter == 0 {
+		ns, err := calibrateOn(r.exp.ServerCPUs)
+		if err != nil {
+			return fmt.Errorf("harness: %w", err)
+		}
+		r.exp.NsPerIter = ns
+	}
+	r.prov.NsPerIter = r.exp.NsPerIter
+	r.run.Experiment = r.exp
+	r.run.Configs = nil
+	for _, rc := range r.cfgs {
+		r.run.Configs = append(r.run.Configs, rc.model)
+	}
+	return nil
+}
+
+// announce prints the run's warnings and, once the harness has measured
+// its own overheads, the run's estimated length, to Options.Progress.
+func (r *runner) announce() {
+	for _, w := range r.run.Warnings {
+		if r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "warning: %s\n", w)
+		}
+	}
+	if r.timing.ServerStart > 0 && r.opt.Progress != nil {
+		n, d := r.exp.Estimate(r.timing)
+		fmt.Fprintf(r.opt.Progress, "estimated: up to %d points, about %s (%s per point beyond its windows, %s per server start, measured now)\n",
+			n, d.Round(10*time.Second), r.timing.PointOverhead.Round(time.Millisecond), r.timing.ServerStart.Round(time.Millisecond))
+	}
+}
+
+// configAt returns the i-th configuration of repetition rep: in
+// reverse order in every other repetition when the experiment
+// counterbalances.
+func (r *runner) configAt(rep, i int) *runConfig {
+	if r.exp.Counterbalance && rep%2 == 1 {
+		return &r.cfgs[len(r.cfgs)-1-i]
+	}
+	return &r.cfgs[i]
+}
+
+// runPlan measures every repetition of every configuration at each of
+// loads, and, with searches, its latency objective's search, until ctx
+// is done (then the summary says interrupted).
+func (r *runner) runPlan(ctx context.Context, loads []pointLoad, searches bool) error {
+	for rep := range r.exp.Repetitions {
+		for i := range r.cfgs {
+			rc := r.configAt(rep, i)
+			for _, l := range loads {
+				if ctx.Err() != nil {
+					r.sum.Interrupted = true
+					return nil
+				}
+				if err := r.point(rc, l, rep); err != nil {
+					return err
+				}
+			}
+			if searches && rc.wl.SLO != nil && !r.sum.Interrupted {
+				// On the same server process as the capacity point.
+				if err := r.search(ctx, rc, rep); err != nil {
+					return err
+				}
+			}
+			r.stopServer() // the next configuration gets a fresh process
+		}
+	}
+	return nil
+}
+
+// runDerived derives the rates from the slowest configuration (written
+// to run.json) and measures every repetition of every configuration at
+// them, until ctx is done.
+func (r *runner) runDerived(ctx context.Context) error {
+	r.deriveRates()
+	if err := results.WriteRun(r.dir, r.run); err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
+	for rep := range r.exp.Repetitions {
+		for i := range r.cfgs {
+			rc := r.configAt(rep, i)
+			dr := r.exp.DerivedRates[rc.wl.Name]
+			for j := range r.exp.RatesFromSlowest {
+				if ctx.Err() != nil {
+					r.sum.Interrupted = true
+					return nil
+				}
+				if len(dr.Rates) == 0 {
+					// No rate to measure at: counted, not written
+					// (run.json's derived_rates and warnings say why).
+					r.pointIdx++
+					r.sum.Failed++
+					continue
+				}
+				l := pointLoad{kind: results.KindRate, rate: dr.Rates[j], seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + j}
+				if err := r.point(rc, l, rep); err != nil {
+					return err
+				}
+			}
+			r.stopServer()
+		}
+	}
+	return nil
 }
 
 // placeGenerator pins this process, which runs the load generator, to
@@ -777,6 +812,49 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	if r.cpuWarning != "" {
 		p.Warnings = append(p.Warnings, r.cpuWarning)
 	}
+	if !r.runnable(rc, p) {
+		return false
+	}
+	srv := r.serverFor(rc, p)
+	if srv == nil {
+		return false
+	}
+	p.ServerInfo = srv.info
+	p.Provenance.ServerCPUs = srv.info.CPUs
+	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
+
+	// The idle connections' control: held through the whole point by a
+	// server of their own, opened before the load's connections.
+	if n := rc.wl.Idle; n > 0 {
+		ic, err := r.openIdle(rc, n)
+		if err != nil {
+			p.Status, p.Failure, p.FailedBy = results.StatusFailed, "idle connections: "+err.Error(), results.FailedLoad
+			return false
+		}
+		defer func() {
+			if err := ic.close(); err != nil {
+				p.Warnings = append(p.Warnings, "the idle connections' server: "+err.Error())
+			}
+		}()
+	}
+
+	lc := r.loadConfig(rc, p, srv.addr, seedIdx)
+	edges := r.watchWindow(&lc, p, srv)
+	res, err := r.runGenerator(srv, lc)
+	w := edges.finish()
+	if res != nil {
+		res.Config.OnWindow = nil
+		p.Load = res
+	}
+	r.outcome(p, srv, &lc, w, err, edges.ctlErr)
+	return true
+}
+
+// runnable reports whether point p of rc can be measured, recording in
+// p why not: the configuration is unavailable here, over its model's
+// limit, or (an open point) has no capacity to take its fraction of. It
+// sets an open point's offered rate.
+func (r *runner) runnable(rc *runConfig, p *results.Point) bool {
 	if reason, ok := r.unavailable[rc.name]; ok {
 		p.Status, p.Failure = results.StatusUnavailable, reason
 		return false
@@ -797,73 +875,66 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 		}
 		p.OfferedRatePerS = p.Fraction * capRate
 	}
+	return true
+}
 
-	// A running server serves this configuration and repetition: execute
-	// stops it after each configuration's points.
+// serverFor returns the server that serves rc's point p, starting it
+// (after a chain's back end) if none is running; nil, with p's outcome
+// recorded, if it could not be started. A running server serves this
+// configuration and repetition: execute stops it after each
+// configuration's points.
+func (r *runner) serverFor(rc *runConfig, p *results.Point) *server {
 	if r.srv != nil && r.srv.exited() {
 		r.stopServer()
 	}
-	if r.srv == nil {
-		args := serveArgs(rc)
-		var cal []string
-		if r.exp.NsPerIter > 0 {
-			cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
-			args = append(args, cal...)
-		}
-		var srv *server
-		var err error
-		if b := rc.cfg.Backend; b != nil {
-			// A chain: the back end first, then the front end told its address.
-			if r.back, err = startServer(r.sp, rc.bin, append(backendArgs(b, r.exp.ServerCPUs), cal...), "binary"); err != nil {
-				err = fmt.Errorf("back end %s: %w", b.Model, err)
-			} else {
-				args = append(args, "--backend", r.back.addr)
-			}
-		}
-		if r.opt.ServerAddr != "" {
-			// The measured server (the front end of a chain) listens where
-			// the agents can reach it; a chain's back end stays on loopback.
-			args = append(args, "--addr", r.opt.ServerAddr)
-		}
-		if err == nil {
-			srv, err = startServer(r.sp, rc.bin, args, rc.wl.Protocol)
-		}
-		if err != nil {
-			r.stopBackend()
-			if !r.started[rc.name] {
-				// Never ran here: the model is unavailable on this machine
-				// (or in this binary), for the reason the server gave.
-				r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
-				return false
-			}
-			p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
-			return false
-		}
-		r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
-		r.started[rc.name] = true
+	if r.srv != nil {
+		return r.srv
 	}
-	srv := r.srv
-	p.ServerInfo = srv.info
-	p.Provenance.ServerCPUs = srv.info.CPUs
-	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
-
-	// The idle connections' control: held through the whole point by a
-	// server of their own, opened before the load's connections.
-	if n := rc.wl.Idle; n > 0 {
-		ic, err := r.openIdle(rc, n)
-		if err != nil {
-			p.Status, p.Failure, p.FailedBy = results.StatusFailed, "idle connections: "+err.Error(), results.FailedLoad
-			return false
-		}
-		defer func() {
-			if err := ic.close(); err != nil {
-				p.Warnings = append(p.Warnings, "the idle connections' server: "+err.Error())
-			}
-		}()
+	args := serveArgs(rc)
+	var cal []string
+	if r.exp.NsPerIter > 0 {
+		cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
+		args = append(args, cal...)
 	}
+	var srv *server
+	var err error
+	if b := rc.cfg.Backend; b != nil {
+		// A chain: the back end first, then the front end told its address.
+		if r.back, err = startServer(r.sp, rc.bin, append(backendArgs(b, r.exp.ServerCPUs), cal...), "binary"); err != nil {
+			err = fmt.Errorf("back end %s: %w", b.Model, err)
+		} else {
+			args = append(args, "--backend", r.back.addr)
+		}
+	}
+	if r.opt.ServerAddr != "" {
+		// The measured server (the front end of a chain) listens where
+		// the agents can reach it; a chain's back end stays on loopback.
+		args = append(args, "--addr", r.opt.ServerAddr)
+	}
+	if err == nil {
+		srv, err = startServer(r.sp, rc.bin, args, rc.wl.Protocol)
+	}
+	if err != nil {
+		r.stopBackend()
+		if !r.started[rc.name] {
+			// Never ran here: the model is unavailable on this machine
+			// (or in this binary), for the reason the server gave.
+			r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
+			return nil
+		}
+		p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
+		return nil
+	}
+	r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
+	r.started[rc.name] = true
+	return srv
+}
 
+// loadConfig returns the load generator's configuration for point p of
+// rc against the server at addr (seedIdx: its load's, pointLoad).
+func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedIdx int) loadgen.Config {
 	lc, _ := rc.wl.loadConfig() // validated
-	lc.Addr = srv.addr
+	lc.Addr = addr
 	lc.Workers, lc.WorkerCPUs = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
@@ -880,46 +951,81 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	} else {
 		lc.Rate = p.OfferedRatePerS
 	}
+	return lc
+}
 
-	// At each edge of the window: the run-queue waits, the perf counters
-	// and the server's snapshot, in mirrored order, so that the
-	// snapshots' interval lies within the others'; after the end, the
-	// server's threads and descriptors (readProc).
-	var w window
-	var ctlErr error
-	var perf0, perf1 results.PerfCounters
-	var perfErr error
-	ps, perfUnavailable := openPerf(srv.pid)
+// windowEdges is what a point reads of the server at the edges of its
+// measured window (loadgen.Config.OnWindow): at each edge the run-queue
+// waits, the perf counters and the server's snapshot, in mirrored
+// order, so that the snapshots' interval lies within the others'; after
+// the end, the server's threads and descriptors (readProc).
+type windowEdges struct {
+	w               window
+	ps              *perfSet // nil when perf is unavailable (perfUnavailable says why)
+	perfUnavailable string
+	perf0, perf1    results.PerfCounters
+	ctlErr, perfErr error
+}
+
+// watchWindow opens the perf counters on srv and sets lc.OnWindow to
+// read the edges of point p's window.
+func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv *server) *windowEdges {
+	e := &windowEdges{}
+	e.ps, e.perfUnavailable = openPerf(srv.pid)
 	lc.OnWindow = func(start bool) {
 		var err, perr error
 		if start {
-			w.startRunQueue(srv.pid)
-			if ps != nil {
-				perf0, perr = ps.read()
+			e.w.startRunQueue(srv.pid)
+			if e.ps != nil {
+				e.perf0, perr = e.ps.read()
 			}
-			w.before, err = srv.snapshot()
+			e.w.before, err = srv.snapshot()
 			if r.opt.onWindow != nil {
 				r.opt.onWindow(p, srv.pid)
 			}
 		} else {
-			w.after, err = srv.snapshot()
-			if ps != nil {
-				perf1, perr = ps.read()
+			e.w.after, err = srv.snapshot()
+			if e.ps != nil {
+				e.perf1, perr = e.ps.read()
 			}
-			w.endRunQueue(srv.pid)
-			w.readProc(srv.pid)
+			e.w.endRunQueue(srv.pid)
+			e.w.readProc(srv.pid)
 		}
-		ctlErr = errors.Join(ctlErr, err)
-		perfErr = errors.Join(perfErr, perr)
+		e.ctlErr = errors.Join(e.ctlErr, err)
+		e.perfErr = errors.Join(e.perfErr, perr)
 	}
+	return e
+}
 
-	// The load generator stops at once if the server dies; an interrupt
-	// of the run (ctx) waits for the point instead. A point that outlives
-	// its schedule by far (watchdog) is stopped and fails, so that no
-	// point can hold up a run, or CI, for good: every request times out
-	// after lc.Timeout and every control call after controlTimeout, so
-	// only a fault of the machine (a VM paused and resumed) or of the
-	// generator could get there.
+// finish closes the perf counters and returns the window read, with the
+// counters' differences or why there are none.
+func (e *windowEdges) finish() *window {
+	switch {
+	case e.ps == nil:
+		e.w.perfUnavailable = e.perfUnavailable
+	case e.perfErr != nil:
+		e.w.perfUnavailable = e.perfErr.Error()
+	default:
+		e.w.perf = &results.PerfCounters{
+			ContextSwitches: e.perf1.ContextSwitches - min(e.perf0.ContextSwitches, e.perf1.ContextSwitches),
+			CPUMigrations:   e.perf1.CPUMigrations - min(e.perf0.CPUMigrations, e.perf1.CPUMigrations),
+			TaskClockNs:     e.perf1.TaskClockNs - min(e.perf0.TaskClockNs, e.perf1.TaskClockNs),
+		}
+	}
+	if e.ps != nil {
+		e.ps.close()
+	}
+	return &e.w
+}
+
+// runGenerator runs the load generator with lc against srv. It stops at
+// once if the server dies; an interrupt of the run (ctx) waits for the
+// point instead. A point that outlives its schedule by far (watchdog) is
+// stopped and fails, so that no point can hold up a run, or CI, for
+// good: every request times out after lc.Timeout and every control call
+// after controlTimeout, so only a fault of the machine (a VM paused and
+// resumed) or of the generator could get there.
+func (r *runner) runGenerator(srv *server, lc loadgen.Config) (*loadgen.Result, error) {
 	pctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
@@ -944,26 +1050,15 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	if err != nil && overran.Load() {
 		err = fmt.Errorf("the point did not finish within %v (warm-up, window, the response timeout, two control calls and %v): stopped (%w)", limit, pointGrace, err)
 	}
-	switch {
-	case ps == nil:
-		w.perfUnavailable = perfUnavailable
-	case perfErr != nil:
-		w.perfUnavailable = perfErr.Error()
-	default:
-		w.perf = &results.PerfCounters{
-			ContextSwitches: perf1.ContextSwitches - min(perf0.ContextSwitches, perf1.ContextSwitches),
-			CPUMigrations:   perf1.CPUMigrations - min(perf0.CPUMigrations, perf1.CPUMigrations),
-			TaskClockNs:     perf1.TaskClockNs - min(perf0.TaskClockNs, perf1.TaskClockNs),
-		}
-	}
-	if ps != nil {
-		ps.close()
-	}
-	if res != nil {
-		res.Config.OnWindow = nil
-		p.Load = res
-	}
+	return res, err
+}
 
+// outcome records point p's outcome on srv: failed if the server
+// exited, the load generator failed (err) or the control channel did
+// (ctlErr, or a snapshot of the window w missing); else measured, with
+// the server's cost over w, the queueing model's prediction for lc and
+// the generator's ceiling checked.
+func (r *runner) outcome(p *results.Point, srv *server, lc *loadgen.Config, w *window, err, ctlErr error) {
 	switch {
 	case srv.exited():
 		p.Status, p.FailedBy = results.StatusFailed, results.FailedServer
@@ -990,11 +1085,10 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("the window has only %d requests: runtime/metrics counts allocations a span at a time, so allocations per request are coarse below ~10000", p.Server.Requests))
 		}
 		if p.Kind != results.KindCapacity {
-			p.Theory, p.Warnings = theory(&lc, srv.info, p.OfferedRatePerS, p.Warnings)
+			p.Theory, p.Warnings = theory(lc, srv.info, p.OfferedRatePerS, p.Warnings)
 		}
 		r.checkCeiling(p)
 	}
-	return true
 }
 
 // markUnavailable records rc as unavailable for reason — in the run's
