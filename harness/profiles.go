@@ -26,34 +26,7 @@ var ProfileNames = []string{"default", "load", "variants", "cores", "threads", "
 // server CPUs, and gives the value to every server (CalibrateOnce).
 // Every field can be overridden afterwards (concbench bench's flags).
 func Profile(name string) (Experiment, error) {
-	base := Experiment{
-		Profile:   name,
-		Configs:   Families(),
-		Workloads: []Workload{{Workload: DefaultWorkload()}},
-		Fractions: []float64{0.1, 0.5, 0.75, 0.9},
-		// 6: the fewest samples for which x/perf benchmath gives a 95 %
-		// confidence interval of the median; figures need one.
-		Repetitions:         6,
-		Warmup:              Duration(250 * time.Millisecond),
-		Duration:            Duration(time.Second),
-		CapacityOutstanding: 1,
-		Seed:                1,
-		// One calibration of the CPU work for every server (fairness:
-		// equal work per request in every process).
-		CalibrateOnce: true,
-	}
-	suite := func(e Experiment) Experiment {
-		e.Workloads = SuiteWorkloads()
-		e.Fractions = nil
-		e.RatesFromSlowest = []float64{SuiteRateFromSlowest}
-		e.Repetitions = 5
-		e.Warmup = Duration(200 * time.Millisecond)
-		e.Duration = Duration(700 * time.Millisecond)
-		e.SLOProbes = DefaultSLOProbes
-		e.SLOWarmup = Duration(DefaultSLOWarmup)
-		e.SLODuration = Duration(DefaultSLODuration)
-		return e
-	}
+	base := baseExperiment(name)
 	switch name {
 	case "default":
 		return suite(base), nil
@@ -81,54 +54,103 @@ func Profile(name string) (Experiment, error) {
 		base.Repetitions = 5
 		return base, nil
 	case "gate":
-		// The gate's fixed suite: its sizes are named here, not the
-		// rule's, so that what it compares does not move with the
-		// machine it happens to run on (its thresholds were measured
-		// with these).
-		base.Configs = []Config{
-			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4, GOMAXPROCS: 4},
-			{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4, GOMAXPROCS: 5},
-			{Name: "netpoll", Model: "netpoll"},
-		}
-		// The gate's servers calibrate themselves, as before
-		// CalibrateOnce: its behaviour is fixed.
-		base.CalibrateOnce = false
-		base.Fractions = []float64{0.1, 0.5}
-		base.Repetitions = 7
-		base.Warmup = Duration(300 * time.Millisecond)
-		base.Duration = Duration(2 * time.Second)
-		return base, nil
+		return gateProfile(base), nil
 	case "chain":
 		base.Configs = ChainConfigs()
 		base.Fractions = []float64{0.5}
 		return base, nil
 	case "connections":
-		var cs []Config
-		for _, c := range Families() {
-			if c.Name == "threadperconn" {
-				c.MaxConns = models.MaxThreads
-				c.MaxConnsReason = fmt.Sprintf("thread per connection runs one OS thread per connection, at most %d (models.MaxThreads), and refuses the next client with status unavailable (HTTP 503)", models.MaxThreads)
-			}
-			cs = append(cs, c)
-		}
-		base.Configs = cs
-		base.Workloads = nil
-		for _, conns := range ConnCounts {
-			w := DefaultWorkload()
-			w.Conns = conns
-			base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
-		}
-		ctl := DefaultWorkload()
-		ctl.Conns, ctl.Idle = ConnControlActive, ConnCounts[len(ConnCounts)-1]-ConnControlActive
-		base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d,idle=%d", ctl.Conns, ctl.Idle), Workload: ctl})
-		base.Fractions = nil
-		base.Rates = []float64{ConnRate}
-		base.Repetitions = 5
-		base.Warmup = Duration(time.Second)
-		base.Duration = Duration(3 * time.Second)
-		return base, nil
+		return connectionsProfile(base), nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
+}
+
+// baseExperiment is the experiment the profile name starts from: every
+// family at four fractions of capacity, six repetitions.
+func baseExperiment(name string) Experiment {
+	return Experiment{
+		Profile:   name,
+		Configs:   Families(),
+		Workloads: []Workload{{Workload: DefaultWorkload()}},
+		Fractions: []float64{0.1, 0.5, 0.75, 0.9},
+		// 6: the fewest samples for which x/perf benchmath gives a 95 %
+		// confidence interval of the median; figures need one.
+		Repetitions:         6,
+		Warmup:              Duration(250 * time.Millisecond),
+		Duration:            Duration(time.Second),
+		CapacityOutstanding: 1,
+		Seed:                1,
+		// One calibration of the CPU work for every server (fairness:
+		// equal work per request in every process).
+		CalibrateOnce: true,
+	}
+}
+
+// suite turns e into a suite experiment: the suite's workloads at the
+// rate from the slowest configuration, with the latency objectives'
+// searches, in shorter windows.
+func suite(e Experiment) Experiment {
+	e.Workloads = SuiteWorkloads()
+	e.Fractions = nil
+	e.RatesFromSlowest = []float64{SuiteRateFromSlowest}
+	e.Repetitions = 5
+	e.Warmup = Duration(200 * time.Millisecond)
+	e.Duration = Duration(700 * time.Millisecond)
+	e.SLOProbes = DefaultSLOProbes
+	e.SLOWarmup = Duration(DefaultSLOWarmup)
+	e.SLODuration = Duration(DefaultSLODuration)
+	return e
+}
+
+// gateProfile returns the gate's experiment made from base.
+func gateProfile(base Experiment) Experiment {
+	// The gate's fixed suite: its sizes are named here, not the
+	// rule's, so that what it compares does not move with the
+	// machine it happens to run on (its thresholds were measured
+	// with these).
+	base.Configs = []Config{
+		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4, GOMAXPROCS: 4},
+		{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4, GOMAXPROCS: 5},
+		{Name: "netpoll", Model: "netpoll"},
+	}
+	// The gate's servers calibrate themselves, as before
+	// CalibrateOnce: its behaviour is fixed.
+	base.CalibrateOnce = false
+	base.Fractions = []float64{0.1, 0.5}
+	base.Repetitions = 7
+	base.Warmup = Duration(300 * time.Millisecond)
+	base.Duration = Duration(2 * time.Second)
+	return base
+}
+
+// connectionsProfile returns the connections experiment made from base:
+// every family at one rate over ConnCounts connections, and the idle
+// connections' control.
+func connectionsProfile(base Experiment) Experiment {
+	var cs []Config
+	for _, c := range Families() {
+		if c.Name == "threadperconn" {
+			c.MaxConns = models.MaxThreads
+			c.MaxConnsReason = fmt.Sprintf("thread per connection runs one OS thread per connection, at most %d (models.MaxThreads), and refuses the next client with status unavailable (HTTP 503)", models.MaxThreads)
+		}
+		cs = append(cs, c)
+	}
+	base.Configs = cs
+	base.Workloads = nil
+	for _, conns := range ConnCounts {
+		w := DefaultWorkload()
+		w.Conns = conns
+		base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d", conns), Workload: w})
+	}
+	ctl := DefaultWorkload()
+	ctl.Conns, ctl.Idle = ConnControlActive, ConnCounts[len(ConnCounts)-1]-ConnControlActive
+	base.Workloads = append(base.Workloads, Workload{Name: fmt.Sprintf("conns=%d,idle=%d", ctl.Conns, ctl.Idle), Workload: ctl})
+	base.Fractions = nil
+	base.Rates = []float64{ConnRate}
+	base.Repetitions = 5
+	base.Warmup = Duration(time.Second)
+	base.Duration = Duration(3 * time.Second)
+	return base
 }
 
 // ThesisParts returns the thesis profile's experiments, run one after

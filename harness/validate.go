@@ -155,26 +155,8 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	if opt.ServerCPUs == "" || opt.LoadCPUs == "" {
-		if len(cur) < 2 {
-			return nil, fmt.Errorf("validate: needs 2 CPUs (one for the server, one for the busy-polling generator); this process may use %d (%s)", len(cur), cur)
-		}
-		if opt.ServerCPUs == "" {
-			opt.ServerCPUs = cur[:1].String()
-		}
-		if opt.LoadCPUs == "" {
-			opt.LoadCPUs = cur[1:2].String()
-		}
-	}
-	if err := disjoint(opt.ServerCPUs, opt.LoadCPUs); err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
-	load, err := cpuset.Parse(opt.LoadCPUs)
-	if err != nil {
-		return nil, fmt.Errorf("validate: load CPUs: %w", err)
-	}
-	if err := cpuset.Pin(0, load); err != nil {
-		return nil, fmt.Errorf("validate: pin the load generator to CPUs %s: %w", opt.LoadCPUs, err)
+	if err := placeChainCPUs(&opt, cur); err != nil {
+		return nil, err
 	}
 	prevProcs := runtime.GOMAXPROCS(2) // the worker and the rest (see run.go)
 	defer func() {
@@ -182,6 +164,66 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 		cpuset.Pin(0, cur)
 	}()
 
+	v := newValidation(&opt, t0, len(cur))
+	sp := newSpawner()
+	defer sp.close()
+	if err := validateFloor(ctx, sp, &opt, v); err != nil {
+		return nil, err
+	}
+	validateClosed(ctx, sp, &opt, v)
+	for i, work := range opt.Work {
+		for j, rho := range opt.Rhos {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			v.Experiments = append(v.Experiments, validateRun(ctx, sp, &opt, v, work, rho, opt.Seed+uint64(100*(i+1)+j)))
+		}
+	}
+	v.Judge()
+	v.DurationNs = int64(time.Since(t0))
+	return v, nil
+}
+
+// progress writes a line of progress to o.Progress, if set.
+func (o ValidateOptions) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, format+"\n", args...)
+	}
+}
+
+// placeChainCPUs chooses the server's and the generator's CPUs among
+// cur, this process's, where o does not name them (the first for the
+// server, the second for the generator), checks that they are disjoint,
+// and pins this process, the generator, to its own.
+func placeChainCPUs(o *ValidateOptions, cur cpuset.Set) error {
+	if o.ServerCPUs == "" || o.LoadCPUs == "" {
+		if len(cur) < 2 {
+			return fmt.Errorf("validate: needs 2 CPUs (one for the server, one for the busy-polling generator); this process may use %d (%s)", len(cur), cur)
+		}
+		if o.ServerCPUs == "" {
+			o.ServerCPUs = cur[:1].String()
+		}
+		if o.LoadCPUs == "" {
+			o.LoadCPUs = cur[1:2].String()
+		}
+	}
+	if err := disjoint(o.ServerCPUs, o.LoadCPUs); err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	load, err := cpuset.Parse(o.LoadCPUs)
+	if err != nil {
+		return fmt.Errorf("validate: load CPUs: %w", err)
+	}
+	if err := cpuset.Pin(0, load); err != nil {
+		return fmt.Errorf("validate: pin the load generator to CPUs %s: %w", o.LoadCPUs, err)
+	}
+	return nil
+}
+
+// newValidation returns the validation started at t0 with opt, on a
+// process that may use ncpu CPUs: its provenance and the notes on what
+// it does not cover.
+func newValidation(opt *ValidateOptions, t0 time.Time, ncpu int) *results.Validation {
 	v := &results.Validation{Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho}
 	v.Provenance = provenance(stamp{}, t0)
 	if c, d, ok := vcsStamp(opt.Binary); ok {
@@ -189,82 +231,76 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	}
 	v.Provenance.ServerCPUs, v.Provenance.LoadCPUs = opt.ServerCPUs, opt.LoadCPUs
 	v.Provenance.ServerGOMAXPROCS, v.Provenance.LoadGOMAXPROCS = 1, 2
-	if n := len(cur); n < 3 {
-		v.Notes = append(v.Notes, fmt.Sprintf("M/M/c with c ≥ 2 server threads not run: it needs c CPUs for the server and one for the generator, and this process may use %d", n))
+	if ncpu < 3 {
+		v.Notes = append(v.Notes, fmt.Sprintf("M/M/c with c ≥ 2 server threads not run: it needs c CPUs for the server and one for the generator, and this process may use %d", ncpu))
 	} else {
 		v.Notes = append(v.Notes, "M/M/c with c ≥ 2 server threads not run: this version validates one server thread (the decomposition's queue part assumes one; the trace does not record which thread served a request)")
 	}
 	v.Notes = append(v.Notes, "model: Leader/Followers, 1 thread, HTTP/1.1 keep-alive; service time = the server's own timestamps around Service.Do (concbench serve --trace); response time = intended send (Poisson schedule) → kernel receive timestamp")
-	sp := newSpawner()
-	defer sp.close()
+	return v
+}
 
-	progress := func(format string, args ...any) {
-		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, format+"\n", args...)
-		}
-	}
-
-	// The floor: zero work, a low rate, every request to an idle server.
-	progress("validate: floor: zero work at %g/s for %v", opt.FloorRate, opt.FloorDuration)
-	fl, err := chainRun(ctx, sp, opt, loadgen.Fixed(0), opt.FloorRate, opt.FloorDuration, opt.Seed)
+// validateFloor measures the floor into v: zero work, a low rate, every
+// request to an idle server. Without it nothing can be validated.
+func validateFloor(ctx context.Context, sp *spawner, opt *ValidateOptions, v *results.Validation) error {
+	opt.progress("validate: floor: zero work at %g/s for %v", opt.FloorRate, opt.FloorDuration)
+	fl, err := chainRun(ctx, sp, *opt, loadgen.Fixed(0), opt.FloorRate, opt.FloorDuration, opt.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("validate: the floor: %w", err)
+		return fmt.Errorf("validate: the floor: %w", err)
 	}
 	parts, unmatched := results.Join(fl.gen(), fl.srv)
 	v.Floor = results.FloorOf(parts, unmatched, opt.FloorRate)
 	v.ClockUncertaintyNs = fl.uncertainty
 	if v.Floor.Requests == 0 {
-		return nil, fmt.Errorf("validate: the floor run joined no request sent to an idle server (%d generator records, %d server records)", len(fl.gen()), len(fl.srv))
+		return fmt.Errorf("validate: the floor run joined no request sent to an idle server (%d generator records, %d server records)", len(fl.gen()), len(fl.srv))
 	}
-	progress("validate: floor %.1f µs mean (inbound %.1f, return %.1f), p99 %.1f µs over %d requests",
+	opt.progress("validate: floor %.1f µs mean (inbound %.1f, return %.1f), p99 %.1f µs over %d requests",
 		v.Floor.MeanNs/1e3, v.Floor.InboundNs/1e3, v.Floor.ReturnNs/1e3, v.Floor.P99Ns/1e3, v.Floor.Requests)
+	return nil
+}
 
-	// The service time under closed load, as the issue that asked for this
-	// validation suspected it differs from the one under open load: the
-	// server's own timing of exponential work with every connection
-	// keeping one request in flight.
+// validateClosed measures into v the service time under closed load, as
+// the issue that asked for this validation suspected it differs from the
+// one under open load: the server's own timing of exponential work with
+// every connection keeping one request in flight. A failure is a note.
+func validateClosed(ctx context.Context, sp *spawner, opt *ValidateOptions, v *results.Validation) {
 	cd := min(opt.FloorDuration, opt.Duration)
-	progress("validate: closed loop: exponential work, %d connections, %v", opt.Conns, cd)
-	if cl, err := chainRun(ctx, sp, opt, loadgen.Exp(opt.WorkNs), 0, cd, opt.Seed+1); err != nil {
+	opt.progress("validate: closed loop: exponential work, %d connections, %v", opt.Conns, cd)
+	cl, err := chainRun(ctx, sp, *opt, loadgen.Exp(opt.WorkNs), 0, cd, opt.Seed+1)
+	if err != nil {
 		v.Notes = append(v.Notes, "the closed-loop service-time run failed: "+err.Error())
-	} else {
-		parts, _ := results.Join(cl.gen(), cl.srv)
-		v.ClosedService = results.ServiceStatsOf(results.Samples(parts, func(p results.Parts) int64 { return p.Service }, nil))
-		v.ClosedService.Requests = len(parts)
+		return
 	}
+	parts, _ := results.Join(cl.gen(), cl.srv)
+	v.ClosedService = results.ServiceStatsOf(results.Samples(parts, func(p results.Parts) int64 { return p.Service }, nil))
+	v.ClosedService.Requests = len(parts)
+}
 
-	for i, work := range opt.Work {
-		for j, rho := range opt.Rhos {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			dist, name := loadgen.Exp(opt.WorkNs), "M/M/1"
-			if work == "fixed" {
-				dist, name = loadgen.Fixed(opt.WorkNs), "M/D/1"
-			}
-			name += " ρ=" + strconv.FormatFloat(rho, 'g', -1, 64)
-			rate := rho * 1e9 / opt.WorkNs
-			seed := opt.Seed + uint64(100*(i+1)+j)
-			progress("validate: %s: %.0f/s for %v", name, rate, opt.Duration)
-			in := results.ChainInput{Name: name, Work: work, AskedNs: opt.WorkNs, TargetRho: rho, Floor: v.Floor,
-				Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho, Seed: seed}
-			r, err := chainRun(ctx, sp, opt, dist, rate, opt.Duration, seed)
-			var e results.ChainExperiment
-			if err != nil {
-				e = results.ChainExperiment{Name: name, Work: work, TargetRho: rho, Judged: rho <= opt.MaxJudgedRho,
-					Verdict: "not validated", Reasons: []string{"the run failed: " + err.Error()}}
-			} else {
-				in.Load, in.Server, in.ServerDropped = r.load, r.srv, r.dropped
-				e = results.AnalyzeChain(in)
-				v.ClockUncertaintyNs = max(v.ClockUncertaintyNs, r.uncertainty)
-			}
-			progress("validate: %s: measured %.1f µs, predicted %.1f µs, ratio %.3f: %s", name, e.Measured.MeanNs/1e3, e.Predicted.MeanNs/1e3, e.Ratio, e.Verdict)
-			v.Experiments = append(v.Experiments, e)
-		}
+// validateRun runs one experiment of the validation — work ("exp" or
+// "fixed") at utilization rho, with seed — and returns it judged against
+// its queueing model, or not validated if the run failed.
+func validateRun(ctx context.Context, sp *spawner, opt *ValidateOptions, v *results.Validation, work string, rho float64, seed uint64) results.ChainExperiment {
+	dist, name := loadgen.Exp(opt.WorkNs), "M/M/1"
+	if work == "fixed" {
+		dist, name = loadgen.Fixed(opt.WorkNs), "M/D/1"
 	}
-	v.Judge()
-	v.DurationNs = int64(time.Since(t0))
-	return v, nil
+	name += " ρ=" + strconv.FormatFloat(rho, 'g', -1, 64)
+	rate := rho * 1e9 / opt.WorkNs
+	opt.progress("validate: %s: %.0f/s for %v", name, rate, opt.Duration)
+	in := results.ChainInput{Name: name, Work: work, AskedNs: opt.WorkNs, TargetRho: rho, Floor: v.Floor,
+		Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho, Seed: seed}
+	r, err := chainRun(ctx, sp, *opt, dist, rate, opt.Duration, seed)
+	var e results.ChainExperiment
+	if err != nil {
+		e = results.ChainExperiment{Name: name, Work: work, TargetRho: rho, Judged: rho <= opt.MaxJudgedRho,
+			Verdict: "not validated", Reasons: []string{"the run failed: " + err.Error()}}
+	} else {
+		in.Load, in.Server, in.ServerDropped = r.load, r.srv, r.dropped
+		e = results.AnalyzeChain(in)
+		v.ClockUncertaintyNs = max(v.ClockUncertaintyNs, r.uncertainty)
+	}
+	opt.progress("validate: %s: measured %.1f µs, predicted %.1f µs, ratio %.3f: %s", name, e.Measured.MeanNs/1e3, e.Predicted.MeanNs/1e3, e.Ratio, e.Verdict)
+	return e
 }
 
 // chainResult is one traced run.
