@@ -180,47 +180,54 @@ func Compare(base, head *Side, opt Options, mode string) *Report {
 		}
 	}
 	for _, name := range names {
-		ub, inBaseU := base.Unavailable[name]
-		uh, inHeadU := head.Unavailable[name]
-		bgs, hgs := base.groups(name), head.groups(name)
-		switch {
-		case inBaseU && inHeadU:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on both sides, so it was not judged (%s: %s)", name, base.Label, ub))
-			continue
-		case inBaseU:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, base.Label, ub))
-			continue
-		case inHeadU:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, head.Label, uh))
-			continue
-		case len(bgs) == 0:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, head.Label))
-			continue
-		case len(hgs) == 0:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, base.Label))
-			continue
-		}
-		for _, bg := range bgs {
-			hg := findGroup(hgs, bg.kind, bg.fraction)
-			if hg == nil {
-				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(bg.kind, bg.fraction), base.Label))
-				continue
-			}
-			for i := range opt.Rules {
-				if rule := &opt.Rules[i]; rule.applies(bg.kind, bg.fraction) {
-					r.Rows = append(r.Rows, judge(name, bg, hg, rule, &opt, base.Label, head.Label))
-				}
-			}
-		}
-		for _, hg := range hgs {
-			if findGroup(bgs, hg.kind, hg.fraction) == nil {
-				r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(hg.kind, hg.fraction), head.Label))
-			}
-		}
+		r.compareConfig(name, base, head, &opt)
 	}
 	r.judgeUTests(&opt)
 	r.decide()
 	return r
+}
+
+// compareConfig judges configuration name's groups, each by every rule
+// of its kind (opt), or notes in r.Problems why it cannot: unavailable,
+// or measured on one side only.
+func (r *Report) compareConfig(name string, base, head *Side, opt *Options) {
+	ub, inBaseU := base.Unavailable[name]
+	uh, inHeadU := head.Unavailable[name]
+	bgs, hgs := base.groups(name), head.groups(name)
+	switch {
+	case inBaseU && inHeadU:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on both sides, so it was not judged (%s: %s)", name, base.Label, ub))
+		return
+	case inBaseU:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, base.Label, ub))
+		return
+	case inHeadU:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s is unavailable on the %s side only: %s", name, head.Label, uh))
+		return
+	case len(bgs) == 0:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, head.Label))
+		return
+	case len(hgs) == 0:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s was measured on the %s side only", name, base.Label))
+		return
+	}
+	for _, bg := range bgs {
+		hg := findGroup(hgs, bg.kind, bg.fraction)
+		if hg == nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(bg.kind, bg.fraction), base.Label))
+			continue
+		}
+		for i := range opt.Rules {
+			if rule := &opt.Rules[i]; rule.applies(bg.kind, bg.fraction) {
+				r.Rows = append(r.Rows, judge(name, bg, hg, rule, opt, base.Label, head.Label))
+			}
+		}
+	}
+	for _, hg := range hgs {
+		if findGroup(bgs, hg.kind, hg.fraction) == nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("%s %s was measured on the %s side only", name, results.LoadLabel(hg.kind, hg.fraction), head.Label))
+		}
+	}
 }
 
 // judge applies rule to one group's samples on both sides. A U-test row
@@ -249,17 +256,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 		}
 	}
 	row.Old, row.New = results.Summarize(bs.values), results.Summarize(hs.values)
-	if row.Old.N > 0 && row.New.N > 0 {
-		row.AbsDelta = row.New.Median - row.Old.Median
-		switch {
-		case row.Old.Median != 0:
-			row.Delta = row.AbsDelta / math.Abs(row.Old.Median)
-		case row.AbsDelta == 0:
-			row.Delta = 0
-		default:
-			row.Delta = math.Copysign(math.Inf(1), row.AbsDelta)
-		}
-	}
+	row.setDelta()
 	if (row.Old.N == 0 && bs.short > 0) || (row.New.N == 0 && hs.short > 0) {
 		row.Verdict = NotGated
 		row.Why = fmt.Sprintf("not gated: the windows hold fewer than the %d requests this metric needs to be exact", rule.MinRequests)
@@ -279,38 +276,7 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 	}
 	switch rule.Method {
 	case Strict, Tolerance:
-		tol := rule.Abs
-		if rule.Method == Tolerance {
-			tol += rule.Rel * math.Abs(row.Old.Median)
-		}
-		shifted := true
-		if rule.Method == Tolerance {
-			// Note: the medians alone were not enough. Context switches
-			// per request at Leader/Followers' capacity on one CPU range
-			// 0.28–0.75 within one side of a no-change run (CI, commit
-			// 4e3bfe9), and a median that moved +0.20 by that spread
-			// failed a tolerance of 0.19. A regression shifts every
-			// repetition (the injected hand-off: +3.5, no overlap), so a
-			// one-sided U test at Alpha, uncorrected — the tolerance is
-			// the criterion, the test only confirms a shift — keeps it.
-			worse := stats.MannWhitneyGreater(bs.values, hs.values)
-			if !rule.lowerIsBetter() {
-				worse = stats.MannWhitneyGreater(hs.values, bs.values)
-			}
-			row.PShift = worse
-			shifted = worse < opt.Alpha
-		}
-		switch {
-		case bad > tol && shifted:
-			row.Verdict = Regression
-		case bad > tol:
-			row.Verdict = Same
-			row.Why = fmt.Sprintf("beyond the tolerance, but within the metric's spread (one-sided U test p=%.4f, not below %.2f)", row.PShift, opt.Alpha)
-		case bad < -tol:
-			row.Verdict = Better
-		default:
-			row.Verdict = Same
-		}
+		row.judgeThreshold(rule, opt, bs.values, hs.values, bad)
 	case UTest:
 		// One-sided, in the bad direction: only a regression fails.
 		worse, better := stats.MannWhitneyGreater(bs.values, hs.values), stats.MannWhitneyGreater(hs.values, bs.values)
@@ -324,6 +290,61 @@ func judge(config string, bg, hg *group, rule *Rule, opt *Options, baseLabel, he
 		row.Why = fmt.Sprintf("unknown method %q", rule.Method)
 	}
 	return row
+}
+
+// setDelta sets the row's change of the medians, absolute and relative
+// (±Inf from a zero median), when both sides have one.
+func (row *Row) setDelta() {
+	if row.Old.N > 0 && row.New.N > 0 {
+		row.AbsDelta = row.New.Median - row.Old.Median
+		switch {
+		case row.Old.Median != 0:
+			row.Delta = row.AbsDelta / math.Abs(row.Old.Median)
+		case row.AbsDelta == 0:
+			row.Delta = 0
+		default:
+			row.Delta = math.Copysign(math.Inf(1), row.AbsDelta)
+		}
+	}
+}
+
+// judgeThreshold judges a Strict or Tolerance row from the base's and the
+// head's values (before, after) and bad, the size of the change in the bad
+// direction: a regression beyond the rule's bound, which for Tolerance
+// the one-sided U test must confirm as a shift.
+func (row *Row) judgeThreshold(rule *Rule, opt *Options, before, after []float64, bad float64) {
+	tol := rule.Abs
+	if rule.Method == Tolerance {
+		tol += rule.Rel * math.Abs(row.Old.Median)
+	}
+	shifted := true
+	if rule.Method == Tolerance {
+		// Note: the medians alone were not enough. Context switches
+		// per request at Leader/Followers' capacity on one CPU range
+		// 0.28–0.75 within one side of a no-change run (CI, commit
+		// 4e3bfe9), and a median that moved +0.20 by that spread
+		// failed a tolerance of 0.19. A regression shifts every
+		// repetition (the injected hand-off: +3.5, no overlap), so a
+		// one-sided U test at Alpha, uncorrected — the tolerance is
+		// the criterion, the test only confirms a shift — keeps it.
+		worse := stats.MannWhitneyGreater(before, after)
+		if !rule.lowerIsBetter() {
+			worse = stats.MannWhitneyGreater(after, before)
+		}
+		row.PShift = worse
+		shifted = worse < opt.Alpha
+	}
+	switch {
+	case bad > tol && shifted:
+		row.Verdict = Regression
+	case bad > tol:
+		row.Verdict = Same
+		row.Why = fmt.Sprintf("beyond the tolerance, but within the metric's spread (one-sided U test p=%.4f, not below %.2f)", row.PShift, opt.Alpha)
+	case bad < -tol:
+		row.Verdict = Better
+	default:
+		row.Verdict = Same
+	}
 }
 
 // judgeFailures judges the Failures row of a group: the points the server
