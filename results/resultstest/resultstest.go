@@ -227,8 +227,18 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 	}
 	p.Load = res
 
-	served := uint64(ok)
-	p.Server = results.ServerCost{
+	p.Server = serverCost(ci, c, rep, uint64(ok), window)
+	if kind == results.KindOpen {
+		p.Theory = theoryAt(c, rate)
+	}
+	return p, nil
+}
+
+// serverCost returns the server's costs of configuration c (the ci-th)
+// in repetition rep, having served served requests in window.
+func serverCost(ci int, c *config, rep int, served uint64, window time.Duration) results.ServerCost {
+	j := jitter(ci, rep)
+	sc := results.ServerCost{
 		Requests: served, WindowNs: int64(window),
 		VoluntaryCtxswPerRequest: c.vCtxsw * j, InvoluntaryCtxswPerRequest: c.iCtxsw * j,
 		UserNsPerRequest: 0.7 * c.cpuNs * j, SystemNsPerRequest: 0.3 * c.cpuNs * j,
@@ -236,11 +246,11 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 		RSSBytes: int64(12<<20) + int64(ci)<<20, GoThreads: 8,
 		RunQueueNsPerRequest: 500 * j, SchedStat: !c.noSchedStat,
 	}
-	p.Server.CtxswPerRequest = p.Server.VoluntaryCtxswPerRequest + p.Server.InvoluntaryCtxswPerRequest
-	p.Server.CPUNsPerRequest = p.Server.UserNsPerRequest + p.Server.SystemNsPerRequest
+	sc.CtxswPerRequest = sc.VoluntaryCtxswPerRequest + sc.InvoluntaryCtxswPerRequest
+	sc.CPUNsPerRequest = sc.UserNsPerRequest + sc.SystemNsPerRequest
 	if c.noSchedStat {
-		p.Server.RunQueueNsPerRequest = 0
-		p.Server.PerfUnavailable = "perf_event_open: permission denied"
+		sc.RunQueueNsPerRequest = 0
+		sc.PerfUnavailable = "perf_event_open: permission denied"
 	}
 	if c.shares != nil {
 		n := len(c.shares)
@@ -249,26 +259,28 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 			k := (i + rep) % n
 			share := c.shares[k] * (1 + 0.02*float64((rep+k)%3-1))
 			ev := uint64(share * float64(served))
-			p.Server.PerThread = append(p.Server.PerThread, models.ThreadStats{
+			sc.PerThread = append(sc.PerThread, models.ThreadStats{
 				TID: 1000*(rep+1) + i, Role: "pool", Events: ev, Requests: ev, Promotions: ev,
 			})
 		}
 	}
+	return sc
+}
 
-	if kind == results.KindOpen {
-		threads := 1 // the server's CPUs: one
-		u := rate * c.serviceNs / 1e9 / float64(threads)
-		t := &results.Theory{Model: "M/M/c", C: threads, ServiceNs: c.serviceNs, RatePerS: math.Round(rate), Utilization: u, Stable: u < 1}
-		if t.Stable {
-			mean := c.serviceNs / (1 - u) // M/M/1 sojourn time, exponential
-			t.MeanNs = mean
-			t.P50Ns = mean * math.Ln2
-			t.P99Ns = mean * math.Log(100)
-			t.P999Ns = mean * math.Log(1000)
-		}
-		p.Theory = t
+// theoryAt returns the queueing model's prediction for configuration c
+// at the offered rate: M/M/1 on the server's one CPU.
+func theoryAt(c *config, rate float64) *results.Theory {
+	threads := 1 // the server's CPUs: one
+	u := rate * c.serviceNs / 1e9 / float64(threads)
+	t := &results.Theory{Model: "M/M/c", C: threads, ServiceNs: c.serviceNs, RatePerS: math.Round(rate), Utilization: u, Stable: u < 1}
+	if t.Stable {
+		mean := c.serviceNs / (1 - u) // M/M/1 sojourn time, exponential
+		t.MeanNs = mean
+		t.P50Ns = mean * math.Ln2
+		t.P99Ns = mean * math.Log(100)
+		t.P999Ns = mean * math.Log(1000)
 	}
-	return p, nil
+	return t
 }
 
 // invalidate makes res invalid, with its reasons, checks and numbers to
