@@ -66,6 +66,11 @@ type Options struct {
 	// before its last collect and write, with the step's readiness (0 for
 	// a step run from a completion port).
 	afterRounds func(c *conn, ready handleset.Events)
+	// contributed, if set (by in-package tests), is called by the thread
+	// that contributed object's part of a snapshot, after the part has
+	// been added and counted (with the snapshot's mutex released), before
+	// the last part completes the snapshot's future.
+	contributed func(object int)
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -144,7 +149,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	if s.set, err = handleset.New(); err != nil {
 		return nil, err
 	}
-	s.proxy = &Proxy{accounts: uint32(scfg.Accounts)}
+	s.proxy = &Proxy{accounts: uint32(scfg.Accounts), contributed: opts.contributed}
 	// One Supply for all shards: the ledger's money, initial plus deposits
 	// minus withdrawals, stays ≤ math.MaxInt64, so /total cannot wrap.
 	var supply *service.Supply

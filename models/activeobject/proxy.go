@@ -18,6 +18,8 @@ type Proxy struct {
 	objs     []*scheduler
 	accounts uint32
 	next     atomic.Uint32 // round robin for Work
+
+	contributed func(object int) // Options.contributed (tests)
 }
 
 // owner returns the active object whose servant holds account a, or nil if
@@ -140,6 +142,7 @@ func (p *Proxy) Total() *Future {
 // index order; the work spec runs with object 0's.
 func (p *Proxy) total(f *Future, w workSpec, check bool) *snapshot {
 	sn := newSnapshot(f, len(p.objs), check)
+	sn.contributed = p.contributed
 	for i, s := range p.objs {
 		r := &snapStartRequest{base: base{obj: s, fut: f, charge: s.queue}, snap: sn}
 		if i == 0 {

@@ -47,10 +47,12 @@ type snapshot struct {
 	fut   *Future
 	parts []snapPart // indexed by object; each touched only by its object's thread
 
-	remaining atomic.Int32 // parts not yet contributed
-	mu        futex.Mutex  // guards sum and failed
+	mu        futex.Mutex // guards remaining, sum and failed
+	remaining int         // parts not yet contributed
 	sum       Audit
 	failed    bool // a part was cancelled
+
+	contributed func(object int) // Options.contributed (tests), or nil
 }
 
 // snapPart is one object's part of a snapshot.
@@ -65,12 +67,19 @@ type snapPart struct {
 
 func newSnapshot(f *Future, objects int, check bool) *snapshot {
 	sn := &snapshot{check: check, fut: f, parts: make([]snapPart, objects)}
-	sn.remaining.Store(int32(objects))
+	sn.remaining = objects
 	return sn
 }
 
 // contribute adds object i's part (or, with cancelled, its failure) once;
 // the last contribution completes the future with the conserved total.
+//
+// A part is added and counted in one critical section, so the contributor
+// that counts the last part reads a sum that holds every part. Note:
+// counting with an atomic decrement after the mutex was released let two
+// contributors interleave as add A, add B, count B, count A: A counted
+// last and completed the future with the total it had read after adding
+// its own part only, one object's money short (TestTotalCountsEveryPart).
 func (sn *snapshot) contribute(by *scheduler, i int, cancelled bool) {
 	p := &sn.parts[i]
 	if !p.contributed.CompareAndSwap(false, true) {
@@ -88,9 +97,14 @@ func (sn *snapshot) contribute(by *scheduler, i int, cancelled bool) {
 			sn.sum.Err = p.state.err
 		}
 	}
+	sn.remaining--
+	last := sn.remaining == 0
 	total, failed := sn.sum.Balances+sn.sum.InFlight, sn.failed
 	sn.mu.Unlock()
-	if sn.remaining.Add(-1) != 0 {
+	if sn.contributed != nil {
+		sn.contributed(i)
+	}
+	if !last {
 		return
 	}
 	if failed {
