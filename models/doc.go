@@ -83,9 +83,17 @@
 //
 // The conformance suite's Amplification case checks the bound with 64
 // connections that each pipeline sixteen 1 MiB requests and read nothing.
-// Across connections memory grows with their number; limit connections
-// with the descriptor limit (ulimit -n) where clients cannot be
-// trusted. The kernel's socket buffers come on top (net.ipv4.tcp_rmem,
+//
+// Across connections, a server's memory is bounded by MaxConns ×
+// ConnMemoryBound (Config.MaxConns, serve --max-conns): past the cap a
+// new client is refused at once — status unavailable (HTTP 503) with a
+// one-line reason that names the cap, every model answering before it
+// reads anything — and its connection is closed and counted as
+// ErrRefused ("refused"), while the connections open keep their service
+// (models/internal/connio.Limit; conformance case MaxConns). Without a
+// cap (the default, 0) memory grows with the connections, up to the
+// descriptor limit (ulimit -n); set one where clients cannot be trusted.
+// The kernel's socket buffers come on top (net.ipv4.tcp_rmem,
 // tcp_wmem).
 //
 // # Header timeout

@@ -50,6 +50,15 @@ type Config struct {
 	// between requests, or not yet sending) is not timed. 0 means
 	// DefaultHeaderTimeout; a negative value disables the timeout.
 	HeaderTimeout time.Duration
+	// MaxConns caps the connections the server holds open at once (serve
+	// --max-conns). Past it a new client is refused at once and nothing
+	// else is affected: it gets status unavailable (HTTP 503) with a
+	// one-line reason that names the cap, its connection is closed, and
+	// it is counted as ErrRefused (models/internal/connio.Limit). With
+	// the cap the server's memory for connections is bounded by MaxConns
+	// × ConnMemoryBound (see the package documentation, "Memory per
+	// connection"). 0 means no cap.
+	MaxConns int
 }
 
 // DefaultHeaderTimeout is Config.HeaderTimeout's default, nginx's
@@ -138,6 +147,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("threads %d out of range (accepted: 0 for the model's default, or 1..%d)", c.Threads, MaxThreads)
 	case c.Backlog < 0 || c.Backlog > MaxBacklog:
 		return fmt.Errorf("backlog %d out of range (accepted: 0 for the default, or 1..%d; the kernel caps it at net.core.somaxconn)", c.Backlog, MaxBacklog)
+	case c.MaxConns < 0:
+		return fmt.Errorf("max conns %d out of range (accepted: 0 for no cap, or a positive number of connections)", c.MaxConns)
 	case c.MaxPendingOutput < 0 || c.MaxPendingOutput > 1<<30:
 		return fmt.Errorf("max pending output %d out of range (accepted: 0 for the default %d, or 1..%d bytes)",
 			c.MaxPendingOutput, DefaultMaxPendingOutput, 1<<30)
@@ -186,6 +197,6 @@ const (
 	ErrIO            = "io"             // another read or write failure
 	ErrAcceptBackoff = "accept_backoff" // accept hit a descriptor or memory limit; the acceptor backed off
 	ErrAccept        = "accept"         // accept failed for another reason
-	ErrRefused       = "refused"        // a connection refused at the model's limit (thread per connection's thread cap): answered with status unavailable and closed
+	ErrRefused       = "refused"        // a connection refused at the server's limit (Config.MaxConns, or a thread cap): answered with status unavailable and closed
 	ErrHeaderTimeout = "header_timeout" // a connection closed because its request stayed incomplete past HeaderTimeout
 )

@@ -123,6 +123,7 @@ type Server struct {
 	connsMu futex.Mutex
 	conns   map[*conn]struct{} // open connections; guarded by connsMu
 	reaper  *connio.Reaper     // the header timeout (nil if disabled)
+	limit   *connio.Limit      // the connection cap (Config.MaxConns)
 	nextID  uint64             // connection numbering, for the home object; guarded by connsMu
 
 	wg        sync.WaitGroup // I/O threads and schedulers
@@ -145,6 +146,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, opts: opts, conns: make(map[*conn]struct{})}
+	s.limit = connio.NewLimit(&s.cfg, "activeobject")
 	var err error
 	if s.set, err = handleset.New(); err != nil {
 		return nil, err

@@ -95,8 +95,13 @@ func (l *listenHandler) HandleEvent(int, handleset.Events) {
 	l.rearm()
 }
 
-// add counts and registers an accepted connection.
+// add counts and registers an accepted connection, or refuses it past
+// Config.MaxConns.
 func (l *listenHandler) add(fd int) bool {
+	if !l.srv.limit.Admit() {
+		connio.Refuse(fd, l.srv.limit.Refusal(), l.sh)
+		return true
+	}
 	l.sh.AddAccepted()
 	l.srv.addConn(fd)
 	return true
@@ -544,13 +549,15 @@ func (c *conn) close() {
 	c.release()
 }
 
-// release closes the descriptor and retires the connection's counters.
+// release closes the descriptor, gives back its place under the
+// connection cap and retires the connection's counters.
 // c.mu is held, or no other thread runs (Server.Close).
 func (c *conn) release() {
 	c.closed = true
 	if err := handleset.Close(c.fd); err != nil {
 		c.sh.AddError(models.ErrIO)
 	}
+	c.srv.limit.Release()
 	c.sh.AddClosed()
 	c.srv.counters.Retire(c.sh)
 	c.in, c.out, c.scratch, c.free = connio.In{}, connio.Out{}, nil, nil

@@ -42,6 +42,7 @@ func (s *Server) serveConn(fd int, shared *link) {
 	delete(s.conns, fd)
 	s.mu.Unlock()
 	handleset.Close(fd)
+	s.limit.Release()
 	if c.own && c.link != nil {
 		s.dropLink(c.link)
 	}

@@ -37,8 +37,9 @@
 //     running connio.ServeStream with clientConn as its service), like
 //     models/threadperconn; Config.Threads caps them (default
 //     DefaultThreads), and a client beyond the cap is answered status
-//     unavailable (HTTP 503) and closed, counted as refused. The back end
-//     does the work: Config.Service is not used.
+//     unavailable (HTTP 503) and closed, counted as refused, as is a
+//     client past Config.MaxConns (checked first, with its own reason).
+//     The back end does the work: Config.Service is not used.
 //
 // # Thread states (Options.Handoff = Bound)
 //

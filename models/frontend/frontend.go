@@ -105,6 +105,7 @@ type Server struct {
 	counters models.Counters
 	acceptSh *models.Shard
 	reaper   *connio.Reaper
+	limit    *connio.Limit // the connection cap (Config.MaxConns)
 	slots    chan struct{} // one token per client connection thread allowed
 	stop     chan struct{}
 	wg       sync.WaitGroup // every thread the server started
@@ -193,6 +194,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		}
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "frontend")
 	s.wg.Add(1)
 	go s.acceptor()
 	return s, nil
@@ -274,8 +276,8 @@ func (s *Server) acceptor() {
 	runtime.LockOSThread()
 	s.acceptSh.SetTID(models.CurrentThreadID())
 	var backoff connio.AcceptBackoff
-	refusal := s.cfg.Codec.AppendResponse(nil, &wire.Response{Status: wire.StatusUnavailable, Close: true,
-		Payload: []byte(fmt.Sprintf("front end: all %d connection threads are taken (--threads); try again later\n", s.cfg.Threads))})
+	refusal := connio.Refusal(s.cfg.Codec, fmt.Sprintf(
+		"front end: all %d connection threads are taken (--threads); try again later", s.cfg.Threads))
 	for n := 0; ; n++ {
 		fd, _, err := s.ln.Accept()
 		if err != nil {
@@ -290,21 +292,23 @@ func (s *Server) acceptor() {
 			continue
 		}
 		backoff.Reset()
-		s.acceptSh.AddAccepted()
+		if !s.limit.Admit() {
+			connio.Refuse(fd, s.limit.Refusal(), s.acceptSh)
+			continue
+		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
-			_, _ = handleset.Write(fd, refusal) // a client already gone needs no answer
-			_ = handleset.Shutdown(fd)
-			handleset.Close(fd)
-			s.acceptSh.AddClosed()
-			s.acceptSh.AddError(models.ErrRefused)
+			s.limit.Release()
+			connio.Refuse(fd, refusal, s.acceptSh)
 			continue
 		}
+		s.acceptSh.AddAccepted()
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			handleset.Close(fd)
+			s.limit.Release()
 			s.acceptSh.AddClosed()
 			<-s.slots
 			return

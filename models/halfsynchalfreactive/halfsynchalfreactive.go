@@ -84,6 +84,7 @@ type Server struct {
 
 	reactor *reactor
 	reaper  *connio.Reaper // the header timeout (nil if disabled)
+	limit   *connio.Limit  // the connection cap (Config.MaxConns)
 	workers []*worker
 
 	wg        sync.WaitGroup // the reactor and the workers, until they exit
@@ -141,6 +142,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "halfsynchalfreactive")
 	for range cfg.Threads {
 		s.workers = append(s.workers, &worker{s: s, thread: thread{sh: s.counters.NewThreadShard("worker")}})
 	}

@@ -104,11 +104,15 @@ func (rc *reactor) accept() {
 	}
 }
 
-// addConn registers an accepted connection with the handle set. It always
-// reports true: a connection that cannot be registered is closed, and the
-// batch goes on.
+// addConn registers an accepted connection with the handle set, or
+// refuses it past Config.MaxConns. It always reports true: a connection
+// that cannot be registered is closed, and the batch goes on.
 func (rc *reactor) addConn(fd int) bool {
 	s := rc.s
+	if !s.limit.Admit() {
+		connio.Refuse(fd, s.limit.Refusal(), rc.sh)
+		return true
+	}
 	c := &conn{
 		fd:    fd,
 		in:    connio.NewIn(connio.MaxRequest(s.cfg.Codec.Limits())),
@@ -118,6 +122,7 @@ func (rc *reactor) addConn(fd int) bool {
 	c.ring.Init(models.MaxInFlight, s.cfg.MaxPendingOutput)
 	if err := s.set.Register(fd, handleset.Readable, c); err != nil {
 		handleset.Close(fd)
+		s.limit.Release()
 		rc.sh.AddError(models.ErrAccept)
 		return true
 	}
@@ -340,6 +345,7 @@ func (rc *reactor) closeConn(c *conn) {
 	rc.s.set.Unregister(c.fd) // ErrClosed: shutting down; close the descriptor anyway
 	rc.s.reaper.Untrack(c.fd)
 	handleset.Close(c.fd)
+	rc.s.limit.Release()
 	rc.sh.AddClosed()
 	delete(rc.conns, c)
 }

@@ -213,6 +213,7 @@ type Server struct {
 	connMu futex.Mutex
 	conns  map[int]*conn  // open connections by descriptor; guarded by connMu
 	reaper *connio.Reaper // the header timeout (nil if disabled)
+	limit  *connio.Limit  // the connection cap (Config.MaxConns)
 
 	failMu  sync.Mutex
 	failErr error // the first fatal error of a pool thread
@@ -301,6 +302,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	s.timer = &retryTimer{s: s, fd: tfd}
 	s.closeSh = s.counters.NewConnShard()
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "leaderfollowers")
 	fail := func(err error) (*Server, error) {
 		s.reaper.Close()
 		handleset.Close(tfd)

@@ -225,6 +225,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	delete(s.conns, fd)
 	s.connMu.Unlock()
 	handleset.Close(fd)
+	s.limit.Release()
 	sh.AddClosed()
 	return !errors.Is(err, handleset.ErrClosed)
 }
@@ -239,6 +240,7 @@ func (s *Server) dropConn(fd int, sh *models.Shard, ln *lane) {
 	delete(s.conns, fd)
 	s.connMu.Unlock()
 	handleset.Close(fd)
+	s.limit.Release()
 	sh.AddClosed()
 }
 
@@ -269,6 +271,10 @@ func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 	th.acceptBatches.Inc()
 	closed := false
 	wait, err := connio.AcceptBatch(s.ln, &a.backoff, th.sh, func(nfd int) bool {
+		if !s.limit.Admit() {
+			connio.Refuse(nfd, s.limit.Refusal(), th.sh) // past Config.MaxConns
+			return true
+		}
 		th.sh.AddAccepted()
 		closed = !s.addConn(nfd, th.sh)
 		return !closed

@@ -28,6 +28,10 @@
 //   - Malformed: malformed and oversized requests get the protocol's error
 //     response and a closed connection, are counted by kind, and do not
 //     disturb concurrent well-behaved connections.
+//   - MaxConns: with Config.MaxConns 2, a third connection is refused at
+//     once with status unavailable (HTTP 503) and a reason naming the
+//     cap, closed, and counted as refused; the first two keep their
+//     service, and a connection closed frees its place.
 //   - ConnectionClose (HTTP): "Connection: close" is honoured.
 //   - Ledger: concurrent transfers over many connections conserve money.
 //   - LedgerLimits: a deposit that would take the ledger's money past

@@ -3,6 +3,7 @@ package modeltest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -63,6 +64,7 @@ func Run(t *testing.T, start StartFunc) {
 				{name: "SlowHeader", fn: testSlowHeader},
 				{name: "AbruptDisconnect", fn: testAbruptDisconnect},
 				{name: "Malformed", fn: testMalformed},
+				{name: "MaxConns", fn: testMaxConns},
 				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
 				{name: "Ledger", fn: testLedger},
 				{name: "LedgerLimits", fn: testLedgerLimits},
@@ -681,6 +683,86 @@ func testMalformed(t *testing.T, e *env) {
 		if st.Errors[kind] != n {
 			t.Errorf("errors[%s] = %d, want %d (all: %v)", kind, st.Errors[kind], n, st.Errors)
 		}
+	}
+}
+
+// testMaxConns: with Config.MaxConns 2, a third connection is refused at
+// once — status unavailable with a reason that names the cap, then the end
+// of the stream — and counted as refused; the first two keep their
+// service; once one of them closes, a new connection is served in its
+// place.
+func testMaxConns(t *testing.T, e *env) {
+	const maxConns = 2
+	srv := e.startServerWith(t, func(c *models.Config) { c.MaxConns = maxConns })
+	addr := srv.Addr().String()
+	var open []*client
+	defer func() {
+		for _, c := range open {
+			c.close()
+		}
+	}()
+	id := uint64(0)
+	serve := func(what string, c *client) {
+		t.Helper()
+		id++
+		if err := c.roundTrip([]*wire.Request{workRequest(id, 16)}); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	for i := range maxConns {
+		c, err := dial(addr, e.codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+		serve(fmt.Sprintf("connection %d of %d", i+1, maxConns), c)
+	}
+
+	extra, err := dial(addr, e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.close()
+	var resp wire.Response
+	if err := extra.recv(&resp); err != nil {
+		t.Fatalf("connection past the cap: no refusal: %v", err)
+	}
+	reason := string(resp.Payload)
+	if resp.Status != wire.StatusUnavailable || !strings.Contains(reason, "--max-conns") ||
+		!strings.Contains(reason, fmt.Sprintf("all %d connections", maxConns)) {
+		t.Fatalf("connection past the cap: status %v, payload %q; want unavailable with a reason naming --max-conns and %d connections",
+			resp.Status, reason, maxConns)
+	}
+	if !resp.Close && e.codec.Protocol() == "http" {
+		t.Errorf("refusal does not announce Connection: close")
+	}
+	if err := extra.expectEOF(); err != nil {
+		t.Fatalf("connection past the cap: %v", err)
+	}
+	WaitFor(t, "the refusal counted", func() bool { return srv.Stats().Errors[models.ErrRefused] == 1 })
+
+	for i, c := range open {
+		serve(fmt.Sprintf("connection %d after the refusal", i+1), c)
+	}
+	// A place given back is a place for the next client: the refused
+	// connection and this one are the server's closed ones.
+	open[0].close()
+	open = open[1:]
+	WaitFor(t, "the closed connection counted", func() bool { return srv.Stats().ConnsClosed == 2 })
+	next, err := dial(addr, e.codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open = append(open, next)
+	serve("a connection after one closed", next)
+	serve("the connection left open", open[0])
+
+	st := srv.Stats()
+	if want := map[string]uint64{models.ErrRefused: 1}; !maps.Equal(st.Errors, want) {
+		t.Errorf("errors %v, want %v", st.Errors, want)
+	}
+	if st.ConnsAccepted != maxConns+2 {
+		t.Errorf("accepted %d connections (the refused one included), clients opened %d", st.ConnsAccepted, maxConns+2)
 	}
 }
 

@@ -25,6 +25,7 @@ type Server struct {
 	conns   map[*net.TCPConn]struct{}
 	closing bool
 	reaper  *connio.Reaper // the header timeout (nil if disabled)
+	limit   *connio.Limit  // the connection cap (Config.MaxConns)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -67,6 +68,7 @@ func Start(cfg models.Config, _ Options) (*Server, error) {
 	}
 	s.acceptSh = s.counters.NewConnShard()
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "netpoll")
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
@@ -102,10 +104,15 @@ func (s *Server) acceptLoop() {
 			continue
 		}
 		backoff.Reset()
+		if !s.limit.Admit() {
+			s.refuse(c)
+			continue
+		}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			c.Close()
+			s.limit.Release()
 			return
 		}
 		s.conns[c] = struct{}{}
@@ -114,6 +121,17 @@ func (s *Server) acceptLoop() {
 		s.acceptSh.AddAccepted()
 		go s.serveConn(c)
 	}
+}
+
+// refuse answers a connection accepted past Config.MaxConns with the
+// limit's refusal and closes it, as connio.Refuse does for a descriptor:
+// the write cannot block for long (a new connection's send buffer is
+// empty, the refusal small), and the FIN follows the response.
+func (s *Server) refuse(c *net.TCPConn) {
+	_, _ = c.Write(s.limit.Refusal()) // a client already gone needs no answer
+	_ = c.CloseWrite()
+	c.Close()
+	connio.CountRefused(s.acceptSh)
 }
 
 func (s *Server) serveConn(c *net.TCPConn) {
@@ -137,6 +155,7 @@ func (s *Server) serveConn(c *net.TCPConn) {
 	delete(s.conns, c)
 	s.mu.Unlock()
 	c.Close()
+	s.limit.Release()
 	sh.AddClosed()
 	s.counters.Retire(sh)
 }

@@ -50,6 +50,7 @@ type conn struct {
 	abort     bool   // close now, dropping pending output
 	cancelled bool   // all operations were cancelled (abort)
 	closing   bool   // the close was submitted
+	limited   bool   // accepted: holds a place under the connection cap
 }
 
 // advance is the connection's state machine, run after every completion on
@@ -207,6 +208,9 @@ func (p *proactor) handleClose(c *conn, cqe *uring.CQE) {
 	p.conns[c.slot] = nil
 	p.free = append(p.free, c.slot)
 	p.live--
+	if c.limited {
+		p.s.limit.Release()
+	}
 	p.sh.AddClosed()
 }
 

@@ -31,7 +31,9 @@
 //     and dispatch demultiplexes each CQE, by the operation and connection
 //     encoded in its user data, to its completion handler.
 //   - Completion Handlers: handleAccept (a new connection: adopt it and
-//     start receiving), handleRecv (bytes into the connection's
+//     start receiving; past Config.MaxConns, refuse it with one
+//     synchronous write(2) of the refusal and close it, see
+//     connio.Limit), handleRecv (bytes into the connection's
 //     connio.Session input, served by Session.Process; end of stream;
 //     errors), handleSend (consume what the kernel sent, resubmit the rest
 //     of a partial send), and the bookkeeping handlers handleClose,

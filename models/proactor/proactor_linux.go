@@ -130,7 +130,7 @@ func (p *proactor) init() error {
 		p.startAccept()
 	}
 	for _, fd := range p.adopted {
-		p.adopt(fd)
+		p.adopt(fd, false)
 	}
 	_, err = r.Submit()
 	return err
@@ -338,10 +338,18 @@ func (p *proactor) handleAccept(cqe *uring.CQE) {
 			unix.Close(fd)
 			break
 		}
+		p.backoff.Reset()
+		if !p.s.limit.Admit() {
+			// Note: the refusal is one synchronous write(2), not a send
+			// on the ring: a new connection's send buffer is empty and
+			// the refusal small, so it cannot block, and a connection
+			// that is never served needs no completion handling.
+			connio.Refuse(fd, p.s.limit.Refusal(), p.sh)
+			break
+		}
 		p.sh.AddAccepted()
 		p.cnt.accepts.Inc()
-		p.backoff.Reset()
-		p.adopt(fd)
+		p.adopt(fd, true)
 	case p.stopping && errors.Is(err, unix.ECANCELED):
 	case handleset.IsTemporary(err):
 		p.sh.AddError(models.ErrAcceptBackoff) // EMFILE, ENFILE, ENOBUFS, ENOMEM
@@ -370,7 +378,9 @@ func (p *proactor) handleBackoff(cqe *uring.CQE) {
 }
 
 // adopt makes fd one of this ring's connections and starts receiving.
-func (p *proactor) adopt(fd int) {
+// limited is set for an accepted connection, which holds a place under
+// the connection cap (an adopted socket does not).
+func (p *proactor) adopt(fd int, limited bool) {
 	var slot uint32
 	if n := len(p.free); n > 0 {
 		slot, p.free = p.free[n-1], p.free[:n-1]
@@ -379,7 +389,7 @@ func (p *proactor) adopt(fd int) {
 		p.conns = append(p.conns, nil)
 	}
 	p.gen++
-	c := &conn{fd: fd, slot: slot, gen: p.gen, sess: connio.NewSession(&p.s.cfg)}
+	c := &conn{fd: fd, slot: slot, gen: p.gen, sess: connio.NewSession(&p.s.cfg), limited: limited}
 	p.conns[slot] = c
 	p.live++
 	p.s.reaper.Track(fd, &c.sess.Timer)
@@ -396,6 +406,9 @@ func (p *proactor) abandon() {
 			p.s.reaper.Untrack(c.fd)
 			unix.Shutdown(c.fd, unix.SHUT_RDWR)
 			unix.Close(c.fd)
+			if c.limited {
+				p.s.limit.Release()
+			}
 			p.sh.AddClosed()
 		}
 	}

@@ -25,6 +25,7 @@ type Server struct {
 	counters models.Counters
 	procs    []*proactor
 	reaper   *connio.Reaper // the header timeout (nil if disabled)
+	limit    *connio.Limit  // the connection cap (Config.MaxConns), shared by every ring
 
 	stop      atomic.Bool // Close was called; the dispatchers stop
 	wg        sync.WaitGroup
@@ -89,6 +90,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 			sh: s.counters.NewThreadShard("dispatcher")})
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "proactor")
 	ready := make(chan error, len(s.procs))
 	for _, p := range s.procs {
 		s.wg.Add(1)

@@ -23,6 +23,8 @@
 // point's server errors). A client is told, never left hanging in the
 // listen backlog until some connection ends — the model's nature is that
 // it serves at most Threads clients at once; the cap makes that explicit.
+// Config.MaxConns, every model's connection cap, is checked first and
+// refuses the same way, with its own reason (--max-conns).
 //
 // Note: Go offers no direct way to create an OS thread; a new locked
 // goroutine may run on an idle thread the runtime already has rather than a

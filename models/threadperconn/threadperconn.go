@@ -9,7 +9,6 @@ import (
 	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
-	"concbench/wire"
 )
 
 // DefaultThreads is the default bound on connection threads.
@@ -30,6 +29,7 @@ type Server struct {
 	closing bool
 	slots   chan struct{}  // one token per connection thread allowed
 	reaper  *connio.Reaper // the header timeout (nil if disabled)
+	limit   *connio.Limit  // the connection cap (Config.MaxConns)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup // acceptor and connection threads
@@ -58,6 +58,7 @@ func Start(cfg models.Config, _ Options) (*Server, error) {
 	}
 	s.acceptSh = s.counters.NewThreadShard("acceptor")
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
+	s.limit = connio.NewLimit(&s.cfg, "threadperconn")
 	s.wg.Add(1)
 	go s.acceptor()
 	return s, nil
@@ -99,19 +100,25 @@ func (s *Server) acceptor() {
 			continue
 		}
 		backoff.Reset()
+		if !s.limit.Admit() {
+			connio.Refuse(fd, s.limit.Refusal(), s.acceptSh)
+			continue
+		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
 			// Every connection thread is taken: refuse this client at once,
 			// with a reason it can read, rather than leave it hanging in the
 			// listen backlog until a connection ends.
-			s.refuse(fd, refusal)
+			s.limit.Release()
+			connio.Refuse(fd, refusal, s.acceptSh)
 			continue
 		}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			handleset.Close(fd)
+			s.limit.Release()
 			<-s.slots
 			return
 		}
@@ -124,25 +131,10 @@ func (s *Server) acceptor() {
 }
 
 // refusal returns the response that refuses a connection at the thread
-// cap: status unavailable (HTTP 503), request id 0, closing, with a
-// one-line reason.
+// cap (connio.Refusal: status unavailable, HTTP 503) with its reason.
 func (s *Server) refusal() []byte {
-	msg := fmt.Sprintf("thread per connection: all %d connection threads are taken (--threads); try again later\n", s.cfg.Threads)
-	return s.cfg.Codec.AppendResponse(nil, &wire.Response{ID: 0, Status: wire.StatusUnavailable, Close: true, Payload: []byte(msg)})
-}
-
-// refuse answers a connection accepted at the thread cap with resp and
-// closes it, counting models.ErrRefused. The write cannot block for long: a
-// new connection's send buffer is empty and resp is small. The FIN goes
-// after the response (shutdown), so that a client that reads finds it
-// before the end of the stream.
-func (s *Server) refuse(fd int, resp []byte) {
-	_, _ = handleset.Write(fd, resp) // a client that is gone already needs no answer
-	_ = handleset.Shutdown(fd)
-	handleset.Close(fd)
-	s.acceptSh.AddAccepted()
-	s.acceptSh.AddClosed()
-	s.acceptSh.AddError(models.ErrRefused)
+	return connio.Refusal(s.cfg.Codec, fmt.Sprintf(
+		"thread per connection: all %d connection threads are taken (--threads); try again later", s.cfg.Threads))
 }
 
 // serveConn is a connection thread. It exits locked: see the package doc.
@@ -156,6 +148,7 @@ func (s *Server) serveConn(fd int) {
 	delete(s.conns, fd)
 	s.mu.Unlock()
 	handleset.Close(fd)
+	s.limit.Release()
 	sh.AddClosed()
 	s.counters.Retire(sh)
 	<-s.slots

@@ -29,6 +29,13 @@
 //     threads wait on the handle set with a timeout. The blocking
 //     acceptors (thread per connection, netpoll, the front end) apply the
 //     same policy and back-off with AcceptBackoff.AcceptFailed.
+//   - the connection cap: Limit is models.Config.MaxConns for every
+//     model: a place taken per connection accepted (Limit.Admit) and
+//     given back when it closes (Limit.Release); past the cap a new
+//     connection is answered with the Refusal (status unavailable, HTTP
+//     503, with the reason) and closed by Refuse, counted as refused.
+//     Thread per connection and the front end refuse past their thread
+//     caps with the same Refuse.
 //   - reading: In.ReadOnce is the read step of every readiness-driven
 //     model (Session.OnReady, Half-Sync/Half-Reactive's reactor, Active
 //     Object's I/O threads): one read, committed and counted, a truncated
