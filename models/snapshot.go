@@ -68,7 +68,8 @@ type Info struct {
 	CalibrationMin   float64 `json:"calibration_min_ns_per_iter"`
 	CalibrationMax   float64 `json:"calibration_max_ns_per_iter"`
 	MaxPendingOutput int     `json:"max_pending_output_bytes"`
-	HeaderTimeoutNs  int64   `json:"header_timeout_ns"` // 0: disabled
+	HeaderTimeoutNs  int64   `json:"header_timeout_ns"`   // 0: disabled
+	MaxConns         int     `json:"max_conns,omitempty"` // Config.MaxConns; 0: no cap
 	MaxPayload       int     `json:"max_payload_bytes"`
 	Accounts         int     `json:"accounts"`
 	InitialBalance   int64   `json:"initial_balance"`

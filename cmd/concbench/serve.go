@@ -56,7 +56,7 @@ type serveFlags struct {
 	model, protocol, addr, cpus  string
 	threads, backlog, gomaxprocs int
 	maxPending, maxPayload       int
-	maxHeader                    int
+	maxHeader, maxConns          int
 	maxWork                      time.Duration
 	headerTimeout                time.Duration
 	accounts                     int
@@ -78,6 +78,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.IntVar(&f.maxPending, "max-pending-output", 0, fmt.Sprintf("response bytes a connection may have unread before the server stops reading it; 0 for %d", models.DefaultMaxPendingOutput))
 	fs.IntVar(&f.maxPayload, "max-payload", 0, fmt.Sprintf("largest request payload and response size in bytes; 0 for %d", wire.DefaultMaxPayload))
 	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header section in bytes; 0 for %d", wire.DefaultMaxHeader))
+	fs.IntVar(&f.maxConns, "max-conns", 0, "connections the server holds open at once; past it a new client is refused (status unavailable, HTTP 503, with the reason) and counted as refused; 0 for no cap")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", models.DefaultHeaderTimeout, "close a connection whose request stays incomplete this long (a slow or stalled client), counted as header_timeout; 0 disables")
 	fs.DurationVar(&f.maxWork, "max-work", 0, fmt.Sprintf("largest CPU, blocking or timeout value a request may ask for; 0 for %v", wire.DefaultMaxWork))
 	fs.IntVar(&f.accounts, "accounts", 0, fmt.Sprintf("ledger accounts; 0 for %d", service.DefaultAccounts))
@@ -158,7 +159,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("serve: %w", err)
 	}
 	cfg := models.Config{Addr: f.addr, Threads: f.threads, Backlog: f.backlog, Codec: codec, Service: svc, MaxPendingOutput: f.maxPending,
-		HeaderTimeout: f.headerTimeout}
+		HeaderTimeout: f.headerTimeout, MaxConns: f.maxConns}
 	if f.headerTimeout == 0 {
 		cfg.HeaderTimeout = -1 // disabled (the Config's 0 means the default)
 	}
@@ -234,6 +235,7 @@ func serveInfo(f *serveFlags, srv models.Server, codec wire.Codec, svc *service.
 		CalibrationMax:   cal.Max,
 		MaxPendingOutput: cfg.WithDefaults(0).MaxPendingOutput,
 		HeaderTimeoutNs:  max(int64(cfg.WithDefaults(0).HeaderTimeout), 0),
+		MaxConns:         cfg.MaxConns,
 		MaxPayload:       codec.Limits().MaxPayload,
 		Accounts:         scfg.Accounts,
 		InitialBalance:   scfg.InitialBalance,

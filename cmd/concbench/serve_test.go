@@ -252,6 +252,47 @@ func TestServeWildcardAddress(t *testing.T) {
 	}
 }
 
+// TestServeMaxConns checks that --max-conns reaches the model: with a cap
+// of one, a second client is answered 503 with the reason while the first
+// is served, and info reports the cap.
+func TestServeMaxConns(t *testing.T) {
+	testenv.EndToEnd(t)
+	p := startServe(t, "--model", "netpoll", "--protocol", "http", "--max-conns", "1")
+	codec, err := wire.New("http", wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	req := wire.Request{ID: 1, Op: wire.OpWork, Size: 8}
+	if _, err := first.Write(codec.AppendRequest(nil, &req)); err != nil {
+		t.Fatal(err)
+	}
+	readResponses(t, first, codec, 1, func(_ int, resp *wire.Response) {
+		if err := wire.Verify(&req, resp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	second, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	readResponses(t, second, codec, 1, func(_ int, resp *wire.Response) {
+		if resp.Status != wire.StatusUnavailable || !strings.Contains(string(resp.Payload), "all 1 connections are taken (--max-conns)") {
+			t.Fatalf("second client: status %v, payload %q; want unavailable naming --max-conns", resp.Status, resp.Payload)
+		}
+	})
+	var info models.Info
+	p.command(t, "info", &info)
+	if info.MaxConns != 1 {
+		t.Errorf("info: max_conns %d, want 1", info.MaxConns)
+	}
+}
+
 func TestServeFlagErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -268,6 +309,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{name: "threads out of range", args: []string{"--model", "netpoll", "--threads", "99999"}, want: "threads 99999 out of range"},
 		{name: "gomaxprocs", args: []string{"--model", "netpoll", "--gomaxprocs", "-1"}, want: "--gomaxprocs -1 out of range"},
 		{name: "header timeout", args: []string{"--model", "netpoll", "--header-timeout", "-1s"}, want: "--header-timeout -1s is negative"},
+		{name: "max conns", args: []string{"--model", "netpoll", "--max-conns", "-1"}, want: "max conns -1 out of range"},
 		{name: "cpus", args: []string{"--model", "netpoll", "--cpus", "x"}, want: `"x" is not a CPU number`},
 		{name: "max payload", args: []string{"--model", "netpoll", "--max-payload", "-5"}, want: "max payload -5 out of range"},
 		{name: "accounts", args: []string{"--model", "netpoll", "--accounts", "-1"}, want: "accounts -1 out of range"},
