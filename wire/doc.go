@@ -177,5 +177,7 @@
 // DecodeResponse accepts other servers' responses too, provided they carry
 // Content-Length; it maps unlisted codes to the nearest Status (2xx to ok,
 // 408 to timeout, 429, 502 to unavailable, 414, 431 to too_large, 501, 505
-// and other 3xx and 4xx to bad_request, other 5xx to internal).
+// and other 3xx and 4xx to bad_request, other 5xx to internal). 422 is
+// overflow only in concbench's own response, one whose X-Checksum is the
+// checksum of its id and body; another server's 422 is bad_request.
 package wire

@@ -46,7 +46,7 @@ var (
 func (*HTTP) Protocol() string { return "http" }
 
 // httpStatuses maps each Status to its HTTP status code and reason phrase;
-// statusFromHTTP must invert it.
+// statusFromHTTP must invert it (for concbench's own responses).
 var httpStatuses = [numStatuses]struct {
 	code   int
 	reason string
@@ -92,8 +92,12 @@ func HTTPStatus(s Status) int {
 // statusFromHTTP maps an HTTP status code (200..599) to the nearest Status.
 // It inverts HTTPStatus on that function's codes, and maps the codes other
 // servers send (and this package's AppendError) to the Status that means
-// the same to a client.
-func statusFromHTTP(code int) Status {
+// the same to a client. own reports whether the response is concbench's
+// own (ownResponse): 422 is overflow only then. Another server's 422 means
+// whatever that server means by it (a validation failure, most often),
+// and is bad_request like any other 4xx: read as overflow it would tell a
+// client that a foreign ledger hit its limit.
+func statusFromHTTP(code int, own bool) Status {
 	switch code {
 	case 400, 405, 501, 505:
 		return StatusBadRequest
@@ -104,7 +108,10 @@ func statusFromHTTP(code int) Status {
 	case 409:
 		return StatusInsufficientFunds
 	case 422:
-		return StatusOverflow
+		if own {
+			return StatusOverflow
+		}
+		return StatusBadRequest
 	case 408, 504:
 		return StatusTimeout
 	case 429, 502, 503:
@@ -622,7 +629,9 @@ func (*HTTP) AppendError(dst []byte, err error) []byte {
 // Content-Length (one without is malformed; Transfer-Encoding and 1xx
 // interim responses are unsupported) and ignores headers it does not know.
 // The status code maps to the nearest Status (every 2xx to StatusOK; the
-// codes HTTPStatus returns to their Status). X-Request-Id sets ID (0 if
+// codes HTTPStatus returns to their Status, where 422 is StatusOverflow
+// only in concbench's own response, see ownResponse, and otherwise
+// StatusBadRequest like any 4xx). X-Request-Id sets ID (0 if
 // absent); X-Checksum sets Checksum and HasChecksum, unverified, as the
 // client verifies it; Close is set by "Connection: close", or by HTTP/1.0
 // without "Connection: keep-alive".
@@ -663,12 +672,27 @@ func (c *HTTP) DecodeResponse(buf []byte, resp *Response) (int, error) {
 	if len(buf) < total {
 		return 0, nil
 	}
-	r.Status = statusFromHTTP(code)
 	r.Close = !keepAlive
 	r.Checksum, r.HasChecksum = m.checksum, m.hasSum
 	if total > headLen {
 		r.Payload = buf[headLen:total:total]
 	}
+	r.Status = statusFromHTTP(code, code == 422 && ownResponse(&r))
 	*resp = r
 	return total, nil
+}
+
+// ownResponse reports whether the decoded response r is a concbench
+// server's own: it carries X-Checksum, and the checksum is that of its id
+// and body, as AppendResponse and AppendError write it in every response.
+// Another server's response does not carry concbench's checksum (a header
+// of that name with another meaning would not match). DecodeResponse asks
+// only for a 422, the one code whose meaning is concbench's own, so other
+// responses cost no checksum here.
+//
+// Note: the reason phrase was rejected as the mark: "Unprocessable
+// Content" is RFC 9110's own phrase for 422, which any server may send;
+// and X-Request-Id alone was too, since proxies and frameworks add one.
+func ownResponse(r *Response) bool {
+	return r.HasChecksum && r.Checksum == Checksum(r.ID, r.Payload)
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -253,8 +254,8 @@ func TestHTTPStatus(t *testing.T) {
 				t.Errorf("HTTPStatus(%v) = %d, want %d", tc.status, got, tc.code)
 			}
 			if tc.status < numStatuses {
-				if back := statusFromHTTP(tc.code); back != tc.status {
-					t.Errorf("statusFromHTTP(%d) = %v, want %v", tc.code, back, tc.status)
+				if back := statusFromHTTP(tc.code, true); back != tc.status {
+					t.Errorf("statusFromHTTP(%d, own) = %v, want %v", tc.code, back, tc.status)
 				}
 			}
 		})
@@ -289,6 +290,16 @@ func TestHTTPDecodeForeignResponse(t *testing.T) {
 		{name: "request-timeout", raw: "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n", want: Response{Status: StatusTimeout}},
 		{name: "not-implemented", raw: "HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\n\r\n", want: Response{Status: StatusBadRequest}},
 		{name: "other-5xx", raw: "HTTP/1.1 599 Whatever\r\nContent-Length: 0\r\n\r\n", want: Response{Status: StatusInternal}},
+		// 422 is overflow only in concbench's own response (its checksum
+		// verifies); another server's is a plain client error.
+		{name: "422/foreign", raw: "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+			want: Response{Status: StatusBadRequest, Payload: []byte("{}")}},
+		{name: "422/foreign-request-id", raw: "HTTP/1.1 422 Unprocessable Content\r\nX-Request-Id: 7\r\nContent-Length: 0\r\n\r\n",
+			want: Response{ID: 7, Status: StatusBadRequest}},
+		{name: "422/foreign-checksum", raw: "HTTP/1.1 422 Unprocessable Content\r\nX-Request-Id: 7\r\nX-Checksum: deadbeef\r\nContent-Length: 0\r\n\r\n",
+			want: Response{ID: 7, Status: StatusBadRequest, Checksum: 0xdeadbeef, HasChecksum: true}},
+		{name: "422/ours", raw: fmt.Sprintf("HTTP/1.1 422 Unprocessable Content\r\nX-Request-Id: 7\r\nX-Checksum: %08x\r\nContent-Length: 0\r\n\r\n", Checksum(7, nil)),
+			want: Response{ID: 7, Status: StatusOverflow, Checksum: Checksum(7, nil), HasChecksum: true}},
 	}
 	c, _ := New("http", Limits{})
 	for _, tc := range tests {
