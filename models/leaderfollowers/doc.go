@@ -117,8 +117,12 @@
 //     OS order is FIFO order by another mechanism; it departs from FIFO
 //     only when a follower returns from its wait without a grant and waits
 //     again at the queue's tail (os_rewaits), and it costs the grant
-//     protocol. TestPromotionOS checks the FIFO wake order; the report's
-//     "Promotion orders" section tests os against fifo on measured runs.
+//     protocol. futex(2) promises no order, so TestPromotionOS first
+//     measures the kernel's (a probe: threads wait on one word one after
+//     another, each then woken alone) and checks the FIFO promotion order
+//     where the kernel wakes the longest waiter first, and is skipped,
+//     saying so, where it does not; the report's "Promotion orders"
+//     section tests os against fifo on measured runs.
 //
 // Where this departs from the paper: the paper's promotion order is a
 // policy of the thread pool (LIFO for cache affinity, priority for
