@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"concbench/internal/testenv"
 	"concbench/results"
@@ -19,19 +18,8 @@ func TestRunChain(t *testing.T) {
 	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 8
-	exp := Experiment{
-		Profile: "test",
-		Configs: []Config{{Name: "frontend/bound/m=2", Model: "frontend", Args: []string{"--handoff", "bound", "--upstream-conns", "2"},
-			GOMAXPROCSPerConn: true, Backend: &Backend{Model: "netpoll"}}},
-		Workloads:    []Workload{{Workload: w}},
-		Fractions:    []float64{0.3},
-		Repetitions:  1,
-		Warmup:       Duration(100 * time.Millisecond),
-		Duration:     Duration(200 * time.Millisecond),
-		Seed:         7,
-		LoadLimits:   relaxed,
-		ServerBinary: serverBinary,
-	}
+	exp := shortRun([]Config{{Name: "frontend/bound/m=2", Model: "frontend", Args: []string{"--handoff", "bound", "--upstream-conns", "2"},
+		GOMAXPROCSPerConn: true, Backend: &Backend{Model: "netpoll"}}}, Workload{Workload: w})
 	dir := filepath.Join(t.TempDir(), "run")
 	var pids []int
 	sum, err := Run(context.Background(), exp, dir, Options{onWindow: func(_ *results.Point, pid int) { pids = append(pids, pid) }})

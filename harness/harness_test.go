@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"concbench/loadgen"
 )
@@ -65,3 +66,15 @@ func near(got, want, relTol float64) bool {
 // its verdicts on itself would invalidate the capacity points that the
 // open points take their rates from.
 var relaxed = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+
+// shortRun is the tests' experiment: cs under ws, one repetition of the
+// shortest windows the load generator accepts (100 ms of warm-up, 200 ms
+// measured), the generator's checks relaxed, the package's server
+// binary, one fraction of capacity; each test changes what it needs.
+func shortRun(cs []Config, ws ...Workload) Experiment {
+	return Experiment{
+		Profile: "test", Configs: cs, Workloads: ws, Fractions: []float64{0.3},
+		Repetitions: 1, Warmup: Duration(100 * time.Millisecond), Duration: Duration(200 * time.Millisecond),
+		Seed: 7, LoadLimits: relaxed, ServerBinary: serverBinary,
+	}
+}

@@ -21,22 +21,12 @@ func TestCounterbalancedEqualLoad(t *testing.T) {
 	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
-	exp := Experiment{
-		Profile: "test",
-		Configs: []Config{
-			{Name: "a", Model: "netpoll"},
-			{Name: "b", Model: "netpoll", RatesFrom: "a"},
-		},
-		Workloads:      []Workload{{Workload: w}},
-		Fractions:      []float64{0.2},
-		Repetitions:    2,
-		Warmup:         Duration(100 * time.Millisecond),
-		Duration:       Duration(150 * time.Millisecond),
-		Seed:           3,
-		Counterbalance: true,
-		LoadLimits:     relaxed,
-		ServerBinary:   serverBinary,
-	}
+	exp := shortRun([]Config{
+		{Name: "a", Model: "netpoll"},
+		{Name: "b", Model: "netpoll", RatesFrom: "a"},
+	}, Workload{Workload: w})
+	exp.Fractions, exp.Repetitions, exp.Duration, exp.Seed = []float64{0.2}, 2, Duration(150*time.Millisecond), 3
+	exp.Counterbalance = true
 	dir := filepath.Join(t.TempDir(), "run")
 	if _, err := Run(context.Background(), exp, dir, Options{}); err != nil {
 		t.Fatal(err)

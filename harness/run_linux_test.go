@@ -328,24 +328,13 @@ func TestRunRatesAndCap(t *testing.T) {
 	ctl := wls[0]
 	ctl.Name, ctl.Idle = "conns=2,idle=50", idle
 	wls = append(wls, ctl)
-	exp := Experiment{
-		Profile: "test",
-		Configs: []Config{
-			{Name: "netpoll", Model: "netpoll"},
-			{Name: "threadperconn", Model: "threadperconn", ThreadsPerConn: true, GOMAXPROCSPerConn: true,
-				MaxConns: capConns, MaxConnsReason: "a test's cap"},
-		},
-		Workloads:    wls,
-		Rates:        []float64{rate},
-		Repetitions:  1,
-		Warmup:       Duration(100 * time.Millisecond),
-		Duration:     Duration(200 * time.Millisecond),
-		Seed:         7,
-		LoadLimits:   relaxed,
-		ServerBinary: serverBinary,
-		// One calibration for every server the run starts.
-		CalibrateOnce: true,
-	}
+	exp := shortRun([]Config{
+		{Name: "netpoll", Model: "netpoll"},
+		{Name: "threadperconn", Model: "threadperconn", ThreadsPerConn: true, GOMAXPROCSPerConn: true,
+			MaxConns: capConns, MaxConnsReason: "a test's cap"},
+	}, wls...)
+	exp.Fractions, exp.Rates = nil, []float64{rate}
+	exp.CalibrateOnce = true // one calibration for every server the run starts
 	dir := filepath.Join(t.TempDir(), "run")
 	// The harness's own descriptors in each window: the control's idle
 	// connections are open then.
@@ -422,24 +411,11 @@ func TestRunRatesFromSlowest(t *testing.T) {
 	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
-	exp := Experiment{
-		Profile: "test",
-		Configs: []Config{
-			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
-			{Name: "netpoll", Model: "netpoll"},
-		},
-		Workloads: []Workload{
-			{Name: "both", Workload: w},
-			{Name: "one", Configs: []string{"netpoll"}, Workload: w},
-		},
-		RatesFromSlowest: []float64{0.5},
-		Repetitions:      1,
-		Warmup:           Duration(100 * time.Millisecond),
-		Duration:         Duration(200 * time.Millisecond),
-		Seed:             7,
-		LoadLimits:       relaxed,
-		ServerBinary:     serverBinary,
-	}
+	exp := shortRun([]Config{
+		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+		{Name: "netpoll", Model: "netpoll"},
+	}, Workload{Name: "both", Workload: w}, Workload{Name: "one", Configs: []string{"netpoll"}, Workload: w})
+	exp.Fractions, exp.RatesFromSlowest = nil, []float64{0.5}
 	dir := filepath.Join(t.TempDir(), "run")
 	sum, err := Run(context.Background(), exp, dir, Options{})
 	if err != nil {

@@ -21,21 +21,9 @@ func TestRunSLOSearch(t *testing.T) {
 	testenv.EndToEnd(t)
 	w := DefaultWorkload()
 	w.Conns = 4
-	exp := Experiment{
-		Profile:      "test",
-		Configs:      []Config{{Name: "netpoll", Model: "netpoll"}},
-		Workloads:    []Workload{{Workload: w, SLO: &SLO{Bound: Duration(5 * time.Millisecond)}}},
-		Fractions:    []float64{0.3},
-		Repetitions:  2,
-		Warmup:       Duration(100 * time.Millisecond),
-		Duration:     Duration(200 * time.Millisecond),
-		SLOProbes:    2,
-		SLOWarmup:    Duration(100 * time.Millisecond),
-		SLODuration:  Duration(100 * time.Millisecond),
-		Seed:         7,
-		LoadLimits:   relaxed,
-		ServerBinary: serverBinary,
-	}
+	exp := shortRun([]Config{{Name: "netpoll", Model: "netpoll"}}, Workload{Workload: w, SLO: &SLO{Bound: Duration(5 * time.Millisecond)}})
+	exp.Repetitions, exp.SLOProbes = 2, 2
+	exp.SLOWarmup, exp.SLODuration = Duration(100*time.Millisecond), Duration(100*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	var progress bytes.Buffer
 	sum, err := Run(context.Background(), exp, dir, Options{Progress: &progress})

@@ -104,15 +104,7 @@ func TestServeControlChannel(t *testing.T) {
 					args = append(args, "--backend", back.addr)
 				}
 				p := startServe(t, args...)
-				codec, err := wire.New(proto, wire.Limits{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := net.Dial("tcp", p.addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				codec, c := dialServe(t, p, proto)
 				const n = 10
 				var out []byte
 				reqs := make([]wire.Request, n)
@@ -175,15 +167,7 @@ func TestServeTrace(t *testing.T) {
 	}{{name: "on", trace: "100"}, {name: "off", trace: "0"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startServe(t, "--model", "leaderfollowers", "--threads", "1", "--protocol", "binary", "--trace", tc.trace)
-			codec, err := wire.New("binary", wire.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := net.Dial("tcp", p.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			codec, c := dialServe(t, p, "binary")
 			const n = 5
 			var out []byte
 			for i := range n {
@@ -347,4 +331,20 @@ func TestHelp(t *testing.T) {
 	if err := run(context.Background(), []string{"frob"}, nil, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
 		t.Errorf("unknown command: %v", err)
 	}
+}
+
+// dialServe returns the codec of proto and a connection to p, closed
+// when the test ends.
+func dialServe(t *testing.T, p *serveProc, proto string) (wire.Codec, net.Conn) {
+	t.Helper()
+	codec, err := wire.New(proto, wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return codec, c
 }
