@@ -187,6 +187,11 @@ type ThreadStats struct {
 	Events     uint64 `json:"events"`     // handle-set events dispatched by this thread
 	Requests   uint64 `json:"requests"`   // requests processed by this thread
 	Promotions uint64 `json:"promotions"` // times this thread was promoted to leader
+	// Accepted counts the connections this thread accepted, in models
+	// where a thread owns the connections it accepts for their whole life
+	// (the connection balance across threads is computed from it); 0
+	// elsewhere.
+	Accepted uint64 `json:"accepted,omitempty"`
 }
 
 // Error kinds counted in Stats.Errors. The decode-error kinds are
