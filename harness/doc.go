@@ -415,6 +415,24 @@
 // server's start and a point's overhead beyond its windows, from which
 // the run prints its estimated duration (Experiment.Estimate).
 //
+// # Kernel threads that stall a CPU
+//
+// Some kernel threads wake at a fixed period and then run for
+// milliseconds on whichever CPU they wake on; a stall on the server's CPU
+// delays every request queued behind it, one on a load CPU delays the
+// generator's sends, and either decides the p99 of a window of a second
+// or less. The harness knows them by name (disturbers: DAMON's kdamond,
+// which some hosts run on their guests to find cold memory) and, for the
+// length of a run, gives each SCHED_IDLE — it then runs only in its CPU's
+// idle time and yields at once when a server or generator thread wakes;
+// its work is delayed, not lost — and restores its policy afterwards
+// (also when the run is interrupted; a killed harness leaves it
+// SCHED_IDLE, which is harmless). That needs root (CAP_SYS_NICE); without
+// it the run warns, naming the thread and the command that would quiet
+// it. Provenance.KernelThreads records what was found and done, and the
+// report's Provenance shows it. Options.KeepKernelThreads (bench and gate
+// --keep-kernel-threads) leaves them as they are.
+//
 // # Calibration
 //
 // A request's CPU work is a number of iterations of the service's loop,

@@ -44,6 +44,12 @@ type Options struct {
 	// once for its parts); the run records them instead of measuring.
 	Ceilings []results.Ceiling
 
+	// KeepKernelThreads leaves the kernel threads that stall a CPU
+	// periodically (kdamond) as they are; by default a run gives them
+	// SCHED_IDLE while it lasts and restores them after (Provenance.
+	// KernelThreads says what was done).
+	KeepKernelThreads bool
+
 	// throttle, if set, is every point's loadgen.Config.Throttle: tests
 	// slow the generator down on purpose.
 	throttle time.Duration
@@ -412,6 +418,16 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		return nil, err
 	}
 	defer restore()
+	if !r.opt.KeepKernelThreads {
+		var unquiet func() bool
+		r.prov.KernelThreads, unquiet = quietKernel()
+		defer unquiet()
+	}
+	for _, kt := range r.prov.KernelThreads {
+		if kt.Err != "" {
+			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE for the run: %s; latency percentiles of short windows are disturbed by it", kt.Name, kt.PID, kt.Why, kt.Err))
+		}
+	}
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
 	r.run.Provenance = r.prov
 	if err := results.WriteRun(r.dir, r.run); err != nil {
