@@ -316,13 +316,22 @@
 // bisect, so that 3 probes resolve the rate to about 5% of it when the
 // earlier repetitions were right (capacity/8 without them); a search
 // stops early once its bracket is narrower than SLOResolution of the
-// capacity. Its result (a KindSLO point, results.SLOResult) is the
-// highest passing rate, with its bracket (that rate, the lowest failing
-// one), or 0 with the reason when no probe passed. A probe invalid for
-// the generator's own reason (its CPU, its timers: generator-cpu,
-// generator-lag, …; a server reason such as over-capacity or a missed
-// rate is a failure, as gate's faultOf tells them apart) says nothing of
-// the server: the search stops there, and the repetition's result is
+// capacity. A search whose probes all failed has found no rate that
+// meets the objective, only rates that miss it: it goes on halving the
+// lowest failing rate, for as many probes again, until one passes — a
+// "0" would stand below every other result in the comparisons when the
+// search had merely started too high. Its result (a KindSLO point,
+// results.SLOResult) is the highest passing rate, with its bracket (that
+// rate, the lowest failing one), or 0 with the reason when no probe
+// passed down to SLOResolution of the capacity. A repetition without a
+// valid capacity point (the generator spoiled it) is bounded by the
+// lowest rate an invalid capacity point achieved, and says so; one whose
+// capacity is beyond the generator's ceiling, by that ceiling. A probe
+// invalid for the generator's own reason (its CPU, its timers:
+// generator-cpu, generator-lag, …; a server reason such as over-capacity
+// or a missed rate is a failure, as results.Point.Fault tells them apart)
+// says nothing of the server: it is measured once more at the same rate;
+// a second such probe ends the search, and the repetition's result is
 // invalid with that reason, excluded from the median and the tests like
 // an invalid capacity point. The results' median and confidence interval
 // across repetitions are the report's SLO capacity (the who-wins table's

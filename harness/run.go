@@ -224,6 +224,7 @@ type runner struct {
 
 	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
+	invalidCaps map[string]map[int]float64 // configuration → repetition → achieved rate of an invalid capacity point (req/s)
 	sloRates    map[string]map[int]float64 // configuration → repetition → valid SLO capacity (req/s)
 	probes      map[probeKey]*results.Point
 	started     map[string]bool   // configurations that have run before
@@ -250,6 +251,7 @@ type runner struct {
 func (r *runner) resolve() error {
 	r.stamps = map[string]stamp{}
 	r.capacities = map[string]map[int]float64{}
+	r.invalidCaps = map[string]map[int]float64{}
 	r.sloRates = map[string]map[int]float64{}
 	r.probes = map[probeKey]*results.Point{}
 	r.started = map[string]bool{}
@@ -376,6 +378,15 @@ func (r *runner) remember(p *results.Point) {
 		}
 		r.capacities[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
 	}
+	if p.Kind == results.KindCapacity && p.Status == results.StatusOK && p.Load != nil && !p.Load.Valid && p.Load.AchievedRatePerS > 0 {
+		if r.invalidCaps == nil {
+			r.invalidCaps = map[string]map[int]float64{}
+		}
+		if r.invalidCaps[p.Config.Name] == nil {
+			r.invalidCaps[p.Config.Name] = map[int]float64{}
+		}
+		r.invalidCaps[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
+	}
 	switch p.Kind {
 	case results.KindProbe:
 		c := *p
@@ -449,7 +460,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	for _, rc := range r.cfgs {
 		if searches && rc.wl.SLO != nil {
 			// At most: a search that stops early gives back the rest.
-			r.sum.Points += r.exp.Repetitions * (r.exp.SLOProbes + 1)
+			r.sum.Points += r.exp.Repetitions * ((&sloSearch{probes: r.exp.SLOProbes}).maxProbes() + 1)
 		}
 	}
 	if err := r.runPlan(ctx, loads, searches); err != nil {
