@@ -337,6 +337,28 @@
 // across repetitions are the report's SLO capacity (the who-wins table's
 // first column, and the Summary).
 //
+// # Deciding within a budget
+//
+// A run with a time budget (Experiment.Budget; the default profile's is
+// SuiteBudget) decides the who-wins table in two looks, each at half the
+// table's level (results.DecisionPlan): Bonferroni over the looks keeps
+// every cell's claim at its level whatever the first look led the run to
+// measure next. After its planned points it decides every cell on them
+// (the first look); then it spends what is left of the budget on extra
+// rounds for the cells that look left undecided and that at most
+// maxExtraNeed more rounds are estimated to decide (stats.Decision.Need):
+// each round measures the cell's contenders — the best and every
+// configuration the look could show neither behind it nor equivalent to
+// it — once more, interleaved among themselves in alternating order, as a
+// repetition numbered after the planned ones (an equal-load point for the
+// equal-load columns, shared by a workload's cells; a capacity point and
+// a search for the SLO capacity), cheapest cell first (rounds needed ×
+// contenders × a point's time), a round at a time across the cells, until
+// a round no longer fits the budget. The report decides those cells again
+// on every round (the second look); a cell keeps a first-look decision.
+// run.json records the plan and the rounds (Run.Decisions), and the
+// report says what they were for.
+//
 // # CPUs, sizing and GOMAXPROCS
 //
 // By default the server runs on the first half of this process's CPUs and

@@ -54,6 +54,11 @@ type Options struct {
 	// slow the generator down on purpose.
 	throttle time.Duration
 
+	// extraAll gives every cell of a budgeted run's first look one extra
+	// round of every configuration of its workload (tests: the extra
+	// rounds run whatever the machine measures).
+	extraAll bool
+
 	// onWindow, if set, is called when a point's measured window starts,
 	// with the server's pid (tests kill the server through it).
 	onWindow func(p *results.Point, pid int)
@@ -470,6 +475,16 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	if len(r.exp.RatesFromSlowest) > 0 && !r.sum.Interrupted {
 		if err := r.runDerived(ctx); err != nil {
 			return &r.sum, err
+		}
+	}
+	// What is left of the budget, on the cells the planned points left
+	// undecided.
+	if r.exp.Budget > 0 && (len(r.exp.RatesFromSlowest) > 0 || r.exp.hasSLO()) && !r.sum.Interrupted {
+		if err := r.extraRounds(ctx); err != nil {
+			return &r.sum, err
+		}
+		if r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "decisions: %s\n", budgetText(r.run.Decisions))
 		}
 	}
 	r.stopServer()
