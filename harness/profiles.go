@@ -29,7 +29,9 @@ func Profile(name string) (Experiment, error) {
 	base := baseExperiment(name)
 	switch name {
 	case "default":
-		return suite(base), nil
+		e := suite(base)
+		e.Budget = Duration(SuiteBudget)
+		return e, nil
 	case "load":
 		return base, nil
 	case "variants":
@@ -101,6 +103,12 @@ func suite(e Experiment) Experiment {
 	e.SLODuration = Duration(DefaultSLODuration)
 	return e
 }
+
+// SuiteBudget is the default profile's time budget (Experiment.Budget):
+// its planned points take about 8 minutes on a 2-CPU machine, and make
+// bench, which also builds the binary and renders the report, is meant
+// to end within 10.
+const SuiteBudget = 9 * time.Minute
 
 // gateProfile returns the gate's experiment made from base.
 func gateProfile(base Experiment) Experiment {

@@ -191,6 +191,13 @@ func (rep *report) provenance(a *analysis) {
 	if p.NsPerIter > 0 {
 		rep.Provenance = append(rep.Provenance, []string{"CPU-work calibration (every server)", fmt.Sprintf("%.4g ns per iteration, measured once by the harness", p.NsPerIter)})
 	}
+	for _, kt := range p.KernelThreads {
+		what := fmt.Sprintf("%s → %s for the run, restored after (%s)", kt.From, kt.To, kt.Why)
+		if kt.Err != "" {
+			what = fmt.Sprintf("left %s: %s (%s)", kt.From, kt.Err, kt.Why)
+		}
+		rep.Provenance = append(rep.Provenance, []string{fmt.Sprintf("kernel thread %s (pid %d)", kt.Name, kt.PID), what})
+	}
 	commits := map[string]bool{}
 	for i := range a.points {
 		if c := a.points[i].Provenance.Commit; c != "" && c != p.Commit {
