@@ -36,8 +36,8 @@ func TestConnectionsStayWithTheirThread(t *testing.T) {
 	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 3, Codec: codec, Service: svc}
 	starts := map[string]func() (models.Server, error){
 		"acceptmutex/exclusive": func() (models.Server, error) { return acceptmutex.Start(cfg, acceptmutex.Options{}) },
-		"acceptmutex/mutex": func() (models.Server, error) {
-			return acceptmutex.Start(cfg, acceptmutex.Options{Accept: acceptmutex.Mutex, AcceptDelay: time.Millisecond})
+		"acceptmutex/mutex/multi_accept": func() (models.Server, error) {
+			return acceptmutex.Start(cfg, acceptmutex.Options{Accept: acceptmutex.Mutex, MultiAccept: true, AcceptDelay: time.Millisecond})
 		},
 		"acceptmutex/reuseport": func() (models.Server, error) {
 			return acceptmutex.Start(cfg, acceptmutex.Options{Accept: acceptmutex.ReusePort})
