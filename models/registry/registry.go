@@ -19,11 +19,14 @@ import (
 	"strings"
 
 	"concbench/models"
+	"concbench/models/acceptmutex"
 	"concbench/models/activeobject"
 	"concbench/models/frontend"
 	"concbench/models/halfsynchalfreactive"
+	"concbench/models/internal/connio"
 	"concbench/models/leaderfollowers"
 	"concbench/models/netpoll"
+	"concbench/models/partitioned"
 	"concbench/models/proactor"
 	"concbench/models/threadperconn"
 )
@@ -234,6 +237,33 @@ var Models = []Model{
 			return func(cfg models.Config) (models.Server, error) {
 				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff})
 			}
+		},
+	},
+	{
+		Name:    "acceptmutex",
+		Family:  FamilyPractised,
+		Color:   7,
+		Sizing:  Sizing{Kind: PoolThreads, One: "worker", Many: "workers"},
+		Summary: "nginx's workers as threads: --threads workers (default one per CPU), each with its own epoll set and the connections it accepted, edge-triggered; --accept exclusive (EPOLLEXCLUSIVE, nginx's default) | mutex (accept_mutex: try-lock, --accept-delay) | reuseport (a SO_REUSEPORT socket per worker); --multi-accept, --worker-conns",
+		Flags: func(fs *flag.FlagSet) Start {
+			mode := acceptmutex.Exclusive
+			fs.TextVar(&mode, "accept", acceptmutex.Exclusive, "how workers come to accept: exclusive (the listener in every worker's set with EPOLLEXCLUSIVE, nginx's default), mutex (nginx's accept_mutex) or reuseport (a SO_REUSEPORT socket per worker)")
+			multi := fs.Bool("multi-accept", false, fmt.Sprintf("on each listener event accept until the backlog is empty (at most %d), nginx's multi_accept; default one connection per event", connio.MaxAcceptsPerEvent))
+			delay := fs.Duration("accept-delay", acceptmutex.DefaultAcceptDelay, "with --accept mutex: the longest a worker that lost the accept mutex waits before it tries again, nginx's accept_mutex_delay")
+			conns := fs.Int("worker-conns", 0, fmt.Sprintf("connection slots per worker, nginx's worker_connections: past them a worker refuses a connection (status unavailable), and under an eighth free a mutex worker sits rounds out; 0 for %d", acceptmutex.DefaultWorkerConns))
+			return func(cfg models.Config) (models.Server, error) {
+				return acceptmutex.Start(cfg, acceptmutex.Options{Accept: mode, MultiAccept: *multi, AcceptDelay: *delay, WorkerConns: *conns})
+			}
+		},
+	},
+	{
+		Name:    "partitioned",
+		Family:  FamilyPractised,
+		Color:   8,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Summary: "the partitioned server (the ZygOS paper's Linux-partitioned baseline, d-FCFS): --threads threads (default one per CPU), each with its own SO_REUSEPORT socket, epoll set and connections, level-triggered, one event per wait",
+		Flags: func(*flag.FlagSet) Start {
+			return func(cfg models.Config) (models.Server, error) { return partitioned.Start(cfg, partitioned.Options{}) }
 		},
 	},
 }

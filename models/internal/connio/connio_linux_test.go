@@ -193,6 +193,50 @@ func TestOnReadyBackPressure(t *testing.T) {
 	}
 }
 
+// TestOnReadyUnread checks that OnReady says when it stopped reading at
+// MaxReadsPerEvent with bytes possibly left in the socket (Unread), which
+// an edge-triggered model must act on, and that calling it again until
+// it says not serves every request sent.
+func TestOnReadyUnread(t *testing.T) {
+	cfg := testConfig(t, 0)
+	s := NewSession(cfg)
+	var counters models.Counters
+	sh := counters.NewThreadShard("test")
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	srv, cli := fds[0], fds[1]
+	if err := unix.SetNonblock(srv, true); err != nil {
+		t.Fatal(err)
+	}
+	// Small requests for more than MaxReadsPerEvent full reads of the
+	// input buffer; the socket buffers hold them and their responses.
+	const n = 2000
+	msg := requests(cfg.Codec, n, 1)
+	if len(msg) <= MaxReadsPerEvent*InitialIn {
+		t.Fatalf("%d bytes of requests do not outlast %d reads", len(msg), MaxReadsPerEvent)
+	}
+	if _, err := unix.Write(cli, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, done := s.OnReady(srv, sh); done || !s.Unread() {
+		t.Fatalf("after one event: done %v, unread %v; want the socket left unread", done, s.Unread())
+	}
+	for calls := 1; s.Unread(); calls++ {
+		if calls > n {
+			t.Fatal("OnReady keeps reporting unread input")
+		}
+		if _, done := s.OnReady(srv, sh); done {
+			t.Fatal("session ended")
+		}
+	}
+	if got := served(&counters); got != n {
+		t.Fatalf("served %d of %d requests once nothing was left unread", got, n)
+	}
+}
+
 // TestReadOnce drives the read step through each of its results.
 func TestReadOnce(t *testing.T) {
 	codec, err := wire.New("binary", wire.Limits{})

@@ -39,7 +39,18 @@ type Session struct {
 	// requests possibly still buffered: they must be served once output
 	// drains, before any further read (the client may be waiting for them).
 	stalled bool
+	// unread is set when OnReady stopped reading at MaxReadsPerEvent
+	// while the socket may hold more (see Unread).
+	unread bool
 }
+
+// Unread reports whether the last OnReady stopped reading at
+// MaxReadsPerEvent, every read having filled the space offered, so that
+// the socket may still hold bytes. A model whose connections are
+// registered EdgeTriggered must call OnReady again without waiting for an
+// event: none will come for bytes that had arrived already. (A handle
+// re-armed one-shot or level-triggered is reported again anyway.)
+func (s *Session) Unread() bool { return s.unread }
 
 // Service is what a Session's requests are served by: Do fills resp for
 // req, appending its payload to scratch (or pointing it at memory of its
@@ -242,8 +253,13 @@ func (s *Session) OnReady(fd int, sh *models.Shard) (interest handleset.Events, 
 	if !s.flush(fd, sh) {
 		return 0, true
 	}
+	s.unread = false
 read:
-	for reads := 0; !s.closing && !s.OutputFull() && reads < MaxReadsPerEvent; reads++ {
+	for reads := 0; !s.closing && !s.OutputFull(); reads++ {
+		if reads == MaxReadsPerEvent {
+			s.unread = true // every read so far returned ReadMore
+			break
+		}
 		r, err := s.In.ReadOnce(fd, &s.Timer, sh)
 		switch r {
 		case ReadNone:
