@@ -68,16 +68,21 @@ type claimRow struct {
 	claim *claim
 	claimPair
 	n1, n2 int // valid repetitions of lf and hs
+	// paired says the test paired rounds (rounds of them), else it was
+	// Welch's on all the values.
+	paired bool
+	rounds int
 	ratio  stats.Ratio
-	// pLower and pHigher are the one-sided U tests' p-values of LF lower
-	// and of LF higher; adjLower and adjHigher their Holm-adjusted
-	// values over the table (NaN: untested).
+	// pLower and pHigher are the one-sided tests' p-values of LF lower
+	// and of LF higher (t on the logarithms); adjLower and adjHigher
+	// their Holm-adjusted values over the table (NaN: untested).
 	pLower, pHigher, adjLower, adjHigher float64
 	sigLower, sigHigher                  bool
 	why                                  string // why a row is untested
 	decision                             string
 	// zero says that a value is 0 (an LF configuration that allocated
-	// nothing): a ratio has no meaning, the U test still ranks it.
+	// nothing): a ratio has no meaning; the test has it at half the
+	// smallest positive value of the pair, below every other.
 	zero bool
 }
 
@@ -178,7 +183,7 @@ func (a *analysis) claims() *claimsTable {
 		return nil
 	}
 	t := &claimsTable{Load: a.loadText(), Head: []string{"claim", "workload", "Leader/Followers", "Half-Sync/Half-Reactive", "metric",
-		"LF ÷ HS/HR [95% CI]", "p (one-sided U)", "Holm", "decision"}}
+		"LF ÷ HS/HR [95% CI]", "p (one-sided)", "Holm", "decision"}}
 	for _, c := range claims {
 		t.Claims = append(t.Claims, fmt.Sprintf("**%s**: %s (%s).", c.short, c.text, c.unit))
 	}
@@ -196,26 +201,72 @@ func (a *analysis) claims() *claimsTable {
 	return t
 }
 
-// claimTest runs the U tests of claim c on pair p's valid repetitions at
-// the chosen load and estimates LF ÷ HS/HR.
+// claimTest tests claim c on pair p's valid repetitions at the chosen
+// load: LF ÷ HS/HR on the logarithms of their values, paired by
+// repetition where they share enough (repetitions are interleaved, so a
+// round shares the machine's drift), one-sided in each direction
+// (stats.Decide, as the who-wins table decides), with the ratio's 95 %
+// interval.
 func (a *analysis) claimTest(c *claim, p claimPair) claimRow {
 	nan := math.NaN()
 	r := claimRow{claim: c, claimPair: p, pLower: nan, pHigher: nan, adjLower: nan, adjHigher: nan}
-	lf := a.atLoad(p.lf).Aggregate(c.metric).Stats.Values
-	hs := a.atLoad(p.hs).Aggregate(c.metric).Stats.Values
-	r.n1, r.n2 = len(lf), len(hs)
-	switch {
-	case len(lf) == 0:
-		r.why = "no valid repetition of " + p.lf
-	case len(hs) == 0:
-		r.why = "no valid repetition of " + p.hs
-	default:
-		r.pLower = stats.MannWhitneyGreater(lf, hs)  // HS/HR's values tend to exceed LF's
-		r.pHigher = stats.MannWhitneyGreater(hs, lf) // LF's tend to exceed HS/HR's
-		r.ratio = stats.RatioCI(lf, hs, results.Confidence)
-		nonPositive := func(v float64) bool { return v <= 0 }
-		r.zero = slices.ContainsFunc(lf, nonPositive) || slices.ContainsFunc(hs, nonPositive)
+	arm := func(name, label string) stats.Arm {
+		agg := a.atLoad(name).Aggregate(c.metric)
+		x := stats.Arm{Name: label, Values: map[int]float64{}}
+		for i, v := range agg.Values {
+			x.Values[agg.Reps[i]] = v
+			r.zero = r.zero || v <= 0
+		}
+		return x
 	}
+	lf, hs := arm(p.lf, "lf"), arm(p.hs, "hs")
+	r.n1, r.n2 = len(lf.Values), len(hs.Values)
+	switch {
+	case r.n1 == 0:
+		r.why = "no valid repetition of " + p.lf
+		return r
+	case r.n2 == 0:
+		r.why = "no valid repetition of " + p.hs
+		return r
+	}
+	// Alpha 0.025: the rival's interval is then at 95 %; the p-values
+	// do not depend on it.
+	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.metric.HigherIsBetter, Alpha: 0.025})
+	exact := len(d.Rivals) == 1 && d.Rivals[0].Lo == d.Rivals[0].Hi && !math.IsNaN(d.Rivals[0].Lo)
+	if exact && math.IsNaN(d.Rivals[0].PBehind) {
+		// The same in every round: no evidence either way.
+		d.Rivals[0].PBehind = 1
+	}
+	if len(d.Rivals) == 0 || math.IsNaN(d.Rivals[0].PBehind) {
+		r.why = d.Why
+		if len(d.Rivals) > 0 && d.Rivals[0].Why != "" {
+			r.why = d.Rivals[0].Why
+		}
+		if r.why == "" {
+			r.why = "no test"
+		}
+		return r
+	}
+	rv := d.Rivals[0]
+	r.paired, r.rounds = rv.Paired, rv.Rounds
+	// rv compares the better one (d.Best) with the other: its ratio is
+	// the better one's advantage, rival ÷ best for a cost.
+	lo, est, hi := 1/rv.Hi, 1/rv.Ratio, 1/rv.Lo // LF ÷ HS/HR when LF is the better
+	// The other direction's one-sided p; an exact comparison (no spread)
+	// shows nothing the other way.
+	other := 1 - rv.PBehind
+	if exact {
+		other = 1
+	}
+	r.pLower, r.pHigher = rv.PBehind, other
+	if d.Best == "hs" {
+		lo, est, hi = rv.Lo, rv.Ratio, rv.Hi
+		r.pLower, r.pHigher = other, rv.PBehind
+	}
+	if c.metric.HigherIsBetter {
+		lo, est, hi = 1/hi, 1/est, 1/lo
+	}
+	r.ratio = stats.Ratio{Est: est, Lo: lo, Hi: hi, Level: 0.95, OK: !r.zero}
 	return r
 }
 
@@ -288,39 +339,14 @@ func (t *claimsTable) notes(a *analysis, pairs []claimPair, unpaired []string) {
 		"Each row sets the Leader/Followers configuration against the Half-Sync/Half-Reactive one of the same workload — never one workload's against another's — "+
 			"Leader/Followers in its default promotion order (lifo) only, each with the HS/HR configuration of the same kind (the same thread count in a thread sweep): "+
 			"the other orders are compared with each other under Promotion orders.",
-		fmt.Sprintf("Over the valid repetitions at %s: the ratio is the Hodges–Lehmann estimate of LF ÷ HS/HR with its 95%% distribution-free interval (stats.RatioCI); "+
-			"p is the exact one-sided Mann–Whitney U test (stats.MannWhitneyGreater) in the direction the data lean; both directions of every row are one family, "+
-			"Holm-adjusted together (family-wise α %g). shown: LF significantly lower than HS/HR; refuted: significantly higher; undecided: neither. "+
-			"An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.loadText(), ClaimsAlpha))
+		fmt.Sprintf("Over the valid repetitions at %s: the ratio LF ÷ HS/HR is the exponential of the mean difference of their logarithms, paired by repetition "+
+			"(repetitions are interleaved, so a round shares the machine's drift; Welch's test on all values where fewer than 3 rounds are shared), with its 95%% interval; "+
+			"p is the one-sided t test in the direction the data lean (stats.Decide, as the who-wins table decides); a value of 0 stands at half the pair's smallest positive one. "+
+			"Both directions of every row are one family, Holm-adjusted together (family-wise α %g). shown: LF significantly lower than HS/HR; refuted: significantly higher; "+
+			"undecided: neither. An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.loadText(), ClaimsAlpha))
 	if len(unpaired) > 0 {
 		t.Notes = append(t.Notes, "Not paired: "+joinAnd(unpaired)+".")
 	}
-	if w := t.undecidable(); w != "" {
-		t.Notes = append(t.Notes, w)
-	}
-}
-
-// undecidable says when no row of the table can be decided at all: the
-// smallest p a one-sided U test of the rows' sample sizes can give
-// (stats.MannWhitneyMinP) is at least Holm's first threshold, α over the
-// number of tests; and how many repetitions a configuration would need.
-func (t *claimsTable) undecidable() string {
-	m, best := 0, 1.0
-	for _, r := range t.rows {
-		if r.decision != claimUntested {
-			m += 2
-			best = math.Min(best, stats.MannWhitneyMinP(r.n1, r.n2))
-		}
-	}
-	if m == 0 || best < ClaimsAlpha/float64(m) {
-		return ""
-	}
-	need := 2
-	for stats.MannWhitneyMinP(need, need) >= ClaimsAlpha/float64(m) {
-		need++
-	}
-	return fmt.Sprintf("No row can be decided with these repetitions: the smallest p a one-sided U test of them can give is %.2g, not below Holm's first threshold over this table's %d tests (%g/%d = %.2g); "+
-		"%d valid repetitions of every configuration would allow it (--reps).", best, m, ClaimsAlpha, m, ClaimsAlpha/float64(m), need)
 }
 
 // Markdown renders the section's body as report.md shows it.
