@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"concbench/models"
+	"concbench/models/acceptlock"
 	"concbench/models/acceptmutex"
 	"concbench/models/activeobject"
 	"concbench/models/frontend"
@@ -28,6 +29,7 @@ import (
 	"concbench/models/netpoll"
 	"concbench/models/partitioned"
 	"concbench/models/proactor"
+	"concbench/models/sharedqueue"
 	"concbench/models/threadperconn"
 )
 
@@ -264,6 +266,32 @@ var Models = []Model{
 		Summary: "the partitioned server (the ZygOS paper's Linux-partitioned baseline, d-FCFS): --threads threads (default one per CPU), each with its own SO_REUSEPORT socket, epoll set and connections, level-triggered, one event per wait",
 		Flags: func(*flag.FlagSet) Start {
 			return func(cfg models.Config) (models.Server, error) { return partitioned.Start(cfg, partitioned.Options{}) }
+		},
+	},
+	{
+		// Not in a profile yet (no Configs): serve --model acceptlock.
+		Name:   "acceptlock",
+		Family: FamilyPractised, Color: 9,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Summary: "Leader/Followers as Cherokee practises it: --threads locked OS threads (default one per CPU), each with its own epoll set and the connections it accepted; the leader holds the listeners' lock (idle threads block on it, busy ones try it) and waits on the listener with its own connections",
+		Flags: func(fs *flag.FlagSet) Start {
+			watch := fs.Duration("acceptlock-watch", 0, fmt.Sprintf("acceptlock: the longest a thread waits on its epoll set in one step (Cherokee's fdwatch_msecs); 0 for %v", acceptlock.DefaultWatch))
+			return func(cfg models.Config) (models.Server, error) {
+				return acceptlock.Start(cfg, acceptlock.Options{Watch: *watch})
+			}
+		},
+	},
+	{
+		// Not in a profile yet (no Configs): serve --model sharedqueue.
+		Name:   "sharedqueue",
+		Family: FamilyPractised, Color: 10,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Summary: "Leader/Followers as boost.asio practises it: one io_context run by --threads locked OS threads (default one per CPU): one operation queue, the reactor token in it (its holder runs epoll_wait), idle threads on a futex condition; the ledger served through a strand per shard",
+		Flags: func(fs *flag.FlagSet) Start {
+			shards := fs.Int("sq-shards", 0, fmt.Sprintf("sharedqueue: ledger shards, each served through its own strand; 0 for %d (at most the accounts)", sharedqueue.DefaultShards))
+			return func(cfg models.Config) (models.Server, error) {
+				return sharedqueue.Start(cfg, sharedqueue.Options{Shards: *shards})
+			}
 		},
 	},
 }

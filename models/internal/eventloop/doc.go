@@ -1,7 +1,8 @@
 // Package eventloop is the event loop of the models whose threads each own
 // a handle set and the connections they accept, for the connections' whole
-// life: nginx's worker processes (models/acceptmutex) and the partitioned
-// server, the Linux baseline of the ZygOS paper (models/partitioned).
+// life: nginx's worker processes (models/acceptmutex), Cherokee's threads
+// (models/acceptlock) and the partitioned server, the Linux baseline of the
+// ZygOS paper (models/partitioned).
 // Connections never move between threads, so nothing is handed off and
 // no lock guards a connection; what the models differ in is how a thread
 // comes to accept, which each model's own code decides.

@@ -15,12 +15,7 @@ import (
 // DefaultThreads returns the default number of loops: one per CPU this
 // process may run on (its affinity mask), since a loop's thread never
 // blocks in I/O — nginx's worker_processes auto.
-func DefaultThreads() int {
-	if set, err := cpuset.Current(); err == nil && len(set) > 0 {
-		return len(set)
-	}
-	return runtime.NumCPU()
-}
+func DefaultThreads() int { return cpuset.Count() }
 
 // Group is the loops of one server, a thread each, and what they share.
 type Group struct {
