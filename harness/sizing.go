@@ -41,14 +41,14 @@ func Pool(n int, cpu, block float64, conns, depth int) int {
 }
 
 // hasShape reports whether the sizing rule knows model: whether it is a
-// row of the model table.
+// row of the model table, or nginx.
 func hasShape(model string) bool {
 	_, ok := registry.Lookup(model)
-	return ok
+	return ok || model == NginxModel
 }
 
 // shapeNames returns the models the sizing rule knows, in order.
-func shapeNames() []string { return registry.Names() }
+func shapeNames() []string { return append(registry.Names(), NginxModel) }
 
 // Size is what a configuration runs with under one workload: the serve
 // flags the harness sets for its threads, and why.
@@ -78,6 +78,13 @@ func (c *Config) size(w *Workload, n int) Size {
 		if s.Threads == 0 && s.GOMAXPROCS == 0 {
 			s.Rule = "the model's defaults"
 		}
+		return s
+	}
+	if c.Model == NginxModel {
+		// nginx does none of the workload's work and never blocks: a
+		// worker process per CPU, whatever the workload.
+		s.Pool, s.Threads = n, n
+		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(n, "worker process", "worker processes"))
 		return s
 	}
 	m, ok := registry.Lookup(c.Model)
