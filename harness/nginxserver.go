@@ -348,9 +348,24 @@ func (n *nginxServer) stop() error {
 // release ends the workers of a master that ended by itself.
 func (n *nginxServer) release() { n.killGroup() }
 
-// childrenOf returns the pids of process pid's children, ascending, from
-// the parent field of every /proc/<pid>/stat.
+// childrenOf returns the pids of process pid's children, ascending:
+// /proc/<pid>/task/<pid>/children, where the kernel has it (the master
+// forks its workers from its one thread), else the parent field of every
+// /proc/<pid>/stat.
 func childrenOf(pid int) ([]int, error) {
+	p := strconv.Itoa(pid)
+	if b, err := os.ReadFile("/proc/" + p + "/task/" + p + "/children"); err == nil {
+		var kids []int
+		for _, f := range strings.Fields(string(b)) {
+			c, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("nginx: /proc/%d/task/%d/children: %q", pid, pid, b)
+			}
+			kids = append(kids, c)
+		}
+		slices.Sort(kids)
+		return kids, nil
+	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
@@ -365,7 +380,7 @@ func childrenOf(pid int) ([]int, error) {
 		if err != nil {
 			continue // it exited meanwhile
 		}
-		if f, ok := statFields(b); ok && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		if f, ok := statFields(b); ok && len(f) > 1 && f[1] == p {
 			kids = append(kids, c)
 		}
 	}
