@@ -3,12 +3,15 @@ package harness
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"concbench/internal/cpuset"
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -167,5 +170,54 @@ func TestAcceptedSince(t *testing.T) {
 	b, ok := results.Balance(c.PerThread)
 	if !ok || b.Conns != 64 || b.ConnsMaxMean != 34.0/32 {
 		t.Errorf("Balance = %+v, %t; want 64 connections, max/mean 34/32", b, ok)
+	}
+}
+
+// TestNginxPairs checks the nginx profile's pairs against the model
+// table: the model's own configuration for a mode where the table has
+// one, its name and flag sized by the rule where the row lacks it, and
+// the model's defaults where there is no row (a binary without the
+// model reports it unavailable).
+func TestNginxPairs(t *testing.T) {
+	saved := registry.Models
+	t.Cleanup(func() { registry.Models = saved })
+	others := slices.DeleteFunc(slices.Clone(saved), func(m registry.Model) bool { return m.Name == AcceptMutexModel })
+	row := registry.Model{Name: AcceptMutexModel, Family: registry.FamilyPractised, Sizing: registry.Sizing{Kind: registry.PoolThreads},
+		Configs: []registry.Config{{Name: "acceptmutex"}, {Name: "acceptmutex/lock", Args: []string{"--accept=mutex"}}}}
+	for _, tc := range []struct {
+		name   string
+		models []registry.Model
+		want   []string
+	}{
+		{
+			name:   "in the table",
+			models: append(slices.Clone(others), row),
+			want: []string{"acceptmutex/lock [--accept=mutex] rule", "nginx/mutex [--accept mutex] rule",
+				"acceptmutex/exclusive [--accept exclusive] rule", "nginx/exclusive [--accept exclusive] rule",
+				"acceptmutex/reuseport [--accept reuseport] rule", "nginx/reuseport [--accept reuseport] rule"},
+		},
+		{
+			name:   "not in the table",
+			models: others,
+			want: []string{"acceptmutex/mutex [--accept mutex] ", "nginx/mutex [--accept mutex] rule",
+				"acceptmutex/exclusive [--accept exclusive] ", "nginx/exclusive [--accept exclusive] rule",
+				"acceptmutex/reuseport [--accept reuseport] ", "nginx/reuseport [--accept reuseport] rule"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			registry.Models = tc.models
+			var got []string
+			for _, c := range NginxPairs() {
+				got = append(got, fmt.Sprintf("%s %v %s", c.Name, c.Args, c.Sizing))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("NginxPairs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			e, _ := Profile("nginx")
+			e = e.WithDefaults()
+			if err := e.Validate(); err != nil {
+				t.Errorf("the nginx profile: %v", err)
+			}
+		})
 	}
 }

@@ -470,16 +470,19 @@ func NginxConfigs() []Config {
 
 // NginxPairs returns the nginx profile's configurations: for each accept
 // mode, the nginx-style model in that mode — its configuration in the
-// model table, the one whose arguments give the mode, sized by the rule
-// — then real nginx in it. Where the table has no such configuration
-// the model's is still listed, by the name and flags it would have
-// ("acceptmutex/<mode>", --accept <mode>), with the model's defaults: a
-// binary without the model reports it unavailable, with serve's reason.
+// model table whose arguments give the mode, else "acceptmutex/<mode>"
+// with --accept <mode>, sized by the rule — then real nginx in it. A
+// model not (yet) in the table is still listed, by that name and flag,
+// with the model's defaults: a binary without the model reports it
+// unavailable, with serve's reason, and nginx runs alone.
 func NginxPairs() []Config {
 	var cs []Config
 	m, inTable := registry.Lookup(AcceptMutexModel)
 	for i, mode := range NginxModes {
 		c := Config{Name: AcceptMutexModel + "/" + mode, Model: AcceptMutexModel, Args: []string{"--accept", mode}}
+		if inTable {
+			c.Sizing = SizeRule
+		}
 		for _, rc := range m.Configs {
 			if got, err := nginxMode(rc.Args); inTable && err == nil && got == mode {
 				c = Config{Name: rc.Name, Model: m.Name, Args: slices.Clone(rc.Args), Sizing: SizeRule}
