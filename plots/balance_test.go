@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -67,6 +68,15 @@ func TestNginxSection(t *testing.T) {
 	for _, want := range []string{"| reuseport | nginx/reuseport |", "zero-work end", "| acceptmutex/mutex | 5 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the sections lack %q:\n%s", want, md)
+		}
+	}
+	var html bytes.Buffer
+	if err := (&report{Run: r, Balance: b, Nginx: s}).writeHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2>Connection balance</h2>", "<h2>nginx beside its model</h2>", "<li>reuseport: connection balance differs"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("report.html lacks %q", want)
 		}
 	}
 }
