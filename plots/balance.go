@@ -164,10 +164,11 @@ func acceptMode(args []string) string {
 }
 
 // nginxPair finds the nginx-style model's configuration in the same mode
-// and workload as nginx's cfg; nil if the run has none measured.
+// and workload as nginx's cfg, with as many threads as nginx has workers;
+// nil if the run has none measured.
 func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results.ModelConfig, *results.Group) {
 	for _, c := range a.configs {
-		if c.Model != modelAcceptMutex || acceptMode(c.Args) != acceptMode(cfg.Args) {
+		if c.Model != modelAcceptMutex || acceptMode(c.Args) != acceptMode(cfg.Args) || c.Threads != cfg.Threads {
 			continue
 		}
 		if mg := a.balanceGroup(c.Name); mg != nil && workloadOf(mg) == workloadOf(g) {
@@ -230,6 +231,9 @@ func nginxVerdict(mode, nginxName string, g *results.Group, modelName string, mg
 	n, m := g.Aggregate(results.ConnsMaxMean).Stats, mg.Aggregate(results.ConnsMaxMean).Stats
 	if n.N == 0 || m.N == 0 {
 		return fmt.Sprintf("**%s**: no connection balance to compare (%s: %d valid repetitions with connections per worker, %s: %d).", mode, modelName, m.N, nginxName, n.N)
+	}
+	if threads := g.Aggregate(results.BalanceThreads).Stats; threads.N > 0 && threads.Max <= 1 {
+		return fmt.Sprintf("**%s**: one worker each: balance is even by construction, nothing to compare (the server has one CPU, and the sizing rule gives a worker per CPU; it takes a server of 2 CPUs or more).", mode)
 	}
 	diff := math.Abs(m.Median-n.Median) / n.Median
 	verdict := fmt.Sprintf("agrees within %.0f%%", 100*BalanceTolerance)

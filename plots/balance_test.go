@@ -13,12 +13,12 @@ import (
 // modes the nginx-style model and nginx, five repetitions of capacity
 // and one equal rate, with the given connections per worker (max ÷ mean)
 // at the rate, by configuration.
-func nginxRun(balance map[string]float64) (*results.Run, []results.Point) {
+func nginxRun(balance map[string]float64, threads int) (*results.Run, []results.Point) {
 	r := &results.Run{ID: "nginx-test"}
 	var pts []results.Point
 	for _, mode := range []string{"mutex", "reuseport"} {
 		for _, model := range []string{modelAcceptMutex, modelNginx} {
-			cfg := results.ModelConfig{Name: model + "/" + mode, Model: model, Args: []string{"--accept", mode}}
+			cfg := results.ModelConfig{Name: model + "/" + mode, Model: model, Args: []string{"--accept", mode}, Threads: threads}
 			r.Configs = append(r.Configs, cfg)
 			for rep := range 5 {
 				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
@@ -28,7 +28,7 @@ func nginxRun(balance map[string]float64) (*results.Run, []results.Point) {
 					if kind == results.KindRate {
 						p.Fraction, p.OfferedRatePerS = 0, 7000
 						b := balance[cfg.Name]
-						p.Server.Balance = &results.ThreadBalance{Role: "worker", Threads: 4, Conns: 64, ConnsMaxMean: b, Requests: 10000, RequestsMaxMean: b, BusiestShare: 25 * b}
+						p.Server.Balance = &results.ThreadBalance{Role: "worker", Threads: threads, Conns: 64, ConnsMaxMean: b, Requests: 10000, RequestsMaxMean: b, BusiestShare: 25 * b}
 					}
 					pts = append(pts, p)
 				}
@@ -45,7 +45,7 @@ func TestNginxSection(t *testing.T) {
 	r, pts := nginxRun(map[string]float64{
 		"acceptmutex/mutex": 3.8, "nginx/mutex": 3.6, // 5.6 % apart
 		"acceptmutex/reuseport": 1.5, "nginx/reuseport": 1.2, // 25 % apart
-	})
+	}, 4)
 	a := analyze(r, pts, Options{})
 	s := a.nginx()
 	if s == nil || len(s.Rows) != 4 || len(s.Verdicts) != 2 {
@@ -85,7 +85,7 @@ func TestNginxSection(t *testing.T) {
 // still reported, and the verdict says the model is missing; a run
 // without nginx has no such section.
 func TestNginxSectionAlone(t *testing.T) {
-	r, pts := nginxRun(map[string]float64{"nginx/mutex": 4, "nginx/reuseport": 1.1})
+	r, pts := nginxRun(map[string]float64{"nginx/mutex": 4, "nginx/reuseport": 1.1}, 4)
 	var only []results.Point
 	for _, p := range pts {
 		if p.Config.Model == modelNginx {
@@ -104,5 +104,15 @@ func TestNginxSectionAlone(t *testing.T) {
 	}
 	if s := analyze(r, models, Options{}).nginx(); s != nil {
 		t.Errorf("a run without nginx has an nginx section: %+v", s)
+	}
+}
+
+// TestNginxSectionOneWorker checks that one worker each (a server of one
+// CPU) is called even by construction, not an agreement.
+func TestNginxSectionOneWorker(t *testing.T) {
+	r, pts := nginxRun(map[string]float64{"acceptmutex/mutex": 1, "nginx/mutex": 1, "acceptmutex/reuseport": 1, "nginx/reuseport": 1}, 1)
+	s := analyze(r, pts, Options{}).nginx()
+	if s == nil || !strings.Contains(s.Verdicts[0], "one worker each") || strings.Contains(s.Verdicts[0], "agrees") {
+		t.Errorf("one worker each: %+v, want no agreement claimed", s)
 	}
 }
