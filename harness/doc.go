@@ -164,7 +164,8 @@
 // points are unavailable, with that reason, never failed. For each
 // server start the harness writes <run>/nginx/<configuration>.conf:
 // worker_processes the sizing rule's n (a worker per server CPU, nginx
-// doing none of the workload's work), worker_cpu_affinity every worker
+// doing none of the workload's work; the nginx profile's floor is the
+// practised profile's, PractisedFloor), worker_cpu_affinity every worker
 // on the server CPUs (and the master pinned there once it runs),
 // accept_mutex on for mutex and off otherwise (nginx then registers the
 // listening socket with EPOLLEXCLUSIVE, its default), listen … reuseport

@@ -459,11 +459,11 @@ const AcceptMutexModel = "acceptmutex"
 
 // NginxConfigs returns real nginx in each of its accept modes
 // (NginxModes), "nginx/<mode>", a worker process per server CPU (the
-// sizing rule's n).
+// sizing rule's n), at least PractisedFloor of them.
 func NginxConfigs() []Config {
 	var cs []Config
 	for _, mode := range NginxModes {
-		cs = append(cs, Config{Name: NginxModel + "/" + mode, Model: NginxModel, Args: []string{"--accept", mode}, Sizing: SizeRule})
+		cs = append(cs, Config{Name: NginxModel + "/" + mode, Model: NginxModel, Args: []string{"--accept", mode}, Sizing: SizeRule, MinPool: PractisedFloor})
 	}
 	return cs
 }
@@ -471,7 +471,10 @@ func NginxConfigs() []Config {
 // NginxPairs returns the nginx profile's configurations: for each accept
 // mode, the nginx-style model in that mode — its configuration in the
 // model table whose arguments give the mode, else "acceptmutex/<mode>"
-// with --accept <mode>, sized by the rule — then real nginx in it. A
+// with --accept <mode>, sized by the rule with the practised profile's
+// floor (PractisedFloor: with one thread every mode is the same loop,
+// and there is no balance to compare) — then real nginx in it, with as
+// many workers. A
 // model not (yet) in the table is still listed, by that name and flag,
 // with the model's defaults: a binary without the model reports it
 // unavailable, with serve's reason, and nginx runs alone.
@@ -481,11 +484,11 @@ func NginxPairs() []Config {
 	for i, mode := range NginxModes {
 		c := Config{Name: AcceptMutexModel + "/" + mode, Model: AcceptMutexModel, Args: []string{"--accept", mode}}
 		if inTable {
-			c.Sizing = SizeRule
+			c.Sizing, c.MinPool = SizeRule, PractisedFloor
 		}
 		for _, rc := range m.Configs {
 			if got, err := nginxMode(rc.Args); inTable && err == nil && got == mode {
-				c = Config{Name: rc.Name, Model: m.Name, Args: slices.Clone(rc.Args), Sizing: SizeRule}
+				c = Config{Name: rc.Name, Model: m.Name, Args: slices.Clone(rc.Args), Sizing: SizeRule, MinPool: PractisedFloor}
 				break
 			}
 		}

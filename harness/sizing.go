@@ -83,8 +83,12 @@ func (c *Config) size(w *Workload, n int) Size {
 	if c.Model == NginxModel {
 		// nginx does none of the workload's work and never blocks: a
 		// worker process per CPU, whatever the workload.
-		s.Pool, s.Threads = n, n
-		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(n, "worker process", "worker processes"))
+		t := max(n, c.MinPool)
+		s.Pool, s.Threads = t, t
+		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "worker process", "worker processes"))
+		if c.MinPool > n {
+			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
+		}
 		return s
 	}
 	m, ok := registry.Lookup(c.Model)
