@@ -40,17 +40,29 @@ type perfSet struct {
 	fds [3][]int
 }
 
-// openPerf opens the counters on every thread of process pid. It returns
-// nil and the reason when the kernel refuses (not root, perf_event_paranoid,
-// no perf support), so that the point records why it has no perf counts.
-func openPerf(pid int) (*perfSet, string) {
+// openPerf opens the counters on every thread of the processes pids (a
+// concbench server, or nginx's master and workers). It returns nil and
+// the reason when the kernel refuses (not root, perf_event_paranoid, no
+// perf support), so that the point records why it has no perf counts.
+func openPerf(pids ...int) (*perfSet, string) {
 	p := &perfSet{}
+	for _, pid := range pids {
+		if why := p.open(pid); why != "" {
+			p.close()
+			return nil, why
+		}
+	}
+	return p, ""
+}
+
+// open opens the counters on every thread of process pid, or returns why
+// it could not.
+func (p *perfSet) open(pid int) string {
 	seen := map[int]bool{}
 	for { // until a pass finds no new thread: threads start while we open
 		tids, err := sysstat.TaskIDs(pid)
 		if err != nil {
-			p.close()
-			return nil, "perf: " + err.Error()
+			return "perf: " + err.Error()
 		}
 		fresh := 0
 		for _, tid := range tids {
@@ -71,15 +83,14 @@ func openPerf(pid int) (*perfSet, string) {
 					break // the thread exited meanwhile
 				}
 				if err != nil {
-					p.close()
-					return nil, fmt.Sprintf("%s (%s, thread %d): %v",
+					return fmt.Sprintf("%s (%s, thread %d): %v",
 						os.NewSyscallError("perf_event_open", err), ev.name, tid, perfHint(err))
 				}
 				p.fds[i] = append(p.fds[i], fd)
 			}
 		}
 		if fresh == 0 {
-			return p, ""
+			return ""
 		}
 	}
 }
