@@ -33,6 +33,9 @@ type ValidateOptions struct {
 	// threads (default 1); more than one needs c + 1 CPUs.
 	Model   string
 	Threads int
+	// KeepKernelThreads leaves the kernel threads that stall a CPU
+	// periodically as they are (Options.KeepKernelThreads).
+	KeepKernelThreads bool
 	// ServerCPUs and LoadCPUs pin the server (its Threads threads) and
 	// the load generator (one busy-polling worker); default the first
 	// Threads CPUs of this process's affinity and the next one.
@@ -240,6 +243,16 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	}()
 
 	v := newValidation(&opt, t0, len(cur))
+	if !opt.KeepKernelThreads {
+		var unquiet func() bool
+		v.Provenance.KernelThreads, unquiet = quietKernel()
+		defer unquiet()
+		for _, kt := range v.Provenance.KernelThreads {
+			if kt.Err != "" {
+				v.Notes = append(v.Notes, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE: %s", kt.Name, kt.PID, kt.Why, kt.Err))
+			}
+		}
+	}
 	v.Partitioned, _ = opt.chainModel()
 	sp := newSpawner()
 	defer sp.close()

@@ -215,7 +215,7 @@ func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer)
 	}
 	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--validate 0 skips it)\n", f.validate)
 	opt := harness.ValidateOptions{Binary: f.serverBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.validate,
-		FloorDuration: 2 * time.Second, ServerCPUs: f.serverCPUs, LoadCPUs: f.loadCPUs, Progress: stderr}
+		FloorDuration: 2 * time.Second, ServerCPUs: f.serverCPUs, LoadCPUs: f.loadCPUs, Progress: stderr, KeepKernelThreads: f.agent.keepKernelThreads}
 	if f.relaxLoadChecks {
 		opt.Limits = relaxedLimits
 	}

@@ -86,6 +86,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	fs.StringVar(&formats, "formats", "svg,png", "figure formats, comma-separated: "+strings.Join(plots.Formats, ", "))
 	fs.Uint64Var(&seed, "seed", 1, "seed of the schedules and the simulations")
 	fs.BoolVar(&relax, "relax-load-checks", false, "turn off the load generator's checks on its own health (tests on a busy machine only)")
+	keep := fs.Bool("keep-kernel-threads", false, "leave the kernel threads that stall a CPU for milliseconds at a fixed period (DAMON's kdamond) as they are; by default they get SCHED_IDLE while validate runs (as root) and are restored after")
 	if err := parseFlags(fs, args, stdout, validateUsage); err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	opt := harness.ValidateOptions{
 		Model: model, Threads: threads, ServerCPUs: serverCPUs, LoadCPUs: loadCPUs, Work: strings.Split(work, ","), WorkNs: float64(workNs), Rhos: rs,
 		Warmup: warmup, Duration: duration, FloorRate: floorRate, FloorDuration: floorDuration, Conns: conns,
-		Tolerance: tolerance, MaxJudgedRho: maxRho, Seed: seed, Progress: stderr,
+		Tolerance: tolerance, MaxJudgedRho: maxRho, Seed: seed, Progress: stderr, KeepKernelThreads: *keep,
 	}
 	if relax {
 		opt.Limits = relaxedLimits
