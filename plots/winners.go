@@ -35,6 +35,21 @@ type winnersTable struct {
 	decided, cells int
 	// byWorkload are each workload's decided cells, for the Answers.
 	byWorkload map[string][]string
+	// decisions are the decided cells, in the table's order, for the
+	// Mechanisms table, which explains each.
+	decisions []decidedCell
+}
+
+// decidedCell is one decided cell of the who-wins table: its workload,
+// column and detail line, the configuration that leads it (with the
+// group it leads, for a tie) and the first configuration behind it (""
+// when every configuration is in the group).
+type decidedCell struct {
+	workload, column string
+	ref              int
+	best             string
+	group            []string
+	runnerUp         string
 }
 
 // winnerColumn is one metric of the table: the capacity at the
@@ -335,6 +350,11 @@ func (t *winnersTable) add(c *winnerCell) string {
 	if d.Verdict != stats.Undecided {
 		t.decided++
 		t.byWorkload[c.workload] = append(t.byWorkload[c.workload], fmt.Sprintf("%s: %s", c.column.label, winnersPlain(text)))
+		dc := decidedCell{workload: c.workload, column: c.column.label, ref: n, best: d.Best, group: d.Group}
+		if len(d.Rest) > 0 {
+			dc.runnerUp = d.Rest[0]
+		}
+		t.decisions = append(t.decisions, dc)
 	}
 	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.workload, c.column.label, decisionDetail(c)))
 	return text + ref
