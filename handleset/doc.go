@@ -30,7 +30,12 @@
 //
 // A handle registered without OneShot is level-triggered: every waiter may
 // see its events. That is correct only where a single thread waits on the
-// set (a dedicated reactor thread).
+// set (a dedicated reactor thread, or a worker that owns its set and its
+// connections). Such a thread may register its connections EdgeTriggered
+// instead, as nginx's workers do, to be told of a change once rather than
+// of a condition on every wait. A handle that several sets hold (one
+// listening socket in every worker's set) may be registered Exclusive in
+// each, so that the kernel wakes one of their waiters, not all of them.
 //
 // # Concurrency contract
 //

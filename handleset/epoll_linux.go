@@ -87,17 +87,29 @@ func (s *Set) leave() {
 // forever once it happens, so a handle armed Writable-only for a client that
 // half-closed and stopped reading would otherwise fire at once, every time,
 // and its dispatcher would spin. EPOLLHUP and EPOLLERR are reported whatever
-// the interest, so a reset peer still wakes a Writable-only waiter.
+// the interest, so a reset peer still wakes a Writable-only waiter. With
+// Exclusive, EPOLLRDHUP is left out: the kernel accepts only the
+// readiness bits, EPOLLET and EPOLLWAKEUP beside EPOLLEXCLUSIVE (nginx
+// strips it likewise).
 func epollEvents(ev Events) uint32 {
 	var e uint32
 	if ev&Readable != 0 {
-		e |= unix.EPOLLIN | unix.EPOLLRDHUP
+		e |= unix.EPOLLIN
+		if ev&Exclusive == 0 {
+			e |= unix.EPOLLRDHUP
+		}
 	}
 	if ev&Writable != 0 {
 		e |= unix.EPOLLOUT
 	}
 	if ev&OneShot != 0 {
 		e |= unix.EPOLLONESHOT
+	}
+	if ev&EdgeTriggered != 0 {
+		e |= unix.EPOLLET
+	}
+	if ev&Exclusive != 0 {
+		e |= unix.EPOLLEXCLUSIVE
 	}
 	return e
 }
@@ -130,8 +142,9 @@ func (s *Set) lookup(fd int) *registration {
 }
 
 // Register adds fd to the set with interest ev (Readable and/or Writable,
-// optionally OneShot) and associates h with it. A descriptor may be
-// registered once at a time.
+// optionally OneShot, EdgeTriggered or Exclusive) and associates h with
+// it. A descriptor may be registered once at a time in one set, and in
+// several sets at once.
 func (s *Set) Register(fd int, ev Events, h EventHandler) error {
 	if !s.enter() {
 		return ErrClosed

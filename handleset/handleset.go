@@ -7,7 +7,8 @@ import (
 )
 
 // Events is a set of readiness conditions (in an Event) or of interests (when
-// registering). OneShot is an interest flag only.
+// registering). OneShot, EdgeTriggered and Exclusive are interest flags
+// only.
 type Events uint32
 
 // The readiness conditions and registration flags.
@@ -17,6 +18,21 @@ const (
 	HangUp                      // the peer closed its side, or the connection is gone
 	Error                       // an error is pending on the handle
 	OneShot                     // registration flag: deactivate the handle when an event is reported
+	// EdgeTriggered is a registration flag (EPOLLET): an event is
+	// reported when a condition arises (bytes arrive, room frees up), not
+	// for as long as it lasts. The set's one waiter must then read until
+	// the socket would block, or remember that it did not: nothing
+	// reports the bytes it left. For a set that one thread alone waits
+	// on, where it saves re-arming (nginx registers its connections so).
+	EdgeTriggered
+	// Exclusive is a registration flag (EPOLLEXCLUSIVE) for a handle that
+	// several sets hold, such as one listening socket in every worker's
+	// set: an event wakes one thread waiting on one of those sets, not a
+	// waiter in each. Only Register takes it; the kernel refuses to
+	// Reactivate or Deactivate such a handle (EINVAL): Unregister and
+	// Register it again. A Readable interest asks for no hang-up
+	// notice with it (EPOLLRDHUP is not allowed with EPOLLEXCLUSIVE).
+	Exclusive
 )
 
 // String lists the set's members, e.g. "readable|hangup".
@@ -25,7 +41,8 @@ func (e Events) String() string {
 	for _, n := range []struct {
 		bit  Events
 		name string
-	}{{Readable, "readable"}, {Writable, "writable"}, {HangUp, "hangup"}, {Error, "error"}, {OneShot, "oneshot"}} {
+	}{{Readable, "readable"}, {Writable, "writable"}, {HangUp, "hangup"}, {Error, "error"}, {OneShot, "oneshot"},
+		{EdgeTriggered, "edge"}, {Exclusive, "exclusive"}} {
 		if e&n.bit != 0 {
 			parts = append(parts, n.name)
 		}
@@ -86,4 +103,33 @@ func (o ListenOptions) validate() error {
 			o.Backlog, DefaultBacklog, MaxBacklog)
 	}
 	return nil
+}
+
+// ListenGroup opens n listening sockets on one address, each with
+// SO_REUSEPORT (opts.ReusePort is implied), so that the kernel spreads
+// incoming connections over them by a hash of each connection's
+// addresses and ports: a socket, and so an accept queue, per thread that
+// accepts alone. The first binds addr (port 0 picks a free port); the
+// others bind the port it got, so every socket has the first's Addr. On
+// failure it closes the sockets it opened.
+func ListenGroup(addr string, opts ListenOptions, n int) ([]*Listener, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("handleset: a listen group of %d sockets (accepted: 1 or more)", n)
+	}
+	opts.ReusePort = true
+	lns := make([]*Listener, 0, n)
+	for range n {
+		ln, err := Listen(addr, opts)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		if len(lns) == 0 {
+			addr = ln.Addr().String()
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }

@@ -481,6 +481,9 @@ func TestEventsString(t *testing.T) {
 	if got := (Readable | HangUp).String(); got != "readable|hangup" {
 		t.Errorf("got %q", got)
 	}
+	if got := (Readable | EdgeTriggered | Exclusive).String(); got != "readable|edge|exclusive" {
+		t.Errorf("got %q", got)
+	}
 	if got := Events(0).String(); got != "none" {
 		t.Errorf("got %q", got)
 	}
@@ -536,6 +539,103 @@ func TestReusePort(t *testing.T) {
 	if c, err := Listen(a.Addr().String(), ListenOptions{}); err == nil {
 		c.Close()
 		t.Fatal("a listener without SO_REUSEPORT bound an address in use")
+	}
+}
+
+// TestListenGroup checks that a listen group's sockets share one port
+// (the first's, chosen by the kernel) and that each accepts on it.
+func TestListenGroup(t *testing.T) {
+	lns, err := ListenGroup("127.0.0.1:0", ListenOptions{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	if len(lns) != 3 || lns[0].Addr().Port() == 0 {
+		t.Fatalf("%d listeners, first on %v; want 3 on a chosen port", len(lns), lns[0].Addr())
+	}
+	for i, l := range lns {
+		if l.Addr() != lns[0].Addr() {
+			t.Errorf("listener %d on %v, want %v", i, l.Addr(), lns[0].Addr())
+		}
+	}
+	if _, err := ListenGroup("127.0.0.1:0", ListenOptions{}, 0); err == nil {
+		t.Error("a group of 0 sockets opened")
+	}
+	// A socket without SO_REUSEPORT cannot join: the group fails and
+	// closes what it opened.
+	plain, err := Listen("127.0.0.1:0", ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if g, err := ListenGroup(plain.Addr().String(), ListenOptions{}, 2); err == nil {
+		for _, l := range g {
+			l.Close()
+		}
+		t.Error("a group bound a port held without SO_REUSEPORT")
+	}
+}
+
+// TestEdgeTriggered checks that an edge-triggered handle reports bytes
+// once when they arrive, not again while they stay unread, and again
+// when more arrive.
+func TestEdgeTriggered(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	s := newSet(t)
+	if err := s.Register(fds[0], Readable|EdgeTriggered, nopHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	w := s.NewWaiter(4)
+	if evs := poll(t, w); len(evs) != 0 {
+		t.Fatalf("nothing sent, yet %v", evs[0].Ready)
+	}
+	for round := range 2 {
+		if _, err := unix.Write(fds[1], []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if evs := poll(t, w); len(evs) != 1 || evs[0].Ready&Readable == 0 {
+			t.Fatalf("round %d: a byte arrived: %+v, want one readable event", round, evs)
+		}
+		if evs := poll(t, w); len(evs) != 0 {
+			t.Fatalf("round %d: the unread byte reported again: %v", round, evs[0].Ready)
+		}
+	}
+}
+
+// TestExclusive checks that a handle registered Exclusive in two sets
+// reports its event in one of them at least, and that the kernel keeps
+// it from being re-armed (Reactivate fails), as documented.
+func TestExclusive(t *testing.T) {
+	wk := newWakeup(t)
+	a, b := newSet(t), newSet(t)
+	for _, s := range []*Set{a, b} {
+		if err := s.Register(wk.Fd(), Readable|Exclusive, nopHandler{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wk.Signal(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(poll(t, a.NewWaiter(1))) + len(poll(t, b.NewWaiter(1))); n == 0 {
+		t.Error("an exclusive handle's event reached neither set")
+	}
+	if err := a.Reactivate(wk.Fd(), Readable); err == nil {
+		t.Error("Reactivate of an exclusive handle succeeded")
+	}
+	if err := a.Unregister(wk.Fd()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Register(wk.Fd(), Readable|Exclusive, nopHandler{}); err != nil {
+		t.Fatalf("register again after Unregister: %v", err)
 	}
 }
 

@@ -207,6 +207,33 @@ func TestCapacityMedian(t *testing.T) {
 	}
 }
 
+// TestFallbackCapacity checks what bounds a latency-objective search
+// that has no valid capacity yet: the lowest rate an invalid capacity
+// point of the repetitions so far achieved.
+func TestFallbackCapacity(t *testing.T) {
+	r := &runner{capacities: map[string]map[int]float64{}}
+	for _, p := range []struct {
+		rep  int
+		rate float64
+	}{{0, 9000}, {1, 7000}, {3, 5000}} {
+		r.remember(&results.Point{
+			Config: results.ModelConfig{Name: "m"}, Kind: results.KindCapacity, Repetition: p.rep, Status: results.StatusOK,
+			Load: &loadgen.Result{Valid: false, AchievedRatePerS: p.rate},
+		})
+	}
+	for _, tc := range []struct {
+		rep  int
+		want float64
+	}{{0, 9000}, {1, 7000}, {2, 7000}, {3, 5000}} {
+		if got := r.lowestInvalidCapacity("m", tc.rep); got != tc.want {
+			t.Errorf("bound at repetition %d = %g, want %g", tc.rep, got, tc.want)
+		}
+	}
+	if r.capacity("m", 3) != 0 || r.lowestInvalidCapacity("other", 3) != 0 {
+		t.Error("an invalid capacity counted as valid, or another configuration's bound used")
+	}
+}
+
 // TestRunQueueThreadLimit checks that the run-queue waits are read for a
 // process with few threads and not for one with more than
 // maxRunQueueThreads (this process, with that many threads parked),

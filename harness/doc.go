@@ -373,17 +373,48 @@
 // bisect, so that 3 probes resolve the rate to about 5% of it when the
 // earlier repetitions were right (capacity/8 without them); a search
 // stops early once its bracket is narrower than SLOResolution of the
-// capacity. Its result (a KindSLO point, results.SLOResult) is the
-// highest passing rate, with its bracket (that rate, the lowest failing
-// one), or 0 with the reason when no probe passed. A probe invalid for
-// the generator's own reason (its CPU, its timers: generator-cpu,
-// generator-lag, …; a server reason such as over-capacity or a missed
-// rate is a failure, as gate's faultOf tells them apart) says nothing of
-// the server: the search stops there, and the repetition's result is
+// capacity. A search whose probes all failed has found no rate that
+// meets the objective, only rates that miss it: it goes on halving the
+// lowest failing rate, for as many probes again, until one passes — a
+// "0" would stand below every other result in the comparisons when the
+// search had merely started too high. Its result (a KindSLO point,
+// results.SLOResult) is the highest passing rate, with its bracket (that
+// rate, the lowest failing one), or 0 with the reason when no probe
+// passed down to SLOResolution of the capacity. A repetition without a
+// valid capacity point (the generator spoiled it) is bounded by the
+// lowest rate an invalid capacity point achieved, and says so; one whose
+// capacity is beyond the generator's ceiling, by that ceiling. A probe
+// invalid for the generator's own reason (its CPU, its timers:
+// generator-cpu, generator-lag, …; a server reason such as over-capacity
+// or a missed rate is a failure, as results.Point.Fault tells them apart)
+// says nothing of the server: it is measured once more at the same rate;
+// a second such probe ends the search, and the repetition's result is
 // invalid with that reason, excluded from the median and the tests like
 // an invalid capacity point. The results' median and confidence interval
 // across repetitions are the report's SLO capacity (the who-wins table's
 // first column, and the Summary).
+//
+// # Deciding within a budget
+//
+// A run with a time budget (Experiment.Budget; the default profile's is
+// SuiteBudget) decides the who-wins table in two looks, each at half the
+// table's level (results.DecisionPlan): Bonferroni over the looks keeps
+// every cell's claim at its level whatever the first look led the run to
+// measure next. After its planned points it decides every cell on them
+// (the first look); then it spends what is left of the budget on extra
+// rounds for the cells that look left undecided and that at most
+// maxExtraNeed more rounds are estimated to decide (stats.Decision.Need):
+// each round measures the cell's contenders — the best and every
+// configuration the look could show neither behind it nor equivalent to
+// it — once more, interleaved among themselves in alternating order, as a
+// repetition numbered after the planned ones (an equal-load point for the
+// equal-load columns, shared by a workload's cells; a capacity point and
+// a search for the SLO capacity), cheapest cell first (rounds needed ×
+// contenders × a point's time), a round at a time across the cells, until
+// a round no longer fits the budget. The report decides those cells again
+// on every round (the second look); a cell keeps a first-look decision.
+// run.json records the plan and the rounds (Run.Decisions), and the
+// report says what they were for.
 //
 // # CPUs, sizing and GOMAXPROCS
 //
@@ -471,6 +502,24 @@
 // ceiling is recorded but marks nothing. The measurement also times a
 // server's start and a point's overhead beyond its windows, from which
 // the run prints its estimated duration (Experiment.Estimate).
+//
+// # Kernel threads that stall a CPU
+//
+// Some kernel threads wake at a fixed period and then run for
+// milliseconds on whichever CPU they wake on; a stall on the server's CPU
+// delays every request queued behind it, one on a load CPU delays the
+// generator's sends, and either decides the p99 of a window of a second
+// or less. The harness knows them by name (disturbers: DAMON's kdamond,
+// which some hosts run on their guests to find cold memory) and, for the
+// length of a run, gives each SCHED_IDLE — it then runs only in its CPU's
+// idle time and yields at once when a server or generator thread wakes;
+// its work is delayed, not lost — and restores its policy afterwards
+// (also when the run is interrupted; a killed harness leaves it
+// SCHED_IDLE, which is harmless). That needs root (CAP_SYS_NICE); without
+// it the run warns, naming the thread and the command that would quiet
+// it. Provenance.KernelThreads records what was found and done, and the
+// report's Provenance shows it. Options.KeepKernelThreads (bench and gate
+// --keep-kernel-threads) leaves them as they are.
 //
 // # Calibration
 //

@@ -201,6 +201,13 @@ type Experiment struct {
 	// workload name ("" for a single unnamed workload). The run sets
 	// them once every capacity is measured; a resumed run keeps them.
 	DerivedRates map[string]DerivedRates `json:"derived_rates,omitempty"`
+	// Budget is the run's time budget, from its start to its last
+	// measurement: after the planned points, a run with a budget and a
+	// who-wins table (a suite run) decides the table's cells on them and
+	// spends what is left of the budget on extra rounds for the cells it
+	// could not decide ("Deciding within a budget" in the package
+	// documentation); 0: no extra rounds, and one look.
+	Budget Duration `json:"budget,omitempty"`
 	// Repetitions is how often every point is measured (≥ 5 for figures
 	// that are reported); repetitions are interleaved across
 	// configurations: repetition 0 of every configuration, then 1, ….
@@ -303,6 +310,7 @@ const (
 	MaxRepetitions = 100
 	MinWindow      = 100 * time.Millisecond
 	MaxWindow      = time.Hour
+	MaxBudget      = 24 * time.Hour
 	// MinNsPerIter and MaxNsPerIter bound NsPerIter as serve's
 	// --ns-per-iter (service.Config) does.
 	MinNsPerIter = 1e-3
@@ -656,6 +664,9 @@ func (e *Experiment) validateRuns(p *problems) {
 	}
 	if d := time.Duration(e.Duration); d < MinWindow || d > MaxWindow {
 		p.add("duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
+	}
+	if b := time.Duration(e.Budget); b < 0 || b > MaxBudget {
+		p.add("budget %v out of range (accepted: 0 for none, or up to %v)", b, MaxBudget)
 	}
 	if e.CapacityOutstanding < 1 || e.CapacityOutstanding > loadgen.MaxInFlight {
 		p.add("capacity outstanding %d out of range (accepted: 1..%d requests in flight per connection)", e.CapacityOutstanding, loadgen.MaxInFlight)

@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "load", "variants", "cores", "threads", "thesis", "gate", "chain", "connections"}
+var ProfileNames = []string{"default", "load", "variants", "practised", "cores", "threads", "thesis", "gate", "chain", "connections"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -29,13 +29,21 @@ func Profile(name string) (Experiment, error) {
 	base := baseExperiment(name)
 	switch name {
 	case "default":
-		return suite(base), nil
+		e := suite(base)
+		e.Budget = Duration(SuiteBudget)
+		return e, nil
 	case "load":
 		return base, nil
 	case "variants":
 		base.Configs = Variants()
 		e := suite(base)
 		e.Workloads = slices.DeleteFunc(e.Workloads, func(w Workload) bool { return w.Name != "cpu" && w.Name != "bimodal" })
+		return e, nil
+	case "practised":
+		base.Configs = Practised()
+		e := suite(base)
+		e.Workloads = slices.DeleteFunc(e.Workloads, func(w Workload) bool { return w.Name != "cpu" && w.Name != "tiny" })
+		e.Budget = Duration(SuiteBudget)
 		return e, nil
 	case "cores":
 		e := suite(base)
@@ -106,6 +114,12 @@ func suite(e Experiment) Experiment {
 	e.MechanismsDuration = Duration(DefaultMechanismsDuration)
 	return e
 }
+
+// SuiteBudget is the default profile's time budget (Experiment.Budget):
+// its planned points take about 8 minutes on a 2-CPU machine, and make
+// bench, which also builds the binary and renders the report, is meant
+// to end within 10.
+const SuiteBudget = 9 * time.Minute
 
 // gateProfile returns the gate's experiment made from base.
 func gateProfile(base Experiment) Experiment {
@@ -351,7 +365,7 @@ func DefaultWorkload() results.Workload {
 func Families() []Config {
 	var cs []Config
 	for _, m := range registry.Models {
-		if len(m.Configs) > 0 {
+		if len(m.Configs) > 0 && m.Family != registry.FamilyPractised {
 			c := m.Configs[0]
 			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule})
 		}
@@ -366,7 +380,7 @@ func Families() []Config {
 func Variants() []Config {
 	var cs []Config
 	for _, m := range registry.Models {
-		if len(m.Configs) < 2 {
+		if len(m.Configs) < 2 || m.Family == registry.FamilyPractised {
 			continue
 		}
 		for _, c := range m.Configs {
@@ -376,12 +390,39 @@ func Variants() []Config {
 	return cs
 }
 
+// Practised returns the practised profile's configurations: the
+// Leader/Followers textbook configuration (the family's first) and every
+// configuration of the models as servers practise them
+// (registry.FamilyPractised: nginx's accept modes, the partitioned
+// server, Cherokee, boost.asio), sized by the rule with a floor of
+// PractisedFloor threads.
+func Practised() []Config {
+	var cs []Config
+	for _, m := range registry.Models {
+		for i, c := range m.Configs {
+			if m.Family == registry.FamilyPractised || m.Family == registry.FamilyLF && i == 0 {
+				cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule, MinPool: PractisedFloor})
+			}
+		}
+	}
+	return cs
+}
+
+// PractisedFloor is the fewest threads the practised profile gives a
+// configuration: these models differ in how their threads share the
+// listener and the connections, and with one thread — the rule's on a
+// server of one CPU — every accept mode is the same one loop. Two
+// threads on one CPU show the sharing (which thread accepts, how the
+// connections spread) at the price of time-sharing the CPU; the rule
+// gives more wherever the server has the CPUs.
+const PractisedFloor = 2
+
 // AllConfigs returns every named configuration of the profiles, by name
 // once (a family's configuration before a variant of the same name):
 // what "bench --models" looks names up in.
 func AllConfigs() []Config {
 	var cs []Config
-	for _, c := range append(Families(), Variants()...) {
+	for _, c := range slices.Concat(Families(), Variants(), Practised()) {
 		if !slices.ContainsFunc(cs, func(o Config) bool { return o.Name == c.Name }) {
 			cs = append(cs, c)
 		}

@@ -44,9 +44,20 @@ type Options struct {
 	// once for its parts); the run records them instead of measuring.
 	Ceilings []results.Ceiling
 
+	// KeepKernelThreads leaves the kernel threads that stall a CPU
+	// periodically (kdamond) as they are; by default a run gives them
+	// SCHED_IDLE while it lasts and restores them after (Provenance.
+	// KernelThreads says what was done).
+	KeepKernelThreads bool
+
 	// throttle, if set, is every point's loadgen.Config.Throttle: tests
 	// slow the generator down on purpose.
 	throttle time.Duration
+
+	// extraAll gives every cell of a budgeted run's first look one extra
+	// round of every configuration of its workload (tests: the extra
+	// rounds run whatever the machine measures).
+	extraAll bool
 
 	// onWindow, if set, is called when a point's measured window starts,
 	// with the server's pid (tests kill the server through it).
@@ -218,6 +229,7 @@ type runner struct {
 
 	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
+	invalidCaps map[string]map[int]float64 // configuration → repetition → achieved rate of an invalid capacity point (req/s)
 	sloRates    map[string]map[int]float64 // configuration → repetition → valid SLO capacity (req/s)
 	probes      map[probeKey]*results.Point
 	started     map[string]bool   // configurations that have run before
@@ -247,6 +259,7 @@ type runner struct {
 func (r *runner) resolve() error {
 	r.stamps = map[string]stamp{}
 	r.capacities = map[string]map[int]float64{}
+	r.invalidCaps = map[string]map[int]float64{}
 	r.sloRates = map[string]map[int]float64{}
 	r.probes = map[probeKey]*results.Point{}
 	r.started = map[string]bool{}
@@ -373,6 +386,15 @@ func (r *runner) remember(p *results.Point) {
 		}
 		r.capacities[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
 	}
+	if p.Kind == results.KindCapacity && p.Status == results.StatusOK && p.Load != nil && !p.Load.Valid && p.Load.AchievedRatePerS > 0 {
+		if r.invalidCaps == nil {
+			r.invalidCaps = map[string]map[int]float64{}
+		}
+		if r.invalidCaps[p.Config.Name] == nil {
+			r.invalidCaps[p.Config.Name] = map[int]float64{}
+		}
+		r.invalidCaps[p.Config.Name][p.Repetition] = p.Load.AchievedRatePerS
+	}
 	switch p.Kind {
 	case results.KindProbe:
 		c := *p
@@ -415,6 +437,16 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		return nil, err
 	}
 	defer restore()
+	if !r.opt.KeepKernelThreads {
+		var unquiet func() bool
+		r.prov.KernelThreads, unquiet = quietKernel()
+		defer unquiet()
+	}
+	for _, kt := range r.prov.KernelThreads {
+		if kt.Err != "" {
+			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE for the run: %s; latency percentiles of short windows are disturbed by it", kt.Name, kt.PID, kt.Why, kt.Err))
+		}
+	}
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
 	r.run.Provenance = r.prov
 	if err := results.WriteRun(r.dir, r.run); err != nil {
@@ -437,7 +469,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	for _, rc := range r.cfgs {
 		if searches && rc.wl.SLO != nil {
 			// At most: a search that stops early gives back the rest.
-			r.sum.Points += r.exp.Repetitions * (r.exp.SLOProbes + 1)
+			r.sum.Points += r.exp.Repetitions * ((&sloSearch{probes: r.exp.SLOProbes}).maxProbes() + 1)
 		}
 	}
 	if err := r.runPlan(ctx, loads, searches); err != nil {
@@ -447,6 +479,16 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	if len(r.exp.RatesFromSlowest) > 0 && !r.sum.Interrupted {
 		if err := r.runDerived(ctx); err != nil {
 			return &r.sum, err
+		}
+	}
+	// What is left of the budget, on the cells the planned points left
+	// undecided.
+	if r.exp.Budget > 0 && (len(r.exp.RatesFromSlowest) > 0 || r.exp.hasSLO()) && !r.sum.Interrupted {
+		if err := r.extraRounds(ctx); err != nil {
+			return &r.sum, err
+		}
+		if r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "decisions: %s\n", budgetText(r.run.Decisions))
 		}
 	}
 	r.stopServer()

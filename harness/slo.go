@@ -96,8 +96,13 @@ type sloProbe struct {
 type sloSearch struct {
 	capacity float64 // the upper bracket: closed-loop capacity (req/s)
 	prior    float64 // median of earlier repetitions' results (0: none)
-	probes   int     // at most this many probes
+	probes   int     // the probes that judge the server, at most this many before the search extends downward
 }
+
+// maxProbes is the most probes a search runs: its probes, as many more
+// halving the rate while none has passed (sloNext), and one repeat of a
+// probe the generator spoiled.
+func (s *sloSearch) maxProbes() int { return 2*s.probes + 1 }
 
 // bracket returns the highest passing rate (0: none) and the lowest
 // failing one (the capacity if none) of done.
@@ -114,9 +119,21 @@ func (s *sloSearch) bracket(done []sloProbe) (lo, hi float64) {
 	return lo, hi
 }
 
+// spoiled counts the probes of done that the generator spoiled.
+func spoiled(done []sloProbe) int {
+	n := 0
+	for _, p := range done {
+		if p.outcome == probeGenerator {
+			n++
+		}
+	}
+	return n
+}
+
 // sloNext returns the rate of the next probe after done, or false when
-// the search is over: its probes are spent, a probe was the generator's
-// fault, or the bracket is narrower than SLOResolution of the capacity.
+// the search is over: its probes are spent, the generator spoiled a
+// probe twice, or the bracket is narrower than SLOResolution of the
+// capacity.
 //
 // Without a prior it bisects [0, capacity]: each probe at the middle of
 // the bracket of the highest passing and the lowest failing rate. With a
@@ -128,25 +145,51 @@ func (s *sloSearch) bracket(done []sloProbe) (lo, hi float64) {
 // where a bisection of [0, capacity] would leave capacity/8; when they
 // were wrong (the edge check goes the same way as the first probe), the
 // bisection continues over the whole remaining bracket.
+//
+// A search whose probes all failed has found no rate that meets the
+// objective, only rates that do not: it goes on halving the lowest
+// failing rate, up to its number of probes again, until one passes, so
+// that its result is a rate that met the objective rather than 0 for
+// "not found" (a 0 stands for "no rate met it" in the comparisons, below
+// every other result). A probe the generator spoiled (its own CPU or
+// lateness: the probe says nothing of the server) is measured once more
+// at the same rate; a second spoiled probe ends the search, invalid.
 func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
-	if len(done) >= s.probes || s.capacity <= 0 {
+	if len(done) >= s.maxProbes() || s.capacity <= 0 {
 		return 0, false
 	}
-	for _, p := range done {
-		if p.outcome == probeGenerator {
-			return 0, false
+	switch spoiled(done) {
+	case 0:
+	case 1:
+		if last := done[len(done)-1]; last.outcome == probeGenerator {
+			return last.rate, true
 		}
+	default:
+		return 0, false
 	}
+	judged := len(done) - spoiled(done)
 	lo, hi := s.bracket(done)
+	switch {
+	case judged >= 2*s.probes:
+		return 0, false
+	case judged >= s.probes && lo > 0:
+		return 0, false
+	case judged >= s.probes:
+		// Nothing passed: halve the lowest failing rate.
+		if r := math.Round(hi / 2); r >= SLOResolution*s.capacity {
+			return r, true
+		}
+		return 0, false
+	}
 	if hi-lo < SLOResolution*s.capacity {
 		return 0, false
 	}
 	var r float64
 	switch {
-	case s.prior > 0 && s.prior < s.capacity && len(done) == 0:
+	case s.prior > 0 && s.prior < s.capacity && judged == 0:
 		r = s.prior
-	case s.prior > 0 && s.prior < s.capacity && len(done) == 1:
-		if done[0].outcome == probePass {
+	case s.prior > 0 && s.prior < s.capacity && judged == 1:
+		if first := judgedProbe(done, 0); first.outcome == probePass {
 			r = s.prior * (1 + SLOPriorWidth)
 		} else {
 			r = s.prior * (1 - SLOPriorWidth)
@@ -160,15 +203,29 @@ func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
 	return math.Round(r), true
 }
 
+// judgedProbe returns the i-th probe of done that the generator did not
+// spoil.
+func judgedProbe(done []sloProbe, i int) sloProbe {
+	for _, p := range done {
+		if p.outcome == probeGenerator {
+			continue
+		}
+		if i == 0 {
+			return p
+		}
+		i--
+	}
+	return sloProbe{}
+}
+
 // sloResult returns the search's result after done.
 func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 	lo, hi := s.bracket(done)
 	res := results.SLOResult{RatePerS: lo, LoPerS: lo, HiPerS: hi, CapacityPerS: s.capacity, PriorPerS: s.prior, Probes: len(done)}
-	for _, p := range done {
-		if p.outcome == probeGenerator {
-			res.Invalid = fmt.Sprintf("probe at %.0f req/s: %s (the load generator's fault, not the server's: the result is not used)", p.rate, p.why)
-			return res
-		}
+	if n := len(done); n > 0 && done[n-1].outcome == probeGenerator {
+		p := done[n-1]
+		res.Invalid = fmt.Sprintf("probe at %.0f req/s: %s (the load generator's fault, not the server's, twice: the result is not used)", p.rate, p.why)
+		return res
 	}
 	if lo == 0 {
 		if len(done) == 0 {
@@ -177,7 +234,7 @@ func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 		}
 		low := done[0]
 		for _, p := range done {
-			if p.rate < low.rate {
+			if p.outcome != probeGenerator && p.rate < low.rate {
 				low = p
 			}
 		}
@@ -255,6 +312,18 @@ func joinChecks(cs []loadgen.Check) string {
 	return s
 }
 
+// lowestInvalidCapacity returns the lowest rate that an invalid capacity
+// point of configuration name achieved in repetitions 0..rep, or 0.
+func (r *runner) lowestInvalidCapacity(name string, rep int) float64 {
+	low := 0.0
+	for k, v := range r.invalidCaps[name] {
+		if k <= rep && v > 0 && (low == 0 || v < low) {
+			low = v
+		}
+	}
+	return low
+}
+
 // probeKey names one probe of a run.
 type probeKey struct {
 	name       string
@@ -286,25 +355,33 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 	slo := rc.wl.SLO
 	res := r.newPoint(rc, pointLoad{kind: results.KindSLO}, rep)
 	if results.HasPoint(r.dir, res) {
+		s := sloSearch{probes: r.exp.SLOProbes}
 		n := 0
-		for i := range r.exp.SLOProbes {
+		for i := range s.maxProbes() {
 			if _, ok := r.probes[probeKey{rc.name, rep, i}]; ok {
 				n++
 			}
 		}
 		r.pointIdx += n + 1
 		r.sum.Skipped += n + 1
-		r.sum.Points -= r.exp.SLOProbes - n
+		r.sum.Points -= s.maxProbes() - n
 		return nil
 	}
 	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
-	byCeiling := false
+	byCeiling, byInvalid := false, false
 	if s.capacity <= 0 && r.beyond[rc.name] {
 		// The capacity is beyond what the generator measures: the search
 		// can still find the rate at the objective below that limit.
 		if c := r.ceilingFor(rc.wl.Protocol); c != nil {
 			s.capacity, byCeiling = c.Fraction*c.PerS, true
 		}
+	}
+	if s.capacity <= 0 {
+		// No valid capacity yet (the generator spoiled it): the lowest
+		// rate an invalid capacity point achieved bounds the search
+		// instead — the server sustained at least that much.
+		s.capacity = r.lowestInvalidCapacity(rc.name, rep)
+		byInvalid = s.capacity > 0
 	}
 	var done []sloProbe
 	if _, unavailable := r.unavailable[rc.name]; !unavailable {
@@ -343,11 +420,14 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
 		}
 	}
-	r.sum.Points -= s.probes - len(done)
+	r.sum.Points -= s.maxProbes() - len(done)
 	sr := s.sloResult(done)
 	sr.Percentile, sr.BoundNs = slo.percentile(), int64(time.Duration(slo.Bound))
 	if byCeiling {
 		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, %.0f%% of the load generator's ceiling: the closed-loop capacity is beyond what the generator measures", s.capacity, 100*CeilingFraction)
+	}
+	if byInvalid {
+		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, the lowest rate an invalid capacity point of repetitions 0..%d achieved: no valid capacity bounded it", s.capacity, rep)
 	}
 	res.SLO = &sr
 	res.StartTime = time.Now().UTC()

@@ -30,8 +30,9 @@ func TestRunSLOSearch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if sum.Failed != 0 || sum.Unavailable != 0 || sum.Points > 2*(2+2+1) {
-		t.Fatalf("summary %s: want at most 10 points, none failed", sum)
+	maxProbes := (&sloSearch{probes: exp.SLOProbes}).maxProbes()
+	if sum.Failed != 0 || sum.Unavailable != 0 || sum.Points > 2*(1+maxProbes+1) {
+		t.Fatalf("summary %s: want at most %d points, none failed", sum, 2*(1+maxProbes+1))
 	}
 	check := func(t *testing.T) {
 		t.Helper()
@@ -60,8 +61,8 @@ func TestRunSLOSearch(t *testing.T) {
 				t.Fatalf("rep %d: capacity %v, SLO result %v", rep, capPt != nil, res != nil)
 			}
 			r := res.SLO
-			if probes == 0 || probes > 2 || r.Probes != probes {
-				t.Errorf("rep %d: %d probe points, the result counts %d (at most 2)", rep, probes, r.Probes)
+			if probes == 0 || probes > maxProbes || r.Probes != probes {
+				t.Errorf("rep %d: %d probe points, the result counts %d (at most %d)", rep, probes, r.Probes, maxProbes)
 			}
 			if r.Percentile != 99 || r.Bound() != 5*time.Millisecond || r.CapacityPerS <= 0 {
 				t.Errorf("rep %d: result %+v", rep, r)

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestSLOSearchConverges(t *testing.T) {
 			s := sloSearch{capacity: capacity, prior: tc.prior, probes: tc.probes}
 			done, res := runSearch(s, threshold(tc.threshold))
 			if len(done) > tc.probes {
-				t.Fatalf("%d probes, at most %d allowed", len(done), tc.probes)
+				t.Fatalf("%d probes, at most %d allowed when one passes", len(done), tc.probes)
 			}
 			if res.Invalid != "" || res.Probes != len(done) {
 				t.Fatalf("result %+v of %d probes", res, len(done))
@@ -85,42 +86,71 @@ func TestSLOSearchNoPass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := sloSearch{capacity: 100_000, prior: tc.prior, probes: 4}
 			done, res := runSearch(s, func(float64) (probeOutcome, string) { return probeFail, "p99 3ms > 1ms" })
-			if len(done) != 4 || res.RatePerS != 0 || res.LoPerS != 0 || res.Invalid != "" {
-				t.Fatalf("result %+v after %d probes, want 0 after 4", res, len(done))
+			if len(done) <= 4 || len(done) > 8 || res.RatePerS != 0 || res.LoPerS != 0 || res.Invalid != "" {
+				t.Fatalf("result %+v after %d probes, want 0 after 5 to 8", res, len(done))
+			}
+			last := done[len(done)-1].rate
+			if len(done) < 8 && last/2 >= SLOResolution*s.capacity {
+				t.Errorf("stopped after %d probes at %g req/s; the next halving, %g, was above %g", len(done), last, last/2, SLOResolution*s.capacity)
 			}
 			if !strings.Contains(res.Reason, "no probe met the objective") || !strings.Contains(res.Reason, "p99 3ms > 1ms") {
 				t.Errorf("reason %q, want the lowest probe's failure", res.Reason)
 			}
-			if res.HiPerS != done[len(done)-1].rate {
-				t.Errorf("bracket's upper end %g, want the lowest failing probe %g", res.HiPerS, done[len(done)-1].rate)
+			if res.HiPerS != last {
+				t.Errorf("bracket's upper end %g, want the lowest failing probe %g", res.HiPerS, last)
 			}
 		})
+	}
+}
+
+// TestSLOSearchExtends checks that a search whose probes all failed goes
+// on halving the lowest failing rate until one passes: its result is a
+// rate that met the objective, not 0.
+func TestSLOSearchExtends(t *testing.T) {
+	s := sloSearch{capacity: 100_000, prior: 50_000, probes: 3}
+	done, res := runSearch(s, threshold(6_000))
+	// 50 000, 45 000, 22 500 fail; then 11 250 fails and 5 625 passes.
+	if len(done) != 5 || res.RatePerS != 5_625 || res.HiPerS != 11_250 || res.Invalid != "" {
+		t.Fatalf("result %+v after probes %+v, want 5625 after 5", res, done)
 	}
 }
 
 func TestSLOSearchGeneratorFault(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		faultAt int // the probe the generator spoils
-	}{{"first probe", 0}, {"second probe", 1}} {
+		faults  []int // the probes the generator spoils, in order of measurement
+		invalid bool
+	}{
+		{"first probe, once", []int{0}, false},
+		{"second probe, once", []int{1}, false},
+		{"twice in a row", []int{1, 2}, true},
+		{"twice apart", []int{0, 3}, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
 			s := sloSearch{capacity: 100_000, probes: 4}
 			done, res := runSearch(s, func(r float64) (probeOutcome, string) {
 				defer func() { n++ }()
-				if n == tc.faultAt {
+				if slices.Contains(tc.faults, n) {
 					return probeGenerator, "invalid (generator-cpu)"
 				}
 				return threshold(70_000)(r)
 			})
-			if len(done) != tc.faultAt+1 {
-				t.Errorf("%d probes, want the search to stop at the spoiled one (%d)", len(done), tc.faultAt+1)
+			_, got := results.SLOCapacity.Value(&results.Point{Kind: results.KindSLO, Status: results.StatusOK, SLO: &res})
+			if !tc.invalid {
+				if res.Invalid != "" || !got || res.RatePerS > 70_000 || res.HiPerS < 70_000 {
+					t.Fatalf("result %+v after probes %+v, want a valid bracket of 70000", res, done)
+				}
+				if i := tc.faults[0]; done[i+1].rate != done[i].rate {
+					t.Errorf("the spoiled probe at %g was followed by one at %g, want the same rate again", done[i].rate, done[i+1].rate)
+				}
+				return
 			}
-			if !strings.Contains(res.Invalid, "generator-cpu") {
-				t.Errorf("result %+v, want it invalid with the generator's reason", res)
+			if len(done) != tc.faults[1]+1 {
+				t.Errorf("%d probes, want the search to stop at the second spoiled one (%d)", len(done), tc.faults[1]+1)
 			}
-			if _, ok := results.SLOCapacity.Value(&results.Point{Kind: results.KindSLO, Status: results.StatusOK, SLO: &res}); ok {
-				t.Error("an invalid result has an SLO capacity")
+			if !strings.Contains(res.Invalid, "generator-cpu") || got {
+				t.Errorf("result %+v, want it invalid with the generator's reason and no SLO capacity", res)
 			}
 		})
 	}

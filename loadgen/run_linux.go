@@ -718,28 +718,6 @@ func enableRxTimestamps(fd int) {
 	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 }
 
-// lagShares compares the corrected latency with the latency without the
-// generator's own lag at every percentile the outputs report.
-func lagShares(cfg *Config, corrected, withoutLag *recorder) []LagShare {
-	n := corrected.h.TotalCount()
-	var out []LagShare
-	for _, p := range reportedPercentiles {
-		l, s := corrected.h.ValueAtPercentile(p), withoutLag.h.ValueAtPercentile(p)
-		ls := LagShare{Percentile: p, LatencyNs: l, WithoutLagNs: s,
-			BoundNs: max(int64(cfg.Limits.MaxLagShare*float64(l)), int64(cfg.HistLowest)),
-			Judged:  float64(n)*(1-p/100) >= minTail}
-		if l > 0 {
-			ls.Share = finite(float64(l-s) / float64(l))
-		}
-		out = append(out, ls)
-	}
-	return out
-}
-
-// reportedPercentiles are the percentiles the outputs report (Summary):
-// the verdict judges the generator's share of each.
-var reportedPercentiles = []float64{50, 90, 99, 99.9, 99.99}
-
 // meanGap returns the mean gap between one worker's arrivals, ns (0 if
 // none samples them).
 func meanGap(ws []*worker) float64 {

@@ -47,6 +47,7 @@ type Shard struct {
 
 	tid        atomic.Int64
 	role       string
+	owner      bool // its thread owns the connections it accepts (ThreadStats.Accepted)
 	events     Counter
 	requests   Counter
 	promotions Counter
@@ -99,13 +100,23 @@ type Counters struct {
 
 // NewThreadShard returns a shard for one thread of a pool, reported in
 // Stats.PerThread under role, in creation order.
-func (c *Counters) NewThreadShard(role string) *Shard {
-	s := &Shard{role: role}
+func (c *Counters) NewThreadShard(role string) *Shard { return c.newThreadShard(role, false) }
+
+func (c *Counters) newThreadShard(role string, owner bool) *Shard {
+	s := &Shard{role: role, owner: owner}
 	c.mu.Lock()
 	c.threads = append(c.threads, s)
 	c.mu.Unlock()
 	return s
 }
+
+// NewOwnerShard returns a shard for one thread of a pool, as
+// NewThreadShard, for a thread that owns the connections it accepts for
+// their whole life (nginx's workers, the partitioned server): its
+// accepted connections are reported in ThreadStats.Accepted, from which
+// the connection balance across threads is computed. Other threads
+// accept for the pool, and report 0 there.
+func (c *Counters) NewOwnerShard(role string) *Shard { return c.newThreadShard(role, true) }
 
 // NewConnShard returns a shard for one connection; Retire it when the
 // connection ends.
@@ -156,13 +167,17 @@ func (c *Counters) Stats(st *Stats) {
 	st.PerThread = st.PerThread[:0]
 	for _, s := range c.threads {
 		sumInto(&total, s)
-		st.PerThread = append(st.PerThread, ThreadStats{
+		ts := ThreadStats{
 			TID:        int(s.tid.Load()),
 			Role:       s.role,
 			Events:     s.events.Load(),
 			Requests:   s.requests.Load(),
 			Promotions: s.promotions.Load(),
-		})
+		}
+		if s.owner {
+			ts.Accepted = s.accepted.Load()
+		}
+		st.PerThread = append(st.PerThread, ts)
 	}
 	if len(st.PerThread) == 0 {
 		st.PerThread = nil

@@ -37,11 +37,18 @@ type analysis struct {
 	equal bool
 	// floor is the run's measured loopback floor (Options.Floor), or nil.
 	floor *results.ChainFloor
+	// workloads are the run's workloads (workloadsOf), and workloadOf
+	// and base map a configuration's run name to its workload and to
+	// its name within the workload ("leaderfollowers/lifo/cpu" →
+	// "cpu", "leaderfollowers/lifo"); a run of one workload has one,
+	// its names its own.
+	workloads  []suiteWorkload
+	workloadOf map[string]string
+	base       map[string]string
 }
 
 func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
 	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts), floor: opts.Floor}
-	a.style = styles(r, a.groups)
 	seen := map[string]bool{}
 	for _, g := range a.groups {
 		if !seen[g.Config.Name] && len(g.Measured()) > 0 {
@@ -49,6 +56,14 @@ func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
 			a.configs = append(a.configs, g.Config)
 		}
 	}
+	a.workloads = a.workloadsOf()
+	a.workloadOf, a.base = map[string]string{}, map[string]string{}
+	for _, w := range a.workloads {
+		for i, run := range w.runs {
+			a.workloadOf[run], a.base[run] = w.name, w.names[i]
+		}
+	}
+	a.style = styles(r, a.groups, a.baseName)
 	target := opts.Load
 	if target <= 0 {
 		target = DefaultLoad
@@ -58,6 +73,17 @@ func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
 		a.hasLoad, a.equal = true, true
 	}
 	return a
+}
+
+// baseName returns a configuration's name within its workload: the
+// experiment's configuration name without the workload a suite run
+// appends ("leaderfollowers/lifo/cpu" → "leaderfollowers/lifo"); the
+// name itself where the experiment does not say.
+func (a *analysis) baseName(run string) string {
+	if b, ok := a.base[run]; ok {
+		return b
+	}
+	return run
 }
 
 // openGroups returns the configuration's measured open-loop groups in
@@ -111,6 +137,15 @@ func (a *analysis) loadShort() string {
 		return "equal load"
 	}
 	return fmt.Sprintf("%.2f", a.load)
+}
+
+// loadTitle names the chosen load in a figure's title, where the whole
+// of loadText would not fit: "0.50 of capacity", or "equal load".
+func (a *analysis) loadTitle() string {
+	if a.equal {
+		return "equal load"
+	}
+	return fmt.Sprintf("%.2f of capacity", a.load)
 }
 
 // capacity returns the configuration's capacity group, or nil.

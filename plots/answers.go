@@ -78,7 +78,7 @@ func (rep *report) answers(a *analysis) {
 		}
 	}
 	if len(rep.Answers) > 0 {
-		rep.AnswerNote = "Medians of the valid repetitions. A factor's interval is the 95% distribution-free interval of the ratio " +
+		rep.AnswerNote = "Medians of the valid repetitions, the best's with its 95% interval as in the Summary. A factor's interval is the 95% distribution-free interval of the ratio " +
 			"(Hodges–Lehmann estimate, Moses interval: the order statistics of the ratios over all pairs of repetitions), each pair on its own; " +
 			"\"no significant difference\" where it holds 1. Loads are fractions of each configuration's own capacity, so the latency lines compare " +
 			"the configurations at the same utilization, not at the same request rate (the offered rates are in points.csv)."
@@ -108,6 +108,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		name   string
 		values []float64
 		median float64
+		stats  results.Stats
 	}
 	var cs []cand
 	var none []string // configurations measured here without a valid value
@@ -123,7 +124,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 			}
 			continue
 		}
-		cs = append(cs, cand{name: cfg.Name, values: agg.Stats.Values, median: agg.Stats.Median})
+		cs = append(cs, cand{name: cfg.Name, values: agg.Stats.Values, median: agg.Stats.Median, stats: agg.Stats})
 	}
 	if len(cs) < 2 {
 		return "", false
@@ -186,7 +187,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 	if higher {
 		word = "highest"
 	}
-	line := fmt.Sprintf("%s is %s, %s%s: %s.", b.name, word, format(b.median), unit, joinAnd(parts))
+	line := fmt.Sprintf("%s is %s, %s: %s.", b.name, word, statText(b.stats, m.metric.Unit), joinAnd(parts))
 	if len(noFactor) > 0 {
 		line += fmt.Sprintf(" No factor for %s: %s.", joinAnd(noFactor), noFactorWhy)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 )
@@ -151,8 +152,9 @@ func formatNs(ns float64) string {
 	return trimFloat(ns) + "ns"
 }
 
-// spectrumTicks labels a 1/(1-p) axis with the percentiles: 2 is 50%,
-// 10 is 90%, 100 is 99%, …
+// spectrumTicks labels a 1/(1-p) axis with the percentiles, without
+// their "%" (the axis's label carries it, so that 99.9 and 99.99 fit
+// a decade apart in a narrow panel): 2 is 50, 10 is 90, 100 is 99, …
 type spectrumTicks struct{}
 
 var _ plot.Ticker = spectrumTicks{}
@@ -172,7 +174,7 @@ func (spectrumTicks) Ticks(min, max float64) []plot.Tick {
 			}
 			tk := plot.Tick{Value: v}
 			if m == 1 && e > 0 || m == 2 && e == 0 {
-				tk.Label = percentileLabel(1 - 1/v)
+				tk.Label = strings.TrimSuffix(percentileLabel(1-1/v), "%")
 			}
 			ticks = append(ticks, tk)
 		}

@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"concbench/results"
-	"concbench/stats"
 )
 
 // barPanel is one panel of a bar figure: a metric per configuration.
@@ -38,15 +37,16 @@ type barValue struct {
 // barFigure draws horizontal bars (median of the valid repetitions, with
 // the band as error bars) per configuration for each panel, at the groups
 // pick chooses (capacity points, or the chosen load), the invalid
-// repetitions as crosses at their own values, and tabulates them. The
-// caption, which the caller writes, ends with excluded, the count of
-// invalid repetitions the figure left out.
-func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (f *Figure, vals [][]barValue, excluded int) {
+// repetitions as crosses at their own values, and tabulates them. In a
+// run of several workloads the bars are small multiples: a panel per
+// workload and metric (barPlot.arrange), each with that workload's
+// configurations only, so that no bar stands beside one of another
+// workload. The caption, which the caller writes, ends with excluded,
+// the count of invalid repetitions the figure left out.
+func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (f *Figure, bp *barPlot, excluded int) {
 	f = &Figure{
-		Name:   name,
-		Title:  title,
-		Width:  vg.Length(3.2*float64(len(panels))+2.2) * vg.Inch,
-		Height: vg.Length(1.2+0.35*float64(len(a.configs))) * vg.Inch,
+		Name:  name,
+		Title: title,
 		// One variable per column: the point's kind and its fraction (1
 		// for capacity) apart, numbers as numbers.
 		Header: []string{"config", "metric", "unit", "kind", "fraction", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "invalid_values", "skipped_reps", "plotted", "note"},
@@ -56,11 +56,11 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 			excluded += len(g.Invalid())
 		}
 	}
-	vals = make([][]barValue, len(panels))
+	vals := make([][]barValue, len(panels))
 	haveAny, anyRange := false, false
-	for pi, bp := range panels {
+	for pi, panel := range panels {
 		for _, cfg := range a.configs {
-			bv, isRange := a.barPoint(f, cfg, where, pick(cfg.Name), bp.metric)
+			bv, isRange := a.barPoint(f, cfg, where, pick(cfg.Name), panel.metric)
 			haveAny = haveAny || bv.ok || len(bv.excluded) > 0
 			anyRange = anyRange || isRange
 			vals[pi] = append(vals[pi], bv)
@@ -71,8 +71,14 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 	}
 	f.note("Error bars: %s.", bandText)
 	f.noteRanges(anyRange)
-	f.build = (&barPlot{a: a, panels: panels, vals: vals}).build
-	return f, vals, excluded
+	bp = &barPlot{a: a, panels: panels, vals: vals, cells: a.barCells(vals, pick, where != "capacity")}
+	bp.arrange()
+	// Laid out at a thesis page's text width in every format, so that the
+	// TeX picture is the PNG's and SVG's.
+	f.Width = TexMaxWidth
+	f.Height = bp.height()
+	f.lay = bp.layout
+	return f, bp, excluded
 }
 
 // barPoint returns configuration cfg's bar of metric m at g (nil: the
@@ -104,52 +110,228 @@ func (a *analysis) barPoint(f *Figure, cfg results.ModelConfig, where string, g 
 	return barValue{cfg: cfg, agg: pt.agg, ok: pt.plotted, excluded: pt.invalidByRep()}, pt.drawnRange()
 }
 
-// barPlot is what a bar figure draws: per panel, a bar per configuration.
+// barCell is one workload's bars in a bar figure: a panel per metric.
+type barCell struct {
+	title string // the workload and its load; "" in a run of one workload
+	idx   []int  // the configurations' indexes in the figure's values
+}
+
+// barCells returns the figure's workloads that have a bar or an invalid
+// repetition to draw, each titled with its name and, at the equal load
+// (atRate), the rate every configuration of it was measured at.
+func (a *analysis) barCells(vals [][]barValue, pick func(string) *results.Group, atRate bool) []barCell {
+	var cells []barCell
+	for _, w := range a.workloads {
+		var c barCell
+		for i, v := range vals[0] {
+			if !slices.Contains(w.runs, v.cfg.Name) {
+				continue
+			}
+			drawn := false
+			for _, vs := range vals {
+				drawn = drawn || vs[i].ok || len(vs[i].excluded) > 0
+			}
+			if drawn {
+				c.idx = append(c.idx, i)
+			}
+		}
+		if len(c.idx) == 0 {
+			continue
+		}
+		if len(a.workloads) > 1 {
+			c.title = w.name
+			if atRate {
+				c.title = a.workloadTitle(w)
+			}
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+// workloadTitle names a workload in a panel's title: "cpu · 19794
+// req/s", with the absolute rate its configurations were measured at
+// when the chosen load is the equal load (a range if they differ), else
+// its name.
+func (a *analysis) workloadTitle(w suiteWorkload) string {
+	var rates []float64
+	for _, run := range w.runs {
+		if g := a.atLoad(run); a.equal && g != nil && g.Kind == results.KindRate && !slices.Contains(rates, g.RatePerS) {
+			rates = append(rates, g.RatePerS)
+		}
+	}
+	if len(rates) == 0 {
+		return w.name
+	}
+	slices.Sort(rates)
+	r := fmt.Sprintf("%.0f", rates[0])
+	if len(rates) > 1 {
+		r += fmt.Sprintf("–%.0f", rates[len(rates)-1])
+	}
+	return w.name + " · " + r + " req/s"
+}
+
+// barPlot is what a bar figure draws: per workload and metric, a bar
+// per configuration.
 type barPlot struct {
 	a      *analysis
 	panels []barPanel
-	vals   [][]barValue // per panel, a bar per configuration
+	vals   [][]barValue // per metric, a bar per configuration
+	cells  []barCell
+	// grid places the panels: grid[row][col] is a workload (cells index)
+	// and a metric (panels index), or {-1, -1} for an empty cell.
+	grid [][][2]int
+	// shared says, per metric, whether its panels share one value axis.
+	shared []bool
+	// sameNames says that every panel draws the same configuration
+	// names in the same order: only the first column writes them.
+	sameNames bool
 }
 
-// build returns the figure's row of panels and its legend (Figure.build).
-func (bp *barPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-	n := len(bp.a.configs)
-	row := make([]*plot.Plot, len(bp.panels))
-	for pi, panel := range bp.panels {
-		title := panel.title
-		if len(bp.panels) == 1 {
-			title = "" // the figure's title says it
+// barSharedSpread is how far apart the workloads' largest values may be
+// (as a ratio) for their panels to share a value axis: beyond it the
+// smallest workload's bars would be slivers, so each panel gets its own.
+const barSharedSpread = 3
+
+// barColumns is how many of n panels a row holds when they are wrapped
+// into a grid (a figure of one metric or of one workload).
+func barColumns(n int) int {
+	switch {
+	case n <= 1:
+		return 1
+	case n <= 6:
+		return 2
+	}
+	return 3
+}
+
+// wrapGrid places n panels in rows of barColumns(n), in order: each
+// cell a panel's index, or -1 for an empty cell at the end.
+func wrapGrid(n int) [][]int {
+	cols := barColumns(n)
+	var grid [][]int
+	for k := range n {
+		if k%cols == 0 {
+			grid = append(grid, slices.Repeat([]int{-1}, cols))
 		}
-		axis := panel.axis
-		if pi > 0 && axis == bp.panels[pi-1].axis {
-			// The same unit as the panel on its left: said once, so
-			// that narrow panels' labels do not run into each other.
-			axis = ""
+		grid[len(grid)-1][k%cols] = k
+	}
+	return grid
+}
+
+// arrange lays out the panels — a figure of one metric (or of one
+// workload): its workloads' (metrics') panels wrapped into rows of
+// barColumns; else a row per workload, a column per metric — and
+// decides which panels share a value axis and which write the names.
+func (bp *barPlot) arrange() {
+	empty := [2]int{-1, -1}
+	var wrap [][2]int // the panels to wrap into rows, if one dimension is 1
+	switch {
+	case len(bp.panels) == 1:
+		for ci := range bp.cells {
+			wrap = append(wrap, [2]int{ci, 0})
 		}
-		p := newPlot(tx(title), tx(axis), "")
-		p.X.Min = 0
-		p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
-		names := make([]string, n)
-		var crosses plotter.XYs // the invalid repetitions, drawn last, on top
-		for i, bv := range bp.vals[pi] {
-			// The first configuration on top.
-			pos := float64(n - 1 - i)
-			if pi == 0 {
-				names[n-1-i] = tx(bv.cfg.Name)
+	case len(bp.cells) == 1:
+		for pi := range bp.panels {
+			wrap = append(wrap, [2]int{0, pi})
+		}
+	default:
+		for ci := range bp.cells {
+			var row [][2]int
+			for pi := range bp.panels {
+				row = append(row, [2]int{ci, pi})
 			}
-			for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
-				crosses = append(crosses, plotter.XY{X: bv.excluded[rep], Y: pos})
+			bp.grid = append(bp.grid, row)
+		}
+	}
+	for _, row := range wrapGrid(len(wrap)) {
+		var r [][2]int
+		for _, k := range row {
+			at := empty
+			if k >= 0 {
+				at = wrap[k]
 			}
-			if bv.ok {
-				addBar(p, bv.agg.Stats, pos, bp.a.style[bv.cfg.Name], tx)
+			r = append(r, at)
+		}
+		bp.grid = append(bp.grid, r)
+	}
+	bp.shared = make([]bool, len(bp.panels))
+	for pi := range bp.panels {
+		lo, hi := math.Inf(1), 0.0
+		for ci := range bp.cells {
+			if m := bp.extent(ci, pi); m > 0 {
+				lo, hi = math.Min(lo, m), math.Max(hi, m)
 			}
 		}
-		addExcluded(p, crosses)
-		p.X.Max *= 1.08 // room for the whiskers' caps
-		p.NominalY(names...)
-		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-		p.Y.Tick.Width = 0
-		row[pi] = p
+		bp.shared[pi] = hi <= barSharedSpread*lo
+	}
+	bp.sameNames = true
+	for _, c := range bp.cells[1:] {
+		bp.sameNames = bp.sameNames && slices.Equal(bp.names(c), bp.names(bp.cells[0]))
+	}
+}
+
+// names returns the configuration names a cell's panels write: their
+// names within the workload.
+func (bp *barPlot) names(c barCell) []string {
+	var out []string
+	for _, i := range c.idx {
+		out = append(out, bp.a.baseName(bp.vals[0][i].cfg.Name))
+	}
+	return out
+}
+
+// extent is the largest value panel (ci, pi) draws: whisker ends, bars
+// and invalid repetitions.
+func (bp *barPlot) extent(ci, pi int) float64 {
+	m := 0.0
+	for _, i := range bp.cells[ci].idx {
+		v := bp.vals[pi][i]
+		if v.ok {
+			_, hi, _ := v.agg.Stats.Band()
+			m = math.Max(m, math.Max(hi, v.agg.Stats.Median))
+		}
+		for _, x := range v.excluded {
+			m = math.Max(m, x)
+		}
+	}
+	return m
+}
+
+// height is the figure's height: its title, its rows of panels (a bar
+// pitch each configuration, the panel's title and axis around them)
+// and the legend's band under them unless an empty cell holds it.
+func (bp *barPlot) height() vg.Length {
+	n := 0
+	for _, c := range bp.cells {
+		n = max(n, len(c.idx))
+	}
+	pitch := 0.2
+	if len(bp.grid) > 3 {
+		pitch = 0.15
+	}
+	h := 0.55 + float64(len(bp.grid))*(pitch*float64(n)+0.6)
+	if last := bp.grid[len(bp.grid)-1]; last[len(last)-1][0] >= 0 {
+		h += 0.6 // the legend under the panels
+	}
+	return vg.Length(h) * vg.Inch
+}
+
+// layout returns the figure's grid of panels and its legend
+// (Figure.lay).
+func (bp *barPlot) layout(tx func(string) string) layout {
+	var rows [][]*plot.Plot
+	for r, row := range bp.grid {
+		var ps []*plot.Plot
+		for c, at := range row {
+			if at[0] < 0 {
+				ps = append(ps, nil)
+				continue
+			}
+			below := r+1 < len(bp.grid) && bp.grid[r+1][c][0] >= 0
+			ps = append(ps, bp.panel(tx, at[0], at[1], c == 0 || !bp.sameNames, !below))
+		}
+		rows = append(rows, ps)
 	}
 	l := newLegend()
 	l.Add(tx("bar: median of valid reps"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
@@ -160,12 +342,93 @@ func (bp *barPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) 
 			break
 		}
 	}
-	return [][]*plot.Plot{row}, &l
+	return layout{panels: rows, legend: &l}
+}
+
+// panel draws workload ci's bars of metric pi: its configurations top
+// down in the run's order, their names on the left if names, the
+// metric's axis label under it if axis.
+func (bp *barPlot) panel(tx func(string) string, ci, pi int, names, axis bool) *plot.Plot {
+	cell, panel := bp.cells[ci], bp.panels[pi]
+	title := cell.title
+	switch {
+	case len(bp.panels) == 1:
+	case title == "":
+		title = panel.title // one workload: the panels are the metrics
+	case ci == 0 && len(bp.cells) > 1:
+		// A row per workload, a column per metric: the metric heads its
+		// column.
+		title = panel.title + "\n" + title
+	}
+	xlabel := ""
+	if axis {
+		xlabel = panel.axis
+	}
+	p := newPlot(tx(title), tx(xlabel), "")
+	p.X.Min = 0
+	p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+	n := len(cell.idx)
+	labels := make([]string, n)
+	var crosses plotter.XYs // the invalid repetitions, drawn last, on top
+	for k, i := range cell.idx {
+		bv := bp.vals[pi][i]
+		pos := float64(n - 1 - k) // the first configuration on top
+		if names {
+			labels[n-1-k] = tx(bp.a.baseName(bv.cfg.Name))
+		}
+		right := 0.0
+		for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
+			crosses = append(crosses, plotter.XY{X: bv.excluded[rep], Y: pos})
+			right = math.Max(right, bv.excluded[rep])
+		}
+		if bv.ok {
+			addBar(p, bv.agg.Stats, pos, bp.a.style[bv.cfg.Name], right, tx)
+		}
+	}
+	addExcluded(p, crosses)
+	top := bp.extent(ci, pi)
+	if bp.shared[pi] {
+		for c := range bp.cells {
+			top = math.Max(top, bp.extent(c, pi))
+		}
+	}
+	// Room for the whiskers' caps and the medians written beside them
+	// (unpadded: a quarter of the panel's width).
+	p.X.Max = math.Max(top, p.X.Max) * 1.35
+	if p.X.Max <= 0 {
+		p.X.Max = 1
+	}
+	p.NominalY(labels...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.Y.Tick.Width = 0
+	return p
+}
+
+// axesText says in a caption how the panels' value axes are scaled: one
+// shared axis per metric, or each panel its own.
+func (bp *barPlot) axesText() string {
+	if len(bp.cells) < 2 {
+		return ""
+	}
+	var own []string
+	for pi, sh := range bp.panels {
+		if !bp.shared[pi] {
+			own = append(own, sh.title)
+		}
+	}
+	switch {
+	case len(own) == 0:
+		return " Every panel of a metric shares its value axis."
+	case len(own) == len(bp.panels):
+		return fmt.Sprintf(" Each panel has its own value axis: the workloads' values differ by more than %d×.", barSharedSpread)
+	}
+	return fmt.Sprintf(" The panels of %s each have their own value axis (the workloads' values differ by more than %d×); those of the other metrics share one.", joinAnd(own), barSharedSpread)
 }
 
 // addBar draws one horizontal bar at pos: the median of st in style, its
-// band as a whisker, and the median as text beside the whisker.
-func addBar(p *plot.Plot, st results.Stats, pos float64, style seriesStyle, tx func(string) string) {
+// band as a whisker, and the median as text right of the whisker and of
+// the invalid repetitions' crosses at or below right (the bar's values).
+func addBar(p *plot.Plot, st results.Stats, pos float64, style seriesStyle, right float64, tx func(string) string) {
 	b := &bars{Cats: []float64{pos}, Values: []float64{st.Median}, Width: 0.7, Horizontal: true,
 		Color: style.barFill(), Line: style.barLine()}
 	p.Add(b)
@@ -179,70 +442,72 @@ func addBar(p *plot.Plot, st results.Stats, pos float64, style seriesStyle, tx f
 	// The median as text beside the whisker, so that bars too short to
 	// see (LF's allocations) still read as a number.
 	if lb, err := plotter.NewLabels(plotter.XYLabels{
-		XYs:    plotter.XYs{{X: math.Max(hi, st.Median), Y: pos}},
+		XYs:    plotter.XYs{{X: math.Max(right, math.Max(hi, st.Median)), Y: pos}},
 		Labels: []string{tx(trimFloat(st.Median))},
 	}); err == nil {
 		sty := textStyle(fontSmall)
 		sty.YAlign = draw.YCenter
 		lb.TextStyle = []text.Style{sty}
 		lb.Offset = vg.Point{X: vg.Points(6)}
-		p.Add(lb)
+		p.Add(unpadded{lb})
 	}
 }
+
+// unpadded draws a plotter without asking for room outside the data
+// area: gonum shrinks a panel's data area to fit every label's box, by
+// a different amount in each panel, which plot.Align cannot line up
+// (the grid then ran off the figure's right edge). The panel leaves
+// room for the labels on its value axis instead (barPlot.panel).
+type unpadded struct{ plot.Plotter }
 
 // capacityFigure is figure 3: capacity (closed-loop saturation rate) per
 // configuration.
 func capacityFigure(a *analysis) *Figure {
-	f, vals, excluded := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
+	f, bp, excluded := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
 		[]barPanel{{metric: results.Capacity, title: "capacity", axis: "req/s"}})
 	if f == nil {
 		return nil
 	}
-	best, worst := -1, -1
-	for i, v := range vals[0] {
-		if !v.ok {
-			continue
-		}
-		if best < 0 || v.agg.Stats.Median > vals[0][best].agg.Stats.Median {
-			best = i
-		}
-		if worst < 0 || v.agg.Stats.Median < vals[0][worst].agg.Stats.Median {
-			worst = i
-		}
-	}
-	if best < 0 {
-		f.Caption = "Capacity per configuration: no configuration has a valid closed-loop saturation run." + excludedCaption(excluded)
-		return f
-	}
-	b, w := vals[0][best], vals[0][worst]
-	f.Caption = fmt.Sprintf("Capacity per configuration (median of the valid closed-loop saturation runs): %s is highest at %s req/s",
-		b.cfg.Name, trimFloat(b.agg.Stats.Median))
-	if best != worst {
-		f.Caption += fmt.Sprintf(", %s lowest at %s req/s (%.2f× the highest)", w.cfg.Name, trimFloat(w.agg.Stats.Median),
-			w.agg.Stats.Median/b.agg.Stats.Median)
-	}
-	if len(a.workloadsOf()) > 1 {
-		f.Caption += ". " + capitalize(strings.TrimSuffix(a.perWorkload(vals[0], func(v []barValue) string {
-			if r := runnerUpText(v, true, " req/s"); r != "" {
-				return r + ". "
+	f.Caption = "Capacity per configuration: medians of the valid closed-loop saturation runs, whiskers their 95% intervals. " +
+		capitalize(a.perWorkload(bp.vals[0], func(vs []barValue) string {
+			best, worst := -1, -1
+			for i, v := range vs {
+				if !v.ok {
+					continue
+				}
+				if best < 0 || v.agg.Stats.Median > vs[best].agg.Stats.Median {
+					best = i
+				}
+				if worst < 0 || v.agg.Stats.Median < vs[worst].agg.Stats.Median {
+					worst = i
+				}
 			}
-			return ""
-		}), " "))
-		f.Caption = strings.TrimSuffix(f.Caption, ".")
-	} else if r := runnerUpText(vals[0], true, " req/s"); r != "" {
-		f.Caption += "; " + r
-	}
-	f.Caption += "." + excludedCaption(excluded)
+			if best < 0 {
+				return "no configuration has a valid closed-loop saturation run. "
+			}
+			b, w := vs[best], vs[worst]
+			s := fmt.Sprintf("highest is %s at %s", a.baseName(b.cfg.Name), statText(b.agg.Stats, "req/s"))
+			if best != worst {
+				s += fmt.Sprintf(", lowest %s at %s (%.2f× the highest)", a.baseName(w.cfg.Name), statText(w.agg.Stats, "req/s"),
+					w.agg.Stats.Median/b.agg.Stats.Median)
+			}
+			if r := runnerUpText(a, vs, true, "req/s"); r != "" {
+				s += "; " + r
+			}
+			return s + ". "
+		}))
+	f.Caption = strings.TrimSpace(f.Caption) + bp.axesText()
+	f.Caption += excludedCaption(excluded)
 	return f
 }
 
 // runnerUpText says whether the best configuration of a panel (the
 // highest median if higher is better, else the lowest) is clear of the
-// runner-up: "clear of the runner-up X (v) across repetitions", or
-// "within the runner-up X's interval (v)" when the two intervals
-// overlap. unit follows the runner-up's value; "" if fewer than two
-// configurations have a value.
-func runnerUpText(vals []barValue, higherIsBetter bool, unit string) string {
+// runner-up: "clear of the runner-up X (v [lo, hi]) across
+// repetitions", or "within the runner-up X's interval (v [lo, hi])"
+// when the two intervals overlap. unit follows the runner-up's median;
+// "" if fewer than two configurations have a value.
+func runnerUpText(a *analysis, vals []barValue, higherIsBetter bool, unit string) string {
 	var ok []barValue
 	for _, v := range vals {
 		if v.ok {
@@ -263,11 +528,22 @@ func runnerUpText(vals []barValue, higherIsBetter bool, unit string) string {
 	bLo, bHi, _ := b.Band()
 	rLo, rHi, _ := r.Band()
 	overlap := bLo <= rHi && rLo <= bHi
-	v := trimFloat(r.Median) + unit
+	v := statText(r, unit)
+	best, runner := a.baseName(ok[0].cfg.Name), a.baseName(ok[1].cfg.Name)
 	if overlap {
-		return fmt.Sprintf("%s is within the runner-up %s's interval (%s)", ok[0].cfg.Name, ok[1].cfg.Name, v)
+		return fmt.Sprintf("%s is within the runner-up %s's interval (%s)", best, runner, v)
 	}
-	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", ok[0].cfg.Name, ok[1].cfg.Name, v)
+	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", best, runner, v)
+}
+
+// statText is a median with its unit and interval, as the summary
+// writes it (fmtStat): "48200 req/s [46600, 49400]".
+func statText(s results.Stats, unit string) string {
+	if s.N == 0 || unit == "" || unit == "ns" {
+		return fmtStat(s, unit)
+	}
+	med, rest, _ := strings.Cut(fmtStat(s, unit), " ")
+	return strings.TrimSpace(med + " " + unit + " " + rest)
 }
 
 // perWorkload applies text to vals, or in a run of several workloads to
@@ -295,9 +571,9 @@ func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) st
 }
 
 // lowestText names the configuration with the lowest median of a panel
-// and how it stands against the runner-up: "lowest is proactor (22.4);
-// proactor is clear of …".
-func lowestText(vals []barValue, unit string) string {
+// and how it stands against the runner-up: "lowest is proactor (22.4
+// µs/req [21, 23]); proactor is clear of …".
+func lowestText(a *analysis, vals []barValue, unit string) string {
 	best := -1
 	for i, v := range vals {
 		if v.ok && (best < 0 || v.agg.Stats.Median < vals[best].agg.Stats.Median) {
@@ -307,129 +583,55 @@ func lowestText(vals []barValue, unit string) string {
 	if best < 0 {
 		return ""
 	}
-	s := fmt.Sprintf("lowest is %s (%s%s)", vals[best].cfg.Name, trimFloat(vals[best].agg.Stats.Median), unit)
-	if r := runnerUpText(vals, false, unit); r != "" {
+	s := fmt.Sprintf("lowest is %s (%s)", a.baseName(vals[best].cfg.Name), statText(vals[best].agg.Stats, unit))
+	if r := runnerUpText(a, vals, false, unit); r != "" {
 		s += "; " + r
 	}
 	return s + ". "
 }
 
-// claim is one of the seed's claims about Leader/Followers (LF) and
-// Half-Sync/Half-Reactive (HS/HR) that a cost figure tests.
-type claim struct {
-	text   string // the claim, e.g. "LF needs no context switch per request; HS/HR pays one"
-	metric results.Metric
-	unit   string // per-request unit for the caption
-	verb   string // "switches", "spends", "allocates": LF … less than HS/HR
-}
-
-// costFigure draws per-request costs at the chosen load and states
-// whether the data shows the claim.
-func costFigure(a *analysis, name, title string, panels []barPanel, c claim) *Figure {
+// costFigure draws per-request costs at the chosen load; its caption
+// names the lowest configuration of each workload and points to the
+// Claims table when the figure draws a claim's metric.
+func costFigure(a *analysis, name, title string, panels []barPanel) *Figure {
 	if !a.hasLoad {
 		return nil
 	}
-	f, vals, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadText()), "open "+a.loadShort(), a.atLoad, panels)
+	f, bp, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadTitle()), "open "+a.loadShort(), a.atLoad, panels)
 	if f == nil {
 		return nil
 	}
-	pi := slices.IndexFunc(panels, func(p barPanel) bool { return p.metric.Name == c.metric.Name })
-	if pi < 0 {
-		panic("plots: the claim of figure " + name + " is about " + c.metric.Name + ", which none of its panels shows")
+	unit := panels[0].metric.Unit
+	if i := slices.IndexFunc(claims, func(c claim) bool { return c.metric.Name == panels[0].metric.Name }); i >= 0 {
+		unit = claims[i].unit
 	}
-	verdict, warnings := testClaim(c, vals[pi])
-	f.Caption = fmt.Sprintf("%s per configuration at %s (medians of the valid repetitions). %s%s", title, a.loadText(), capitalize(a.perWorkload(vals[pi], func(v []barValue) string { return lowestText(v, " "+c.unit) })), verdict) + excludedCaption(excluded)
-	for _, w := range warnings {
-		f.note("Claim test: %s", w)
+	f.Caption = fmt.Sprintf("%s per configuration at %s: medians of the valid repetitions, whiskers their 95%% intervals. %s",
+		title, a.loadText(), capitalize(a.perWorkload(bp.vals[0], func(v []barValue) string { return lowestText(a, v, unit) })))
+	f.Caption = strings.TrimSpace(f.Caption) + bp.axesText()
+	for _, p := range panels {
+		if slices.ContainsFunc(claims, func(c claim) bool { return c.metric.Name == p.metric.Name }) {
+			f.Caption += " The Claims section tests the patterns' claims about this cost, workload by workload."
+			break
+		}
 	}
+	f.Caption += excludedCaption(excluded)
 	return f
-}
-
-// testClaim tests "LF's metric is lower than HS/HR's" on every pair of an
-// LF and an HS/HR configuration at the chosen load (vals: the bars of the
-// claim's metric, valid repetitions only), with benchstat's Mann–Whitney U
-// test, and says whether
-// the data shows it, refutes it, or cannot decide; warnings are the test's
-// own (e.g. too few repetitions to ever reach significance).
-func testClaim(c claim, vals []barValue) (verdict string, warnings []string) {
-	type side struct {
-		name string
-		agg  results.Aggregate
-	}
-	var lf, hs []side
-	for _, v := range vals {
-		if !v.ok {
-			continue
-		}
-		switch v.cfg.Model {
-		case modelLF:
-			lf = append(lf, side{v.cfg.Name, v.agg})
-		case modelHSHR:
-			hs = append(hs, side{v.cfg.Name, v.agg})
-		}
-	}
-	head := fmt.Sprintf("Claim (%s): ", c.text)
-	if len(lf) == 0 || len(hs) == 0 {
-		missing := "Leader/Followers"
-		if len(lf) > 0 {
-			missing = "Half-Sync/Half-Reactive"
-		}
-		return head + fmt.Sprintf("cannot be tested — the run has no valid %s measurement at this load.", missing), nil
-	}
-	var higher, unsure []string
-	maxP := 0.0
-	for _, l := range lf {
-		for _, h := range hs {
-			cmp := stats.MannWhitney(l.agg.Stats.Values, h.agg.Stats.Values)
-			pair := fmt.Sprintf("%s vs %s (p=%.3g)", l.name, h.name, cmp.P)
-			for _, w := range cmp.Warnings {
-				if w = pair + ": " + w; !slices.Contains(warnings, w) {
-					warnings = append(warnings, w)
-				}
-			}
-			switch {
-			case !cmp.Significant():
-				unsure = append(unsure, pair)
-			case l.agg.Stats.Median < h.agg.Stats.Median:
-				maxP = math.Max(maxP, cmp.P)
-			default:
-				higher = append(higher, pair)
-			}
-		}
-	}
-	values := func(ss []side) string {
-		var parts []string
-		for _, s := range ss {
-			parts = append(parts, fmt.Sprintf("%s %s", s.name, trimFloat(s.agg.Stats.Median)))
-		}
-		return strings.Join(parts, ", ")
-	}
-	nums := fmt.Sprintf("medians %s: LF %s; HS/HR %s", c.unit, values(lf), values(hs))
-	switch {
-	case len(higher) > 0:
-		return head + fmt.Sprintf("refuted — LF %s significantly more than HS/HR for %s (%s).", c.verb, joinAnd(higher), nums), warnings
-	case len(unsure) > 0:
-		return head + fmt.Sprintf("not shown — no significant difference for %s (Mann–Whitney U, α=0.05; %s).", joinAnd(unsure), nums), warnings
-	}
-	return head + fmt.Sprintf("shown — every LF configuration %s significantly less than every HS/HR one (Mann–Whitney U, p ≤ %.3g; %s).", c.verb, maxP, nums), warnings
 }
 
 // ctxswFigure is figure 4: context switches per request.
 func ctxswFigure(a *analysis) *Figure {
 	return costFigure(a, "ctxsw", "Server context switches per request", []barPanel{
-		{metric: results.CtxswPerReq, title: "all", axis: "context switches / request"},
-		{metric: results.VoluntaryCtxswPerReq, title: "voluntary", axis: "context switches / request"},
-		{metric: results.InvoluntaryCtxswPerReq, title: "involuntary", axis: "context switches / request"},
-	}, claim{text: "LF needs no context switch per request; HS/HR pays one for the hand-off", metric: results.CtxswPerReq,
-		unit: "ctxsw/req", verb: "switches"})
+		{metric: results.CtxswPerReq, title: "all", axis: "switches / request"},
+		{metric: results.VoluntaryCtxswPerReq, title: "voluntary", axis: "switches / request"},
+		{metric: results.InvoluntaryCtxswPerReq, title: "involuntary", axis: "switches / request"},
+	})
 }
 
 // cpuFigure is figure 5: server CPU per request.
 func cpuFigure(a *analysis) *Figure {
 	return costFigure(a, "cpu", "Server CPU time per request", []barPanel{
 		{metric: results.CPUPerReq, title: "user + system", axis: "µs / request"},
-	}, claim{text: "LF avoids the hand-off's synchronization and copying, so it spends less CPU per request than HS/HR", metric: results.CPUPerReq,
-		unit: "µs/req", verb: "spends CPU"})
+	})
 }
 
 // allocsFigure is figure 6: allocations per request.
@@ -437,6 +639,5 @@ func allocsFigure(a *analysis) *Figure {
 	return costFigure(a, "allocs", "Server heap allocations per request", []barPanel{
 		{metric: results.AllocsPerReq, title: "objects", axis: "allocations / request"},
 		{metric: results.BytesPerReq, title: "bytes", axis: "bytes / request"},
-	}, claim{text: "LF needs no allocation per request; HS/HR allocates one to hand each request over", metric: results.AllocsPerReq,
-		unit: "allocs/req", verb: "allocates"})
+	})
 }

@@ -138,7 +138,7 @@ func hasRatePoints(a *analysis) bool {
 // model series' style (marked by controlGlyph when drawn).
 func connStyles(series []*connSeries) []seriesStyle {
 	out := make([]seriesStyle, len(series))
-	st := newStyler()
+	st := newStyler(identity)
 	model := func(s *connSeries) string {
 		if len(s.groups) > 0 {
 			return s.groups[0].Config.Model

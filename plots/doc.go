@@ -94,29 +94,41 @@
 //     percentile every curve supports (p99.9, else p99, else p90) and
 //     whether the lowest is clear of the runner-up across repetitions —
 //     per workload in a run of several, where the grid has a row per
-//     workload. Note: such a grid (the suite: 5 rows, 35 legend entries)
-//     is taller than a page in its TeX form, about 455 × 1050 pt with the
-//     legend under the panels; a one-workload run's is 455 × 420 pt;
+//     workload, each panel titled with its workload and equal load. It is
+//     drawn at TexMaxWidth in every format: the suite's 5 × 3 grid is
+//     455 × 620 pt, a page. A legend under each column of panels names
+//     the configurations that column draws (by their names within the
+//     workload, at most maxPanelSeries and the invalid repetitions'
+//     cross), never one legend of every configuration; the axes are shared,
+//     so their values are written along the bottom row and the left
+//     column only;
 //  3. capacity: closed-loop saturation rate per configuration, the
 //     caption naming the highest and lowest and whether the highest is
-//     clear of the runner-up's interval (runnerUpText);
+//     clear of the runner-up's interval (runnerUpText), per workload;
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
-//     load. Their captions name the lowest configuration and whether it
-//     is clear of the runner-up's interval, and test the seed's claims — Leader/Followers needs
-//     no hand-off, allocation or context switch per request, while
-//     Half-Sync/Half-Reactive pays each — with benchstat's Mann–Whitney U
-//     test on every pair of an LF and an HS/HR configuration (valid
-//     repetitions only), and say
-//     "shown", "refuted", "not shown" or "cannot be tested", from the
-//     numbers;
+//     load. Their captions name the lowest configuration of each workload
+//     and whether it is clear of the runner-up's interval, and point to
+//     the Claims section, which tests the seed's claims (claims.go).
+//     The bar figures (3–6, and the front end's) are small multiples in a
+//     run of several workloads: a panel per workload holding that
+//     workload's configurations only (barPlot.arrange), wrapped into rows of
+//     barColumns, or a row per workload and a column per metric where a
+//     figure has several metrics; each panel titled with its workload and
+//     equal load. Panels of one metric share a value axis when the
+//     workloads' largest values are within barSharedSpread (3×) of each
+//     other, else each has its own, and the caption says which. They are
+//     drawn at TexMaxWidth in every format, the names of the
+//     configurations along the left column only when every panel draws
+//     the same ones, the legend in the grid's empty cell if it has one;
 //  7. mechanisms, only for a run with mechanisms points: system calls
 //     per request by kind, a stacked horizontal bar per configuration, a
-//     panel per workload on one scale (two columns), the kinds merged
-//     into at most six segments (mechKinds: accept, rare in a window,
-//     with other); drawn when at least one point was counted, its
-//     caption naming each workload's fewest and most;
+//     panel per workload on one scale, laid out as the bar figures are,
+//     the kinds merged into at most six segments (mechKinds: accept,
+//     rare in a window, with other); drawn when at least one point was
+//     counted, its caption naming each workload's fewest and most;
 //  8. threads: each Leader/Followers thread's share of the handle-set
-//     events, busiest first, per promotion order.
+//     events, busiest first, per promotion order, a panel per workload in
+//     a run of several.
 //  9. connections, only for a run with absolute-rate points
 //     (results.KindRate, the connections profile): p50, p99 and p99.9
 //     latency, CPU and context switches per request, RSS, OS threads and open
@@ -180,18 +192,41 @@
 //     figure (modelColors: leaderfollowers blue, halfsynchalfreactive
 //     vermillion, proactor bluish green, activeobject reddish purple,
 //     threadperconn orange, netpoll sky blue, frontend yellow); a model's
-//     variants (promotion orders, pooled, workloads) differ by marker and
-//     dash, in their order in the run. The legend sits outside the data
-//     area, in a column of its own (under the panels when the figure is
-//     too narrow for one, as a TeX figure is).
+//     variants (promotion orders, pooled) differ by marker and dash, in
+//     their order in the run, and one configuration looks the same under
+//     every workload: a workload is told by its panel. A legend sits
+//     outside the data areas: under each column of panels (the
+//     spectrum), in the grid's empty cell, or in a column of its own
+//     (under the panels when the figure is too narrow for one, as a TeX
+//     figure is). A panel's title is centred over its data area, not over
+//     its axis labels, so that the titles of a row line up; a figure's
+//     title is wrapped to the figure's width.
 //
 // The report reads top-down: the answer, then why, then how it was
 // measured. After the banner (if any) come the Answers — per summary
 // metric, the best configuration by median and every other one's value as
 // a factor of it with a 95% distribution-free interval
 // (stats.RatioCI), "no significant difference" said as plainly as a
-// win — then the Summary table, the Figures, and last the Experiment,
-// Provenance and Validity sections with the run's warnings.
+// win — then the Summary table (every median with its interval; p99 at
+// the equal load in a suite run), the Promotion orders, the Claims, the
+// Figures, and last the Experiment, Provenance and Validity sections
+// with the run's warnings.
+//
+// The Claims section (claims.go) tests the seed's claims — Leader/Followers
+// needs no context switch, less CPU and no allocation per request, while
+// Half-Sync/Half-Reactive pays each for its hand-off — as a table: a row
+// per claim, workload and pair of an LF and an HS/HR configuration of
+// that workload, never of two workloads. Only LF's default promotion
+// order (lifo) is paired (the Promotion orders section compares the
+// orders), each with the HS/HR configuration of the same kind
+// (claimKey: the same thread count in a thread sweep). A row gives LF ÷
+// HS/HR with its 95% interval (stats.RatioCI), the exact one-sided
+// Mann–Whitney U test's p in the direction the data lean
+// (stats.MannWhitneyGreater), Holm-adjusted over both directions of
+// every row (ClaimsAlpha), and the decision: shown, refuted or
+// undecided. With the suite's 5 repetitions no row can be decided (the
+// smallest p, 1/252, is above 0.05/30): the table says so, and how many
+// repetitions would allow it (stats.MannWhitneyMinP).
 //
 // A run folder that holds a validation of the measurement chain
 // (validation.json, written by concbench bench --validate or concbench

@@ -7,8 +7,10 @@ import (
 	"image/color"
 	"io"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -45,6 +47,9 @@ type Figure struct {
 	// build returns the panels (rows of plots) and the legend, with every
 	// string passed through tx (LaTeX escaping for tex output).
 	build func(tx func(string) string) (panels [][]*plot.Plot, legend *plot.Legend)
+	// lay, if set, is used instead of build: panels with legends of their
+	// own (layout).
+	lay func(tx func(string) string) layout
 }
 
 // canvas returns an empty canvas of the figure's size in format.
@@ -116,9 +121,37 @@ func (f *Figure) Render(w io.Writer, format string) (err error) {
 	return nil
 }
 
-// draw lays the figure out on dc: the title on top, the panels aligned in
-// a grid, the legend in a column of its own on the right, outside every
-// data area.
+// layout is what a figure draws: its panels, and the legends that say
+// what they show.
+type layout struct {
+	// panels are the rows of panels, every row as long as the first; a
+	// nil panel is an empty cell.
+	panels [][]*plot.Plot
+	// legend is the figure's legend: in the last empty cell of the
+	// bottom row if there is one, else in a column of its own on the
+	// right, or a band under the panels when the figure is too narrow
+	// for that. nil: none.
+	legend *plot.Legend
+	// columns, if set, are a legend per column of panels (the
+	// configurations that column draws), each under its column: a
+	// reader finds a curve's name under the panel that draws it, not in
+	// one long list beside the figure. A nil entry is a column without.
+	columns []*plot.Legend
+}
+
+// layout returns what the figure draws (Figure.lay, else build's panels
+// and legend).
+func (f *Figure) layout(tx func(string) string) layout {
+	if f.lay != nil {
+		return f.lay(tx)
+	}
+	panels, legend := f.build(tx)
+	return layout{panels: panels, legend: legend}
+}
+
+// draw lays the figure out on dc: the title on top (wrapped to the
+// figure's width), the panels aligned in a grid, each panel's title
+// centred over its data area, the legends outside every data area.
 func (f *Figure) draw(dc draw.Canvas, tx func(string) string) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
@@ -128,45 +161,138 @@ func (f *Figure) draw(dc draw.Canvas, tx func(string) string) {
 	if f.Title != "" {
 		sty := textStyle(fontTitle)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		area.FillText(sty, vg.Point{X: area.Center().X, Y: area.Max.Y}, tx(f.Title))
-		area = draw.Crop(area, 0, 0, 0, -(sty.Height(tx(f.Title)) + pad))
+		title := wrapText(sty, tx(f.Title), area.Size().X)
+		area.FillText(sty, vg.Point{X: area.Center().X, Y: area.Max.Y}, title)
+		area = draw.Crop(area, 0, 0, 0, -(sty.Height(title) + pad))
 	}
 
-	panels, legend := f.build(tx)
-	if legend != nil && legend.Rectangle(area).Size().X > 0 {
-		size := legend.Rectangle(area).Size()
-		w := size.X + 2*pad
-		cols := 1
-		if len(panels) > 0 {
-			cols = max(len(panels[0]), 1)
+	lay := f.layout(tx)
+	panels := lay.panels
+	cols := 1
+	if len(panels) > 0 {
+		cols = max(len(panels[0]), 1)
+	}
+	// The figure's legend in an empty cell if the bottom row has one
+	// (drawn after the panels are aligned), else beside or under them.
+	spare := -1
+	if n := len(panels); n > 0 && lay.legend != nil {
+		for i := len(panels[n-1]) - 1; i >= 0 && spare < 0; i-- {
+			if panels[n-1][i] == nil {
+				spare = i
+			}
 		}
-		if (area.Size().X-w)/vg.Length(cols) >= minPanelWidth {
-			// A column of its own on the right.
-			legendArea := draw.Crop(area, area.Size().X-w+pad, 0, 0, -pad)
-			area = draw.Crop(area, 0, -w, 0, 0)
-			legend.Draw(legendArea)
-		} else {
-			// Too narrow for a column (a TeX figure at a page's text
-			// width): a band of its own under the panels.
-			h := size.Y + 2*pad
-			legendArea := draw.Crop(area, pad, 0, 0, -(area.Size().Y - h))
-			area = draw.Crop(area, 0, 0, h, 0)
-			legend.Left, legend.Top = true, true
-			legend.Draw(legendArea)
-		}
+	}
+	if lay.legend != nil && spare < 0 {
+		area = placeLegend(area, lay.legend, cols)
 	}
 	if len(panels) == 0 {
 		return
 	}
-	tiles := draw.Tiles{Rows: len(panels), Cols: len(panels[0]), PadX: vg.Points(14), PadY: vg.Points(10)}
+	// The columns' legends: a band under the panels, as tall as the
+	// tallest.
+	var band vg.Length
+	for _, l := range lay.columns {
+		if l != nil {
+			band = max(band, l.Rectangle(area).Size().Y+pad)
+		}
+	}
+	legendBand := draw.Crop(area, 0, 0, 0, -(area.Size().Y - band))
+	area = draw.Crop(area, 0, 0, band, 0)
+
+	tiles := draw.Tiles{Rows: len(panels), Cols: cols, PadX: vg.Points(14), PadY: vg.Points(10)}
 	canvases := plot.Align(panels, tiles, area)
 	for j, row := range panels {
 		for i, p := range row {
 			if p != nil {
-				p.Draw(canvases[j][i])
+				drawPanel(p, canvases[j][i])
 			}
 		}
 	}
+	if spare >= 0 {
+		c := canvases[len(panels)-1][spare]
+		lay.legend.Left, lay.legend.Top = true, true
+		lay.legend.Draw(draw.Crop(c, pad, 0, 0, -pad))
+	}
+	for i, l := range lay.columns {
+		if l == nil || i >= cols {
+			continue
+		}
+		// Under the column, from the left edge of its panels' canvas
+		// (axis labels included: a legend is wider than a data area).
+		x := canvases[len(panels)-1][i].Min.X
+		l.Left, l.Top = true, true
+		l.Draw(draw.Canvas{Canvas: legendBand.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: legendBand.Min.Y}, Max: vg.Point{X: legendBand.Max.X, Y: legendBand.Max.Y - pad/2}}})
+	}
+}
+
+// placeLegend draws legend in a column of its own on the right of area
+// if the cols columns of panels keep minPanelWidth beside it, else in a
+// band of its own under them (a TeX figure at a page's text width), and
+// returns the area left to the panels.
+func placeLegend(area draw.Canvas, legend *plot.Legend, cols int) draw.Canvas {
+	size := legend.Rectangle(area).Size()
+	if size.X <= 0 {
+		return area
+	}
+	pad := vg.Points(6)
+	if w := size.X + 2*pad; (area.Size().X-w)/vg.Length(cols) >= minPanelWidth {
+		legend.Draw(draw.Crop(area, area.Size().X-w+pad, 0, 0, -pad))
+		return draw.Crop(area, 0, -w, 0, 0)
+	}
+	h := size.Y + 2*pad
+	legend.Left, legend.Top = true, true
+	legend.Draw(draw.Crop(area, pad, 0, 0, -(area.Size().Y - h)))
+	return draw.Crop(area, 0, 0, h, 0)
+}
+
+// drawPanel draws p on c with its title centred over its data area, not
+// over the whole panel as gonum centres it: a panel with tick labels
+// and an axis label on its left would otherwise carry its title off
+// the centre of what it titles, unlike its neighbours. The title keeps
+// the room gonum gives it, so that plot.Align's spacing holds.
+func drawPanel(p *plot.Plot, c draw.Canvas) {
+	title := p.Title.Text
+	if title == "" {
+		p.Draw(c)
+		return
+	}
+	sty := p.Title.TextStyle
+	inner := draw.Crop(c, 0, 0, 0, -(sty.Rectangle(title).Size().Y + p.Title.Padding))
+	p.Title.Text = ""
+	p.Draw(inner)
+	data := p.DataCanvas(inner)
+	p.Title.Text = title
+	// Centred over the data area, moved only as far as needed to stay
+	// within the panel, and set on the data area's top: plot.Align can
+	// leave one panel's canvas taller than its neighbours', and a title
+	// on the canvas's top would then stand above theirs.
+	w := sty.Width(title)
+	x := max(data.Center().X, c.Min.X+w/2)
+	x = min(x, c.Max.X-w/2)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+	c.FillText(sty, vg.Point{X: x, Y: data.Max.Y + p.Title.Padding}, title)
+}
+
+// wrapText breaks s into lines at spaces so that each line is at most
+// width wide in sty, where a word allows: a figure's title fits its
+// figure rather than running off both edges.
+func wrapText(sty text.Style, s string, width vg.Length) string {
+	words := strings.Fields(s)
+	if len(words) == 0 || sty.Width(s) <= width {
+		return s
+	}
+	var lines []string
+	line := words[0]
+	for _, w := range words[1:] {
+		if sty.Width(line+" "+w) > width {
+			lines = append(lines, line)
+			line = w
+			continue
+		}
+		line += " " + w
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // WriteCSV writes the plotted data: the header, then one row per plotted

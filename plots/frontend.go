@@ -59,7 +59,7 @@ func frontEndFigure(a *analysis) *Figure {
 		return a.atLoad(name)
 	}
 	title := "Front end: who reads each response, and what it costs"
-	f, vals, excluded := barFigure(a, "frontend", fmt.Sprintf("%s, at %s", title, a.loadText()), fmt.Sprintf("open %.2f", a.load), pick, []barPanel{
+	f, bp, excluded := barFigure(a, "frontend", fmt.Sprintf("%s, at %s", title, a.loadTitle()), fmt.Sprintf("open %.2f", a.load), pick, []barPanel{
 		{metric: handoffsPerReq, title: "hand-offs", axis: "hand-offs / request"},
 		{metric: ownPerReq, title: "own responses", axis: "own responses / request"},
 		{metric: results.CtxswPerReq, title: "context switches", axis: "context switches / request"},
@@ -68,6 +68,7 @@ func frontEndFigure(a *analysis) *Figure {
 	if f == nil {
 		return nil
 	}
+	vals := bp.vals
 	var parts []string
 	for i, v := range vals[0] {
 		if !v.ok || !vals[2][i].ok || !vals[3][i].ok {

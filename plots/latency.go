@@ -697,6 +697,7 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 // each cell the configurations it draws.
 type panelGrid struct {
 	rowLabels []string // the workloads; "" for a single row
+	rowTitles []string // the workloads as a panel's title says them (the spectrum's)
 	colTitles []string
 	cells     [][][]results.ModelConfig
 }

@@ -168,15 +168,15 @@ func TestRunnerUpText(t *testing.T) {
 		want   string
 	}{
 		{name: "clear, lower is better", vals: []barValue{val("a", 20, 19, 21), val("b", 10, 9, 11)},
-			want: "b is clear of the runner-up a (20 x) across repetitions"},
+			want: "b is clear of the runner-up a (20 x [19, 21]) across repetitions"},
 		{name: "overlapping", vals: []barValue{val("a", 20, 15, 25), val("b", 18, 16, 21)},
-			want: "b is within the runner-up a's interval (20 x)"},
+			want: "b is within the runner-up a's interval (20 x [15, 25])"},
 		{name: "higher is better", vals: []barValue{val("a", 20, 19, 21), val("b", 10, 9, 11)}, higher: true,
-			want: "a is clear of the runner-up b (10 x) across repetitions"},
+			want: "a is clear of the runner-up b (10 x [9, 11]) across repetitions"},
 		{name: "one configuration", vals: []barValue{val("a", 20, 19, 21)}, want: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := runnerUpText(tc.vals, tc.higher, " x"); got != tc.want {
+			if got := runnerUpText(&analysis{}, tc.vals, tc.higher, "x"); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})

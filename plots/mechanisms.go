@@ -66,12 +66,23 @@ func (a *analysis) mechRows() []mechRow {
 			if g := a.mechGroup(run, rate); g != nil {
 				row.fill(g)
 			} else {
-				row.why = "no mechanisms point"
+				row.why = a.noMechanisms(run)
 			}
 			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// noMechanisms says why configuration run has no mechanisms point: it is
+// unavailable on the machine, or it has none.
+func (a *analysis) noMechanisms(run string) string {
+	for _, u := range a.run.Unavailable {
+		if u.Config.Name == run {
+			return "unavailable: " + u.Reason
+		}
+	}
+	return "no mechanisms point"
 }
 
 // fill sets r from its mechanisms group g: the medians over the valid
@@ -311,32 +322,34 @@ var mechKinds = []struct {
 }
 
 // mechanismsFigure draws the system calls per request by kind: a panel
-// per workload, a stacked bar per configuration, every panel on one
-// scale.
+// per workload, a stacked bar per configuration, laid out as the bar
+// figures are (wrapGrid, at TexMaxWidth, the legend in an empty cell),
+// the panels on one value axis unless the workloads' totals differ by
+// more than barSharedSpread.
 func mechanismsFigure(a *analysis) *Figure {
 	rows := a.mechRows()
 	if !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
 		return nil
 	}
-	ws := a.workloadsOf()
-	cols := min(len(ws), 2)
-	nrows := (len(ws) + cols - 1) / cols
-	most := 0
-	for _, w := range ws {
-		most = max(most, len(w.runs))
+	mf := &mechFigure{a: a, ws: a.workloadsOf()}
+	for _, w := range mf.ws {
+		var wrows []mechRow
+		for _, r := range rows {
+			if r.workload == w.name {
+				wrows = append(wrows, r)
+			}
+		}
+		mf.rows = append(mf.rows, wrows)
 	}
+	mf.arrange()
 	f := &Figure{
 		Name:   "mechanisms",
 		Title:  "System calls per request by kind (mechanisms point, equal load)",
-		Width:  vg.Length(3.6*float64(cols)+1.8) * vg.Inch,
-		Height: vg.Length(0.4+float64(nrows)*(0.7+0.28*float64(most))) * vg.Inch,
+		Width:  TexMaxWidth,
+		Height: mf.height(),
 		Header: []string{"workload", "config", "segment", "kinds", "per_request", "n", "note"},
 	}
-	xmax := 0.0
 	for _, r := range rows {
-		if r.ok {
-			xmax = max(xmax, sumKinds(&r, results.SyscallKindNames()))
-		}
 		for _, mk := range mechKinds {
 			v, n, note := "", "0", r.why
 			if r.ok {
@@ -348,33 +361,114 @@ func mechanismsFigure(a *analysis) *Figure {
 			f.note("%s under %s: %s", r.name, r.workload, r.why)
 		}
 	}
-	f.Caption = mechanismsCaption(ws, rows)
-	f.build = func(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-		grid := make([][]*plot.Plot, nrows)
-		for i := range grid {
-			grid[i] = make([]*plot.Plot, cols)
+	f.Caption = mechanismsCaption(mf.ws, rows) + mf.axesText()
+	f.lay = mf.layout
+	return f
+}
+
+// mechFigure is what the mechanisms figure draws: per workload, a
+// stacked bar per configuration.
+type mechFigure struct {
+	a    *analysis
+	ws   []suiteWorkload
+	rows [][]mechRow // per workload, its configurations' rows
+	grid [][]int     // workloads' indexes; -1 an empty cell
+	// shared says that every panel has one value axis; sameNames that
+	// every panel draws the same configurations, whose names only the
+	// first column then writes.
+	shared, sameNames bool
+}
+
+// arrange lays the panels out, a workload each, and decides whether they
+// share their value axis and the names.
+func (mf *mechFigure) arrange() {
+	mf.grid = wrapGrid(len(mf.ws))
+	lo, hi := math.Inf(1), 0.0
+	for wi := range mf.ws {
+		if m := mf.extent(wi); m > 0 {
+			lo, hi = math.Min(lo, m), math.Max(hi, m)
 		}
-		for i, w := range ws {
-			var wrows []mechRow
-			for _, r := range rows {
-				if r.workload == w.name {
-					wrows = append(wrows, r)
-				}
+	}
+	mf.shared = hi <= barSharedSpread*lo
+	mf.sameNames = true
+	for _, w := range mf.ws[1:] {
+		mf.sameNames = mf.sameNames && slices.Equal(w.names, mf.ws[0].names)
+	}
+}
+
+// extent is the largest total of workload wi's bars.
+func (mf *mechFigure) extent(wi int) float64 {
+	m := 0.0
+	for _, r := range mf.rows[wi] {
+		if r.ok {
+			m = math.Max(m, sumKinds(&r, results.SyscallKindNames()))
+		}
+	}
+	return m
+}
+
+// height is the figure's height, as a bar figure's (barPlot.height).
+func (mf *mechFigure) height() vg.Length {
+	n := 0
+	for _, rs := range mf.rows {
+		n = max(n, len(rs))
+	}
+	pitch := 0.2
+	if len(mf.grid) > 3 {
+		pitch = 0.15
+	}
+	h := 0.55 + float64(len(mf.grid))*(pitch*float64(n)+0.6)
+	if last := mf.grid[len(mf.grid)-1]; last[len(last)-1] >= 0 {
+		h += 0.6 // the legend under the panels
+	}
+	return vg.Length(h) * vg.Inch
+}
+
+// axesText says in the caption whether the panels share their value
+// axis.
+func (mf *mechFigure) axesText() string {
+	switch {
+	case len(mf.ws) < 2:
+		return ""
+	case mf.shared:
+		return " Every panel shares its value axis."
+	}
+	return fmt.Sprintf(" Each panel has its own value axis: the workloads' totals differ by more than %d×.", barSharedSpread)
+}
+
+// layout returns the grid of panels and the legend of the segments
+// (Figure.lay).
+func (mf *mechFigure) layout(tx func(string) string) layout {
+	top := 0.0
+	for wi := range mf.ws {
+		top = math.Max(top, mf.extent(wi))
+	}
+	var rows [][]*plot.Plot
+	for r, row := range mf.grid {
+		var ps []*plot.Plot
+		for c, wi := range row {
+			if wi < 0 {
+				ps = append(ps, nil)
+				continue
 			}
-			title := w.name
-			if len(ws) == 1 {
+			xmax := top
+			if !mf.shared {
+				xmax = mf.extent(wi)
+			}
+			title := mf.a.workloadTitle(mf.ws[wi])
+			if len(mf.ws) == 1 {
 				title = "" // the figure's title says it
 			}
-			bottom := i+cols >= len(ws)
-			grid[i/cols][i%cols] = mechPanel(tx, title, wrows, xmax, bottom)
+			below := r+1 < len(mf.grid) && mf.grid[r+1][c] >= 0
+			ps = append(ps, mechPanel(tx, title, mf.rows[wi], xmax, c == 0 || !mf.sameNames, !below))
 		}
-		l := newLegend()
-		for _, mk := range mechKinds {
-			l.Add(tx(mk.label), &bars{Color: mk.color, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.4)}})
-		}
-		return grid, &l
+		rows = append(rows, ps)
 	}
-	return f
+	l := newLegend()
+	for _, mk := range mechKinds {
+		l.Add(tx(mk.label), &bars{Color: mk.color, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.4)}})
+	}
+	return layout{panels: rows, legend: &l}
 }
 
 // sumKinds returns r's system calls per request of kinds.
@@ -388,22 +482,25 @@ func sumKinds(r *mechRow, kinds []string) float64 {
 
 // mechPanel is one workload's panel: a stacked bar per configuration,
 // the first on top, its total beside it; a configuration without counts
-// gets the reason instead. The x axis is labelled in the bottom row only.
-func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float64, bottom bool) *plot.Plot {
+// gets the reason instead. Names writes the configurations' names on the
+// left, axis the axis label under it.
+func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float64, names, axis bool) *plot.Plot {
 	xlabel := ""
-	if bottom {
+	if axis {
 		xlabel = "system calls / request"
 	}
 	p := newPlot(tx(title), tx(xlabel), "")
-	p.X.Min, p.X.Max = 0, xmax*1.15 // room for the totals
+	p.X.Min, p.X.Max = 0, math.Max(xmax, 0.1)*1.3 // room for the totals
 	p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
 	n := len(rows)
-	names := make([]string, n)
+	labels := make([]string, n)
 	base := make([]float64, n)
 	cats := make([]float64, n)
 	for i, r := range rows {
 		cats[i] = float64(n - 1 - i)
-		names[n-1-i] = tx(r.name)
+		if names {
+			labels[n-1-i] = tx(r.name)
+		}
 	}
 	for _, mk := range mechKinds {
 		vals := make([]float64, n)
@@ -419,26 +516,26 @@ func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float6
 		}
 	}
 	var xys plotter.XYs
-	var labels []string
+	var texts []string
 	for i, r := range rows {
 		xys = append(xys, plotter.XY{X: base[i], Y: cats[i]})
 		if r.ok {
-			labels = append(labels, tx(fmt.Sprintf("%.2f", base[i])))
+			texts = append(texts, tx(fmt.Sprintf("%.2f", base[i])))
 		} else {
-			labels = append(labels, tx(mechShortWhy(r.why)))
+			texts = append(texts, tx(mechShortWhy(r.why)))
 		}
 	}
-	if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil {
+	if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts}); err == nil {
 		sty := textStyle(fontSmall)
 		sty.YAlign = draw.YCenter
-		lb.TextStyle = make([]text.Style, len(labels))
+		lb.TextStyle = make([]text.Style, len(texts))
 		for i := range lb.TextStyle {
 			lb.TextStyle[i] = sty
 		}
 		lb.Offset = vg.Point{X: vg.Points(4)}
-		p.Add(lb)
+		p.Add(unpadded{lb})
 	}
-	p.NominalY(names...)
+	p.NominalY(labels...)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.Y.Tick.Width = 0
 	return p
@@ -451,6 +548,8 @@ func mechShortWhy(why string) string {
 		return "not counted"
 	case strings.HasPrefix(why, "no valid point"):
 		return "no valid point"
+	case strings.HasPrefix(why, "unavailable"):
+		return "unavailable"
 	}
 	return "no point"
 }

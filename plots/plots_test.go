@@ -352,81 +352,15 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
-// TestClaims checks that the cost figures' captions are computed from the
-// numbers: the synthetic run shows every claim; LF made costlier refutes
-// it; LF made equal leaves it not shown; without HS/HR it cannot be
-// tested.
-func TestClaims(t *testing.T) {
-	_, r, pts := synthetic(t)
-	scale := func(model string, k float64) func(p *results.Point) {
-		return func(p *results.Point) {
-			if p.Config.Model == model {
-				p.Server.CtxswPerRequest *= k
-			}
-		}
-	}
-	var three []results.Point // three repetitions: too few for the U test ever to be significant
-	for _, p := range pts {
-		if p.Repetition < 3 {
-			three = append(three, p)
-		}
-	}
-	tests := []struct {
-		name string
-		pts  []results.Point
-		want string
-		note string
-	}{
-		{name: "shown", pts: pts, want: "shown — every LF configuration switches significantly less"},
-		{name: "too few repetitions", pts: three, want: "not shown — no significant difference", note: "need >= 4 samples to detect a difference"},
-		{name: "refuted", pts: mutate(pts, scale(modelLF, 1000)), want: "refuted — LF switches significantly more than HS/HR"},
-		{name: "not shown", pts: mutate(pts, func(p *results.Point) {
-			// Every configuration's values the same distribution: LF's
-			// become the HS/HR values of the same repetition.
-			p.Server.CtxswPerRequest = 2 + 0.01*float64(p.Repetition%3)
-		}), want: "not shown — no significant difference"},
-		{name: "cannot be tested", pts: mutate(pts, func(p *results.Point) {
-			if p.Config.Model == modelHSHR {
-				p.Status = results.StatusFailed
-			}
-		}), want: "cannot be tested — the run has no valid Half-Sync/Half-Reactive measurement"},
-		{name: "invalid repetitions are not tested", pts: mutate(pts, func(p *results.Point) {
-			// Two of each LF configuration's six repetitions at 0.50 become
-			// far costlier than HS/HR's, and invalid. Mixed in, they would
-			// leave no significant difference (U test, 6 vs 6); excluded,
-			// the 4 valid ones still show the claim.
-			if p.Config.Model == modelLF && p.Kind == results.KindOpen && p.Fraction == 0.5 && p.Repetition < 2 {
-				p.Server.CtxswPerRequest *= 1000
-				p.Load.Valid, p.Load.Reasons, p.Load.Checks = false, []string{"send lag"}, []loadgen.Check{loadgen.CheckBias}
-			}
-		}), want: "shown — every LF configuration switches significantly less", note: ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			a := analyze(r, tc.pts, Options{})
-			f := ctxswFigure(a)
-			if f == nil {
-				t.Fatal("no ctxsw figure")
-			}
-			if !strings.Contains(f.Caption, tc.want) {
-				t.Errorf("caption %q lacks %q", f.Caption, tc.want)
-			}
-			if notes := strings.Join(f.Notes, "\n"); !strings.Contains(notes, tc.note) {
-				t.Errorf("notes %q lack %q", f.Notes, tc.note)
-			}
-		})
-	}
-}
-
 // TestStyles checks that a configuration has the same style whatever
 // points a figure uses, that a model has the same colour in every run
 // (whatever configurations come before it), and that two configurations
 // of one model differ in marker and dash.
 func TestStyles(t *testing.T) {
 	_, r, pts := synthetic(t)
-	full := styles(r, results.GroupPoints(r, pts))
+	full := styles(r, results.GroupPoints(r, pts), identity)
 	// A figure that uses only the later points (later configurations).
-	part := styles(r, results.GroupPoints(r, pts[len(pts)/2:]))
+	part := styles(r, results.GroupPoints(r, pts[len(pts)/2:]), identity)
 	type look struct {
 		color string
 		glyph string
@@ -456,7 +390,7 @@ func TestStyles(t *testing.T) {
 	for i := len(r.Configs) - 1; i >= 0; i-- {
 		other.Configs = append(other.Configs, r.Configs[i])
 	}
-	again := styles(other, nil)
+	again := styles(other, nil, identity)
 	for name, s := range full {
 		if again[name].Color != s.Color {
 			t.Errorf("%s: colour %v in one run, %v in another", name, s.Color, again[name].Color)

@@ -74,6 +74,10 @@ type report struct {
 	// nil unless a workload has two or more of them.
 	Orders *ordersSection
 
+	// Claims tests the patterns' claims, workload by workload
+	// (claims.go); nil when the run has no LF or HS/HR configuration.
+	Claims *claimsTable
+
 	Figures []reportFigure
 	Omitted []string
 
@@ -119,6 +123,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	rep.Mechanisms = a.mechanisms(rep.Winners)
 	rep.answers(a)
 	rep.Orders = a.orders()
+	rep.Claims = a.claims()
 	for _, f := range figs {
 		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
 		for _, format := range formats {
@@ -196,6 +201,13 @@ func (rep *report) provenance(a *analysis) {
 	}
 	if p.NsPerIter > 0 {
 		rep.Provenance = append(rep.Provenance, []string{"CPU-work calibration (every server)", fmt.Sprintf("%.4g ns per iteration, measured once by the harness", p.NsPerIter)})
+	}
+	for _, kt := range p.KernelThreads {
+		what := fmt.Sprintf("%s → %s for the run, restored after (%s)", kt.From, kt.To, kt.Why)
+		if kt.Err != "" {
+			what = fmt.Sprintf("left %s: %s (%s)", kt.From, kt.Err, kt.Why)
+		}
+		rep.Provenance = append(rep.Provenance, []string{fmt.Sprintf("kernel thread %s (pid %d)", kt.Name, kt.PID), what})
 	}
 	commits := map[string]bool{}
 	for i := range a.points {
@@ -368,6 +380,11 @@ func (rep *report) summary(a *analysis) {
 	if ok90 {
 		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f90))
 	}
+	if a.equal {
+		// A suite run has no fractions of capacity: its p99 is the
+		// who-wins table's, at the equal load.
+		rep.SummaryHead = append(rep.SummaryHead, "p99 at equal load")
+	}
 	costs := []struct {
 		m    results.Metric
 		head string
@@ -417,6 +434,9 @@ func (rep *report) summary(a *analysis) {
 		}
 		if ok90 {
 			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
+		}
+		if a.equal {
+			row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
 		}
 		if a.hasLoad {
 			for _, c := range costs {
@@ -518,6 +538,9 @@ Statistics warnings:
 - {{.}}{{end}}
 {{end}}{{with .Orders}}
 ## Promotion orders
+
+{{.Markdown}}{{end}}{{with .Claims}}
+## Claims
 
 {{.Markdown}}{{end}}
 ## Figures
@@ -702,6 +725,16 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{end}}</table>
 {{range .Verdicts}}<p>{{plain .}}</p>{{end}}
 {{end}}{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
+{{end}}
+{{with .Claims}}
+<h2>Claims</h2>
+<p>The patterns' claims about per-request costs, tested at {{.Load}}:</p>
+<ul>{{range .Claims}}<li>{{plain .}}</li>{{end}}</ul>
+{{if .Rows}}<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
 {{end}}
 
 <h2>Figures</h2>

@@ -25,12 +25,19 @@ const spectrumMaxX = 1e6
 // histograms merged across the valid repetitions; each invalid
 // repetition's own p50, p90, p99 and p99.9 are drawn as crosses.
 func spectrumFigure(a *analysis) *Figure {
+	f, _ := newSpectrum(a)
+	return f
+}
+
+// newSpectrum returns the spectrum figure and what it draws; nil if the
+// run has nothing to draw.
+func newSpectrum(a *analysis) (*Figure, *spectrumPlot) {
 	if !a.hasLoad {
-		return nil
+		return nil, nil
 	}
 	f := &Figure{
 		Name:   "spectrum",
-		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, valid repetitions merged)", a.loadText()),
+		Title:  fmt.Sprintf("Latency percentile spectrum at %s (corrected, valid repetitions merged)", a.loadTitle()),
 		Width:  11 * vg.Inch,
 		Height: 4.2 * vg.Inch,
 		Header: []string{"config", "fraction", "percentile_pct", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
@@ -40,7 +47,7 @@ func spectrumFigure(a *analysis) *Figure {
 		sp.addConfig(f, cfg)
 	}
 	if len(sp.ys) == 0 {
-		return nil
+		return nil, nil
 	}
 	var cfgs []results.ModelConfig
 	for _, c := range a.configs {
@@ -49,13 +56,44 @@ func spectrumFigure(a *analysis) *Figure {
 		}
 	}
 	sp.grid = a.panelGrid(cfgs)
-	f.Width = vg.Length(3.3*float64(max(len(sp.grid.colTitles), 1))+2.4) * vg.Inch
-	if len(sp.grid.rowLabels) > 1 {
-		f.Height = vg.Length(0.9+1.9*float64(len(sp.grid.rowLabels))) * vg.Inch
+	for _, l := range sp.grid.rowLabels {
+		title := l
+		if i := slices.IndexFunc(a.workloads, func(w suiteWorkload) bool { return w.name == l }); i >= 0 && l != "" {
+			title = a.workloadTitle(a.workloads[i])
+		}
+		sp.grid.rowTitles = append(sp.grid.rowTitles, title)
 	}
+	// At a thesis page's text width in every format, each column's
+	// legend under it (a name is found under the panel that draws it):
+	// a panel row of the suite's grid is short, its legends are not
+	// repeated per row.
+	f.Width = TexMaxWidth
+	rowHeight := 2.4
+	if len(sp.grid.rowLabels) > 1 {
+		rowHeight = 1.45
+	}
+	entries := 0
+	for ci := range sp.grid.colTitles {
+		entries = max(entries, len(sp.columnConfigs(ci))+1)
+	}
+	f.Height = vg.Length(0.55+rowHeight*float64(len(sp.grid.rowLabels))+0.17*float64(entries)+0.15) * vg.Inch
 	f.Caption = sp.caption()
-	f.build = sp.build
-	return f
+	f.lay = sp.layout
+	return f, sp
+}
+
+// columnConfigs returns the names within their workload of the
+// configurations column ci draws in any row, once each, in order.
+func (sp *spectrumPlot) columnConfigs(ci int) []results.ModelConfig {
+	var out []results.ModelConfig
+	for _, row := range sp.grid.cells {
+		for _, c := range row[ci] {
+			if !slices.ContainsFunc(out, func(o results.ModelConfig) bool { return sp.a.baseName(o.Name) == sp.a.baseName(c.Name) }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // spectrumPlot is what the spectrum figure draws, gathered a
@@ -253,52 +291,86 @@ func (sp *spectrumPlot) tails() (q float64, tails []tailAt) {
 	return q, tails
 }
 
-// build returns the figure's panels (panelGrid) and its legend
-// (Figure.build).
-func (sp *spectrumPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
+// layout returns the figure's panels (panelGrid) and a legend under
+// each column: the configurations it draws, by their names within their
+// workload, and the invalid repetitions' cross if the column has any
+// (Figure.lay).
+func (sp *spectrumPlot) layout(tx func(string) string) layout {
 	ymin, ymax, _ := logRange(sp.ys)
 	var panels [][]*plot.Plot
-	l := newLegend()
 	for ri, cells := range sp.grid.cells {
 		var row []*plot.Plot
 		for ci, cell := range cells {
-			title, xlabel, ylabel := "", "", ""
+			// A panel says its workload (a row of the suite's grid) in its
+			// title, under its family's name on the top row. Note: not as
+			// the y axis's label: gonum places a rotated label on a log
+			// axis by the arithmetic mean of the axis's ends, near its
+			// top, and pads the panel for it there.
+			title, xlabel := sp.grid.rowTitles[ri], ""
 			if ri == 0 {
-				title = sp.grid.colTitles[ci]
+				title = strings.TrimSpace(sp.grid.colTitles[ci] + "\n" + title)
 			}
 			if ri == len(sp.grid.cells)-1 {
-				xlabel = "percentile"
+				xlabel = "percentile (%)"
 			}
-			if ci == 0 {
-				ylabel = strings.TrimSpace(sp.grid.rowLabels[ri] + " latency")
-			}
-			p := newPlot(tx(title), tx(xlabel), tx(ylabel))
+			p := newPlot(tx(title), tx(xlabel), "")
 			p.X.Scale = plot.LogScale{}
 			p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
 			p.X.Min, p.X.Max = 1, sp.xmax
 			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			// Every panel has the same axes: their values are written
+			// along the bottom row and the left column only, which
+			// leaves the data room a thesis page's width does not.
+			if ri < len(sp.grid.cells)-1 {
+				p.X.Tick.Marker = unlabelled{p.X.Tick.Marker}
+			}
+			if ci > 0 {
+				p.Y.Tick.Marker = unlabelled{p.Y.Tick.Marker}
+			}
 			for _, c := range sp.curves {
-				if !slices.ContainsFunc(cell, func(mc results.ModelConfig) bool { return mc.Name == c.cfg.Name }) {
+				if !slices.ContainsFunc(cell, func(mc results.ModelConfig) bool { return mc.Name == c.cfg.Name }) || len(c.xys) == 0 {
 					continue
 				}
-				st := sp.a.style[c.cfg.Name]
-				if len(c.xys) > 0 {
-					if ln, err := plotter.NewLine(c.xys); err == nil {
-						ln.LineStyle = st.line()
-						p.Add(ln)
-					}
+				if ln, err := plotter.NewLine(c.xys); err == nil {
+					ln.LineStyle = sp.a.style[c.cfg.Name].line()
+					p.Add(ln)
 				}
-				l.Add(tx(c.cfg.Name), lineThumb{st.line()})
 			}
 			addExcluded(p, excludedIn(sp.excluded, cell))
 			row = append(row, p)
 		}
 		panels = append(panels, row)
 	}
-	if len(sp.excluded) > 0 {
-		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	var legends []*plot.Legend
+	for ci := range sp.grid.colTitles {
+		l := newLegend()
+		l.TextStyle.Font = fontSmall
+		l.ThumbnailWidth = vg.Points(16)
+		crosses := false
+		for _, c := range sp.columnConfigs(ci) {
+			l.Add(tx(sp.a.baseName(c.Name)), lineThumb{sp.a.style[c.Name].line()})
+		}
+		for _, row := range sp.grid.cells {
+			crosses = crosses || len(excludedIn(sp.excluded, row[ci])) > 0
+		}
+		if crosses {
+			l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+		}
+		legends = append(legends, &l)
 	}
-	return panels, &l
+	return layout{panels: panels, columns: legends}
+}
+
+// unlabelled is another ticker's ticks without their labels.
+type unlabelled struct{ plot.Ticker }
+
+// Ticks returns the ticker's ticks, unlabelled.
+func (u unlabelled) Ticks(min, max float64) []plot.Tick {
+	ticks := u.Ticker.Ticks(min, max)
+	for i := range ticks {
+		ticks[i].Label = ""
+	}
+	return ticks
 }
 
 // texTicks passes another ticker's labels through tx.

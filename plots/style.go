@@ -119,30 +119,44 @@ func variantStyle(model string, variant int) seriesStyle {
 // and dash by the configuration's rank among its model's configurations.
 type styler struct {
 	m        map[string]seriesStyle
-	variants map[string]int // per model, the configurations seen so far
+	bases    map[string]seriesStyle // by configuration name within its workload
+	variants map[string]int         // per model, the configurations seen so far
+	base     func(string) string
 }
 
-func newStyler() *styler {
-	return &styler{m: map[string]seriesStyle{}, variants: map[string]int{}}
+func newStyler(base func(string) string) *styler {
+	return &styler{m: map[string]seriesStyle{}, bases: map[string]seriesStyle{}, variants: map[string]int{}, base: base}
 }
 
-// add gives the configuration name of model a style, if it has none yet.
+// add gives the configuration name of model a style, if it has none yet:
+// the style of its name within its workload, so that one configuration
+// looks the same under every workload of a suite run (the workload is
+// told by the panel, not by a dash).
 func (s *styler) add(name, model string) {
 	if _, ok := s.m[name]; ok {
 		return
 	}
-	s.m[name] = variantStyle(model, s.variants[model])
-	s.variants[model]++
+	b := s.base(name)
+	st, ok := s.bases[b]
+	if !ok {
+		st = variantStyle(model, s.variants[model])
+		s.variants[model]++
+		s.bases[b] = st
+	}
+	s.m[name] = st
 }
 
 // styles assigns every configuration of the run a style: its model's
 // colour (modelColors), and a marker and dash by its rank among its
 // model's configurations in report order (the run's configurations, then
 // the unavailable ones, then any other configuration found in the
-// points). So a model has the same colour in every run and every figure,
-// and a configuration looks the same in every figure of the run.
-func styles(r *results.Run, groups []*results.Group) map[string]seriesStyle {
-	s := newStyler()
+// points), counted by their names within their workload (base: a suite
+// run's "leaderfollowers/lifo/cpu" and "…/tiny" are one configuration,
+// "leaderfollowers/lifo", under two workloads). So a model has the same
+// colour in every run and every figure, and a configuration looks the
+// same in every figure of the run and under every workload.
+func styles(r *results.Run, groups []*results.Group, base func(string) string) map[string]seriesStyle {
+	s := newStyler(base)
 	for _, c := range r.Configs {
 		s.add(c.Name, c.Model)
 	}
@@ -198,7 +212,7 @@ func textStyle(f font.Font) text.Style {
 var texEscaper = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `%`, `\%`, `_`, `\_`, `&`, `\&`, `#`, `\#`, `$`, `\$`,
 	`{`, `\{`, `}`, `\}`, `^`, `\^{}`, `~`, `\~{}`, `µ`, `$\mu$`, `−`, `$-$`, `≥`, `$\geq$`, `≤`, `$\leq$`,
-	`×`, `$\times$`, `–`, `--`,
+	`×`, `$\times$`, `–`, `--`, `·`, `$\cdot$`,
 )
 
 // identity leaves text as it is (every format but tex).

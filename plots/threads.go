@@ -67,7 +67,7 @@ func threadsFigure(a *analysis) *Figure {
 	}
 	f := &Figure{
 		Name:   "threads",
-		Title:  fmt.Sprintf("Leader/Followers: share of events per thread at %s", a.loadText()),
+		Title:  fmt.Sprintf("Leader/Followers: share of events per thread at %s", a.loadTitle()),
 		Width:  8 * vg.Inch,
 		Height: 4 * vg.Inch,
 		Header: []string{"config", "fraction", "rank", "threads", "n", "median_share_pct", "band_lo_pct", "band_hi_pct", "band", "uniform_share_pct",
@@ -86,7 +86,6 @@ func threadsFigure(a *analysis) *Figure {
 		}
 		excludedReps += len(g.Invalid())
 		if s, ok := threadSharesOf(a, f, cfg, g); ok {
-			tp.maxThreads = max(tp.maxThreads, s.threads)
 			tp.series = append(tp.series, s)
 		}
 	}
@@ -106,7 +105,18 @@ func threadsFigure(a *analysis) *Figure {
 	}
 	f.Caption = fmt.Sprintf("Share of handle-set events per Leader/Followers thread, busiest first, at %s (medians of the valid repetitions): %s.", a.loadText(), joinAnd(parts)) +
 		excludedCaption(excludedReps)
-	f.build = tp.build
+	tp.arrange()
+	if len(tp.panels) > 1 {
+		// Small multiples, a panel per workload, at a thesis page's
+		// text width.
+		f.Width = TexMaxWidth
+		f.Height = vg.Length(0.5+2*float64(len(tp.grid))) * vg.Inch
+		if last := tp.grid[len(tp.grid)-1]; last[len(last)-1] >= 0 {
+			f.Height += vg.Inch // the legend under the panels
+		}
+		f.Caption += " A panel per workload."
+	}
+	f.lay = tp.layout
 	return f
 }
 
@@ -164,68 +174,134 @@ func threadSharesOf(a *analysis, f *Figure, cfg results.ModelConfig, g *results.
 
 // threadsPlot is what the threads figure draws.
 type threadsPlot struct {
-	a          *analysis
-	series     []threadSeries
-	maxThreads int // the most threads of any series
+	a      *analysis
+	series []threadSeries
+	// panels are the series' indexes per workload, titles the
+	// workloads' (none in a run of one workload); grid places the
+	// panels in rows, -1 an empty cell.
+	panels [][]int
+	titles []string
+	grid   [][]int
 }
 
-// build returns the figure's one panel and its legend (Figure.build).
-func (tp *threadsPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Legend) {
-	p := newPlot("", tx("thread rank (1 = busiest)"), tx("share of events (%)"))
-	p.Y.Min = 0
-	width := 0.8 / float64(len(tp.series))
+// arrange groups the series by workload, a panel each, wrapped into
+// rows (barColumns): a workload's configurations never stand beside
+// another's.
+func (tp *threadsPlot) arrange() {
+	for _, w := range tp.a.workloads {
+		var idx []int
+		for i, s := range tp.series {
+			if slices.Contains(w.runs, s.name) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 0 {
+			tp.panels = append(tp.panels, idx)
+			tp.titles = append(tp.titles, tp.a.workloadTitle(w))
+		}
+	}
+	if len(tp.panels) < 2 {
+		tp.panels, tp.titles = [][]int{nil}, []string{""}
+		for i := range tp.series {
+			tp.panels[0] = append(tp.panels[0], i)
+		}
+	}
+	tp.grid = wrapGrid(len(tp.panels))
+}
+
+// layout returns the figure's panels and its legend (Figure.lay).
+func (tp *threadsPlot) layout(tx func(string) string) layout {
+	var rows [][]*plot.Plot
+	for _, row := range tp.grid {
+		var ps []*plot.Plot
+		for _, k := range row {
+			if k < 0 {
+				ps = append(ps, nil)
+				continue
+			}
+			ps = append(ps, tp.panel(tx, k))
+		}
+		rows = append(rows, ps)
+	}
 	l := newLegend()
-	for si, s := range tp.series {
+	var named []string
+	crosses := false
+	for _, s := range tp.series {
+		crosses = crosses || len(s.excluded) > 0
+		if b := tp.a.baseName(s.name); !slices.Contains(named, b) {
+			named = append(named, b)
+			st := tp.a.style[s.name]
+			l.Add(tx(b), &bars{Color: st.barFill(), Line: st.barLine()})
+		}
+	}
+	l.Add(tx("uniform share 1/threads"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(0.8), Dashes: theoryDash}})
+	if crosses {
+		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
+	}
+	return layout{panels: rows, legend: &l}
+}
+
+// panel draws workload k's series: grouped bars per thread rank, the
+// uniform shares as dashed lines, the invalid repetitions as crosses.
+func (tp *threadsPlot) panel(tx func(string) string, k int) *plot.Plot {
+	idx := tp.panels[k]
+	p := newPlot(tx(tp.titles[k]), tx("thread rank (1 = busiest)"), tx("share of events (%)"))
+	p.Y.Min = 0
+	width := 0.8 / float64(len(idx))
+	most := 0
+	for si, i := range idx {
+		s := tp.series[i]
+		most = max(most, s.threads)
 		st := tp.a.style[s.name]
 		off := -0.4 + width*(float64(si)+0.5)
 		var cats, meds []float64
-		for i, x := range s.stats {
+		for r, x := range s.stats {
 			if x.N > 0 {
-				cats, meds = append(cats, float64(i)), append(meds, x.Median)
+				cats, meds = append(cats, float64(r)), append(meds, x.Median)
 			}
 		}
-		b := &bars{Cats: cats, Values: meds, Width: width * 0.9, Offset: off, Color: st.barFill(), Line: st.barLine()}
-		p.Add(b)
-		for i, x := range s.stats {
+		p.Add(&bars{Cats: cats, Values: meds, Width: width * 0.9, Offset: off, Color: st.barFill(), Line: st.barLine()})
+		for r, x := range s.stats {
 			if x.N == 0 {
 				continue
 			}
 			lo, hi, _ := x.Band()
-			if e, err := plotter.NewYErrorBars(errBar{x: float64(i) + off, y: x.Median, lo: lo, hi: hi}); err == nil {
+			if e, err := plotter.NewYErrorBars(errBar{x: float64(r) + off, y: x.Median, lo: lo, hi: hi}); err == nil {
 				e.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
 				e.CapWidth = vg.Points(4)
 				p.Add(e)
 			}
 		}
-		l.Add(tx(s.name), b)
 	}
-	for _, s := range tp.series {
+	for _, i := range idx {
+		s := tp.series[i]
 		u := 100 / float64(s.threads)
 		if fn := plotter.NewFunction(func(float64) float64 { return u }); fn != nil {
 			fn.LineStyle = draw.LineStyle{Color: tp.a.style[s.name].Color, Width: vg.Points(0.8), Dashes: theoryDash}
 			p.Add(fn)
 		}
 	}
-	l.Add(tx("uniform share 1/threads"), lineThumb{draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(0.8), Dashes: theoryDash}})
 	var crosses plotter.XYs
-	for si, s := range tp.series {
+	for si, i := range idx {
 		off := -0.4 + width*(float64(si)+0.5)
-		for _, r := range s.excluded {
-			for i, share := range r {
-				crosses = append(crosses, plotter.XY{X: float64(i) + off, Y: share})
+		for _, r := range tp.series[i].excluded {
+			for rank, share := range r {
+				crosses = append(crosses, plotter.XY{X: float64(rank) + off, Y: share})
 			}
 		}
 	}
 	addExcluded(p, crosses)
-	if len(crosses) > 0 {
-		l.Add(tx(excludedLegend), glyphThumb{excludedGlyph()})
-	}
-	names := make([]string, tp.maxThreads)
+	// A label every few ranks where there are many, so that they do not
+	// run into each other.
+	step := (most + 7) / 8
+	names := make([]string, most)
 	for i := range names {
-		names[i] = strconv.Itoa(i + 1)
+		if i == 0 || (i+1)%step == 0 {
+			names[i] = strconv.Itoa(i + 1)
+		}
 	}
 	p.Y.Max *= 1.08 // room for the whiskers' caps
 	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(tp.maxThreads)-0.4
-	return [][]*plot.Plot{{p}}, &l
+	p.X.Min, p.X.Max = -0.6, float64(most)-0.4
+	return p
 }

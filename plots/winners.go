@@ -1,22 +1,18 @@
 package plots
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"concbench/results"
 	"concbench/stats"
 )
 
-// WinnersAlpha is the level of each decision of the who-wins table: a
-// cell's claim — a winner, or a leading group equivalent within the
-// column's margin and ahead of the rest — is an intersection–union test
-// at this level (stats.Decide).
-const WinnersAlpha = 0.05
+// WinnersAlpha is the level of each decision of the who-wins table in a
+// run without a decision plan of its own (results.WinnersAlpha).
+const WinnersAlpha = results.WinnersAlpha
 
 // winnersTable is the report's opening table: a row per workload, a
 // column per metric, each cell a decision — the winner, the leading
@@ -30,6 +26,8 @@ type winnersTable struct {
 	// repetitions.
 	Repro string
 	Note  string
+	// Budget says what the run's budget bought: its extra rounds.
+	Budget string
 	// decided and cells count the cells with a decision and all cells
 	// with a test.
 	decided, cells int
@@ -52,29 +50,6 @@ type decidedCell struct {
 	runnerUp         string
 }
 
-// winnerColumn is one metric of the table: the capacity at the
-// workload's latency objective (its search's results), or a metric at
-// the workload's equal absolute load, with the margin within which two
-// configurations count as equivalent. Closed-loop capacity is not in the
-// table: it is the search's upper bracket, not what a user can run at
-// (the capacity figure and the Summary show it).
-type winnerColumn struct {
-	label  string
-	metric results.Metric
-	atRate bool    // the workload's equal-load group, else its SLO results
-	margin float64 // equivalence margin, a ratio
-}
-
-// The columns and their margins: ±10 % for rates and costs; ±25 % for a
-// tail latency, which one stall of the machine moves by more than 10 %
-// in a single window (the CI gate's minimum effect for p99 is 25 % too).
-var winnerColumns = []winnerColumn{
-	{"SLO capacity", results.SLOCapacity, false, 0.10},
-	{"p99 at equal load", results.LatencyP99, true, 0.25},
-	{"CPU per request", results.CPUPerReq, true, 0.10},
-	{"context switches per request", results.CtxswPerReq, true, 0.10},
-}
-
 // suiteWorkload is one workload of the run: its name and the run names
 // of its configurations with their configuration names, in report order.
 type suiteWorkload struct {
@@ -86,101 +61,31 @@ type suiteWorkload struct {
 	objective string
 }
 
-// workloadsOf returns the run's workloads from its experiment (harness's
-// Experiment: configs and workloads, each workload with an optional list
-// of the configurations it runs). A run whose experiment cannot be read
-// is one workload of every configuration that has points.
+// workloadsOf returns the run's workloads (results.SuiteWorkloads).
 func (a *analysis) workloadsOf() []suiteWorkload {
-	var exp struct {
-		Configs []struct {
-			Name string `json:"name"`
-		} `json:"configs"`
-		Workloads []struct {
-			Name    string   `json:"name"`
-			Configs []string `json:"configs"`
-			SLO     *struct {
-				Percentile float64 `json:"percentile"`
-				Bound      string  `json:"bound"`
-			} `json:"slo"`
-		} `json:"workloads"`
-	}
-	b, err := json.Marshal(a.run.Experiment)
-	if err != nil || json.Unmarshal(b, &exp) != nil || len(exp.Configs) == 0 || len(exp.Workloads) == 0 {
-		w := suiteWorkload{name: "all"}
-		for _, c := range a.configs {
-			w.runs, w.names = append(w.runs, c.Name), append(w.names, c.Name)
-		}
-		return []suiteWorkload{w}
-	}
 	var out []suiteWorkload
-	for _, w := range exp.Workloads {
-		sw := suiteWorkload{name: w.Name}
-		if sw.name == "" {
-			sw.name = "all"
-		}
-		if w.SLO != nil {
-			pct := w.SLO.Percentile
-			if pct == 0 {
-				pct = 99 // harness.DefaultSLOPercentile
-			}
-			if b, err := time.ParseDuration(w.SLO.Bound); err == nil {
-				sw.objective = results.ObjectiveText(pct, b)
-			}
-		}
-		for _, c := range exp.Configs {
-			if len(w.Configs) > 0 && !slices.Contains(w.Configs, c.Name) {
-				continue
-			}
-			run := c.Name
-			if len(exp.Workloads) > 1 {
-				run += "/" + w.Name
-			}
-			sw.runs, sw.names = append(sw.runs, run), append(sw.names, c.Name)
-		}
-		out = append(out, sw)
+	for _, w := range results.SuiteWorkloads(a.run, a.groups) {
+		out = append(out, suiteWorkload{name: w.Name, runs: w.Runs, names: w.Names, objective: w.Objective})
 	}
 	return out
 }
 
-// equalRate returns the workload's equal-load rate: the highest
-// absolute rate (results.KindRate) at which every configuration of the
-// workload that has a rate point was measured; 0 if there is none.
+// equalRate returns the workload's equal-load rate (results.EqualRate).
 func (a *analysis) equalRate(w *suiteWorkload) float64 {
-	count := map[float64]int{}
-	with := 0
-	for _, run := range w.runs {
-		has := false
-		for _, g := range a.groups {
-			if g.Config.Name == run && g.Kind == results.KindRate && len(g.Measured()) > 0 {
-				count[g.RatePerS]++
-				has = true
-			}
-		}
-		if has {
-			with++
-		}
-	}
-	best := 0.0
-	for r, n := range count {
-		if n == with && r > best {
-			best = r
-		}
-	}
-	return best
+	return results.EqualRate(a.groups, w.results())
 }
 
-// winnerCell is one cell of the table.
+// results returns w as package results has it.
+func (w *suiteWorkload) results() *results.SuiteWorkload {
+	return &results.SuiteWorkload{Name: w.name, Runs: w.runs, Names: w.names, Objective: w.objective}
+}
+
+// winnerCell is one cell of the table: its place, and its decision
+// (results.Cell), or the text of a cell without a test.
 type winnerCell struct {
 	row, col int
-	workload string
-	column   winnerColumn
 	text     string // the cell when it has no test
-	// arms are the configurations' values by repetition; d their
-	// decision, half[0] and half[1] the decisions on the even and the
-	// odd repetitions.
-	arms []stats.Arm
-	d    stats.Decision
-	half [2]stats.Decision
+	results.Cell
 }
 
 // winners computes the who-wins table, or nil if the run has fewer than
@@ -205,9 +110,9 @@ func (a *analysis) winners() *winnersTable {
 		}
 	}
 	t := &winnersTable{Head: []string{"workload", "equal load"}, byWorkload: map[string][]string{}}
-	for _, c := range winnerColumns {
-		label := c.label
-		if !c.atRate {
+	for _, c := range results.WinnerColumns {
+		label := c.Label
+		if !c.AtRate {
 			if objective != "" {
 				label += " (" + objective + ")"
 			} else {
@@ -227,17 +132,18 @@ func (a *analysis) winners() *winnersTable {
 		if rate > 0 {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
-		for j, col := range winnerColumns {
-			c := &winnerCell{row: i, col: 2 + j, workload: w.name, column: col}
+		for j, col := range results.WinnerColumns {
+			c := &winnerCell{row: i, col: 2 + j}
+			c.Workload, c.Column = w.name, col
 			switch {
-			case col.atRate && rate == 0:
+			case col.AtRate && rate == 0:
 				c.text = "no equal-load point"
-			case !col.atRate && w.objective == "":
+			case !col.AtRate && w.objective == "":
 				c.text = "no objective (no search)"
 			default:
-				a.decideCell(c, w, rate)
+				c.Cell = results.DecideCell(a.groups, w.results(), col, rate, a.run.Decisions)
 				c.text = t.add(c)
-				if c.d.Verdict != stats.NoTest {
+				if c.Decision.Verdict != stats.NoTest {
 					tested = append(tested, c)
 				}
 			}
@@ -245,7 +151,8 @@ func (a *analysis) winners() *winnersTable {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Note = winnersNote(t)
+	t.Note = winnersNote(t, a.run.Decisions)
+	t.Budget = budgetNote(a.run.Decisions)
 	t.Repro = reproducibility(tested)
 	return t
 }
@@ -255,18 +162,18 @@ func (a *analysis) winners() *winnersTable {
 // cell decided on both halves either names the same answer on both or
 // differs, and the differing ones are named.
 func reproducibility(cells []*winnerCell) string {
-	decided := func(d stats.Decision) bool { return d.Verdict == stats.Winner || d.Verdict == stats.Group }
+	decided := results.Decided
 	both, agree := 0, 0
 	var differ []string
 	for _, c := range cells {
-		if !decided(c.half[0]) || !decided(c.half[1]) {
+		if !decided(c.Half[0]) || !decided(c.Half[1]) {
 			continue
 		}
 		both++
-		if same(c.half[0], c.half[1]) {
+		if same(c.Half[0], c.Half[1]) {
 			agree++
 		} else {
-			differ = append(differ, fmt.Sprintf("%s, %s (%s against %s)", c.workload, c.column.label, c.half[0], c.half[1]))
+			differ = append(differ, fmt.Sprintf("%s, %s (%s against %s)", c.Workload, c.Column.Label, c.Half[0], c.Half[1]))
 		}
 	}
 	if len(cells) == 0 {
@@ -282,50 +189,11 @@ func reproducibility(cells []*winnerCell) string {
 	return text + fmt.Sprintf("; %d name the same answer, %d differ: %s.", agree, len(differ), strings.Join(differ, "; "))
 }
 
-// decideCell decides c for workload w: every configuration's valid
-// repetitions by round, decided together (stats.Decide), and on the
-// even and the odd rounds apart.
-func (a *analysis) decideCell(c *winnerCell, w *suiteWorkload, rate float64) {
-	var halves [2][]stats.Arm
-	for k, run := range w.runs {
-		var g *results.Group
-		if c.column.atRate {
-			g = results.Find(a.groups, run, results.KindRate, rate)
-		} else {
-			g = results.Find(a.groups, run, results.KindSLO, 0)
-		}
-		if g == nil {
-			continue
-		}
-		agg := g.Aggregate(c.column.metric)
-		if len(agg.Values) == 0 {
-			continue
-		}
-		arm := stats.Arm{Name: w.names[k], Values: map[int]float64{}}
-		half := [2]stats.Arm{{Name: arm.Name, Values: map[int]float64{}}, {Name: arm.Name, Values: map[int]float64{}}}
-		for i, v := range agg.Values {
-			r := agg.Reps[i]
-			arm.Values[r], half[r%2].Values[r] = v, v
-		}
-		c.arms = append(c.arms, arm)
-		for h := range halves {
-			if len(half[h].Values) > 0 {
-				halves[h] = append(halves[h], half[h])
-			}
-		}
-	}
-	opt := stats.DecideOptions{HigherIsBetter: c.column.metric.HigherIsBetter, Margin: c.column.margin, Alpha: WinnersAlpha}
-	c.d = stats.Decide(c.arms, opt)
-	for h := range halves {
-		c.half[h] = stats.Decide(halves[h], opt)
-	}
-}
-
 // add records c's decision in the table — its detail line, numbered, and
 // its workload's answer — and returns the cell's text: the answer, short,
 // with the number of its detail line.
 func (t *winnersTable) add(c *winnerCell) string {
-	d := c.d
+	d := c.Decision
 	if d.Verdict == stats.NoTest {
 		return d.Why
 	}
@@ -337,7 +205,7 @@ func (t *winnersTable) add(c *winnerCell) string {
 	case stats.Winner:
 		text = fmt.Sprintf("**%s**, %s ahead", d.Best, factorText(d.Rivals[0].Ratio))
 	case stats.Group:
-		text = fmt.Sprintf("**%s** (±%s)", strings.Join(d.Group, " ≈ "), pct(c.column.margin))
+		text = fmt.Sprintf("**%s** (±%s)", strings.Join(d.Group, " ≈ "), pct(c.Column.Margin))
 		if len(d.Rest) > 0 {
 			text += fmt.Sprintf(", %s ahead", factorText(firstOf(d, d.Rest[0]).Ratio))
 		}
@@ -349,14 +217,14 @@ func (t *winnersTable) add(c *winnerCell) string {
 	}
 	if d.Verdict != stats.Undecided {
 		t.decided++
-		t.byWorkload[c.workload] = append(t.byWorkload[c.workload], fmt.Sprintf("%s: %s", c.column.label, winnersPlain(text)))
-		dc := decidedCell{workload: c.workload, column: c.column.label, ref: n, best: d.Best, group: d.Group}
+		t.byWorkload[c.Workload] = append(t.byWorkload[c.Workload], fmt.Sprintf("%s: %s", c.Column.Label, winnersPlain(text)))
+		dc := decidedCell{workload: c.Workload, column: c.Column.Label, ref: n, best: d.Best, group: d.Group}
 		if len(d.Rest) > 0 {
 			dc.runnerUp = d.Rest[0]
 		}
 		t.decisions = append(t.decisions, dc)
 	}
-	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.workload, c.column.label, decisionDetail(c)))
+	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.Workload, c.Column.Label, decisionDetail(c)))
 	return text + ref
 }
 
@@ -374,7 +242,7 @@ func firstOf(d stats.Decision, name string) stats.Rival {
 // rival's ratio with its interval, its p-values and its status, how the
 // comparison was made, and what stood for values of 0.
 func decisionDetail(c *winnerCell) string {
-	d := c.d
+	d := c.Decision
 	var parts []string
 	for _, r := range d.Rivals {
 		how := "unpaired"
@@ -382,7 +250,7 @@ func decisionDetail(c *winnerCell) string {
 			how = fmt.Sprintf("%d paired rounds", r.Rounds)
 		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, fmtP(r.PBehind), pct(c.column.margin), fmtP(r.PEquiv), r.Status)
+			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, fmtP(r.PBehind), pct(c.Column.Margin), fmtP(r.PEquiv), r.Status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
 		}
@@ -396,6 +264,11 @@ func decisionDetail(c *winnerCell) string {
 		parts = append(parts, p)
 	}
 	text := fmt.Sprintf("best %s; %s", d.Best, strings.Join(parts, "; "))
+	if c.Look == 2 {
+		text = fmt.Sprintf("second look (every round, at %g): %s", c.Alpha, text)
+	} else if c.Alpha < WinnersAlpha {
+		text = fmt.Sprintf("first look (the planned repetitions, at %g): %s", c.Alpha, text)
+	}
 	if d.Floor > 0 {
 		text += fmt.Sprintf("; a value of 0 (no rate met the objective) stood at %s, half the lowest measured", trimFloat(d.Floor))
 	}
@@ -420,20 +293,81 @@ func same(x, y stats.Decision) bool {
 	return x.Verdict == y.Verdict && slices.Equal(gx, gy)
 }
 
+// budgetNote says what a budgeted run did after its first look: the
+// extra rounds, by workload, with the cells and configurations they
+// were for; "" for a run without a budget.
+func budgetNote(p *results.DecisionPlan) string {
+	if p == nil || p.Looks < 2 {
+		return ""
+	}
+	head := fmt.Sprintf("Budget and extra rounds: a budget of %v; after the %d planned repetitions the first look decided what it could", p.Budget, p.BaseRounds)
+	if len(p.Extra) == 0 {
+		return head + "; no extra round was measured: " + p.Why + "."
+	}
+	type span struct {
+		from, to int
+		cells    []string
+		configs  []string
+	}
+	var order []string
+	by := map[string]*span{}
+	for _, e := range p.Extra {
+		s := by[e.Workload]
+		if s == nil {
+			s = &span{from: e.Round, to: e.Round}
+			by[e.Workload] = s
+			order = append(order, e.Workload)
+		}
+		s.to = max(s.to, e.Round)
+		for _, c := range e.Cells {
+			if !slices.Contains(s.cells, c) {
+				s.cells = append(s.cells, c)
+			}
+		}
+		for _, c := range e.Configs {
+			if !slices.Contains(s.configs, c) {
+				s.configs = append(s.configs, c)
+			}
+		}
+	}
+	var parts []string
+	for _, w := range order {
+		s := by[w]
+		rounds := fmt.Sprintf("round %d", s.from)
+		if s.to > s.from {
+			rounds = fmt.Sprintf("rounds %d–%d", s.from, s.to)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s for %s (%s)", w, rounds, strings.Join(s.cells, ", "), strings.Join(s.configs, ", ")))
+	}
+	return head + fmt.Sprintf("; it spent the rest on %d extra rounds for the cells it left undecided: %s.", len(p.Extra), strings.Join(parts, "; "))
+}
+
 // winnersNote is the table's note: how to read a cell, how it was
-// decided, and how far the decisions reproduce on halves of the
-// repetitions.
-func winnersNote(t *winnersTable) string {
+// decided — the margins, the level, one look or two (plan) — and how
+// far the decisions reproduce on halves of the repetitions.
+func winnersNote(t *winnersTable, plan *results.DecisionPlan) string {
+	var margins []string
+	for _, c := range results.WinnerColumns {
+		margins = append(margins, fmt.Sprintf("±%s for %s", pct(c.Margin), c.Label))
+	}
+	level := fmt.Sprintf("an intersection–union test at level %g", WinnersAlpha)
+	if plan != nil {
+		level = fmt.Sprintf("an intersection–union test at level %g", plan.Alpha)
+		if plan.Looks > 1 {
+			level += fmt.Sprintf(", made in %d looks at %g each (Bonferroni): first on the %d planned repetitions, then, for the cells still undecided, "+
+				"on those and the extra rounds the run's time budget bought for them (Budget and extra rounds, below); a cell keeps its first decision",
+				plan.Looks, plan.Alpha/float64(plan.Looks), plan.BaseRounds)
+		}
+	}
 	return fmt.Sprintf("%d of %d cells decided. Each cell: the winner in bold, ahead of the runner-up by the factor shown; or the leading "+
-		"group, every member shown to be within the column's margin of the best (±10 %%; ±25 %% for p99, which one stall of the "+
-		"machine moves by more) and ahead of the rest by the factor shown; or undecided, with the repetitions a decision would need at "+
-		"the spread measured (80 %% power). A cell's claim is an intersection–union test at level %g: the best against every other "+
-		"configuration, one-sided for \"behind\" and by two one-sided tests for \"within the margin\", on the logarithms of the "+
-		"values, paired by repetition (repetitions are interleaved, so a round shares the machine's drift); a value of 0 (no rate met "+
-		"the objective) stands at half the lowest measured, behind every other. [n] is the cell's line in Decisions in detail. The "+
-		"equal load is one absolute rate for every configuration of the workload (0.7 of the slowest one's capacity in a suite run); "+
-		"the SLO capacity each configuration's own highest open-loop rate whose percentile met the workload's objective.",
-		t.decided, t.cells, WinnersAlpha)
+		"group, every member shown to be within the column's margin of the best (%s) and ahead of the rest by the factor shown; or "+
+		"undecided, with the repetitions a decision would need at the spread measured (80 %% power). A cell's claim is %s: the best "+
+		"against every other configuration, one-sided for \"behind\" and by two one-sided tests for \"within the margin\", on the "+
+		"logarithms of the values, paired by repetition (repetitions are interleaved, so a round shares the machine's drift); a value of "+
+		"0 (no rate met the objective) stands at half the lowest measured, behind every other. [n] is the cell's line in Decisions in "+
+		"detail. The equal load is one absolute rate for every configuration of the workload (0.7 of the slowest one's capacity in a "+
+		"suite run); the SLO capacity each configuration's own highest open-loop rate whose percentile met the workload's objective.",
+		t.decided, t.cells, strings.Join(margins, ", "), level)
 }
 
 // Markdown renders the table, its note, the reproducibility check and
@@ -444,6 +378,9 @@ func (t *winnersTable) Markdown() string {
 	b.WriteString("\n" + t.Note + "\n")
 	if t.Repro != "" {
 		b.WriteString("\n" + t.Repro + "\n")
+	}
+	if t.Budget != "" {
+		b.WriteString("\n" + t.Budget + "\n")
 	}
 	if len(t.Details) > 0 {
 		b.WriteString("\n<details><summary>Decisions in detail</summary>\n\n")

@@ -291,6 +291,24 @@ type Provenance struct {
 	// NsPerIter is the CPU-work calibration the harness gave every server
 	// of the run (serve --ns-per-iter), ns per iteration; 0 if each
 	// server measured its own (each point's ServerInfo has the value used).
-	NsPerIter float64   `json:"ns_per_iter,omitempty"`
-	Time      time.Time `json:"time"`
+	NsPerIter float64 `json:"ns_per_iter,omitempty"`
+	// KernelThreads are the kernel threads known to disturb measurements
+	// that the run found, and what it did about each (harness: "Kernel
+	// threads that stall a CPU").
+	KernelThreads []KernelThread `json:"kernel_threads,omitempty"`
+	Time          time.Time      `json:"time"`
+}
+
+// KernelThread is a kernel thread that runs for milliseconds at a fixed
+// period on whichever CPU it wakes on, and what the run did about it.
+type KernelThread struct {
+	Name string `json:"name"` // its comm, e.g. "kdamond.0"
+	PID  int    `json:"pid"`
+	Why  string `json:"why"` // what it does that stalls a CPU
+	// From and To are its scheduling policy before the run and during
+	// it ("SCHED_OTHER", "SCHED_IDLE"); To is empty when the run could
+	// not change it, and Err says why.
+	From string `json:"from"`
+	To   string `json:"to,omitempty"`
+	Err  string `json:"error,omitempty"`
 }

@@ -33,6 +33,10 @@ type Run struct {
 	// Ceilings are the load generator's own ceilings, measured at the
 	// start of the run (one per protocol of its workloads).
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
+	// Decisions is how the who-wins table is decided, written by a run
+	// with a time budget (two looks, and the extra rounds it measured);
+	// nil: one look at WinnersAlpha.
+	Decisions *DecisionPlan `json:"decisions,omitempty"`
 
 	// Unreadable lists the point files ReadRun could not read (not
 	// stored: it describes the folder as read). Their points are in no

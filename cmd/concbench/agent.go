@@ -97,18 +97,20 @@ func runAgent(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 type agentFlags struct {
 	agents, token, serverAddr string
 	lead                      time.Duration
+	keepKernelThreads         bool
 }
 
 // agentFlagNames are agentFlags' flags: they say how the load is
 // generated (the harness's Options), not what is measured, so that
 // bench --resume accepts them.
-var agentFlagNames = map[string]bool{"agents": true, "agent-token": true, "agent-lead": true, "server-addr": true}
+var agentFlagNames = map[string]bool{"agents": true, "agent-token": true, "agent-lead": true, "server-addr": true, "keep-kernel-threads": true}
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.agents, "agents", "", "run each point's load through these agents (host:port,…; each a \"concbench agent\") instead of this process")
 	fs.StringVar(&a.token, "agent-token", "", "the token the agents were started with (default: $CONCBENCH_AGENT_TOKEN)")
 	fs.DurationVar(&a.lead, "agent-lead", agent.DefaultLead, "with --agents: how far ahead of each point's run message its common start lies")
 	fs.StringVar(&a.serverAddr, "server-addr", "", "the address the server listens on, IP:port (default: loopback, 127.0.0.1:0); with agents on other hosts one they reach")
+	fs.BoolVar(&a.keepKernelThreads, "keep-kernel-threads", false, "leave the kernel threads that stall a CPU for milliseconds at a fixed period (DAMON's kdamond) as they are; by default the run gives them SCHED_IDLE while it lasts (as root) and restores them after")
 }
 
 // using reports whether the load goes through agents.
@@ -118,7 +120,7 @@ func (a *agentFlags) using() bool { return a.agents != "" }
 // with --agents a coordinator running every point's load, each point's
 // warnings naming every agent's share, clock offset and window skew.
 func (a *agentFlags) options(cmd string, progress io.Writer) (harness.Options, error) {
-	opt := harness.Options{Progress: progress, ServerAddr: a.serverAddr}
+	opt := harness.Options{Progress: progress, ServerAddr: a.serverAddr, KeepKernelThreads: a.keepKernelThreads}
 	if a.serverAddr != "" {
 		host, _, err := net.SplitHostPort(a.serverAddr)
 		if ip, perr := netip.ParseAddr(host); err != nil || perr != nil || ip.IsUnspecified() {

@@ -53,6 +53,9 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
   load         every family under cpu at its capacity and 10/50/75/90% of it
   variants     the Leader/Followers promotion orders, Half-Sync/Half-
                Reactive pooled, under cpu and bimodal
+  practised    Leader/Followers as servers practise it (nginx's accept
+               modes, the partitioned server, Cherokee, boost.asio)
+               beside the textbook pool, under cpu and tiny
   cores        every family on 1, 2, 4, … server CPUs under cpu, tiny and
                block: capacity and its speed-up against CPUs
   threads      the thread sweep: the pools at 1, 2, 4, … up to 2× the
@@ -90,6 +93,7 @@ type benchFlags struct {
 	reps, gomaxprocs, sloProbes, mechanisms   int
 	duration, warmup, mechanismsDuration      time.Duration
 	slo, sloWarmup, sloDuration               time.Duration
+	budget                                    time.Duration
 	sloPercentile                             float64
 	seed                                      uint64
 	print, noFigures, relaxLoadChecks         bool
@@ -108,6 +112,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&f.out, "out", "out", "the folder under which the run's folder bench-<UTC time> is made")
 	fs.StringVar(&f.models, "models", "", "comma-separated configurations to run, by name (leaderfollowers/lifo) or by model (leaderfollowers: all its configurations); default: the profile's")
 	fs.IntVar(&f.reps, "reps", def.Repetitions, "repetitions of every point (the profile's; thesis 7, gate 6)")
+	fs.DurationVar(&f.budget, "budget", time.Duration(def.Budget), "time budget of a suite run, from its start to its last measurement: after the planned points it decides the who-wins table on them and spends the rest on extra rounds for the cells still undecided (the default profile's; 0: no extra rounds)")
 	fs.StringVar(&f.fractions, "fractions", joinFloats(def.Fractions), "comma-separated open-loop loads as fractions of capacity, each in (0, 1] (the profile's)")
 	fs.StringVar(&f.rates, "rates", "", "comma-separated open-loop loads as absolute rates, req/s, the same for every configuration (the profile's; connections 5000)")
 	fs.StringVar(&f.ratesFromSlowest, "rates-from-slowest", joinFloats(def.RatesFromSlowest), "comma-separated open-loop loads as fractions in (0, 1] of the slowest configuration's median capacity under each workload, the same absolute rates for every configuration, measured after every other point (the profile's; empty for none)")
@@ -309,6 +314,9 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 	}
 	if set["reps"] {
 		exp.Repetitions = f.reps
+	}
+	if set["budget"] {
+		exp.Budget = harness.Duration(f.budget)
 	}
 	if set["fractions"] {
 		fr, err := parseFloats(f.fractions)

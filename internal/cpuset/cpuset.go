@@ -5,10 +5,22 @@ package cpuset
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 )
+
+// Count returns how many CPUs the calling thread may run on (its
+// affinity mask, which a process pinned with Pin shares), or
+// runtime.NumCPU where the mask cannot be read: the "thread per CPU" of
+// the models sized by it.
+func Count() int {
+	if s, err := Current(); err == nil && len(s) > 0 {
+		return len(s)
+	}
+	return runtime.NumCPU()
+}
 
 // Set is a sorted list of distinct CPU numbers.
 type Set []int

@@ -66,3 +66,14 @@ func TestPinOffline(t *testing.T) {
 		t.Fatalf("affinity changed by a refused Pin: %v → %v (%v)", before, after, err)
 	}
 }
+
+// TestCount: Count is the size of the calling thread's affinity mask.
+func TestCount(t *testing.T) {
+	cur, err := Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := Count(); n != len(cur) || n < 1 {
+		t.Fatalf("Count() = %d, affinity mask %v", n, cur)
+	}
+}

@@ -130,3 +130,29 @@ func (c *client) expectEOF() error {
 }
 
 func (c *client) close() { c.c.Close() }
+
+// Client is a synchronous client over one connection, for a model's own
+// tests beside the suite: requests are written as given, responses read
+// and decoded one at a time. Connections have the suite's liveness bound
+// (two minutes), so a server that stops answering fails the test instead
+// of hanging it.
+type Client struct{ c *client }
+
+// Dial connects a Client to addr speaking codec's protocol.
+func Dial(addr string, codec wire.Codec) (*Client, error) {
+	c, err := dial(addr, codec)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+// Send encodes reqs back to back and writes them in one write (pipelined).
+func (c *Client) Send(reqs ...*wire.Request) error { return c.c.send(reqs...) }
+
+// Recv reads the next response into resp. resp.Payload aliases the
+// client's buffer until the next Recv.
+func (c *Client) Recv(resp *wire.Response) error { return c.c.recv(resp) }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.c.c.Close() }

@@ -578,9 +578,16 @@ func testAbruptDisconnect(t *testing.T, e *env) {
 	if err := serveWell(addr, e.codec, 1<<40, 4, 2, 4); err != nil {
 		t.Fatalf("service after abrupt disconnects: %v", err)
 	}
-	if !Settle(func() bool { st := srv.Stats(); return st.ConnsClosed == st.ConnsAccepted }) {
+	// Every connection accepted, then every one closed. The well-served
+	// clients finishing first says nothing of the vanished ones: a model
+	// with a listener per thread (SO_REUSEPORT: the Proactor, the
+	// partitioned server) accepts each listener's queue on its own
+	// thread, and a busy thread may not have taken the vanished ones off
+	// its queue yet when another has served the others ("accepted 18 of
+	// 20", once, on a loaded machine).
+	if !Settle(func() bool { st := srv.Stats(); return st.ConnsAccepted >= 2*n+4 && st.ConnsClosed == st.ConnsAccepted }) {
 		st := srv.Stats()
-		t.Fatalf("server closed %d of %d connections", st.ConnsClosed, st.ConnsAccepted)
+		t.Fatalf("server accepted %d connections (clients opened %d) and closed %d", st.ConnsAccepted, 2*n+4, st.ConnsClosed)
 	}
 	st := srv.Stats()
 	if st.ConnsAccepted != 2*n+4 {

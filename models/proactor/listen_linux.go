@@ -11,11 +11,10 @@ import (
 )
 
 // listenGroup opens n listening TCP sockets on one address, all with
-// SO_REUSEPORT, so that the kernel spreads incoming connections over them
-// by a hash of the connection's addresses: one socket per dispatcher ring,
-// each with its own multishot accept. The first socket binds addr (port 0
-// picks a free port); the others bind the port it got. It returns the
-// descriptors, which the caller owns and closes.
+// SO_REUSEPORT (handleset.ListenGroup), so that the kernel spreads
+// incoming connections over them by a hash of the connection's addresses:
+// one socket per dispatcher ring, each with its own multishot accept. It
+// returns the descriptors, which the caller owns and closes.
 //
 // TCP_NODELAY is set on the listening sockets: sockets accepted through
 // io_uring inherit it, which saves a setsockopt per connection (every model
@@ -26,28 +25,21 @@ import (
 // polls are exclusive), which piles connections onto one ring instead of
 // spreading them.
 func listenGroup(addr string, backlog, n int) ([]int, netip.AddrPort, error) {
-	var fds []int
-	fail := func(err error) ([]int, netip.AddrPort, error) {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
+	lns, err := handleset.ListenGroup(addr, handleset.ListenOptions{Backlog: backlog}, n)
+	if err != nil {
 		return nil, netip.AddrPort{}, fmt.Errorf("proactor: %w", err)
 	}
-	bound := addr
-	var first netip.AddrPort
-	for range n {
-		ln, err := handleset.Listen(bound, handleset.ListenOptions{Backlog: backlog, ReusePort: true})
-		if err != nil {
-			return fail(err)
-		}
-		fds = append(fds, ln.Fd())
-		if err := unix.SetsockoptInt(ln.Fd(), unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-			return fail(os.NewSyscallError("setsockopt", err))
-		}
-		if !first.IsValid() {
-			first = ln.Addr()
-			bound = first.String()
+	fds := make([]int, len(lns))
+	for i, ln := range lns {
+		fds[i] = ln.Fd()
+	}
+	for _, fd := range fds {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return nil, netip.AddrPort{}, fmt.Errorf("proactor: %w", os.NewSyscallError("setsockopt", err))
 		}
 	}
-	return fds, first, nil
+	return fds, lns[0].Addr(), nil
 }

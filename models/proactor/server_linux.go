@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"concbench/handleset"
+	"concbench/internal/cpuset"
 	"concbench/internal/uring"
 	"concbench/models"
 	"concbench/models/internal/connio"
@@ -39,13 +39,7 @@ var _ models.Server = (*Server)(nil)
 // number of CPUs this process may run on (its affinity mask), since a
 // dispatcher never blocks in I/O and so one per core keeps every core busy;
 // see the package documentation.
-func DefaultThreads() int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
-		return set.Count()
-	}
-	return runtime.NumCPU()
-}
+func DefaultThreads() int { return cpuset.Count() }
 
 // Start checks that io_uring is usable, listens on cfg.Addr with one
 // SO_REUSEPORT socket per dispatcher thread, and starts the threads. Where

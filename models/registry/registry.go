@@ -19,12 +19,17 @@ import (
 	"strings"
 
 	"concbench/models"
+	"concbench/models/acceptlock"
+	"concbench/models/acceptmutex"
 	"concbench/models/activeobject"
 	"concbench/models/frontend"
 	"concbench/models/halfsynchalfreactive"
+	"concbench/models/internal/connio"
 	"concbench/models/leaderfollowers"
 	"concbench/models/netpoll"
+	"concbench/models/partitioned"
 	"concbench/models/proactor"
+	"concbench/models/sharedqueue"
 	"concbench/models/threadperconn"
 )
 
@@ -46,8 +51,10 @@ type Model struct {
 	Sizing Sizing
 	// Configs are the model's configurations in the profiles: the first
 	// is the model's in the comparison (harness.Families), the others its
-	// variants (harness.Variants). None: the model is in no profile but
-	// its own (the front end: the chain profile).
+	// variants (harness.Variants); a model of FamilyPractised has all of
+	// them in the practised profile instead (harness.Practised). None:
+	// the model is in no profile but its own (the front end: the chain
+	// profile).
 	Configs []Config
 	// VariantFloor is the fewest pool threads the variants profile gives
 	// the model's configurations (0: the rule's).
@@ -233,6 +240,67 @@ var Models = []Model{
 			fs.TextVar(&handoff, "handoff", frontend.Bound, "front end: how a response reaches its thread: bound, perthread or queue")
 			return func(cfg models.Config) (models.Server, error) {
 				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff})
+			}
+		},
+	},
+	{
+		Name:   "acceptmutex",
+		Family: FamilyPractised,
+		Color:  7,
+		Sizing: Sizing{Kind: PoolThreads, One: "worker", Many: "workers"},
+		Configs: []Config{
+			{Name: "acceptmutex/exclusive", Args: []string{"--accept", "exclusive"}},
+			{Name: "acceptmutex/mutex", Args: []string{"--accept", "mutex"}},
+			{Name: "acceptmutex/reuseport", Args: []string{"--accept", "reuseport"}},
+		},
+		Summary: "nginx's workers as threads: --threads workers (default one per CPU), each with its own epoll set and the connections it accepted, edge-triggered; --accept exclusive (EPOLLEXCLUSIVE, nginx's default) | mutex (accept_mutex: try-lock, --accept-delay) | reuseport (a SO_REUSEPORT socket per worker); --multi-accept, --worker-conns",
+		Flags: func(fs *flag.FlagSet) Start {
+			mode := acceptmutex.Exclusive
+			fs.TextVar(&mode, "accept", acceptmutex.Exclusive, "how workers come to accept: exclusive (the listener in every worker's set with EPOLLEXCLUSIVE, nginx's default), mutex (nginx's accept_mutex) or reuseport (a SO_REUSEPORT socket per worker)")
+			multi := fs.Bool("multi-accept", false, fmt.Sprintf("on each listener event accept until the backlog is empty (at most %d), nginx's multi_accept; default one connection per event", connio.MaxAcceptsPerEvent))
+			delay := fs.Duration("accept-delay", acceptmutex.DefaultAcceptDelay, "with --accept mutex: the longest a worker that lost the accept mutex waits before it tries again, nginx's accept_mutex_delay")
+			conns := fs.Int("worker-conns", 0, fmt.Sprintf("connection slots per worker, nginx's worker_connections: past them a worker refuses a connection (status unavailable), and under an eighth free a mutex worker sits rounds out; 0 for %d", acceptmutex.DefaultWorkerConns))
+			return func(cfg models.Config) (models.Server, error) {
+				return acceptmutex.Start(cfg, acceptmutex.Options{Accept: mode, MultiAccept: *multi, AcceptDelay: *delay, WorkerConns: *conns})
+			}
+		},
+	},
+	{
+		Name:    "partitioned",
+		Family:  FamilyPractised,
+		Color:   8,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Configs: []Config{{Name: "partitioned"}},
+		Summary: "the partitioned server (the ZygOS paper's Linux-partitioned baseline, d-FCFS): --threads threads (default one per CPU), each with its own SO_REUSEPORT socket, epoll set and connections, level-triggered, one event per wait",
+		Flags: func(*flag.FlagSet) Start {
+			return func(cfg models.Config) (models.Server, error) { return partitioned.Start(cfg, partitioned.Options{}) }
+		},
+	},
+	{
+		// Not in a profile yet (no Configs): serve --model acceptlock.
+		Name:   "acceptlock",
+		Family: FamilyPractised, Color: 9,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Configs: []Config{{Name: "acceptlock"}},
+		Summary: "Leader/Followers as Cherokee practises it: --threads locked OS threads (default one per CPU), each with its own epoll set and the connections it accepted; the leader holds the listeners' lock (idle threads block on it, busy ones try it) and waits on the listener with its own connections",
+		Flags: func(fs *flag.FlagSet) Start {
+			watch := fs.Duration("acceptlock-watch", 0, fmt.Sprintf("acceptlock: the longest a thread waits on its epoll set in one step (Cherokee's fdwatch_msecs); 0 for %v", acceptlock.DefaultWatch))
+			return func(cfg models.Config) (models.Server, error) {
+				return acceptlock.Start(cfg, acceptlock.Options{Watch: *watch})
+			}
+		},
+	},
+	{
+		// Not in a profile yet (no Configs): serve --model sharedqueue.
+		Name:   "sharedqueue",
+		Family: FamilyPractised, Color: 10,
+		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Configs: []Config{{Name: "sharedqueue"}},
+		Summary: "Leader/Followers as boost.asio practises it: one io_context run by --threads locked OS threads (default one per CPU): one operation queue, the reactor token in it (its holder runs epoll_wait), idle threads on a futex condition; the ledger served through a strand per shard",
+		Flags: func(fs *flag.FlagSet) Start {
+			shards := fs.Int("sq-shards", 0, fmt.Sprintf("sharedqueue: ledger shards, each served through its own strand; 0 for %d (at most the accounts)", sharedqueue.DefaultShards))
+			return func(cfg models.Config) (models.Server, error) {
+				return sharedqueue.Start(cfg, sharedqueue.Options{Shards: *shards})
 			}
 		},
 	},

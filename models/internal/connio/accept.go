@@ -118,7 +118,15 @@ func (b *AcceptBackoff) Reset() { b.next = 0 }
 // operation, whose completions carry one connection or one error each,
 // and which must be re-armed after any error; it shares AcceptBackoff.
 func AcceptBatch(ln Listener, b *AcceptBackoff, sh *models.Shard, add func(fd int) bool) (wait time.Duration, err error) {
-	for range MaxAcceptsPerEvent {
+	return AcceptUpTo(ln, MaxAcceptsPerEvent, b, sh, add)
+}
+
+// AcceptUpTo is AcceptBatch with a bound of its own, n tries (1 to
+// MaxAcceptsPerEvent), under the same policy: for a model that accepts
+// fewer connections per listener event than the batch does, such as an
+// nginx worker without multi_accept, which takes one per event.
+func AcceptUpTo(ln Listener, n int, b *AcceptBackoff, sh *models.Shard, add func(fd int) bool) (wait time.Duration, err error) {
+	for range min(max(n, 1), MaxAcceptsPerEvent) {
 		fd, _, err := ln.Accept()
 		switch acceptPolicy(err) {
 		case acceptOK:

@@ -41,6 +41,7 @@ func TestAcceptBatchPolicy(t *testing.T) {
 		results  []error
 		backoff  time.Duration // the back-off's next delay before the batch
 		refuse   bool          // add reports false (the server is closing)
+		upTo     int           // AcceptUpTo's bound; 0: AcceptBatch
 		accepted int
 		calls    int
 		wait     time.Duration
@@ -60,6 +61,10 @@ func TestAcceptBatchPolicy(t *testing.T) {
 		{name: "other-returned-wrapped", results: []error{nil, unix.EPERM, nil}, accepted: 1, calls: 2, errno: unix.EPERM},
 		{name: "other-already-wrapped", results: []error{os.NewSyscallError("accept4", unix.EINVAL)}, calls: 1, errno: unix.EINVAL},
 		{name: "closing", results: conns(3), refuse: true, accepted: 1, calls: 1},
+		{name: "one-per-event", results: conns(3), upTo: 1, accepted: 1, calls: 1},
+		{name: "one-try-retried-counts", results: []error{unix.EINTR, nil}, upTo: 1, calls: 1},
+		{name: "up-to-the-batch", results: conns(MaxAcceptsPerEvent + 5), upTo: 1 << 20,
+			accepted: MaxAcceptsPerEvent, calls: MaxAcceptsPerEvent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,10 +76,17 @@ func TestAcceptBatchPolicy(t *testing.T) {
 			var counters models.Counters
 			sh := counters.NewThreadShard("acceptor")
 			var got []int
-			wait, err := AcceptBatch(ln, &b, sh, func(fd int) bool {
+			add := func(fd int) bool {
 				got = append(got, fd)
 				return !tc.refuse
-			})
+			}
+			var wait time.Duration
+			var err error
+			if tc.upTo == 0 {
+				wait, err = AcceptBatch(ln, &b, sh, add)
+			} else {
+				wait, err = AcceptUpTo(ln, tc.upTo, &b, sh, add)
+			}
 			if len(got) != tc.accepted || ln.calls != tc.calls || wait != tc.wait {
 				t.Errorf("accepted %d in %d calls, wait %v; want %d in %d, wait %v",
 					len(got), ln.calls, wait, tc.accepted, tc.calls, tc.wait)

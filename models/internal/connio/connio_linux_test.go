@@ -193,6 +193,50 @@ func TestOnReadyBackPressure(t *testing.T) {
 	}
 }
 
+// TestOnReadyUnread checks that OnReady says when it stopped reading at
+// MaxReadsPerEvent with bytes possibly left in the socket (Unread), which
+// an edge-triggered model must act on, and that calling it again until
+// it says not serves every request sent.
+func TestOnReadyUnread(t *testing.T) {
+	cfg := testConfig(t, 0)
+	s := NewSession(cfg)
+	var counters models.Counters
+	sh := counters.NewThreadShard("test")
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	srv, cli := fds[0], fds[1]
+	if err := unix.SetNonblock(srv, true); err != nil {
+		t.Fatal(err)
+	}
+	// Small requests for more than MaxReadsPerEvent full reads of the
+	// input buffer; the socket buffers hold them and their responses.
+	const n = 2000
+	msg := requests(cfg.Codec, n, 1)
+	if len(msg) <= MaxReadsPerEvent*InitialIn {
+		t.Fatalf("%d bytes of requests do not outlast %d reads", len(msg), MaxReadsPerEvent)
+	}
+	if _, err := unix.Write(cli, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, done := s.OnReady(srv, sh); done || !s.Unread() {
+		t.Fatalf("after one event: done %v, unread %v; want the socket left unread", done, s.Unread())
+	}
+	for calls := 1; s.Unread(); calls++ {
+		if calls > n {
+			t.Fatal("OnReady keeps reporting unread input")
+		}
+		if _, done := s.OnReady(srv, sh); done {
+			t.Fatal("session ended")
+		}
+	}
+	if got := served(&counters); got != n {
+		t.Fatalf("served %d of %d requests once nothing was left unread", got, n)
+	}
+}
+
 // TestReadOnce drives the read step through each of its results.
 func TestReadOnce(t *testing.T) {
 	codec, err := wire.New("binary", wire.Limits{})
@@ -330,4 +374,95 @@ func TestProcessAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(100, step); a != 0 {
 		t.Fatalf("%v allocations per request", a)
 	}
+}
+
+// deferBalances is an AsyncService that leaves every balance request
+// pending (its response comes through Resume) and serves the rest at once.
+type deferBalances struct {
+	svc     *service.Service
+	pending []uint64 // the ids of the balance requests begun
+}
+
+func (d *deferBalances) Do(req *wire.Request, resp *wire.Response, scratch []byte) []byte {
+	return d.svc.Do(req, resp, scratch)
+}
+
+func (d *deferBalances) Start(req *wire.Request, resp *wire.Response, scratch []byte) ([]byte, bool) {
+	if req.Op == wire.OpBalance {
+		d.pending = append(d.pending, req.ID)
+		return scratch, false
+	}
+	return d.Do(req, resp, scratch), true
+}
+
+// TestOnReadySuspends: a request the AsyncService finishes later suspends
+// the session — the responses before it are written, nothing after it is
+// served or read, and OnReady asks for no event — until Resume, after
+// which the responses leave in request order.
+func TestOnReadySuspends(t *testing.T) {
+	cfg := testConfig(t, 0)
+	d := &deferBalances{svc: cfg.Service}
+	s := NewSessionWith(cfg, d)
+	var counters models.Counters
+	sh := counters.NewThreadShard("test")
+	srv, cli := socketpair(t)
+	work := func(id uint64) *wire.Request { return &wire.Request{ID: id, Op: wire.OpWork, Size: 10} }
+	balance := &wire.Request{ID: 2, Op: wire.OpBalance, Account: 1}
+	var out []byte
+	for _, r := range []*wire.Request{work(1), balance, work(3)} {
+		out = cfg.Codec.AppendRequest(out, r)
+	}
+	if _, err := unix.Write(cli, out); err != nil {
+		t.Fatal(err)
+	}
+	interest, done := s.OnReady(srv, sh)
+	if interest != 0 || done || !s.Suspended() || len(d.pending) != 1 || served(&counters) != 1 {
+		t.Fatalf("at the pending request: interest %v, done %v, suspended %v, %d begun, %d served; want 0, false, true, 1, 1",
+			interest, done, s.Suspended(), len(d.pending), served(&counters))
+	}
+	// Meanwhile the client sends another request, which is not read.
+	if _, err := unix.Write(cli, cfg.Codec.AppendRequest(nil, work(4))); err != nil {
+		t.Fatal(err)
+	}
+	resp := wire.Response{ID: balance.ID}
+	service.AppendResult(&resp, nil, service.DefaultInitialBalance, nil)
+	s.Resume(&resp, sh)
+	if interest, done = s.OnReady(srv, sh); done || interest != handleset.Readable|handleset.OneShot {
+		t.Fatalf("after Resume: interest %v, done %v; want readable", interest, done)
+	}
+	got := readN(t, cli, cfg.Codec, 4)
+	for i, r := range []*wire.Request{work(1), balance, work(3), work(4)} {
+		if err := wire.Verify(r, &got[i]); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+	}
+	if served(&counters) != 4 || s.Suspended() {
+		t.Fatalf("served %d (suspended %v), want 4", served(&counters), s.Suspended())
+	}
+}
+
+// readN reads n responses from the blocking descriptor fd.
+func readN(t *testing.T, fd int, codec wire.Codec, n int) []wire.Response {
+	t.Helper()
+	var got []byte
+	out := make([]wire.Response, n)
+	buf := make([]byte, 4096)
+	for i := 0; i < n; {
+		k, err := codec.DecodeResponse(got, &out[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 0 {
+			out[i].Payload = bytes.Clone(out[i].Payload)
+			got = got[k:]
+			i++
+			continue
+		}
+		m, err := unix.Read(fd, buf)
+		if err != nil || m == 0 {
+			t.Fatalf("read after %d responses: %d, %v", i, m, err)
+		}
+		got = append(got, buf[:m]...)
+	}
+	return out
 }

@@ -13,7 +13,11 @@
 //     whose Service forwards each request to its back end (NewSessionWith);
 //   - Session.OnReady, for models that learn of readiness from the handle
 //     set and must never block in I/O: it reads what is there, serves it,
-//     writes what the socket takes, and says what to wait for next.
+//     writes what the socket takes, and says what to wait for next. A
+//     Service that finishes some requests later, on another thread
+//     (AsyncService: the shared queue's ledger, served through strands),
+//     suspends the session at such a request until the model resumes it
+//     with the response (Session.Resume), so responses stay in order.
 //
 // Models that hand requests to other threads (Half-Sync/Half-Reactive,
 // Active Object) use In, Out and Ring directly.

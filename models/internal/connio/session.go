@@ -26,6 +26,7 @@ type Session struct {
 
 	codec   wire.Codec
 	svc     Service
+	async   AsyncService // svc, if it finishes some requests later
 	maxOut  int
 	req     wire.Request
 	resp    wire.Response
@@ -39,7 +40,21 @@ type Session struct {
 	// requests possibly still buffered: they must be served once output
 	// drains, before any further read (the client may be waiting for them).
 	stalled bool
+	// unread is set when OnReady stopped reading at MaxReadsPerEvent
+	// while the socket may hold more (see Unread).
+	unread bool
+	// suspended is set while a request that the AsyncService finishes
+	// later is pending: nothing more is served or read until Resume.
+	suspended bool
 }
+
+// Unread reports whether the last OnReady stopped reading at
+// MaxReadsPerEvent, every read having filled the space offered, so that
+// the socket may still hold bytes. A model whose connections are
+// registered EdgeTriggered must call OnReady again without waiting for an
+// event: none will come for bytes that had arrived already. (A handle
+// re-armed one-shot or level-triggered is reported again anyway.)
+func (s *Session) Unread() bool { return s.unread }
 
 // Service is what a Session's requests are served by: Do fills resp for
 // req, appending its payload to scratch (or pointing it at memory of its
@@ -52,17 +67,35 @@ type Service interface {
 
 var _ Service = (*service.Service)(nil)
 
+// AsyncService is a Service that finishes some requests later, on another
+// thread (the shared queue's ledger requests, served through strands).
+// Start serves req: either at once, filling resp as Do does and reporting
+// true, or by beginning it and reporting false. In the second case the
+// session is suspended: it serves, reads and asks for nothing more
+// (OnReady returns interest 0, not done) until the model hands it the
+// request's response with Resume, and then goes on with OnReady. So a
+// connection has at most one such request pending and its responses
+// leave in request order. Only OnReady's models may use one; ServeStream
+// does not suspend.
+type AsyncService interface {
+	Service
+	Start(req *wire.Request, resp *wire.Response, scratch []byte) (out []byte, done bool)
+}
+
 // NewSession returns the session of a new connection served by
 // cfg.Service under cfg. cfg must have had its defaults applied.
 func NewSession(cfg *models.Config) *Session { return NewSessionWith(cfg, cfg.Service) }
 
 // NewSessionWith returns the session of a new connection whose requests
-// svc serves, under cfg (defaults applied).
+// svc serves, under cfg (defaults applied). If svc is an AsyncService the
+// session serves through its Start.
 func NewSessionWith(cfg *models.Config, svc Service) *Session {
+	async, _ := svc.(AsyncService)
 	return &Session{
 		In:     NewIn(MaxRequest(cfg.Codec.Limits())),
 		codec:  cfg.Codec,
 		svc:    svc,
+		async:  async,
 		maxOut: cfg.MaxPendingOutput,
 	}
 }
@@ -70,19 +103,39 @@ func NewSessionWith(cfg *models.Config, svc Service) *Session {
 // Closing reports whether the session will serve no more requests.
 func (s *Session) Closing() bool { return s.closing }
 
+// Suspended reports whether a request begun by the AsyncService is
+// pending: the session waits for Resume.
+func (s *Session) Suspended() bool { return s.suspended }
+
+// Resume ends the suspension with resp, the pending request's response:
+// it is appended to the output and counted in sh as served (a response
+// that closes the connection starts closing), and the requests buffered
+// behind it are served (Process), which may suspend the session again.
+// The model then calls OnReady to write the responses and go on.
+func (s *Session) Resume(resp *wire.Response, sh *models.Shard) {
+	s.suspended = false
+	s.Out.AppendResponse(s.codec, resp)
+	sh.AddRequests(1)
+	if resp.Close {
+		s.closing = true
+	}
+	s.Process(sh)
+}
+
 // OutputFull reports whether the pending output has reached the bound past
 // which the connection's input is not read.
 func (s *Session) OutputFull() bool { return s.Out.Pending() >= s.maxOut }
 
 // Process serves the complete requests buffered in In, in order, appending
-// their responses to Out. It stops early when the output bound is reached
-// or the session starts closing, and returns the number of requests served.
-// A decode error appends the protocol's error response, counts the error
-// kind in sh and starts closing.
+// their responses to Out. It stops early when the output bound is reached,
+// the session starts closing or a request is left pending (Suspended),
+// and returns the number of requests served. A decode error appends the
+// protocol's error response, counts the error kind in sh and starts
+// closing.
 func (s *Session) Process(sh *models.Shard) int {
 	served := 0
 	s.stalled = false
-	for !s.closing {
+	for !s.closing && !s.suspended {
 		if s.OutputFull() {
 			s.stalled = true
 			break
@@ -97,7 +150,15 @@ func (s *Session) Process(sh *models.Shard) int {
 		if !ok {
 			break
 		}
-		s.scratch = s.svc.Do(&s.req, &s.resp, s.scratch[:0])
+		if s.async == nil {
+			s.scratch = s.svc.Do(&s.req, &s.resp, s.scratch[:0])
+		} else {
+			var done bool
+			if s.scratch, done = s.async.Start(&s.req, &s.resp, s.scratch[:0]); !done {
+				s.suspended = true
+				break
+			}
+		}
 		s.Out.AppendResponse(s.codec, &s.resp)
 		served++
 		if s.resp.Close {
@@ -107,7 +168,7 @@ func (s *Session) Process(sh *models.Shard) int {
 	if cap(s.scratch) > RetainLimit {
 		s.scratch = nil
 	}
-	s.Timer.Partial(!s.closing && !s.stalled && s.In.Buffered() > 0)
+	s.Timer.Partial(!s.closing && !s.stalled && !s.suspended && s.In.Buffered() > 0)
 	sh.AddRequests(served)
 	return served
 }
@@ -238,12 +299,22 @@ func (s *Session) flush(fd int, sh *models.Shard) bool {
 //
 // Back-pressure: while the output bound is reached the returned interest is
 // Writable only, so the slow reader's requests stay in the kernel's buffers.
+//
+// A session suspended by its AsyncService (Suspended) returns interest 0
+// and not done, with what it could write written: the model leaves the
+// handle disarmed until it resumes the session (Resume) and calls OnReady
+// again.
 func (s *Session) OnReady(fd int, sh *models.Shard) (interest handleset.Events, done bool) {
 	if !s.flush(fd, sh) {
 		return 0, true
 	}
+	s.unread = false
 read:
-	for reads := 0; !s.closing && !s.OutputFull() && reads < MaxReadsPerEvent; reads++ {
+	for reads := 0; !s.closing && !s.suspended && !s.OutputFull(); reads++ {
+		if reads == MaxReadsPerEvent {
+			s.unread = true // every read so far returned ReadMore
+			break
+		}
 		r, err := s.In.ReadOnce(fd, &s.Timer, sh)
 		switch r {
 		case ReadNone:
@@ -272,6 +343,8 @@ read:
 		}
 	}
 	switch {
+	case s.suspended:
+		return 0, false
 	case s.closing && s.Out.Pending() == 0:
 		return 0, true
 	case s.closing || s.OutputFull():

@@ -1,0 +1,56 @@
+package harness
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"concbench/results"
+	"concbench/stats"
+)
+
+// TestUndecided checks which cells of a first look get extra rounds, with
+// which contenders, in which order: undecided cells a few more rounds
+// can decide, cheapest first; never a decided cell, one without an
+// estimate, or one that needs more than maxExtraNeed more rounds.
+func TestUndecided(t *testing.T) {
+	r := &runner{exp: Experiment{Repetitions: 5, Warmup: Duration(200 * time.Millisecond), Duration: Duration(700 * time.Millisecond),
+		SLOProbes: 3, SLOWarmup: Duration(100 * time.Millisecond), SLODuration: Duration(300 * time.Millisecond)}}
+	ws := []results.SuiteWorkload{{Name: "cpu", Runs: []string{"a/cpu", "b/cpu", "c/cpu"}, Names: []string{"a", "b", "c"}}}
+	rival := func(name, status string) stats.Rival { return stats.Rival{Name: name, Status: status} }
+	cell := func(col int, d stats.Decision) results.Cell {
+		return results.Cell{Workload: "cpu", Column: results.WinnerColumns[col], Decision: d}
+	}
+	cells := []results.Cell{
+		cell(0, stats.Decision{Verdict: stats.Undecided, Best: "a", Need: 9, Rivals: []stats.Rival{rival("b", stats.Undetermined), rival("c", stats.Undetermined)}}),
+		cell(1, stats.Decision{Verdict: stats.Undecided, Best: "c", Need: 8, Rivals: []stats.Rival{rival("a", stats.Behind), rival("b", stats.Undetermined)}}),
+		cell(2, stats.Decision{Verdict: stats.Winner, Best: "a", Rivals: []stats.Rival{rival("b", stats.Behind), rival("c", stats.Behind)}}),
+		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: 5 + maxExtraNeed + 1, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
+		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: -1, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
+	}
+	got := r.undecided(cells, ws)
+	byLabel := map[string]extraCell{}
+	for i, c := range got {
+		byLabel[c.column.Label] = c
+		if i > 0 && got[i-1].cost > c.cost {
+			t.Errorf("cell %d costs %v, less than the one before (%v): want the cheapest first", i, c.cost, got[i-1].cost)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d cells get extra rounds, want 3 (the p99, the SLO and the unestimated ctxsw cell): %+v", len(got), got)
+	}
+	// The p99 cell: 3 rounds × 2 contenders of an equal-load point; the
+	// SLO cell: 4 rounds × 3 contenders of a capacity point and a search.
+	if c := byLabel["p99 at equal load"]; !slices.Equal(c.runs, []string{"c/cpu", "b/cpu"}) || c.rounds != 3 {
+		t.Errorf("p99 cell %+v, want contenders c/cpu, b/cpu, 3 rounds", c)
+	}
+	if c := byLabel["SLO capacity"]; !slices.Equal(c.runs, []string{"a/cpu", "b/cpu", "c/cpu"}) || c.rounds != 4 {
+		t.Errorf("SLO cell %+v, want contenders a, b, c, 4 rounds", c)
+	}
+	if c := byLabel["context switches per request"]; c.rounds != noEstimateRounds {
+		t.Errorf("ctxsw cell %+v, want %d rounds without an estimate", c, noEstimateRounds)
+	}
+	if got[0].column.Label != "p99 at equal load" {
+		t.Errorf("first %s, want the p99 cell, the cheapest", got[0].column.Label)
+	}
+}

@@ -1,0 +1,235 @@
+package acceptmutex
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"concbench/internal/testenv"
+	"concbench/models"
+	"concbench/models/modeltest"
+	"concbench/service"
+	"concbench/wire"
+)
+
+// testConfig returns a configuration for a test server with the given
+// number of workers, speaking the binary protocol.
+func testConfig(t testing.TB, threads int) models.Config {
+	t.Helper()
+	codec, err := wire.New("binary", wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{Accounts: 64, NsPerIter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+}
+
+// startTest starts a server with hooks and closes it when t ends.
+func startTest(t testing.TB, cfg models.Config, opts Options, hk hooks) *Server {
+	t.Helper()
+	s, err := start(cfg, opts, hk)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// dialTest connects to s; the connection closes when t ends. Its reads
+// time out after a minute, so that a lost connection fails the test
+// instead of hanging it.
+func dialTest(t testing.TB, s *Server) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// send writes a request with id on c.
+func send(c net.Conn, codec wire.Codec, id uint64) (*wire.Request, error) {
+	req := &wire.Request{ID: id, Op: wire.OpWork, Size: 16}
+	_, err := c.Write(codec.AppendRequest(nil, req))
+	return req, err
+}
+
+// recv reads one response from c (responses here are small: one read
+// buffer holds one, and each test reads one at a time).
+func recv(c net.Conn, codec wire.Codec, resp *wire.Response) error {
+	var in []byte
+	buf := make([]byte, 4096)
+	for {
+		if n, err := codec.DecodeResponse(in, resp); err != nil || n > 0 {
+			return err
+		}
+		m, err := c.Read(buf)
+		in = append(in, buf[:m]...)
+		if m == 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+}
+
+// exchange sends a request on c and checks its response.
+func exchange(c net.Conn, codec wire.Codec, id uint64) error {
+	req, err := send(c, codec, id)
+	if err != nil {
+		return err
+	}
+	var resp wire.Response
+	if err := recv(c, codec, &resp); err != nil {
+		return fmt.Errorf("request %d: %w", id, err)
+	}
+	return wire.Verify(req, &resp)
+}
+
+// TestMutexNeverWaitedOn holds the accept mutex for a worker that does not
+// exist: the workers keep trying it, each round, without ever waiting on
+// it (their misses go on counting), nobody accepts, and once it is freed
+// a worker takes it at its next try, which nobody woke it for, and serves
+// the connection that waited in the backlog.
+func TestMutexNeverWaitedOn(t *testing.T) {
+	testenv.EndToEnd(t)
+	const workers = 2
+	cfg := testConfig(t, workers)
+	s := startTest(t, cfg, Options{Accept: Mutex, AcceptDelay: 2 * time.Millisecond}, hooks{holdMutex: true})
+	if h := s.mu.holder(); h != workers {
+		t.Fatalf("the lock's holder is %d, want the test's %d", h, workers)
+	}
+	c := dialTest(t, s) // the kernel completes the handshake; the connection waits in the backlog
+	req, err := send(c, cfg.Codec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modeltest.WaitFor(t, "the workers to keep missing the lock", func() bool {
+		return s.Stats().Counters["mutex_missed"] >= 10*workers
+	})
+	if st := s.Stats(); st.ConnsAccepted != 0 || st.Counters["mutex_taken"] != 0 || st.Counters["listener_adds"] != 0 {
+		t.Fatalf("with the lock held elsewhere: %d accepted, counters %v; want nothing taken, added or accepted", st.ConnsAccepted, st.Counters)
+	}
+	s.mu.unlock(workers)
+	var resp wire.Response
+	if err := recv(c, cfg.Codec, &resp); err != nil {
+		t.Fatalf("after the lock was freed: %v", err)
+	}
+	if err := wire.Verify(req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.ConnsAccepted != 1 || st.Counters["mutex_taken"] == 0 || st.Counters["listener_adds"] == 0 {
+		t.Errorf("after the lock was freed: %d accepted, counters %v", st.ConnsAccepted, st.Counters)
+	}
+}
+
+// TestSlotsRule fills a Mutex worker's slots: with under an eighth free it
+// sits out rounds of the lock (ngx_accept_disabled), and past its slots it
+// refuses a connection with a reason that names --worker-conns, counted
+// as refused; a connection closed frees a slot.
+func TestSlotsRule(t *testing.T) {
+	testenv.EndToEnd(t)
+	const slots = 8
+	cfg := testConfig(t, 1)
+	s := startTest(t, cfg, Options{Accept: Mutex, WorkerConns: slots}, hooks{})
+	var conns []net.Conn
+	for i := range slots {
+		c := dialTest(t, s)
+		if err := exchange(c, cfg.Codec, uint64(i+1)); err != nil {
+			t.Fatalf("connection %d of %d: %v", i+1, slots, err)
+		}
+		conns = append(conns, c)
+	}
+	modeltest.WaitFor(t, "the full worker to sit out a round of the lock", func() bool {
+		return s.Stats().Counters["rounds_sat_out"] > 0
+	})
+	extra := dialTest(t, s)
+	var resp wire.Response
+	if err := recv(extra, cfg.Codec, &resp); err != nil {
+		t.Fatalf("connection past the slots: %v", err)
+	}
+	if reason := string(resp.Payload); resp.Status != wire.StatusUnavailable || !strings.Contains(reason, "--worker-conns") ||
+		!strings.Contains(reason, fmt.Sprintf("all its %d connections", slots)) {
+		t.Fatalf("connection past the slots: status %v, %q; want unavailable naming --worker-conns and %d", resp.Status, reason, slots)
+	}
+	modeltest.WaitFor(t, "the refusal counted", func() bool { return s.Stats().Errors[models.ErrRefused] == 1 })
+	conns[0].Close()
+	modeltest.WaitFor(t, "a slot freed", func() bool { return s.Stats().Counters["open_conns"] == slots-1 })
+	if err := exchange(dialTest(t, s), cfg.Codec, 100); err != nil {
+		t.Fatalf("a connection in the freed slot: %v", err)
+	}
+}
+
+// TestExclusiveReorders checks that an Exclusive worker re-registers the
+// listener on its 1st, 17th, 33rd… accept event, and that every accepted
+// connection is counted by the worker that accepted it.
+func TestExclusiveReorders(t *testing.T) {
+	testenv.EndToEnd(t)
+	const workers, n = 2, 40
+	cfg := testConfig(t, workers)
+	s, err := Start(cfg, Options{Accept: Exclusive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = exchange(c, cfg.Codec, uint64(i+1))
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The workers have exited: their fields are this goroutine's to read.
+	var calls, want uint64
+	var accepted uint64
+	for i, w := range s.workers {
+		calls += w.calls
+		want += (w.calls + ReorderEvery - 1) / ReorderEvery
+		if got := w.adds.Load(); got != 1+w.reorders.Load() {
+			t.Errorf("worker %d: %d registrations, want the first and one per reorder (%d)", i, got, w.reorders.Load())
+		}
+		accepted += st.PerThread[i].Accepted
+	}
+	if calls != n || st.Counters["reorders"] != want {
+		t.Errorf("%d accept events, %d reorders; want %d events (one connection each) and %d reorders", calls, st.Counters["reorders"], n, want)
+	}
+	if accepted != n || st.ConnsAccepted != n {
+		t.Errorf("workers accepted %d, server %d; want %d", accepted, st.ConnsAccepted, n)
+	}
+}
+
+// TestReusePortOnePort checks that every worker's socket is bound to the
+// server's one address.
+func TestReusePortOnePort(t *testing.T) {
+	testenv.EndToEnd(t)
+	s := startTest(t, testConfig(t, 3), Options{Accept: ReusePort}, hooks{})
+	if len(s.lns) != 3 {
+		t.Fatalf("%d listening sockets for 3 workers", len(s.lns))
+	}
+	for i, ln := range s.lns {
+		if ln.Addr() != s.Addr() || s.workers[i].own == nil {
+			t.Errorf("worker %d's socket on %v (own listener %v), server on %v", i, ln.Addr(), s.workers[i].own != nil, s.Addr())
+		}
+	}
+}
