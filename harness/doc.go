@@ -189,7 +189,9 @@
 // than a tracepoint per system call (three tracepoints in all, four with
 // irq_vectors). The point's latency and costs are recorded but
 // perturbed, and in no statistic but its own counts (bench.txt gives it
-// those alone).
+// those alone). In a run with a budget the mechanisms points are among
+// the planned points: their time comes out of what is left for extra
+// rounds, and the extra rounds have none.
 //
 // Where the kernel refuses (not root: tracefs is readable by root only,
 // and perf_event_paranoid) the point records why
