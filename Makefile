@@ -70,6 +70,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	$(SUDO) apt-get install -y chromium
 
+## nginx: install Debian's nginx-light, which the nginx profile runs beside
+## the nginx-style model (its configurations are unavailable without it,
+## with the reason) and its end-to-end test uses (skipped without it);
+## nothing else needs it. Where the system starts the package's service,
+## it is stopped and disabled again: the harness starts nginx itself.
+.PHONY: nginx
+nginx:
+	$(SUDO) apt-get install -y nginx-light || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y nginx-light; }
+	-$(SUDO) sh -c 'command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; command -v invoke-rc.d >/dev/null && invoke-rc.d nginx stop 2>/dev/null; true'
+
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
 ## (the workload suite, every model family: about 10 minutes on 2 CPUs);
 ## PROFILE=<name> for another profile (bin/concbench help bench lists

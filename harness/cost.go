@@ -37,40 +37,76 @@ func runQueue(pid int) (map[int]int64, bool) {
 // threads take 10–16 ms at that cost.
 const maxRunQueueThreads = 512
 
-// startRunQueue reads the server's run-queue waits at the window's start,
-// unless it has more than maxRunQueueThreads threads (counted from one
-// small file); then it records why it did not, and endRunQueue reads
+// startRunQueue reads the server's run-queue waits at the window's start
+// (of every thread of the server's processes pids), unless it has more
+// than maxRunQueueThreads threads (counted from one small file per
+// process); then it records why it did not, and endRunQueue reads
 // nothing either.
-func (w *window) startRunQueue(pid int) {
-	if n, err := sysstat.Threads(pid); err == nil && n > maxRunQueueThreads {
+func (w *window) startRunQueue(pids ...int) {
+	n := 0
+	for _, pid := range pids {
+		k, _ := sysstat.Threads(pid)
+		n += k
+	}
+	if n > maxRunQueueThreads {
 		w.rqSkipped = fmt.Sprintf("not read: the server has %d threads, and reading each one's schedstat at the window's start would cost the load generator's CPU more than its lead before the window (at most %d threads are read)", n, maxRunQueueThreads)
 		return
 	}
-	w.rqBefore, _ = runQueue(pid)
+	w.rqBefore = runQueues(pids)
 }
 
 // endRunQueue reads the server's run-queue waits at the window's end, if
 // they were read at its start.
-func (w *window) endRunQueue(pid int) {
+func (w *window) endRunQueue(pids ...int) {
 	if w.rqBefore != nil {
-		w.rqAfter, _ = runQueue(pid)
+		w.rqAfter = runQueues(pids)
 	}
 }
 
-// readProc reads the server's OS threads and open descriptors. It is
-// called after the window's end, with the connections still open:
-// listing thousands of descriptors takes milliseconds.
-func (w *window) readProc(pid int) {
-	threads, err1 := sysstat.Threads(pid)
-	fds, err2 := sysstat.OpenFDs(pid)
-	w.threads, w.fds = int64(threads), int64(fds)
-	if err := errors.Join(err1, err2); err != nil {
+// runQueues merges runQueue over the processes pids (thread ids are
+// unique across processes); nil if none could be read.
+func runQueues(pids []int) map[int]int64 {
+	var all map[int]int64
+	for _, pid := range pids {
+		m, ok := runQueue(pid)
+		if !ok {
+			continue
+		}
+		if all == nil {
+			all = m
+			continue
+		}
+		for tid, v := range m {
+			all[tid] = v
+		}
+	}
+	return all
+}
+
+// readProc reads the OS threads and open descriptors of the server's
+// processes pids, summed. It is called after the window's end, with the
+// connections still open: listing thousands of descriptors takes
+// milliseconds.
+func (w *window) readProc(pids ...int) {
+	var errs []error
+	w.threads, w.fds = 0, 0
+	for _, pid := range pids {
+		threads, err1 := sysstat.Threads(pid)
+		fds, err2 := sysstat.OpenFDs(pid)
+		w.threads += int64(threads)
+		w.fds += int64(fds)
+		errs = append(errs, err1, err2)
+	}
+	if err := errors.Join(errs...); err != nil {
 		w.procUnavailable = err.Error()
 	}
 }
 
 // window is what was read at the two edges of a point's measured window.
 type window struct {
+	// begin is read before the load connects (runner.measure): the
+	// connections each thread accepts count from there (cost).
+	begin             *models.Snapshot
 	before, after     *models.Snapshot
 	rqBefore, rqAfter map[int]int64 // nil if schedstat is unavailable or not read
 	rqSkipped         string        // why the run-queue waits were not read, if not for lack of schedstat
@@ -136,7 +172,37 @@ func (w *window) cost() results.ServerCost {
 	c.Counters, c.CountersAtEnd = counterDeltas(b.Stats.Counters, a.Stats.Counters)
 	c.Errors, _ = counterDeltas(b.Stats.Errors, a.Stats.Errors)
 	c.PerThread = threadDeltas(b.Stats.PerThread, a.Stats.PerThread)
+	if w.begin != nil {
+		acceptedSince(c.PerThread, w.begin.Stats.PerThread, a.Stats.PerThread)
+	}
 	return c
+}
+
+// acceptedSince sets each thread's Accepted in deltas (threadDeltas' of
+// after) to the connections it accepted from the begin reading to the
+// after one, matched by thread id: the point's own connections, which
+// the load generator opens before the window, so that a difference over
+// the window alone would count none of them. A thread absent at begin
+// counts from 0 (it started since).
+func acceptedSince(deltas, begin, after []models.ThreadStats) {
+	at := func(ts []models.ThreadStats, tid int) (uint64, bool) {
+		for _, t := range ts {
+			if t.TID == tid && tid != 0 {
+				return t.Accepted, true
+			}
+		}
+		return 0, false
+	}
+	for i := range deltas {
+		end, ok := at(after, deltas[i].TID)
+		if !ok {
+			continue
+		}
+		start, _ := at(begin, deltas[i].TID)
+		if end > start {
+			deltas[i].Accepted = end - start
+		}
+	}
 }
 
 // counterDeltas returns after − before for every key that did not

@@ -41,6 +41,12 @@
 //     probe request), queried ("snapshot"), stopped ("quit", then SIGTERM
 //     after 5 s, then SIGKILL after 2 s more). Its stderr's last 20 lines
 //     are kept for failure reports.
+//   - nginxServer: real nginx (Config.Model NginxModel), the reference
+//     the nginx-style model is checked against: a generated nginx.conf,
+//     its master in the foreground, read through stub_status and /proc
+//     instead of a control channel ("Real nginx" below). Both drivers are
+//     a proc (start, reaping, the escalating stop) behind one interface,
+//     target, which is all the runner knows of the server it measures.
 //   - spawner: the locked OS thread every server is forked from. A
 //     server's parent-death signal (SIGKILL) fires when the thread that
 //     forked it exits; forking from an ordinary goroutine could pick a
@@ -143,12 +149,57 @@
 // (marshalling the answer), once per window edge: negligible over a
 // window's thousands of requests, but not zero.
 //
+// One more snapshot is taken before the load generator connects: a
+// model that reports the connections each thread accepts
+// (models.ThreadStats.Accepted) accepts the point's connections before
+// the window, so they count from there. From the per-thread stats the
+// point gets its thread balance (results.Balance): connections and
+// requests per serving thread as max ÷ mean, and the busiest thread's
+// share, absent where the model has no pool.
+//
+// # Real nginx
+//
+// A configuration of model NginxModel runs nginx itself (NginxConfigs:
+// "nginx/mutex", "nginx/exclusive", "nginx/reuseport", the accept mode in
+// the nginx-style model's flag syntax, --accept MODE), where it is
+// installed (make nginx: Debian's nginx-light); where it is not, its
+// points are unavailable, with that reason, never failed. For each
+// server start the harness writes <run>/nginx/<configuration>.conf:
+// worker_processes the sizing rule's n (a worker per server CPU, nginx
+// doing none of the workload's work; the nginx profile's floor is the
+// practised profile's, PractisedFloor), worker_cpu_affinity every worker
+// on the server CPUs (and the master pinned there once it runs),
+// accept_mutex on for mutex and off otherwise (nginx then registers the
+// listening socket with EPOLLEXCLUSIVE, its default), listen … reuseport
+// for reuseport, keep-alive for the whole run, no access log, the error
+// log beside the file, "location = /work { return 200 NginxBody; }" for
+// the HTTP dialect and stub_status on a second port. nginx runs in the
+// foreground (daemon off, master_process on) in a process group of its
+// own, stopped with SIGQUIT, then SIGTERM, then SIGKILL to the group; if
+// the harness dies the kernel sends the master SIGTERM, which ends its
+// workers. The load generator checks what nginx's responses carry
+// (loadgen.VerifyAuto: the status; nginx echoes no id).
+//
+// At each edge the harness reads, as a snapshot: requests and accepted
+// connections from stub_status (less its own status requests); CPU time
+// as schedstat's run time over the master and the workers, split into
+// user and system in /proc/<pid>/stat's ratio (what getrusage does for a
+// concbench server), context switches from /proc/<pid>/task/*/status,
+// resident memory; and per worker a ThreadStats: its responses, the
+// write calls of /proc/<pid>/io (a response of this configuration is one
+// writev: amend drops them, with a warning, where they do not add up to
+// stub_status's count), and at the window's end the connections it holds
+// (the established sockets on the listening port in /proc/net/tcp,
+// matched by inode to its descriptors). A point of nginx has no
+// allocations per request (it has no Go heap: ServerCost.Foreign) and no
+// M/M/c ideal.
+//
 // # The mechanisms point
 //
 // The costs above say how much a model spends; the mechanisms point
 // (results.KindMechanisms, Experiment.Mechanisms, bench --mechanisms)
 // says on what, from the kernel's own counters: per request, the system
-// calls the server's threads enter by kind (results.SyscallKinds:
+// calls the server's threads (nginx's master's and workers') enter by kind (results.SyscallKinds:
 // epoll_wait, epoll_ctl, read, write, futex, io_uring_enter, accept, and
 // other), their futex wake calls, and the cross-CPU wake-ups.
 //

@@ -159,6 +159,24 @@ func TestProfilesValidate(t *testing.T) {
 				if e.Repetitions < 6 || len(e.Configs) != 3 || !hasFractions(e.Fractions, 0.1, 0.5) || len(e.Fractions) != 2 {
 					t.Errorf("gate: %d repetitions, %d configurations, fractions %v; want ≥ 6, 3, 0.1 and 0.5", e.Repetitions, len(e.Configs), e.Fractions)
 				}
+			case "nginx":
+				// The model and real nginx side by side in each mode,
+				// under one workload without work, at capacity and one
+				// equal load.
+				var pairs []string
+				for _, c := range e.Configs {
+					mode, err := nginxMode(c.Args)
+					if err != nil {
+						t.Errorf("nginx: %s: %v", c.Name, err)
+					}
+					pairs = append(pairs, c.Model+" "+mode)
+				}
+				want := []string{"acceptmutex mutex", "nginx mutex", "acceptmutex exclusive", "nginx exclusive", "acceptmutex reuseport", "nginx reuseport"}
+				if !slices.Equal(pairs, want) || len(e.Workloads) != 1 || e.Workloads[0].CPU != "0" || len(e.Fractions) != 0 ||
+					!slices.Equal(e.RatesFromSlowest, []float64{SuiteRateFromSlowest}) || e.Repetitions < 5 {
+					t.Errorf("nginx: configurations %v, workloads %+v, fractions %v, rates from the slowest %v, %d repetitions; want %v, one without CPU work, none, [%g], ≥ 5",
+						pairs, e.Workloads, e.Fractions, e.RatesFromSlowest, e.Repetitions, want, SuiteRateFromSlowest)
+				}
 			case "connections":
 				models := map[string]bool{}
 				for _, c := range e.Configs {
@@ -191,7 +209,10 @@ func TestProfilesValidate(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, s := range r.Sizes {
-				if s.GOMAXPROCS == 0 && !strings.HasPrefix(name, "netpoll") && !strings.HasPrefix(name, "proactor") {
+				// nginx is no Go program; the nginx-style model before
+				// it is in the model table runs with its defaults.
+				foreign := strings.HasPrefix(name, NginxModel+"/") || !hasShape(AcceptMutexModel) && strings.HasPrefix(name, AcceptMutexModel+"/")
+				if s.GOMAXPROCS == 0 && !strings.HasPrefix(name, "netpoll") && !strings.HasPrefix(name, "proactor") && !foreign {
 					t.Errorf("%s: %s leaves GOMAXPROCS to the default (%s)", e.Profile, name, s.Rule)
 				}
 			}

@@ -224,17 +224,18 @@ type mechSample struct {
 	threads, cpus []uint64
 }
 
-// openMechanisms opens the counters on every thread of process pid and
-// those of the IPIs sent to cpus (a cpulist; empty: every online CPU),
-// or returns nil and why it cannot.
-func openMechanisms(pid int, cpus string) (*mechSet, string) {
+// openMechanisms opens the counters on every thread of the processes
+// pids (a concbench server, or nginx's master and workers) and those of
+// the IPIs sent to cpus (a cpulist; empty: every online CPU), or returns
+// nil and why it cannot.
+func openMechanisms(pids []int, cpus string) (*mechSet, string) {
 	plan, err := planMechanisms()
 	if err != nil {
 		return nil, err.Error()
 	}
 	m := &mechSet{plan: plan}
 	var why string
-	if m.threads, m.nthreads, why = openThreads(pid, plan.thread); m.threads == nil {
+	if m.threads, m.nthreads, why = openThreads(pids, plan.thread); m.threads == nil {
 		return nil, why
 	}
 	set, err := cpuset.Parse(cpus)

@@ -54,7 +54,7 @@ func TestMechanismCounts(t *testing.T) {
 // the waits must not be counted as wakes. Without permission (not root)
 // it checks that the reason is said instead.
 func TestMechanismsOfSelf(t *testing.T) {
-	m, why := openMechanisms(os.Getpid(), "")
+	m, why := openMechanisms([]int{os.Getpid()}, "")
 	if m == nil {
 		if why == "" {
 			t.Fatal("openMechanisms: no counters and no reason")
@@ -139,7 +139,7 @@ func futexCall(t *testing.T, word *uint32, op, val int) {
 // TestMechanismsRefused checks that a process the counters cannot be
 // opened on gives a reason, never zeros.
 func TestMechanismsRefused(t *testing.T) {
-	m, why := openMechanisms(1<<30, "") // no such process
+	m, why := openMechanisms([]int{1 << 30}, "") // no such process
 	if m != nil {
 		m.close()
 		t.Fatal("counters opened on a process that does not exist")

@@ -14,7 +14,7 @@ type mechSet struct{}
 // mechSample is the counters' sums at one edge of the window.
 type mechSample struct{}
 
-func openMechanisms(int, string) (*mechSet, string) {
+func openMechanisms([]int, string) (*mechSet, string) {
 	return nil, "perf_event_open is Linux-only"
 }
 

@@ -91,24 +91,39 @@ func (s *counterSet) openRow(specs []counterSpec, tid, cpu int) (failed *counter
 	return nil, nil
 }
 
-// openThreads opens a counter of every spec on every thread of process
-// pid, with inherit. It returns nil and the reason when the kernel
-// refuses (not root, perf_event_paranoid, no perf support), so that the
-// point records why it has no counts, and the threads it opened them on.
+// openThreads opens a counter of every spec on every thread of the
+// processes pids (a concbench server, or nginx's master and workers),
+// with inherit. It returns nil and the reason when the kernel refuses
+// (not root, perf_event_paranoid, no perf support), so that the point
+// records why it has no counts, and the threads it opened them on.
 //
 // Note: a single counter on the process (pid = server pid, inherit) would
 // see only the main thread and the threads it creates later — Go creates
 // threads from other threads (sysmon, the template thread), and that
 // counter saw 249 of 4155 switches in a measurement on a 2-vCPU VM — so
 // there is one per existing thread.
-func openThreads(pid int, specs []counterSpec) (*counterSet, int, string) {
+func openThreads(pids []int, specs []counterSpec) (*counterSet, int, string) {
 	s := &counterSet{events: len(specs)}
+	threads := 0
+	for _, pid := range pids {
+		n, why := s.openProcess(pid, specs)
+		if why != "" {
+			s.close()
+			return nil, 0, why
+		}
+		threads += n
+	}
+	return s, threads, ""
+}
+
+// openProcess opens a counter of every spec on every thread of process
+// pid, as rows of s, and returns the threads, or why it could not.
+func (s *counterSet) openProcess(pid int, specs []counterSpec) (int, string) {
 	seen := map[int]bool{}
 	for { // until a pass finds no new thread: threads start while we open
 		tids, err := sysstat.TaskIDs(pid)
 		if err != nil {
-			s.close()
-			return nil, 0, "perf: " + err.Error()
+			return 0, "perf: " + err.Error()
 		}
 		fresh := 0
 		for _, tid := range tids {
@@ -118,12 +133,11 @@ func openThreads(pid int, specs []counterSpec) (*counterSet, int, string) {
 			seen[tid] = true
 			fresh++
 			if spec, err := s.openRow(specs, tid, -1); err != nil {
-				s.close()
-				return nil, 0, fmt.Sprintf("%v (%s, thread %d): %v", err, spec.name, tid, perfHint(err))
+				return 0, fmt.Sprintf("%v (%s, thread %d): %v", err, spec.name, tid, perfHint(err))
 			}
 		}
 		if fresh == 0 {
-			return s, len(seen), ""
+			return len(seen), ""
 		}
 	}
 }
@@ -193,10 +207,11 @@ type perfSet struct {
 	c *counterSet
 }
 
-// openPerf opens the counters on every thread of process pid, or returns
-// nil and why not.
-func openPerf(pid int) (*perfSet, string) {
-	c, _, why := openThreads(pid, perfEvents)
+// openPerf opens the counters on every thread of the processes pids (a
+// concbench server, or nginx's master and workers), or returns nil and
+// why not.
+func openPerf(pids ...int) (*perfSet, string) {
+	c, _, why := openThreads(pids, perfEvents)
 	if c == nil {
 		return nil, why
 	}

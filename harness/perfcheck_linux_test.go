@@ -80,7 +80,7 @@ func TestPerfCheck(t *testing.T) {
 		defer cpuset.Pin(0, prev)
 	}
 
-	ms, why := openMechanisms(srv.pid, srv.info.CPUs)
+	ms, why := openMechanisms([]int{srv.pid}, srv.info.CPUs)
 	if ms == nil {
 		t.Fatalf("openMechanisms: %s", why)
 	}

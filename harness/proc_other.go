@@ -6,4 +6,4 @@ import "syscall"
 
 // sysProcAttr has nothing to set where the harness cannot run anyway (the
 // load generator needs epoll).
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func sysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }

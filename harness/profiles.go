@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "load", "variants", "practised", "cores", "threads", "thesis", "gate", "chain", "connections"}
+var ProfileNames = []string{"default", "load", "variants", "practised", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -70,6 +70,8 @@ func Profile(name string) (Experiment, error) {
 		return base, nil
 	case "connections":
 		return connectionsProfile(base), nil
+	case "nginx":
+		return nginxProfile(base), nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
 }
@@ -419,7 +421,8 @@ const PractisedFloor = 2
 
 // AllConfigs returns every named configuration of the profiles, by name
 // once (a family's configuration before a variant of the same name):
-// what "bench --models" looks names up in.
+// what "bench --models" looks names up in. Real nginx is not among them:
+// it is no model (the nginx profile names its configurations).
 func AllConfigs() []Config {
 	var cs []Config
 	for _, c := range slices.Concat(Families(), Variants(), Practised()) {
@@ -451,4 +454,67 @@ func ChainConfigs() []Config {
 	}
 	return append(cs, Config{Name: "frontend/perthread", Model: "frontend", Args: []string{"--handoff", "perthread"},
 		GOMAXPROCSPerConn: true, Backend: back})
+}
+
+// AcceptMutexModel is the nginx-style model's name in the model table
+// (models/registry): worker threads that each own the connections they
+// accept, sharing the listening socket in nginx's ways (--accept, one of
+// NginxModes).
+const AcceptMutexModel = "acceptmutex"
+
+// NginxConfigs returns real nginx in each of its accept modes
+// (NginxModes), "nginx/<mode>", a worker process per server CPU (the
+// sizing rule's n), at least PractisedFloor of them.
+func NginxConfigs() []Config {
+	var cs []Config
+	for _, mode := range NginxModes {
+		cs = append(cs, Config{Name: NginxModel + "/" + mode, Model: NginxModel, Args: []string{"--accept", mode}, Sizing: SizeRule, MinPool: PractisedFloor})
+	}
+	return cs
+}
+
+// NginxPairs returns the nginx profile's configurations: for each accept
+// mode, the nginx-style model in that mode — its configuration in the
+// model table whose arguments give the mode, else "acceptmutex/<mode>"
+// with --accept <mode>, sized by the rule with the practised profile's
+// floor (PractisedFloor: with one thread every mode is the same loop,
+// and there is no balance to compare) — then real nginx in it, with as
+// many workers. A
+// model not (yet) in the table is still listed, by that name and flag,
+// with the model's defaults: a binary without the model reports it
+// unavailable, with serve's reason, and nginx runs alone.
+func NginxPairs() []Config {
+	var cs []Config
+	m, inTable := registry.Lookup(AcceptMutexModel)
+	for i, mode := range NginxModes {
+		c := Config{Name: AcceptMutexModel + "/" + mode, Model: AcceptMutexModel, Args: []string{"--accept", mode}}
+		if inTable {
+			c.Sizing, c.MinPool = SizeRule, PractisedFloor
+		}
+		for _, rc := range m.Configs {
+			if got, err := nginxMode(rc.Args); inTable && err == nil && got == mode {
+				c = Config{Name: rc.Name, Model: m.Name, Args: slices.Clone(rc.Args), Sizing: SizeRule, MinPool: PractisedFloor}
+				break
+			}
+		}
+		cs = append(cs, c, NginxConfigs()[i])
+	}
+	return cs
+}
+
+// nginxProfile returns the nginx experiment made from base: the
+// nginx-style model beside real nginx in each accept mode (NginxPairs),
+// on the same server CPUs, under one workload with no work at all
+// (nginx does none: the comparison is at the zero-work end), at
+// capacity and at one equal absolute load, 0.7 of the slowest one's
+// capacity.
+func nginxProfile(base Experiment) Experiment {
+	base.Configs = NginxPairs()
+	w := DefaultWorkload()
+	w.CPU = "0"
+	base.Workloads = []Workload{{Name: "zero", Workload: w}}
+	base.Fractions = nil
+	base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
+	base.Repetitions = 5
+	return base
 }

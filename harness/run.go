@@ -237,7 +237,7 @@ type runner struct {
 	unavailable map[string]string // configuration → reason
 
 	sp     *spawner
-	srv    *server
+	srv    target
 	srvFor string  // the configuration and repetition srv serves, for its warnings
 	back   *server // srv's back end, for a chain configuration (Config.Backend)
 
@@ -873,9 +873,9 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	if srv == nil {
 		return false
 	}
-	p.ServerInfo = srv.info
-	p.Provenance.ServerCPUs = srv.info.CPUs
-	p.Provenance.ServerGOMAXPROCS = srv.info.GOMAXPROCS
+	p.ServerInfo = srv.describe()
+	p.Provenance.ServerCPUs = p.ServerInfo.CPUs
+	p.Provenance.ServerGOMAXPROCS = p.ServerInfo.GOMAXPROCS
 
 	// The idle connections' control: held through the whole point by a
 	// server of their own, opened before the load's connections.
@@ -892,7 +892,7 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 		}()
 	}
 
-	lc := r.loadConfig(rc, p, srv.addr, seedIdx)
+	lc := r.loadConfig(rc, p, srv.address(), seedIdx)
 	edges := r.watchWindow(&lc, p, srv)
 	res, err := r.runGenerator(srv, lc)
 	w := edges.finish()
@@ -940,12 +940,15 @@ func (r *runner) runnable(rc *runConfig, p *results.Point) bool {
 // recorded, if it could not be started. A running server serves this
 // configuration and repetition: execute stops it after each
 // configuration's points.
-func (r *runner) serverFor(rc *runConfig, p *results.Point) *server {
-	if r.srv != nil && r.srv.exited() {
+func (r *runner) serverFor(rc *runConfig, p *results.Point) target {
+	if r.srv != nil && r.srv.process().exited() {
 		r.stopServer()
 	}
 	if r.srv != nil {
 		return r.srv
+	}
+	if rc.cfg.Model == NginxModel {
+		return r.startNginx(rc, p)
 	}
 	args := serveArgs(rc)
 	var cal []string
@@ -973,18 +976,31 @@ func (r *runner) serverFor(rc *runConfig, p *results.Point) *server {
 	}
 	if err != nil {
 		r.stopBackend()
-		if !r.started[rc.name] {
-			// Never ran here: the model is unavailable on this machine
-			// (or in this binary), for the reason the server gave.
-			r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
-			return nil
-		}
-		p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
+		r.notStarted(rc, p, err)
 		return nil
 	}
+	return r.serving(rc, p, srv)
+}
+
+// serving records srv as the server of rc's points from p on, and
+// returns it.
+func (r *runner) serving(rc *runConfig, p *results.Point, srv target) target {
 	r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
 	r.started[rc.name] = true
 	return srv
+}
+
+// notStarted records in p that rc's server did not start (err): the
+// configuration is unavailable here if it never ran (the model is not
+// in this binary, the machine lacks what it needs, nginx is not
+// installed), for the reason the server gave; the point failed
+// otherwise.
+func (r *runner) notStarted(rc *runConfig, p *results.Point, err error) {
+	if !r.started[rc.name] {
+		r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
+		return
+	}
+	p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
 }
 
 // loadConfig returns the load generator's configuration for point p of
@@ -1001,6 +1017,7 @@ func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedId
 	case results.KindMechanisms:
 		lc.Warmup, lc.Duration = time.Duration(r.exp.MechanismsWarmup), time.Duration(r.exp.MechanismsDuration)
 	}
+	lc.Verify = verifyFor(&rc.cfg)
 	lc.Seed = r.seed(p.Repetition, seedIdx)
 	lc.Poll = r.poll
 	lc.Limits = r.exp.LoadLimits
@@ -1034,39 +1051,42 @@ type windowEdges struct {
 }
 
 // watchWindow opens the perf counters on srv — and, for a mechanisms
-// point, its tracepoint counters — and sets lc.OnWindow to read the
-// edges of point p's window.
-func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv *server) *windowEdges {
+// point, its tracepoint counters —, reads it before the load connects
+// (the begin of the connections it accepts), and sets lc.OnWindow to
+// read the edges of point p's window.
+func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *windowEdges {
 	r.waitMechanisms() // the last mechanisms point's counters are closed before any point's load
 	e := &windowEdges{}
-	e.ps, e.perfUnavailable = openPerf(srv.pid)
+	pids := srv.pids()
+	e.ps, e.perfUnavailable = openPerf(pids...)
 	if p.Kind == results.KindMechanisms {
-		e.ms, e.mechUnavailable = openMechanisms(srv.pid, srv.info.CPUs)
+		e.ms, e.mechUnavailable = openMechanisms(pids, srv.describe().CPUs)
 	}
+	e.w.begin, e.ctlErr = srv.read(edgeBegin)
 	lc.OnWindow = func(start bool) {
 		var err, perr, merr error
 		if start {
-			e.w.startRunQueue(srv.pid)
+			e.w.startRunQueue(pids...)
 			if e.ps != nil {
 				e.perf0, perr = e.ps.read()
 			}
 			if e.ms != nil {
 				e.mech0, merr = e.ms.read(true)
 			}
-			e.w.before, err = srv.snapshot()
+			e.w.before, err = srv.read(edgeStart)
 			if r.opt.onWindow != nil {
-				r.opt.onWindow(p, srv.pid)
+				r.opt.onWindow(p, pids[0])
 			}
 		} else {
-			e.w.after, err = srv.snapshot()
+			e.w.after, err = srv.read(edgeEnd)
 			if e.ms != nil {
 				e.mech1, merr = e.ms.read(false)
 			}
 			if e.ps != nil {
 				e.perf1, perr = e.ps.read()
 			}
-			e.w.endRunQueue(srv.pid)
-			e.w.readProc(srv.pid)
+			e.w.endRunQueue(pids...)
+			e.w.readProc(pids...)
 		}
 		e.ctlErr = errors.Join(e.ctlErr, err)
 		e.perfErr = errors.Join(e.perfErr, perr)
@@ -1136,11 +1156,11 @@ func (r *runner) waitMechanisms() {
 // good: every request times out after lc.Timeout and every control call
 // after controlTimeout, so only a fault of the machine (a VM paused and
 // resumed) or of the generator could get there.
-func (r *runner) runGenerator(srv *server, lc loadgen.Config) (*loadgen.Result, error) {
+func (r *runner) runGenerator(srv target, lc loadgen.Config) (*loadgen.Result, error) {
 	pctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
-		case <-srv.done:
+		case <-srv.process().done:
 			cancel()
 		case <-pctx.Done():
 		}
@@ -1169,12 +1189,12 @@ func (r *runner) runGenerator(srv *server, lc loadgen.Config) (*loadgen.Result, 
 // (ctlErr, or a snapshot of the window w missing); else measured, with
 // the server's cost over w, the queueing model's prediction for lc and
 // the generator's ceiling checked.
-func (r *runner) outcome(p *results.Point, srv *server, lc *loadgen.Config, w *window, err, ctlErr error) {
-	switch {
-	case srv.exited():
+func (r *runner) outcome(p *results.Point, srv target, lc *loadgen.Config, w *window, err, ctlErr error) {
+	switch pr := srv.process(); {
+	case pr.exited():
 		p.Status, p.FailedBy = results.StatusFailed, results.FailedServer
-		p.Failure = fmt.Sprintf("the server (pid %d) exited during the point: %s; its stderr ends: %s", srv.pid, exitText(srv.waitErr), srv.stderr.String())
-		srv.stdin.Close() // reaped already; the next point starts another
+		p.Failure = fmt.Sprintf("the server (pid %d) exited during the point: %s; its stderr ends: %s", pr.pid, exitText(pr.waitErr), pr.stderr.String())
+		srv.release() // reaped already; the next point starts another
 		r.srv = nil
 		r.stopBackend()
 	case err != nil:
@@ -1189,6 +1209,10 @@ func (r *runner) outcome(p *results.Point, srv *server, lc *loadgen.Config, w *w
 	default:
 		p.Status = results.StatusOK
 		p.Server = w.cost()
+		p.Warnings = append(p.Warnings, srv.amend(&p.Server)...)
+		if b, ok := results.Balance(p.Server.PerThread); ok {
+			p.Server.Balance = &b
+		}
 		for _, e := range append(slices.Clone(w.before.Errors), w.after.Errors...) {
 			p.Warnings = append(p.Warnings, "server snapshot: "+e)
 		}
@@ -1198,11 +1222,15 @@ func (r *runner) outcome(p *results.Point, srv *server, lc *loadgen.Config, w *w
 			r.checkCeiling(p)
 			return
 		}
-		if p.Server.Requests < 10_000 {
+		if p.Server.Requests < 10_000 && p.Server.Foreign == "" {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("the window has only %d requests: runtime/metrics counts allocations a span at a time, so allocations per request are coarse below ~10000", p.Server.Requests))
 		}
-		if p.Kind != results.KindCapacity {
-			p.Theory, p.Warnings = theory(lc, srv.info, p.OfferedRatePerS, p.Warnings)
+		switch {
+		case p.Kind == results.KindCapacity:
+		case p.Server.Foreign != "":
+			p.Warnings = append(p.Warnings, "no M/M/c ideal: "+p.Server.Foreign+" does none of the workload's CPU work")
+		default:
+			p.Theory, p.Warnings = theory(lc, srv.describe(), p.OfferedRatePerS, p.Warnings)
 		}
 		r.checkCeiling(p)
 	}

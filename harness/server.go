@@ -35,19 +35,99 @@ var (
 // reports.
 const stderrLines = 20
 
-// server is one "concbench serve" process: started, readiness-checked,
-// queried over its control channel (stdin/stdout) and stopped.
-type server struct {
+// proc is a server process the harness started: its pid, the tail of
+// its stderr, and its end. Both server drivers (server: concbench serve;
+// nginxServer: nginx) are one.
+type proc struct {
 	cmd    *exec.Cmd
 	pid    int
-	addr   string
-	info   models.Info
-	stdin  io.WriteCloser
-	lines  chan string // stdout lines after the address; closed at EOF
 	stderr *tail
 	done   chan struct{} // closed when the process has exited and been reaped
 	// waitErr is cmd.Wait's result, valid after done is closed.
 	waitErr error
+}
+
+// spawn starts cmd from sp's thread in a process group of its own, with
+// its stderr kept in a tail; pdeath is the signal the kernel sends it if
+// the harness dies. The caller reaps it (reap), once it has taken what
+// it reads from the process's other pipes.
+func spawn(sp *spawner, cmd *exec.Cmd, pdeath syscall.Signal) (*proc, error) {
+	cmd.SysProcAttr = sysProcAttr(pdeath)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	p := &proc{cmd: cmd, stderr: &tail{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := sp.start(cmd); err != nil {
+		return nil, err
+	}
+	p.pid = cmd.Process.Pid
+	return p, nil
+}
+
+// reap waits for the process to end and records how it ended.
+func (p *proc) reap() {
+	p.waitErr = p.cmd.Wait()
+	close(p.done)
+}
+
+// end ends the process: ask is the polite request to quit (nil: none);
+// if it has not ended quitTimeout later it is sent SIGTERM, and
+// termTimeout after that its whole process group SIGKILL. It returns how
+// the end escalated, "" if the process ended when asked.
+func (p *proc) end(ask func()) string {
+	if ask != nil && !p.exited() {
+		ask()
+	}
+	wait := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-p.done:
+			return true
+		case <-timer.C:
+			return false
+		}
+	}
+	if wait(quitTimeout) {
+		return ""
+	}
+	escalated := fmt.Sprintf("it did not quit within %v and was sent SIGTERM", quitTimeout)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if !wait(termTimeout) {
+		escalated += fmt.Sprintf(", then SIGKILL after %v", termTimeout)
+		p.killGroup()
+		<-p.done
+	}
+	return escalated
+}
+
+// killGroup sends SIGKILL to the process's group (spawn made it the
+// group's leader): nginx's workers die with their master.
+func (p *proc) killGroup() {
+	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil {
+		p.cmd.Process.Kill()
+	}
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// server is one "concbench serve" process: started, readiness-checked,
+// queried over its control channel (stdin/stdout) and stopped.
+type server struct {
+	*proc
+	addr  string
+	info  models.Info
+	stdin io.WriteCloser
+	lines chan string // stdout lines after the address; closed at EOF
 }
 
 // spawner starts processes from one locked OS thread that lives as long
@@ -178,10 +258,7 @@ var errNotStarted = errors.New("server did not start")
 // permitted").
 func startServer(sp *spawner, bin string, args []string, protocol string) (*server, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Env = os.Environ()
-	s := &server{cmd: cmd, stderr: &tail{}, lines: make(chan string, 64), done: make(chan struct{})}
-	cmd.Stderr = s.stderr
+	s := &server{lines: make(chan string, 64)}
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
@@ -190,10 +267,9 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
 	}
-	if err := sp.start(cmd); err != nil {
+	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errNotStarted, bin, err)
 	}
-	s.pid = cmd.Process.Pid
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 16<<20) // a snapshot line grows with the thread count
@@ -209,8 +285,7 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 		close(s.lines)
 		// Only after EOF: Wait closes the pipe, which would lose unread
 		// output.
-		s.waitErr = cmd.Wait()
-		close(s.done)
+		s.reap()
 	}()
 
 	fail := func(format string, args ...any) (*server, error) {
@@ -256,16 +331,6 @@ func exitText(err error) string {
 		return ee.ProcessState.String()
 	}
 	return err.Error()
-}
-
-// exited reports whether the process has ended.
-func (s *server) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // control sends one control-channel command and returns its one-line
@@ -314,30 +379,8 @@ func (s *server) snapshot() (*models.Snapshot, error) {
 // it returns an error describing an unclean end (a non-zero exit, a
 // signal, or a server that needed one), with the stderr tail.
 func (s *server) stop() error {
-	if !s.exited() {
-		io.WriteString(s.stdin, "quit\n")
-	}
+	escalated := s.end(func() { io.WriteString(s.stdin, "quit\n") })
 	s.stdin.Close()
-	wait := func(d time.Duration) bool {
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		select {
-		case <-s.done:
-			return true
-		case <-timer.C:
-			return false
-		}
-	}
-	var escalated string
-	if !wait(quitTimeout) {
-		escalated = fmt.Sprintf("it did not quit within %v and was sent SIGTERM", quitTimeout)
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		if !wait(termTimeout) {
-			escalated += fmt.Sprintf(", then SIGKILL after %v", termTimeout)
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-	}
 	if s.waitErr != nil || escalated != "" {
 		if escalated == "" {
 			escalated = "it quit"
@@ -349,7 +392,7 @@ func (s *server) stop() error {
 
 // kill ends the process at once and reaps it.
 func (s *server) kill() {
-	s.cmd.Process.Kill()
+	s.killGroup()
 	s.stdin.Close()
 	<-s.done
 }
@@ -409,6 +452,17 @@ func (s *Server) Stop() error {
 
 // probe sends one OpWork request to addr and checks its response.
 func probe(addr, protocol string) error {
+	return probeWith(addr, protocol, func(req *wire.Request, resp *wire.Response) error {
+		if resp.Status != wire.StatusOK {
+			return fmt.Errorf("response status %s", resp.Status)
+		}
+		return wire.Verify(req, resp)
+	})
+}
+
+// probeWith sends one OpWork request to addr and returns what check says
+// of its response.
+func probeWith(addr, protocol string, check func(req *wire.Request, resp *wire.Response) error) error {
 	codec, err := wire.New(protocol, wire.Limits{})
 	if err != nil {
 		return err
@@ -431,10 +485,7 @@ func probe(addr, protocol string) error {
 			return fmt.Errorf("response: %w", err)
 		}
 		if n > 0 {
-			if resp.Status != wire.StatusOK {
-				return fmt.Errorf("response status %s", resp.Status)
-			}
-			return wire.Verify(&req, &resp)
+			return check(&req, &resp)
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

@@ -89,19 +89,18 @@ func TestServerStopEscalates(t *testing.T) {
 	// A process that ignores SIGTERM and quit: not a server, so build the
 	// server value by hand as startServer would.
 	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM; exec sleep 1000`)
-	s := &server{cmd: cmd, stderr: &tail{}, lines: make(chan string, 1), done: make(chan struct{})}
+	s := &server{lines: make(chan string, 1)}
 	s.stdin, _ = cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	if err := sp.start(cmd); err != nil {
+	var err error
+	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	s.pid = cmd.Process.Pid
 	go func() {
 		stdout.Read(make([]byte, 1)) // EOF at exit
-		s.waitErr = cmd.Wait()
-		close(s.done)
+		s.reap()
 	}()
-	err := s.stop()
+	err = s.stop()
 	if err == nil || !strings.Contains(err.Error(), "sent SIGTERM, then SIGKILL") || !strings.Contains(err.Error(), "signal: killed") {
 		t.Errorf("stop = %v; want it to report SIGTERM, then SIGKILL", err)
 	}
@@ -118,7 +117,7 @@ func TestSpawnerOutlivesCallerThreads(t *testing.T) {
 	defer sp.close()
 	start := func(viaSpawner bool) *exec.Cmd {
 		cmd := exec.Command("/bin/sleep", "1000")
-		cmd.SysProcAttr = sysProcAttr()
+		cmd.SysProcAttr = sysProcAttr(syscall.SIGKILL)
 		tidc := make(chan int)
 		errc := make(chan error, 1)
 		go func() {

@@ -41,14 +41,14 @@ func Pool(n int, cpu, block float64, conns, depth int) int {
 }
 
 // hasShape reports whether the sizing rule knows model: whether it is a
-// row of the model table.
+// row of the model table, or nginx.
 func hasShape(model string) bool {
 	_, ok := registry.Lookup(model)
-	return ok
+	return ok || model == NginxModel
 }
 
 // shapeNames returns the models the sizing rule knows, in order.
-func shapeNames() []string { return registry.Names() }
+func shapeNames() []string { return append(registry.Names(), NginxModel) }
 
 // Size is what a configuration runs with under one workload: the serve
 // flags the harness sets for its threads, and why.
@@ -77,6 +77,17 @@ func (c *Config) size(w *Workload, n int) Size {
 		s.Rule = "fixed by the profile"
 		if s.Threads == 0 && s.GOMAXPROCS == 0 {
 			s.Rule = "the model's defaults"
+		}
+		return s
+	}
+	if c.Model == NginxModel {
+		// nginx does none of the workload's work and never blocks: a
+		// worker process per CPU, whatever the workload.
+		t := max(n, c.MinPool)
+		s.Pool, s.Threads = t, t
+		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "worker process", "worker processes"))
+		if c.MinPool > n {
+			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
 		}
 		return s
 	}

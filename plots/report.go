@@ -78,6 +78,12 @@ type report struct {
 	// (claims.go); nil when the run has no LF or HS/HR configuration.
 	Claims *claimsTable
 
+	// Balance is each configuration's thread balance (balance.go), Nginx
+	// the nginx-style model beside real nginx; nil where the run has no
+	// per-thread stats, or no nginx.
+	Balance *balanceSection
+	Nginx   *nginxSection
+
 	Figures []reportFigure
 	Omitted []string
 
@@ -124,6 +130,8 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 	rep.answers(a)
 	rep.Orders = a.orders()
 	rep.Claims = a.claims()
+	rep.Balance = a.balance()
+	rep.Nginx = a.nginx()
 	for _, f := range figs {
 		rf := reportFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, Notes: f.Notes, CSV: FiguresDir + "/" + f.Name + ".csv"}
 		for _, format := range formats {
@@ -542,6 +550,12 @@ Statistics warnings:
 {{.Markdown}}{{end}}{{with .Claims}}
 ## Claims
 
+{{.Markdown}}{{end}}{{with .Balance}}
+## Connection balance
+
+{{.Markdown}}{{end}}{{with .Nginx}}
+## nginx beside its model
+
 {{.Markdown}}{{end}}
 ## Figures
 {{range .Figures}}
@@ -734,6 +748,24 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
+{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
+{{end}}{{with .Balance}}
+<h2>Connection balance</h2>
+<p>How evenly each configuration's connections and requests spread over the threads that serve them, at {{.Load}}.</p>
+{{range .Tables}}{{if .Name}}<h3>{{.Name}}</h3>{{end}}
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
+{{end}}{{with .Nginx}}
+<h2>nginx beside its model</h2>
+<p>The nginx-style model and real nginx in each accept mode, at {{.Load}}.</p>
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<ul>{{range .Verdicts}}<li>{{plain .}}</li>{{end}}</ul>
 {{range .Notes}}<p class="notes">{{.}}</p>{{end}}
 {{end}}
 

@@ -11,7 +11,9 @@
 // uncorrected, achieved rate, send lag, the validity verdict with its
 // reasons), the server's cost over the measured window (context switches,
 // CPU, allocations per request, RSS, run-queue wait, perf counters, the
-// model's own counters and per-thread events), the M/M/c ideal of the
+// model's own counters and per-thread events, and from these the thread
+// balance: connections and requests per serving thread as max ÷ mean and
+// the busiest thread's share, Balance), the M/M/c ideal of the
 // configuration at that load (Theory, from MMc), and its provenance
 // (commit, Go version, kernel, CPU, affinity, GOMAXPROCS). A point's
 // Status says whether it was measured (ok), failed (the server died or
@@ -61,9 +63,10 @@
 // SLOResult, which has no load-generator result: it is valid unless a
 // probe's generator-invalid verdict spoiled it), latency percentiles corrected and
 // uncorrected, achieved rate, send lag, context switches, CPU,
-// allocations, bytes, run-queue wait, RSS, and a mechanisms point's
-// system calls, futex wakes and wake-up IPIs per request);
-// Group.Aggregate summarizes it across the valid repetitions:
+// allocations, bytes, run-queue wait, RSS, the thread balance's
+// columns, and a mechanisms point's system calls, futex wakes and
+// wake-up IPIs per request); Group.Aggregate summarizes it across the
+// valid repetitions:
 //
 //   - the median, with a 95% confidence interval from order statistics,
 //     exactly what benchstat reports (stats.MedianCI: x/perf benchmath,

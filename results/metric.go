@@ -75,6 +75,29 @@ func server(pick func(*ServerCost) float64) func(*Point) (float64, bool) {
 	}
 }
 
+// goHeap returns a per-request cost of p's Go heap, if the server has
+// one (not a foreign server, ServerCost.Foreign).
+func goHeap(pick func(*ServerCost) float64) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		if p.Server.Foreign != "" {
+			return 0, false
+		}
+		return server(pick)(p)
+	}
+}
+
+// balance returns a value of p's thread balance (ServerCost.Balance), if
+// the point was measured, has one and the value is present (not 0).
+func balance(pick func(*ThreadBalance) float64) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		if p.Status != StatusOK || p.Server.Balance == nil {
+			return 0, false
+		}
+		v := pick(p.Server.Balance)
+		return v, v > 0
+	}
+}
+
 // The metrics. Latencies are in nanoseconds, as recorded.
 var (
 	// Capacity is the achieved rate of a capacity (closed-loop
@@ -138,8 +161,8 @@ var (
 	// the server runs, without the kernel's share (system calls, wake-ups),
 	// which varies with how the machine schedules.
 	UserCPUPerReq  = Metric{Name: "user_cpu_us_per_req", Label: "server user CPU per request", Unit: "µs/req", BenchUnit: "user-cpu-ns/op", BenchScale: 1e3, Value: server(func(s *ServerCost) float64 { return s.UserNsPerRequest / 1e3 })}
-	AllocsPerReq   = Metric{Name: "allocs_per_req", Label: "allocations per request", Unit: "allocs/req", BenchUnit: "allocs/op", Value: server(func(s *ServerCost) float64 { return s.AllocsPerRequest })}
-	BytesPerReq    = Metric{Name: "alloc_bytes_per_req", Label: "allocated bytes per request", Unit: "B/req", BenchUnit: "B/op", Value: server(func(s *ServerCost) float64 { return s.BytesPerRequest })}
+	AllocsPerReq   = Metric{Name: "allocs_per_req", Label: "allocations per request", Unit: "allocs/req", BenchUnit: "allocs/op", Value: goHeap(func(s *ServerCost) float64 { return s.AllocsPerRequest })}
+	BytesPerReq    = Metric{Name: "alloc_bytes_per_req", Label: "allocated bytes per request", Unit: "B/req", BenchUnit: "B/op", Value: goHeap(func(s *ServerCost) float64 { return s.BytesPerRequest })}
 	RunQueuePerReq = Metric{Name: "runqueue_ns_per_req", Label: "run-queue wait per request", Unit: "ns/req", BenchUnit: "runq-ns/op",
 		Value: func(p *Point) (float64, bool) {
 			if p.Status != StatusOK || p.Server.Requests == 0 || !p.Server.SchedStat {
@@ -154,6 +177,21 @@ var (
 			}
 			return float64(p.Server.RSSBytes), true
 		}}
+)
+
+// The thread balance of a point (ServerCost.Balance): the serving
+// threads, connections and requests per thread as max ÷ mean, and the
+// busiest thread's share of the requests. Absent where the model has no
+// per-thread stats, and connections where it reports none per thread.
+var (
+	BalanceThreads = Metric{Name: "balance_threads", Label: "serving threads", Unit: "threads",
+		Value: balance(func(b *ThreadBalance) float64 { return float64(b.Threads) })}
+	ConnsMaxMean = Metric{Name: "conns_per_thread_max_mean", Label: "connections per thread, max ÷ mean", Unit: "×",
+		Value: balance(func(b *ThreadBalance) float64 { return b.ConnsMaxMean })}
+	RequestsMaxMean = Metric{Name: "requests_per_thread_max_mean", Label: "requests per thread, max ÷ mean", Unit: "×",
+		Value: balance(func(b *ThreadBalance) float64 { return b.RequestsMaxMean })}
+	BusiestShare = Metric{Name: "busiest_thread_share_pct", Label: "busiest thread's share of requests", Unit: "%",
+		Value: balance(func(b *ThreadBalance) float64 { return b.BusiestShare })}
 )
 
 // The server's OS threads and open descriptors after the window
@@ -238,5 +276,6 @@ func Metrics() []Metric {
 		SendLagP99,
 		CtxswPerReq, VoluntaryCtxswPerReq, InvoluntaryCtxswPerReq,
 		CPUPerReq, UserCPUPerReq, AllocsPerReq, BytesPerReq, RunQueuePerReq, RSS,
+		BalanceThreads, ConnsMaxMean, RequestsMaxMean, BusiestShare,
 	}, MechanismMetrics()...)
 }

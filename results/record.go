@@ -243,6 +243,18 @@ type ServerCost struct {
 	CountersAtEnd map[string]uint64    `json:"counters_at_end,omitempty"`
 	PerThread     []models.ThreadStats `json:"per_thread,omitempty"`
 	Errors        map[string]uint64    `json:"errors,omitempty"`
+
+	// Balance is how evenly the point's connections and requests spread
+	// over the serving threads (Balance, from PerThread: requests over the
+	// window, connections accepted from before the load connected to the
+	// window's end); nil where the model has no per-thread stats.
+	Balance *ThreadBalance `json:"balance,omitempty"`
+
+	// Foreign names a server that is not concbench's (nginx, with its
+	// version), whose costs the harness read from /proc and the server's
+	// own status page instead of a control channel: it has no Go heap,
+	// so allocations per request are absent, not 0.
+	Foreign string `json:"foreign,omitempty"`
 }
 
 // PerfCounters are perf software-event counts over the window, summed over

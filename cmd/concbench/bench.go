@@ -65,6 +65,9 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
   gate         the CI regression gate's fixed suite
   chain        the front end in front of a back end
   connections  every family at 16 to 10 000 connections at one rate
+  nginx        real nginx beside the nginx-style model in each accept mode
+               (mutex, exclusive, reuseport), no work per request:
+               capacity, one equal rate, connection balance (make nginx)
 Flags override the profile's fields; --experiment FILE reads a whole
 experiment (JSON, as in run.json's "experiment"; print one with
 --print-experiment).

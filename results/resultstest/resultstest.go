@@ -322,6 +322,9 @@ func serverCost(ci int, c *config, rep int, served uint64, window time.Duration)
 				TID: 1000*(rep+1) + i, Role: "pool", Events: ev, Requests: ev, Promotions: ev,
 			})
 		}
+		if b, ok := results.Balance(sc.PerThread); ok {
+			sc.Balance = &b
+		}
 	}
 	return sc
 }

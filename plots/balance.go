@@ -1,0 +1,260 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"concbench/results"
+)
+
+// Model names the nginx comparison pairs; they must match the harness's
+// NginxModel and AcceptMutexModel.
+const (
+	modelNginx       = "nginx"
+	modelAcceptMutex = "acceptmutex"
+)
+
+// BalanceTolerance is how far apart, relatively, the nginx-style model's
+// and real nginx's connections per worker (max ÷ mean) may be for the
+// report to call their connection balance the same: the check that the
+// model is faithful.
+const BalanceTolerance = 0.10
+
+// balanceMetrics are the columns of a balance table.
+var balanceMetrics = []struct {
+	m    results.Metric
+	head string
+}{
+	{results.BalanceThreads, "threads"},
+	{results.ConnsMaxMean, "connections per thread, max ÷ mean"},
+	{results.RequestsMaxMean, "requests per thread, max ÷ mean"},
+	{results.BusiestShare, "busiest thread's share of requests (%)"},
+}
+
+// balanceSection is the report's "Connection balance" section: per
+// workload, each configuration's thread balance at the chosen load (at
+// capacity in a run without one).
+type balanceSection struct {
+	Load   string
+	Tables []reportTable
+	Notes  []string
+}
+
+// reportTable is one titled table of a report section.
+type reportTable struct {
+	Name string // the workload ("" in a run of one)
+	Head []string
+	Rows [][]string
+}
+
+// balanceGroup returns the group a configuration's balance is read from:
+// the chosen load's, else capacity's; nil if it has neither.
+func (a *analysis) balanceGroup(name string) *results.Group {
+	if g := a.atLoad(name); g != nil {
+		return g
+	}
+	return a.capacity(name)
+}
+
+// balanceLoad names where balanceGroup reads.
+func (a *analysis) balanceLoad() string {
+	if a.hasLoad {
+		return a.loadText()
+	}
+	return "capacity"
+}
+
+// workloadOf returns the workload name of a configuration's points.
+func workloadOf(g *results.Group) string {
+	if len(g.Points) == 0 {
+		return ""
+	}
+	return g.Points[0].WorkloadName
+}
+
+// balance computes the section, or nil when no configuration of the run
+// has per-thread stats.
+func (a *analysis) balance() *balanceSection {
+	s := &balanceSection{Load: a.balanceLoad()}
+	tables := map[string]int{}
+	for _, cfg := range a.configs {
+		g := a.balanceGroup(cfg.Name)
+		if g == nil || g.Aggregate(results.BalanceThreads).Stats.N == 0 {
+			continue
+		}
+		w := workloadOf(g)
+		i, ok := tables[w]
+		if !ok {
+			i = len(s.Tables)
+			tables[w] = i
+			head := []string{"configuration", "n"}
+			for _, bm := range balanceMetrics {
+				head = append(head, bm.head)
+			}
+			s.Tables = append(s.Tables, reportTable{Name: w, Head: head})
+		}
+		row := []string{cfg.Name, fmt.Sprint(len(trusted(g)))}
+		for _, bm := range balanceMetrics {
+			row = append(row, balanceCell(g, bm.m))
+		}
+		s.Tables[i].Rows = append(s.Tables[i].Rows, row)
+	}
+	if len(s.Tables) == 0 {
+		return nil
+	}
+	s.Notes = []string{
+		"Each thread's connections are those it accepted from before the load connected to the window's end (nginx: those each worker holds at the window's end), its requests those it served in the window; only the threads of the role that serves requests count (a reactor beside a worker pool serves none by design), idle ones included. max ÷ mean is 1 when the threads share evenly and the thread count when one has everything. Each cell: the median over the valid repetitions with its 95% confidence interval, or, with fewer than 6, their range; \"—\" where the model does not report it (connections per thread: the models whose threads own the connections they accept, and nginx).",
+	}
+	return s
+}
+
+// balanceCell formats a balance metric of g's trusted repetitions, "—"
+// where none has it.
+func balanceCell(g *results.Group, m results.Metric) string {
+	st := g.Aggregate(m).Stats
+	if st.N == 0 {
+		return "—"
+	}
+	return fmtBand(st, m.Unit)
+}
+
+// Markdown renders the section.
+func (s *balanceSection) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "How evenly each configuration's connections and requests spread over the threads that serve them, at %s.\n", s.Load)
+	for _, t := range s.Tables {
+		if t.Name != "" {
+			fmt.Fprintf(&b, "\n### %s\n", t.Name)
+		}
+		b.WriteString("\n")
+		mdTable(&b, t.Head, t.Rows)
+	}
+	for _, n := range s.Notes {
+		b.WriteString("\n" + n + "\n")
+	}
+	return b.String()
+}
+
+// nginxSection is the report's "nginx beside its model" section: per
+// accept mode and workload, the nginx-style model and real nginx side by
+// side — capacity, p99, CPU per request and connection balance at the
+// chosen load — and whether their connection balance agrees within
+// BalanceTolerance.
+type nginxSection struct {
+	Load     string
+	Head     []string
+	Rows     [][]string
+	Verdicts []string
+	Notes    []string
+}
+
+// acceptMode returns the --accept value of a configuration's arguments
+// ("" without one).
+func acceptMode(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "--accept" && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "--accept="):
+			return strings.TrimPrefix(a, "--accept=")
+		}
+	}
+	return ""
+}
+
+// nginxPair finds the nginx-style model's configuration in the same mode
+// and workload as nginx's cfg, with as many threads as nginx has workers;
+// nil if the run has none measured.
+func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results.ModelConfig, *results.Group) {
+	for _, c := range a.configs {
+		if c.Model != modelAcceptMutex || acceptMode(c.Args) != acceptMode(cfg.Args) || c.Threads != cfg.Threads {
+			continue
+		}
+		if mg := a.balanceGroup(c.Name); mg != nil && workloadOf(mg) == workloadOf(g) {
+			return c, mg
+		}
+	}
+	return results.ModelConfig{}, nil
+}
+
+// nginx computes the section, or nil when the run measured no nginx.
+func (a *analysis) nginx() *nginxSection {
+	s := &nginxSection{Load: a.balanceLoad(),
+		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
+	for _, cfg := range a.configs {
+		if cfg.Model != modelNginx {
+			continue
+		}
+		g := a.balanceGroup(cfg.Name)
+		if g == nil {
+			continue
+		}
+		mode := acceptMode(cfg.Args)
+		mc, mg := a.nginxPair(cfg, g)
+		if mg != nil {
+			s.Rows = append(s.Rows, a.nginxRow(mode, mc.Name, mg))
+		}
+		s.Rows = append(s.Rows, a.nginxRow(mode, cfg.Name, g))
+		s.Verdicts = append(s.Verdicts, nginxVerdict(mode, cfg.Name, g, mc.Name, mg))
+	}
+	if len(s.Rows) == 0 {
+		return nil
+	}
+	s.Notes = []string{
+		"nginx answers /work with a fixed body and does none of the workload's work: the comparison is at the zero-work end, where the cost of dispatch is all there is. Both run on the same server CPUs, a worker per CPU (the sizing rule), driven by the same generator at the same loads; nginx's requests come from its stub_status page, its CPU time and context switches from /proc over its master and workers, each worker's responses from its write calls and its connections from /proc/net/tcp (harness documentation, \"Real nginx\").",
+		"Cells: the median over the valid repetitions with its 95% confidence interval, or, with fewer than 6, their range. Capacity is the closed loop's; the others are at " + s.Load + ".",
+	}
+	return s
+}
+
+// nginxRow is one configuration's row of the nginx table.
+func (a *analysis) nginxRow(mode, name string, g *results.Group) []string {
+	capacity := "—"
+	if cg := a.capacity(name); cg != nil {
+		capacity = balanceCell(cg, results.Capacity)
+	}
+	row := []string{mode, name, capacity}
+	for _, m := range []results.Metric{results.LatencyP99, results.CPUPerReq, results.ConnsMaxMean, results.RequestsMaxMean, results.BusiestShare} {
+		row = append(row, balanceCell(g, m))
+	}
+	return row
+}
+
+// nginxVerdict says whether the model's connection balance in mode (mg,
+// nil if the run has none) agrees with nginx's (g) within
+// BalanceTolerance, by their medians.
+func nginxVerdict(mode, nginxName string, g *results.Group, modelName string, mg *results.Group) string {
+	if mg == nil {
+		return fmt.Sprintf("**%s**: no measured %s/%s beside %s in this run: nginx's own balance only.", mode, modelAcceptMutex, mode, nginxName)
+	}
+	n, m := g.Aggregate(results.ConnsMaxMean).Stats, mg.Aggregate(results.ConnsMaxMean).Stats
+	if n.N == 0 || m.N == 0 {
+		return fmt.Sprintf("**%s**: no connection balance to compare (%s: %d valid repetitions with connections per worker, %s: %d).", mode, modelName, m.N, nginxName, n.N)
+	}
+	if threads := g.Aggregate(results.BalanceThreads).Stats; threads.N > 0 && threads.Max <= 1 {
+		return fmt.Sprintf("**%s**: one worker each: balance is even by construction, nothing to compare (the server has one CPU, and the sizing rule gives a worker per CPU; it takes a server of 2 CPUs or more).", mode)
+	}
+	diff := math.Abs(m.Median-n.Median) / n.Median
+	verdict := fmt.Sprintf("agrees within %.0f%%", 100*BalanceTolerance)
+	if diff > BalanceTolerance {
+		verdict = fmt.Sprintf("differs by more than %.0f%%", 100*BalanceTolerance)
+	}
+	return fmt.Sprintf("**%s**: connection balance %s: %s %s, %s %s (%.1f%% apart).",
+		mode, verdict, modelName, trimFloat(m.Median), nginxName, trimFloat(n.Median), 100*diff)
+}
+
+// Markdown renders the section.
+func (s *nginxSection) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The nginx-style model and real nginx in each accept mode, at %s.\n\n", s.Load)
+	mdTable(&b, s.Head, s.Rows)
+	for _, v := range s.Verdicts {
+		b.WriteString("\n- " + v)
+	}
+	b.WriteString("\n")
+	for _, n := range s.Notes {
+		b.WriteString("\n" + n + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,118 @@
+package plots
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"concbench/loadgen"
+	"concbench/results"
+)
+
+// nginxRun returns a run of the nginx profile's shape: in each of two
+// modes the nginx-style model and nginx, five repetitions of capacity
+// and one equal rate, with the given connections per worker (max ÷ mean)
+// at the rate, by configuration.
+func nginxRun(balance map[string]float64, threads int) (*results.Run, []results.Point) {
+	r := &results.Run{ID: "nginx-test"}
+	var pts []results.Point
+	for _, mode := range []string{"mutex", "reuseport"} {
+		for _, model := range []string{modelAcceptMutex, modelNginx} {
+			cfg := results.ModelConfig{Name: model + "/" + mode, Model: model, Args: []string{"--accept", mode}, Threads: threads}
+			r.Configs = append(r.Configs, cfg)
+			for rep := range 5 {
+				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
+					p := results.Point{Config: cfg, Kind: kind, Repetition: rep, Status: results.StatusOK, Fraction: 1,
+						Load:   &loadgen.Result{Valid: true, AchievedRatePerS: 20000, Latency: loadgen.Summary{Count: 1000, P99Ns: 200_000}},
+						Server: results.ServerCost{Requests: 10000, CPUNsPerRequest: 5000}}
+					if kind == results.KindRate {
+						p.Fraction, p.OfferedRatePerS = 0, 7000
+						b := balance[cfg.Name]
+						p.Server.Balance = &results.ThreadBalance{Role: "worker", Threads: threads, Conns: 64, ConnsMaxMean: b, Requests: 10000, RequestsMaxMean: b, BusiestShare: 25 * b}
+					}
+					pts = append(pts, p)
+				}
+			}
+		}
+	}
+	return r, pts
+}
+
+// TestNginxSection checks the nginx table's verdicts: the model's and
+// nginx's connection balance agree within 10 %, or differ, mode by mode;
+// and that the connection balance section lists every configuration.
+func TestNginxSection(t *testing.T) {
+	r, pts := nginxRun(map[string]float64{
+		"acceptmutex/mutex": 3.8, "nginx/mutex": 3.6, // 5.6 % apart
+		"acceptmutex/reuseport": 1.5, "nginx/reuseport": 1.2, // 25 % apart
+	}, 4)
+	a := analyze(r, pts, Options{})
+	s := a.nginx()
+	if s == nil || len(s.Rows) != 4 || len(s.Verdicts) != 2 {
+		t.Fatalf("nginx section %+v, want 4 rows and 2 verdicts", s)
+	}
+	if v := s.Verdicts[0]; !strings.Contains(v, "mutex**: connection balance agrees within 10%") || !strings.Contains(v, "5.6% apart") {
+		t.Errorf("mutex verdict %q, want agreement, 5.6%% apart", v)
+	}
+	if v := s.Verdicts[1]; !strings.Contains(v, "reuseport**: connection balance differs by more than 10%") || !strings.Contains(v, "25.0% apart") {
+		t.Errorf("reuseport verdict %q, want a difference, 25%% apart", v)
+	}
+	if row := s.Rows[1]; row[1] != "nginx/mutex" || !strings.HasPrefix(row[2], "20000") || !strings.HasPrefix(row[5], "3.6") {
+		t.Errorf("nginx/mutex row %q, want its capacity 20000 and connections max/mean 3.6", row)
+	}
+	b := a.balance()
+	if b == nil || len(b.Tables) != 1 || len(b.Tables[0].Rows) != 4 {
+		t.Fatalf("balance section %+v, want one table of the 4 configurations", b)
+	}
+	md := s.Markdown() + b.Markdown()
+	for _, want := range []string{"| reuseport | nginx/reuseport |", "zero-work end", "| acceptmutex/mutex | 5 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the sections lack %q:\n%s", want, md)
+		}
+	}
+	var html bytes.Buffer
+	if err := (&report{Run: r, Balance: b, Nginx: s}).writeHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2>Connection balance</h2>", "<h2>nginx beside its model</h2>", "<li>reuseport: connection balance differs"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// TestNginxSectionAlone checks nginx without its model: its balance is
+// still reported, and the verdict says the model is missing; a run
+// without nginx has no such section.
+func TestNginxSectionAlone(t *testing.T) {
+	r, pts := nginxRun(map[string]float64{"nginx/mutex": 4, "nginx/reuseport": 1.1}, 4)
+	var only []results.Point
+	for _, p := range pts {
+		if p.Config.Model == modelNginx {
+			only = append(only, p)
+		}
+	}
+	s := analyze(r, only, Options{}).nginx()
+	if s == nil || len(s.Rows) != 2 || !strings.Contains(s.Verdicts[0], "no measured acceptmutex/mutex beside nginx/mutex") {
+		t.Fatalf("nginx alone: %+v", s)
+	}
+	var models []results.Point
+	for _, p := range pts {
+		if p.Config.Model != modelNginx {
+			models = append(models, p)
+		}
+	}
+	if s := analyze(r, models, Options{}).nginx(); s != nil {
+		t.Errorf("a run without nginx has an nginx section: %+v", s)
+	}
+}
+
+// TestNginxSectionOneWorker checks that one worker each (a server of one
+// CPU) is called even by construction, not an agreement.
+func TestNginxSectionOneWorker(t *testing.T) {
+	r, pts := nginxRun(map[string]float64{"acceptmutex/mutex": 1, "nginx/mutex": 1, "acceptmutex/reuseport": 1, "nginx/reuseport": 1}, 1)
+	s := analyze(r, pts, Options{}).nginx()
+	if s == nil || !strings.Contains(s.Verdicts[0], "one worker each") || strings.Contains(s.Verdicts[0], "agrees") {
+		t.Errorf("one worker each: %+v, want no agreement claimed", s)
+	}
+}
