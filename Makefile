@@ -91,8 +91,9 @@ bench: build
 	$(BIN) bench --profile $(PROFILE) $(BENCHFLAGS)
 
 ## validate: check the measurement chain against queueing theory (M/M/1 and
-## M/D/1 at rho 0.3, 0.5, 0.7, with the measured service time and floor) and
-## decompose each response time; about 2 minutes; results in
+## M/D/1 at rho 0.3, 0.5, 0.7, on the effective service time from measured
+## inputs, the plain M/G/1 with the floor beside it; --threads c for M/M/c,
+## on c + 1 CPUs) and decompose each response time; about 2 minutes; results in
 ## out/validate-<UTC time>/; exit 0 validated, 3 not validated.
 ## VALIDATEFLAGS for more (see bin/concbench help validate)
 VALIDATEFLAGS ?=

@@ -276,13 +276,27 @@
 // another CPU, with exponential (M/M/1) or constant (M/D/1) CPU work; a
 // fresh server serves each experiment. The prediction's inputs are
 // measured, never assumed: the service-time distribution as the server
-// itself timed it, the achieved arrival rate, and the floor, a run with
-// zero work at a low rate in which every request finds the server idle.
-// A closed-loop run (one request in flight per connection) measures the
-// service time under closed load too, to compare with the open load's.
-// results.AnalyzeChain states the models (M/G/1 by Pollaczek–Khinchine
-// plus the floor, judged; M/G/1 with the measured set-up and gap, and the
-// textbook closed form, shown) and the attribution of the gap.
+// itself timed it, the server's own gap between two services and an idle
+// server's set-up (from the decomposition), the return time, the achieved
+// arrival rate, and the floor, a run with zero work at a low rate in which
+// every request finds the server idle. A closed-loop run (one request in
+// flight per connection) measures the service time under closed load too,
+// to compare with the open load's. results.AnalyzeChain states the models
+// (the queue on the effective service time, judged; the plain M/G/1 by
+// Pollaczek–Khinchine plus the floor, and the textbook closed form,
+// shown) and the attribution of the gap.
+//
+// With Threads c > 1 the server runs c threads on c CPUs (GOMAXPROCS c)
+// and the experiments run at c times the rates, judged as c servers: one
+// shared queue (M/G/c) for Leader/Followers, a queue per thread (c ×
+// M/G/1, fed the split the server made) for a partitioned model. The
+// models the validation can judge are a table (chainModels) keyed by the
+// registry's names, so that a model plugs in by its row; one the build
+// lacks is reported as not available. Fewer than c + 1 CPUs is an error
+// before anything runs: c servers on fewer CPUs are not c servers, and the
+// generator busy-polls a CPU of its own. The trace records each request's
+// thread, so that the decomposition's queue and dispatch are the thread's
+// that served it.
 //
 // Why per-request traces on a shared clock. A mean of the server's
 // service time and a mean of the latency cannot say where a gap comes

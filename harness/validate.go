@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"concbench/internal/cpuset"
 	"concbench/internal/monoclock"
 	"concbench/loadgen"
+	"concbench/models/registry"
 	"concbench/results"
 	"concbench/service"
 )
@@ -23,9 +26,16 @@ type ValidateOptions struct {
 	// Binary is the concbench executable that serves; default the running
 	// one (os.Executable).
 	Binary string
-	// ServerCPUs and LoadCPUs pin the server (one thread) and the load
-	// generator (one busy-polling worker); default the first and the
-	// second CPU of this process's affinity.
+	// Model is the server's model, a row of the model registry that
+	// chainModels knows: "leaderfollowers" (default; its threads share
+	// one handle set, one queue: M/G/c) or "partitioned" (each thread
+	// owns its connections: c × M/G/1). Threads is c, the server's
+	// threads (default 1); more than one needs c + 1 CPUs.
+	Model   string
+	Threads int
+	// ServerCPUs and LoadCPUs pin the server (its Threads threads) and
+	// the load generator (one busy-polling worker); default the first
+	// Threads CPUs of this process's affinity and the next one.
 	ServerCPUs, LoadCPUs string
 	// Work lists the CPU-work distributions, "exp" (M/M/1) and "fixed"
 	// (M/D/1); default both. WorkNs is the asked mean; default 200 µs.
@@ -33,7 +43,8 @@ type ValidateOptions struct {
 	WorkNs float64
 	// Rhos are the target utilizations; default 0.3, 0.5, 0.7.
 	Rhos []float64
-	// Warmup and Duration are each experiment's; default 1 s and 12 s.
+	// Warmup and Duration are each experiment's; default 1 s and 12 s
+	// divided by Threads (the same number of requests).
 	Warmup, Duration time.Duration
 	// FloorRate and FloorDuration are the floor's run (zero work):
 	// default 300/s for 4 s.
@@ -72,8 +83,14 @@ func (o ValidateOptions) withDefaults() ValidateOptions {
 	if o.Warmup == 0 {
 		o.Warmup = time.Second
 	}
-	if o.Duration == 0 {
-		o.Duration = DefaultValidateDuration
+	if o.Model == "" {
+		o.Model = "leaderfollowers"
+	}
+	if o.Threads == 0 {
+		o.Threads = 1
+	}
+	if o.Duration == 0 && o.Threads > 0 {
+		o.Duration = DefaultValidateDuration / time.Duration(o.Threads)
 	}
 	if o.FloorRate == 0 {
 		o.FloorRate = 300
@@ -93,7 +110,53 @@ func (o ValidateOptions) withDefaults() ValidateOptions {
 	return o
 }
 
+// chainModels are the models Validate can judge, and whether each
+// partitions its connections among its threads (c × M/G/1) rather than
+// sharing one queue (M/G/c). A model must be in this build's registry
+// too: the partitioned server plugs in by its row, with its pool's size
+// given by --threads.
+var chainModels = map[string]bool{"leaderfollowers": false, "partitioned": true}
+
+// MaxValidateThreads is the most server threads Validate accepts.
+const MaxValidateThreads = 64
+
+// chainModel checks the model o names: one chainModels knows, present in
+// the registry and sized by --threads. It returns whether it is
+// partitioned.
+func (o ValidateOptions) chainModel() (partitioned bool, err error) {
+	partitioned, known := chainModels[o.Model]
+	if !known {
+		names := slices.Sorted(maps.Keys(chainModels))
+		return false, fmt.Errorf("validate: model %q has no queueing model to judge it by (accepted: %s)", o.Model, strings.Join(names, ", "))
+	}
+	m, ok := registry.Lookup(o.Model)
+	if !ok {
+		return false, fmt.Errorf("validate: model %s not available: this build's model registry has no row %q (available: %s)", o.Model, o.Model, strings.Join(availableChainModels(), ", "))
+	}
+	if m.Sizing.Kind != registry.PoolThreads {
+		return false, fmt.Errorf("validate: model %s is not sized by --threads, which the validation sets", o.Model)
+	}
+	return partitioned, nil
+}
+
+// availableChainModels returns the chainModels in this build's registry.
+func availableChainModels() []string {
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(chainModels)) {
+		if _, ok := registry.Lookup(n); ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 func (o ValidateOptions) validate() error {
+	if _, err := o.chainModel(); err != nil {
+		return err
+	}
+	if o.Threads < 1 || o.Threads > MaxValidateThreads {
+		return fmt.Errorf("validate: threads %d out of range (accepted: 1..%d)", o.Threads, MaxValidateThreads)
+	}
 	for _, w := range o.Work {
 		if w != "exp" && w != "fixed" {
 			return fmt.Errorf("validate: work %q unknown (accepted: exp, fixed)", w)
@@ -118,26 +181,38 @@ func (o ValidateOptions) validate() error {
 	case o.Conns < 1 || o.Conns > 1024:
 		return fmt.Errorf("validate: conns %d out of range (accepted: 1..1024)", o.Conns)
 	}
-	maxRate := max(o.FloorRate, 1e9/o.WorkNs) // 1/work: the closed-loop run's most
-	for _, r := range o.Rhos {
-		maxRate = max(maxRate, r*1e9/o.WorkNs)
+	// Each run's requests, as chainRun sizes the server's trace: the
+	// floor, the closed loop (at most c per mean work), each experiment.
+	type run struct {
+		rate float64
+		d    time.Duration
 	}
-	if n := maxRate * (o.Warmup + max(o.Duration, o.FloorDuration)).Seconds() * 1.3; n > service.MaxTrace-2000 {
-		return fmt.Errorf("validate: %.0f requests/s for %v would overflow the server's trace (%d requests): shorten the duration or lengthen the work", maxRate, o.Warmup+max(o.Duration, o.FloorDuration), service.MaxTrace)
+	c := float64(o.Threads)
+	runs := []run{{o.FloorRate, o.FloorDuration}, {c * 1e9 / o.WorkNs, min(o.FloorDuration, o.Duration)}}
+	for _, r := range o.Rhos {
+		runs = append(runs, run{r * c * 1e9 / o.WorkNs, o.Duration})
+	}
+	for _, r := range runs {
+		if n := r.rate * (o.Warmup + r.d).Seconds() * 1.3; n > service.MaxTrace-2000 {
+			return fmt.Errorf("validate: %.0f requests/s for %v would overflow the server's trace (%d requests): shorten the duration or lengthen the work", r.rate, o.Warmup+r.d, service.MaxTrace)
+		}
 	}
 	return nil
 }
 
 // Validate runs the measurement chain's validation (concbench validate):
 // the floor (zero work at a low rate), then for each work distribution and
-// target utilization an open-loop Poisson run against Leader/Followers
-// with one thread pinned to one CPU, the generator busy-polling on
-// another, both tracing every request (concbench serve --trace,
-// loadgen.Config.Trace); each run is joined, decomposed and judged against
-// M/G/1 with its measured inputs (results.AnalyzeChain). A fresh server
-// serves each run. It returns an error only when the validation could not
-// run at all (no server, a bad option, fewer than 2 CPUs); a run that
-// fails is an experiment that is not validated, with the reason.
+// target utilization an open-loop Poisson run against the model (default
+// Leader/Followers) with Threads threads pinned to as many CPUs, the
+// generator busy-polling on another, both tracing every request
+// (concbench serve --trace, loadgen.Config.Trace); each run is joined,
+// decomposed and judged against the queue on the effective service time
+// with its measured inputs — M/G/1 with one thread, M/G/c with c sharing
+// a queue, c × M/G/1 with c partitioned — beside the plain M/G/c
+// (results.AnalyzeChain). A fresh server serves each run. It returns an
+// error only when the validation could not run at all (no server, a bad
+// option, a model this build lacks, fewer than Threads + 1 CPUs); a run
+// that fails is an experiment that is not validated, with the reason.
 func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, error) {
 	opt = opt.withDefaults()
 	if err := opt.validate(); err != nil {
@@ -165,6 +240,7 @@ func Validate(ctx context.Context, opt ValidateOptions) (*results.Validation, er
 	}()
 
 	v := newValidation(&opt, t0, len(cur))
+	v.Partitioned, _ = opt.chainModel()
 	sp := newSpawner()
 	defer sp.close()
 	if err := validateFloor(ctx, sp, &opt, v); err != nil {
@@ -192,23 +268,29 @@ func (o ValidateOptions) progress(format string, args ...any) {
 }
 
 // placeChainCPUs chooses the server's and the generator's CPUs among
-// cur, this process's, where o does not name them (the first for the
-// server, the second for the generator), checks that they are disjoint,
-// and pins this process, the generator, to its own.
+// cur, this process's, where o does not name them (the first Threads for
+// the server, the next for the generator), checks that they are disjoint
+// and that the server has a CPU per thread, and pins this process, the
+// generator, to its own.
 func placeChainCPUs(o *ValidateOptions, cur cpuset.Set) error {
+	c := o.Threads
 	if o.ServerCPUs == "" || o.LoadCPUs == "" {
-		if len(cur) < 2 {
-			return fmt.Errorf("validate: needs 2 CPUs (one for the server, one for the busy-polling generator); this process may use %d (%s)", len(cur), cur)
+		if len(cur) < c+1 {
+			return fmt.Errorf("validate: %s %d CPUs (%d for the server, one for the busy-polling load generator); this process may use %d (%s)",
+				plural(c, "server thread needs", "server threads need"), c+1, c, len(cur), cur)
 		}
 		if o.ServerCPUs == "" {
-			o.ServerCPUs = cur[:1].String()
+			o.ServerCPUs = cur[:c].String()
 		}
 		if o.LoadCPUs == "" {
-			o.LoadCPUs = cur[1:2].String()
+			o.LoadCPUs = cur[c : c+1].String()
 		}
 	}
 	if err := disjoint(o.ServerCPUs, o.LoadCPUs); err != nil {
 		return fmt.Errorf("validate: %w", err)
+	}
+	if srv, err := cpuset.Parse(o.ServerCPUs); err == nil && len(srv) < c {
+		return fmt.Errorf("validate: the server's CPUs %s are %d for %d threads (accepted: a CPU per thread, so that the queue has c servers)", o.ServerCPUs, len(srv), c)
 	}
 	load, err := cpuset.Parse(o.LoadCPUs)
 	if err != nil {
@@ -224,19 +306,28 @@ func placeChainCPUs(o *ValidateOptions, cur cpuset.Set) error {
 // process that may use ncpu CPUs: its provenance and the notes on what
 // it does not cover.
 func newValidation(opt *ValidateOptions, t0 time.Time, ncpu int) *results.Validation {
-	v := &results.Validation{Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho}
+	c := opt.Threads
+	v := &results.Validation{Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho, Model: opt.Model, Servers: c}
 	v.Provenance = provenance(stamp{}, t0)
 	if c, d, ok := vcsStamp(opt.Binary); ok {
 		v.Provenance.Commit, v.Provenance.Dirty = c, d
 	}
 	v.Provenance.ServerCPUs, v.Provenance.LoadCPUs = opt.ServerCPUs, opt.LoadCPUs
-	v.Provenance.ServerGOMAXPROCS, v.Provenance.LoadGOMAXPROCS = 1, 2
-	if ncpu < 3 {
-		v.Notes = append(v.Notes, fmt.Sprintf("M/M/c with c ≥ 2 server threads not run: it needs c CPUs for the server and one for the generator, and this process may use %d", ncpu))
-	} else {
-		v.Notes = append(v.Notes, "M/M/c with c ≥ 2 server threads not run: this version validates one server thread (the decomposition's queue part assumes one; the trace does not record which thread served a request)")
+	v.Provenance.ServerGOMAXPROCS, v.Provenance.LoadGOMAXPROCS = c, 2
+	switch {
+	case c == 1 && ncpu < 3:
+		v.Notes = append(v.Notes, fmt.Sprintf("M/G/c with c ≥ 2 server threads (validate --threads c) not run: it needs c CPUs for the server and one for the generator, and this process may use %d", ncpu))
+	case c == 1:
+		v.Notes = append(v.Notes, fmt.Sprintf("M/G/c with c ≥ 2 server threads not run: validate --threads c runs it (up to c = %d on this process's CPUs)", ncpu-1))
 	}
-	v.Notes = append(v.Notes, "model: Leader/Followers, 1 thread, HTTP/1.1 keep-alive; service time = the server's own timestamps around Service.Do (concbench serve --trace); response time = intended send (Poisson schedule) → kernel receive timestamp")
+	queues := "one queue"
+	if partitioned, _ := opt.chainModel(); partitioned && c > 1 {
+		queues = "a queue each (its own connections)"
+	} else if c > 1 {
+		queues = "one queue (the shared handle set)"
+	}
+	v.Notes = append(v.Notes, fmt.Sprintf("model: %s, %s (GOMAXPROCS %d), %s, HTTP/1.1 keep-alive; service time = the server's own timestamps around Service.Do (concbench serve --trace); response time = intended send (Poisson schedule) → kernel receive timestamp",
+		opt.Model, plural(c, "thread", "threads"), c, queues))
 	return v
 }
 
@@ -280,15 +371,15 @@ func validateClosed(ctx context.Context, sp *spawner, opt *ValidateOptions, v *r
 // "fixed") at utilization rho, with seed — and returns it judged against
 // its queueing model, or not validated if the run failed.
 func validateRun(ctx context.Context, sp *spawner, opt *ValidateOptions, v *results.Validation, work string, rho float64, seed uint64) results.ChainExperiment {
-	dist, name := loadgen.Exp(opt.WorkNs), "M/M/1"
+	dist, name := loadgen.Exp(opt.WorkNs), chainName("M", opt.Threads, v.Partitioned)
 	if work == "fixed" {
-		dist, name = loadgen.Fixed(opt.WorkNs), "M/D/1"
+		dist, name = loadgen.Fixed(opt.WorkNs), chainName("D", opt.Threads, v.Partitioned)
 	}
 	name += " ρ=" + strconv.FormatFloat(rho, 'g', -1, 64)
-	rate := rho * 1e9 / opt.WorkNs
+	rate := rho * float64(opt.Threads) * 1e9 / opt.WorkNs
 	opt.progress("validate: %s: %.0f/s for %v", name, rate, opt.Duration)
 	in := results.ChainInput{Name: name, Work: work, AskedNs: opt.WorkNs, TargetRho: rho, Floor: v.Floor,
-		Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho, Seed: seed}
+		Servers: opt.Threads, Partitioned: v.Partitioned, Tolerance: opt.Tolerance, MaxJudgedRho: opt.MaxJudgedRho, Seed: seed}
 	r, err := chainRun(ctx, sp, *opt, dist, rate, opt.Duration, seed)
 	var e results.ChainExperiment
 	if err != nil {
@@ -299,8 +390,17 @@ func validateRun(ctx context.Context, sp *spawner, opt *ValidateOptions, v *resu
 		e = results.AnalyzeChain(in)
 		v.ClockUncertaintyNs = max(v.ClockUncertaintyNs, r.uncertainty)
 	}
-	opt.progress("validate: %s: measured %.1f µs, predicted %.1f µs, ratio %.3f: %s", name, e.Measured.MeanNs/1e3, e.Predicted.MeanNs/1e3, e.Ratio, e.Verdict)
+	opt.progress("validate: %s: measured %.1f µs, predicted %.1f µs, ratio %.3f (plain %.3f): %s", name, e.Measured.MeanNs/1e3, e.Predicted.MeanNs/1e3, e.Ratio, e.PlainRatio, e.Verdict)
 	return e
+}
+
+// chainName names an experiment's queue: M/M/1, M/D/4, 4×M/M/1 (service
+// "M" or "D", c servers, partitioned or sharing one queue).
+func chainName(service string, c int, partitioned bool) string {
+	if partitioned && c > 1 {
+		return strconv.Itoa(c) + "×M/" + service + "/1"
+	}
+	return "M/" + service + "/" + strconv.Itoa(c)
 }
 
 // chainResult is one traced run.
@@ -318,7 +418,8 @@ func (c *chainResult) gen() []loadgen.TraceRecord {
 	return c.load.Trace.Records
 }
 
-// chainRun starts a traced one-thread Leader/Followers server, drives it
+// chainRun starts a traced server of opt's model and threads (GOMAXPROCS
+// as many, pinned to the server's CPUs), drives it
 // open loop (Poisson, busy-polling) with the given work and rate (0:
 // closed loop, one request in flight per connection), and
 // returns both traces. The server's trace holds the warm-up's requests
@@ -328,12 +429,13 @@ func (c *chainResult) gen() []loadgen.TraceRecord {
 func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadgen.Dist, rate float64, d time.Duration, seed uint64) (*chainResult, error) {
 	closed := rate == 0
 	if closed {
-		rate = 1e9 / work.Mean() // at most one service per mean work on one thread
+		rate = float64(opt.Threads) * 1e9 / work.Mean() // at most one service per mean work per thread
 	}
 	window := rate * d.Seconds()
 	srvCap := min(int(rate*(d+opt.Warmup).Seconds()*1.3)+2000, service.MaxTrace)
-	args := []string{"serve", "--model", "leaderfollowers", "--threads", "1", "--protocol", "http",
-		"--cpus", opt.ServerCPUs, "--gomaxprocs", "1", "--trace", strconv.Itoa(srvCap)}
+	c := strconv.Itoa(opt.Threads)
+	args := []string{"serve", "--model", opt.Model, "--threads", c, "--protocol", "http",
+		"--cpus", opt.ServerCPUs, "--gomaxprocs", c, "--trace", strconv.Itoa(srvCap)}
 	srv, err := startServer(sp, opt.Binary, args, "http")
 	if err != nil {
 		return nil, err
@@ -365,7 +467,7 @@ func chainRun(ctx context.Context, sp *spawner, opt ValidateOptions, work loadge
 	r := &chainResult{load: res, dropped: dump.Dropped, uncertainty: dump.ClockUncertaintyNs + monoclock.Uncertainty()}
 	r.srv = make([]results.ServiceRecord, len(dump.Records))
 	for i, rec := range dump.Records {
-		r.srv[i] = results.ServiceRecord{ID: uint64(rec[0]), StartNs: rec[1], EndNs: rec[2]}
+		r.srv[i] = results.ServiceRecord{ID: uint64(rec[0]), StartNs: rec[1], EndNs: rec[2], Thread: rec[3]}
 	}
 	return r, nil
 }

@@ -50,12 +50,15 @@ func TestValidateChain(t *testing.T) {
 			if e.Measured.MeanNs != d.Total || e.Service.MeanNs <= 0 || !e.Predicted.Stable && e.Rho < 1 {
 				t.Errorf("measured %+v, service %+v, predicted %+v", e.Measured, e.Service, e.Predicted)
 			}
-			if g := e.Gap; e.Predicted.Stable && math.Abs(g.Total-(e.Measured.MeanNs-e.Predicted.MeanNs)) > 1e-6*e.Measured.MeanNs {
-				t.Errorf("gap %v, want measured − predicted %v", g.Total, e.Measured.MeanNs-e.Predicted.MeanNs)
+			if g := e.Gap; e.Plain.Stable && math.Abs(g.Total-(e.Measured.MeanNs-e.Plain.MeanNs)) > 1e-6*e.Measured.MeanNs {
+				t.Errorf("gap %v, want measured − plain %v", g.Total, e.Measured.MeanNs-e.Plain.MeanNs)
+			}
+			if e.Servers != 1 || e.Predicted.Model != "M/G/1 on S_eff (setup + gap)" || e.Plain.Model != "M/G/1 (P-K) + floor" {
+				t.Errorf("servers %d, predicted %q, plain %q", e.Servers, e.Predicted.Model, e.Plain.Model)
 			}
 		})
 	}
-	if v.Verdict == "" {
-		t.Error("no verdict")
+	if v.Verdict == "" || v.Servers != 1 || v.Model != "leaderfollowers" {
+		t.Errorf("verdict %q, servers %d, model %q", v.Verdict, v.Servers, v.Model)
 	}
 }

@@ -36,12 +36,12 @@ var chainSeries = []struct {
 		return pick(e.Measured.MeanNs, e.Measured.P99Ns, p99)
 	},
 		style: styleOf(0)},
-	{label: "M/G/1 (P-K) + floor", value: func(e *results.ChainExperiment, p99 bool) float64 {
+	{label: "on the effective service time (judged)", value: func(e *results.ChainExperiment, p99 bool) float64 {
 		return pick(e.Predicted.MeanNs, e.Predicted.P99Ns, p99)
 	},
 		style: seriesStyle{Color: palette[1], Glyph: glyphs[1], Dash: theoryDash}, line: true},
-	{label: "M/G/1 + setup + gap", value: func(e *results.ChainExperiment, p99 bool) float64 {
-		return pick(e.WithSetup.MeanNs, e.WithSetup.P99Ns, p99)
+	{label: "plain: measured service + floor", value: func(e *results.ChainExperiment, p99 bool) float64 {
+		return pick(e.Plain.MeanNs, e.Plain.P99Ns, p99)
 	},
 		style: seriesStyle{Color: palette[2], Glyph: glyphs[2], Dash: dashes[2]}, line: true},
 	{label: "textbook (asked work, no floor)", value: func(e *results.ChainExperiment, p99 bool) float64 {
@@ -65,9 +65,11 @@ func ValidationFigure(v *results.Validation) *Figure {
 		Header: []string{"experiment", "work", "rho", "series", "statistic", "latency_us"},
 		Width:  7 * vg.Inch, Height: 5 * vg.Inch}
 	var works []string
+	queue := map[string]string{} // work → its queue's name, e.g. M/M/4
 	for _, e := range v.Experiments {
 		if !slices.Contains(works, e.Work) {
 			works = append(works, e.Work)
+			queue[e.Work], _, _ = strings.Cut(e.Name, " ρ=")
 		}
 	}
 	for _, e := range v.Experiments {
@@ -88,7 +90,7 @@ func ValidationFigure(v *results.Validation) *Figure {
 		panels := make([][]*plot.Plot, 2)
 		for row, p99 := range []bool{false, true} {
 			for _, w := range works {
-				title := map[string]string{"exp": "exponential work (M/M/1)", "fixed": "constant work (M/D/1)"}[w]
+				title := map[string]string{"exp": "exponential work", "fixed": "constant work"}[w] + " (" + queue[w] + ")"
 				p := newPlot(tx(title), tx("utilization ρ (measured)"), tx(pick2("mean", "p99", p99)+" response time (µs)"))
 				if row == 1 {
 					p.Title.Text = ""
@@ -152,13 +154,14 @@ func ValidationMarkdown(v *results.Validation, level string) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Prediction: M/G/1 with measured inputs — the Pollaczek–Khinchine mean with the service time the server measured around Service.Do (its own CLOCK_MONOTONIC timestamps) and the achieved arrival rate, plus the measured floor; percentiles by simulating the queue with measured service times and floors resampled. Verdict: the mean within ±%.0f%% at ρ ≤ %g. Response time: intended send (Poisson schedule) → kernel receive timestamp.\n\n", 100*v.Tolerance, v.MaxJudgedRho)
-	fmt.Fprintf(&b, "| experiment | ρ | measured mean / p50 / p99 (µs) | predicted mean / p50 / p99 (µs) | ratio mean / p50 / p99 | with setup + gap mean / p99 (µs) | textbook mean / p99 (µs) | verdict |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Prediction (judged): the queue on the **effective service time**, from measured inputs — each request occupies its server for the service time the server measured around Service.Do (its own CLOCK_MONOTONIC timestamps) plus the server's own gap between two services (a busy server's dispatch: the previous response's write, epoll, this request's read); one that finds its server idle first pays the idle server's set-up (its dispatch: loopback, wake-up, read); the response then returns in the measured return time; at the achieved arrival rate. %s Beside it the plain model: the measured service time alone, plus the floor measured at low load. Verdict: the mean within ±%.0f%% at ρ ≤ %g. Response time: intended send (Poisson schedule) → kernel receive timestamp.\n\n",
+		chainMethod(v), 100*v.Tolerance, v.MaxJudgedRho)
+	fmt.Fprintf(&b, "| experiment | ρ / on S_eff | measured mean / p50 / p99 (µs) | predicted mean / p50 / p99 (µs) | ratio mean / p50 / p99 | plain mean / p99 (µs) | plain ratio mean / p99 | textbook mean / p99 (µs) | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, e := range v.Experiments {
-		fmt.Fprintf(&b, "| %s | %.3f | %s / %s / %s | %s / %s / %s | %.3f / %.3f / %.3f | %s / %s | %s / %s | %s |\n",
-			e.Name, e.Rho, usf(e.Measured.MeanNs), usf(e.Measured.P50Ns), usf(e.Measured.P99Ns),
+		fmt.Fprintf(&b, "| %s | %.3f / %.3f | %s / %s / %s | %s / %s / %s | %.3f / %.3f / %.3f | %s / %s | %.3f / %.3f | %s / %s | %s |\n",
+			e.Name, e.Rho, e.RhoEffective, usf(e.Measured.MeanNs), usf(e.Measured.P50Ns), usf(e.Measured.P99Ns),
 			usf(e.Predicted.MeanNs), usf(e.Predicted.P50Ns), usf(e.Predicted.P99Ns), e.Ratio, e.RatioP50, e.RatioP99,
-			usf(e.WithSetup.MeanNs), usf(e.WithSetup.P99Ns), usf(e.Textbook.MeanNs), usf(e.Textbook.P99Ns), verdictCell(e))
+			usf(e.Plain.MeanNs), usf(e.Plain.P99Ns), e.PlainRatio, e.PlainRatioP99, usf(e.Textbook.MeanNs), usf(e.Textbook.P99Ns), verdictCell(e))
 	}
 	fmt.Fprintf(&b, "\nFloor (zero work, %g/s, every request to an idle server, %d requests): mean %s µs = inbound %s (send → service start) + return %s (service end → receive); p50 %s, p99 %s µs. Clock join uncertainty ≤ %.2f µs.\n\n",
 		v.Floor.RatePerS, v.Floor.Requests, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P50Ns), usf(v.Floor.P99Ns), float64(v.ClockUncertaintyNs)/1e3)
@@ -169,7 +172,7 @@ func ValidationMarkdown(v *results.Validation, level string) string {
 	if c := v.ClosedService; c.Requests > 0 {
 		fmt.Fprintf(&b, "| closed loop (exp, one request in flight per connection) | | 1.00 | %s | %.2f | %s / %s |\n", usf(c.MeanNs), c.SCV, usf(c.P50Ns), usf(c.P99Ns))
 	}
-	b.WriteString("\nDecomposition of the mean response time (µs): generator lag (intended → sent) + queue (behind earlier services) + dispatch (send, or the previous service's end, → service start: loopback, wake-up, epoll, read, parse) + service + return (service end → kernel receive); idle: requests that found the server idle, and their dispatch (the set-up an idle server costs) against a busy server's gap between services. Gap: measured − predicted mean, attributed (lag; queue beyond P-K's wait; dispatch beyond the floor's inbound; return beyond the floor's).\n\n")
+	b.WriteString("\nDecomposition of the mean response time (µs): generator lag (intended → sent) + queue (behind earlier services) + dispatch (send, or the previous service's end, → service start: loopback, wake-up, epoll, read, parse) + service + return (service end → kernel receive); idle: requests that found the server idle, and their dispatch (the set-up an idle server costs) against a busy server's gap between services. Gap: measured − plain mean, attributed (lag; queue beyond the plain model's wait; dispatch beyond the floor's inbound; return beyond the floor's): what the plain model leaves out, and the effective service time puts in.\n\n")
 	b.WriteString("| experiment | lag | queue | dispatch | service | return | = total | idle share | dispatch idle / busy | gap: lag + queue + dispatch + return = total |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, e := range v.Experiments {
 		d, g := e.Decomposition, e.Gap
@@ -187,6 +190,17 @@ func ValidationMarkdown(v *results.Validation, level string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// chainMethod says how the judged prediction of v's queue is computed.
+func chainMethod(v *results.Validation) string {
+	switch {
+	case v.Servers <= 1:
+		return "One server: M/G/1 with an exceptional first service, its mean exact (results.SetupMean), its percentiles by simulating the queue with the measured samples resampled."
+	case v.Partitioned:
+		return fmt.Sprintf("%d servers, a queue each (c × M/G/1): simulated with the measured samples resampled, each queue fed with the split the server made (the threads the requests went to, in send order).", v.Servers)
+	}
+	return fmt.Sprintf("%d servers sharing one queue (M/G/%d): simulated with the measured samples resampled.", v.Servers, v.Servers)
 }
 
 func verdictCell(e results.ChainExperiment) string {
@@ -271,17 +285,18 @@ func chainSectionOf(dir string) *chainSection {
 	}
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
 	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
-		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
+		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "plain mean (µs)", "plain ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
 	for _, e := range v.Experiments {
 		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),
-			strconv.FormatFloat(e.Ratio, 'f', 3, 64), usf(e.Measured.P99Ns), usf(e.Predicted.P99Ns), verdictCell(e)})
-		s.Decomp = append(s.Decomp, e.Name+": "+e.Decomposition.String()+fmt.Sprintf("; gap to the prediction: lag %s + queue %s + dispatch %s + return %s = %s µs",
+			strconv.FormatFloat(e.Ratio, 'f', 3, 64), usf(e.Plain.MeanNs), strconv.FormatFloat(e.PlainRatio, 'f', 3, 64),
+			usf(e.Measured.P99Ns), usf(e.Predicted.P99Ns), verdictCell(e)})
+		s.Decomp = append(s.Decomp, e.Name+": "+e.Decomposition.String()+fmt.Sprintf("; gap to the plain model: lag %s + queue %s + dispatch %s + return %s = %s µs",
 			usf(e.Gap.GenLag), usf(e.Gap.Queue), usf(e.Gap.Dispatch), usf(e.Gap.Return), usf(e.Gap.Total)))
 		for _, n := range e.Notes {
 			s.Notes = append(s.Notes, e.Name+": "+n)
 		}
 	}
-	s.Floor = fmt.Sprintf("Floor (zero work, %g/s, idle server): %s µs mean (inbound %s + return %s), p99 %s µs. Prediction: M/G/1 (Pollaczek–Khinchine) with the service time the server measured and the achieved rate, plus the floor; the verdict judges the mean within ±%.0f%%.",
+	s.Floor = fmt.Sprintf("Floor (zero work, %g/s, idle server): %s µs mean (inbound %s + return %s), p99 %s µs. Prediction (judged): the queue on the effective service time — the service time the server measured plus its own gap between two services, with an idle server's set-up, and the measured return — at the achieved rate; plain: the measured service time alone plus the floor (Pollaczek–Khinchine with one server). The verdict judges the mean within ±%.0f%%.",
 		v.Floor.RatePerS, usf(v.Floor.MeanNs), usf(v.Floor.InboundNs), usf(v.Floor.ReturnNs), usf(v.Floor.P99Ns), 100*v.Tolerance)
 	return s
 }

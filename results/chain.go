@@ -9,12 +9,13 @@ import (
 )
 
 // ServiceRecord is one request as the server's own trace saw it (concbench
-// serve --trace): its id and the CLOCK_MONOTONIC start and end of its
-// service.
+// serve --trace): its id, the CLOCK_MONOTONIC start and end of its
+// service, and the thread that served it (0: not known).
 type ServiceRecord struct {
 	ID      uint64
 	StartNs int64
 	EndNs   int64
+	Thread  int64
 }
 
 // Parts is the decomposition of one response time, from the intended send
@@ -34,10 +35,11 @@ type ServiceRecord struct {
 //	Return   = R − E             encode, write, loopback back to the generator's
 //	                             kernel receive timestamp
 //
-// Eprev is the latest service end among the requests whose service started
-// before this one's, so Queue is exact for one server thread (the
-// validation's experiments); with several threads it is the wait behind
-// the latest of them.
+// Eprev is the latest service end among the requests the same thread
+// served before this one (ServiceRecord.Thread; records that name no
+// thread count as one thread's), so that with several threads Queue is
+// the wait behind the thread that served the request, and Dispatch that
+// thread's own set-up (idle) or gap between two services (busy).
 type Parts struct {
 	GenLag, Queue, Dispatch, Service, Return int64
 	// Idle reports whether the server had finished every earlier request
@@ -57,13 +59,17 @@ func (p Parts) Sum() int64 { return p.GenLag + p.Queue + p.Dispatch + p.Service 
 func Join(gen []loadgen.TraceRecord, srv []ServiceRecord) (parts []Parts, unmatched int) {
 	order := slices.Clone(srv)
 	slices.SortFunc(order, func(a, b ServiceRecord) int { return cmpInt64(a.StartNs, b.StartNs) })
-	prevEnd := make(map[uint64]int64, len(order)) // id → latest end among services started before
+	prevEnd := make(map[uint64]int64, len(order)) // id → latest end among its thread's services started before
 	idx := make(map[uint64]int, len(order))
-	latest := int64(-1 << 62)
+	latest := map[int64]int64{} // thread → its latest service end so far
 	for i, r := range order {
-		prevEnd[r.ID] = latest
+		l, ok := latest[r.Thread]
+		if !ok {
+			l = -1 << 62
+		}
+		prevEnd[r.ID] = l
 		idx[r.ID] = i
-		latest = max(latest, r.EndNs)
+		latest[r.Thread] = max(l, r.EndNs)
 	}
 	parts = make([]Parts, 0, len(gen))
 	for _, g := range gen {
@@ -177,4 +183,35 @@ func (d Decomposition) String() string {
 	us := func(ns float64) string { return fmt.Sprintf("%.1f", ns/float64(time.Microsecond)) }
 	return fmt.Sprintf("lag %s + queue %s + dispatch %s + service %s + return %s = %s µs (idle %.0f%%: dispatch %s µs idle, %s µs busy)",
 		us(d.GenLag), us(d.Queue), us(d.Dispatch), us(d.Service), us(d.Return), us(d.Total), 100*d.IdleShare, us(d.IdleDispatch), us(d.BusyDispatch))
+}
+
+// SplitOf returns the split a server of several threads made of the
+// generator's requests: for each request of gen that srv served, in send
+// order, its thread's index (threads numbered in the order of their first
+// request). A partitioned server's split, fed to SimulateQueue, is what
+// its queues saw: with each connection bound to one thread and the load
+// generator dealing its requests to its connections round-robin, it is
+// no random split.
+func SplitOf(gen []loadgen.TraceRecord, srv []ServiceRecord) []int {
+	thread := make(map[uint64]int64, len(srv))
+	for _, r := range srv {
+		thread[r.ID] = r.Thread
+	}
+	order := slices.Clone(gen)
+	slices.SortStableFunc(order, func(a, b loadgen.TraceRecord) int { return cmpInt64(a.SentNs, b.SentNs) })
+	index := map[int64]int{}
+	split := make([]int, 0, len(order))
+	for _, g := range order {
+		t, ok := thread[g.ID]
+		if !ok {
+			continue
+		}
+		i, ok := index[t]
+		if !ok {
+			i = len(index)
+			index[t] = i
+		}
+		split = append(split, i)
+	}
+	return split
 }

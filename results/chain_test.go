@@ -1,6 +1,7 @@
 package results
 
 import (
+	"slices"
 	"testing"
 
 	"concbench/loadgen"
@@ -52,5 +53,39 @@ func TestJoin(t *testing.T) {
 	}
 	if sum := d.GenLag + d.Queue + d.Dispatch + d.Service + d.Return; !near(sum, d.Total, 1e-12) {
 		t.Errorf("means sum to %v, total %v", sum, d.Total)
+	}
+}
+
+// TestJoinThreads decomposes a two-thread trace: request 2 arrives while
+// thread 7 serves request 1, and thread 8 is idle and takes it at once —
+// it waited behind nobody, whatever thread 7 was doing; request 3 waits
+// for thread 8, which served 2. SplitOf gives the threads in send order.
+func TestJoinThreads(t *testing.T) {
+	gen := []loadgen.TraceRecord{
+		{ID: 1, IntendedNs: 1000, SentNs: 1000, RecvNs: 1200},
+		{ID: 3, IntendedNs: 1060, SentNs: 1060, RecvNs: 1300},
+		{ID: 2, IntendedNs: 1050, SentNs: 1050, RecvNs: 1250},
+	}
+	srv := []ServiceRecord{
+		{ID: 1, StartNs: 1010, EndNs: 1190, Thread: 7},
+		{ID: 2, StartNs: 1070, EndNs: 1240, Thread: 8},
+		{ID: 3, StartNs: 1250, EndNs: 1290, Thread: 8},
+	}
+	want := []Parts{
+		{Dispatch: 10, Service: 180, Return: 10, Idle: true},
+		{Queue: 180, Dispatch: 10, Service: 40, Return: 10},
+		{Dispatch: 20, Service: 170, Return: 10, Idle: true},
+	}
+	parts, unmatched := Join(gen, srv)
+	if unmatched != 0 || len(parts) != len(want) {
+		t.Fatalf("%d parts, %d unmatched", len(parts), unmatched)
+	}
+	for i := range want {
+		if parts[i] != want[i] {
+			t.Errorf("request %d: parts %+v, want %+v", gen[i].ID, parts[i], want[i])
+		}
+	}
+	if got := SplitOf(gen, srv); !slices.Equal(got, []int{0, 1, 1}) {
+		t.Errorf("split %v, want [0 1 1] (thread 7, then 8 twice, in send order)", got)
 	}
 }

@@ -118,14 +118,27 @@
 //
 // # Queueing theory and the measurement chain
 //
-// MMc is the M/M/c ideal stored with every open point. For concbench
-// validate: PollaczekKhinchine (the M/G/1 mean), SetupMean (M/G/1 with a
-// set-up time for the first request of a busy period), MD1 (Erlang's
-// exact M/D/1 percentiles) and SimulateQueue (the Kiefer–Wolfowitz /
-// Lindley recursion with service, set-up and floor resampled from
-// measured samples: percentiles of M/G/1 and M/G/c, which have no closed
-// form). Join and Decompose join the generator's and the server's
-// per-request traces by id and split each response time into generator
-// lag, queue, dispatch, service and return (Parts); AnalyzeChain judges
-// one experiment and Validation is the whole record (validation.json).
+// MMc is the M/M/c ideal stored with every open point (Erlang C: the
+// probability of waiting, the mean and the percentiles of the response
+// time, exact). For concbench validate: PollaczekKhinchine (the M/G/1
+// mean), SetupMean (M/G/1 with a set-up time for the first request of a
+// busy period), MD1 (Erlang's exact M/D/1 percentiles) and SimulateQueue
+// (the Kiefer–Wolfowitz / Lindley recursion with service, set-up, gap and
+// floor resampled from measured samples, or drawn from a Sampler:
+// percentiles of M/G/1 and M/G/c, which have no closed form; c servers
+// sharing one queue, or partitioned, each with its own, fed by a random or
+// a stated split). Join and Decompose join the generator's and the
+// server's per-request traces by id and split each response time into
+// generator lag, queue, dispatch, service and return (Parts), per thread
+// of the server; SplitOf is the split a partitioned server made;
+// AnalyzeChain judges one experiment on the effective service time, the
+// plain M/G/c beside it, and Validation is the whole record
+// (validation.json).
+//
+// For concbench theory: ServiceDist (constant, exponential, lognormal,
+// bimodal service of one mean), RoundRobinMM1 (c × E_c/M/1: exponential
+// servers dealt every c-th arrival, a GI/M/1 queue) and CompareQueues
+// (one distribution at one utilization: M/G/c against c × M/G/1 split at
+// random and round-robin, simulated, with the closed forms where they
+// exist).
 package results

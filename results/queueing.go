@@ -26,6 +26,12 @@ func MomentsOf(xs []float64) Moments {
 	return Moments{Mean: s / n, Second: s2 / n}
 }
 
+// Plus returns the moments of the sum of independent X ~ m and Y ~ o:
+// E[X+Y] and E[(X+Y)²] = E[X²] + 2E[X]E[Y] + E[Y²].
+func (m Moments) Plus(o Moments) Moments {
+	return Moments{Mean: m.Mean + o.Mean, Second: m.Second + 2*m.Mean*o.Mean + o.Second}
+}
+
 // SCV returns the squared coefficient of variation Var[X]/E[X]² (1 for an
 // exponential, 0 for a constant); 0 for a zero mean.
 func (m Moments) SCV() float64 {
@@ -141,44 +147,96 @@ func lgamma(n int) float64 {
 }
 
 // Simulation describes a queue SimulateQueue runs: Poisson arrivals at
-// RatePerS to C first-come-first-served servers; each request's service
-// is drawn (uniformly, with replacement) from Service, ns — measured
-// service times, so that the prediction has the measured distribution,
-// not a fitted one; a request that finds a server idle first pays a setup
-// time drawn from Setup (none if empty); after each service the server
-// stays occupied for a gap drawn from Gap (none if empty; the next
-// request waits for it, this one's response does not include it); every
-// response time then gets a floor drawn from Floor (none if empty) — the
-// measured loopback round trip, which no queueing precedes.
+// RatePerS to C first-come-first-served servers, either sharing one queue
+// (a request goes to the first server free: M/G/c) or Partitioned, each
+// server with a queue of its own that the Split fills (c × M/G/1 when the
+// split is random). Each request's service is drawn (uniformly, with
+// replacement) from Service, ns — measured service times, so that the
+// prediction has the measured distribution, not a fitted one — or, if
+// Service is empty, from ServiceDist. A request that finds its server
+// idle first pays a setup time drawn from Setup (none if empty); after
+// each service the server stays occupied for a gap drawn from Gap (none
+// if empty; the next request waits for it, this one's response does not
+// include it); every response time then gets a floor drawn from Floor
+// (none if empty) — the measured loopback round trip, which no queueing
+// precedes.
 type Simulation struct {
 	C        int
 	RatePerS float64
-	Service  []float64
-	Setup    []float64
-	Gap      []float64
-	Floor    []float64
+	// Partitioned gives each server its own queue. Split, if not empty,
+	// is the servers the requests join, in arrival order, repeated:
+	// request n joins server Split[n mod len(Split)] (0 ≤ each < C) —
+	// {0, 1, …, C−1} is a round-robin split, a measured sequence the
+	// split a server really made; empty, each request joins a server
+	// drawn uniformly at random, which splits the Poisson stream into C
+	// Poisson streams at RatePerS/C. Split without Partitioned is an
+	// error (Stable false).
+	Partitioned bool
+	Split       []int
+	Service     []float64
+	ServiceDist Sampler
+	Setup       []float64
+	Gap         []float64
+	Floor       []float64
 	// Requests is the number simulated (after as many again of warm-up);
 	// Seed makes the draw repeatable.
 	Requests int
 	Seed     uint64
 }
 
+// service returns the simulation's service-time sampler, or nil.
+func (s *Simulation) service() Sampler {
+	if len(s.Service) > 0 {
+		return empirical{xs: s.Service, m: MomentsOf(s.Service)}
+	}
+	return s.ServiceDist
+}
+
+// busiestShare returns the largest share of the requests one server gets,
+// or 0 if the split names a server that does not exist.
+func (s *Simulation) busiestShare() float64 {
+	if !s.Partitioned || len(s.Split) == 0 {
+		return 1 / float64(s.C)
+	}
+	n := make([]int, s.C)
+	for _, j := range s.Split {
+		if j < 0 || j >= s.C {
+			return 0
+		}
+		n[j]++
+	}
+	return float64(slices.Max(n)) / float64(len(s.Split))
+}
+
 // SimulateQueue returns the simulated response times' mean and
-// percentiles (Model "M/G/c sim"), by the Kiefer–Wolfowitz recursion
-// (Lindley's for c = 1): request n arrives at A_n, starts at
-// max(A_n, the earliest time a server is free) (+ setup if that server was
-// idle), and leaves S_n later. It is the numerical method for the
-// percentiles of M/G/1 and M/G/c, for which no closed form exists. Stable
-// false when the offered load λ·E[S]/c is 1 or more, or the inputs
+// percentiles (Model "M/G/c sim", or "c × M/G/1 sim" when partitioned),
+// by the Kiefer–Wolfowitz recursion (Lindley's for one server): request n
+// arrives at A_n, starts at max(A_n, the time its server is next free) (+
+// setup if that server was idle) — its server is the one free earliest
+// with a shared queue, the split's otherwise — and leaves S_n later. It
+// is the numerical method for the percentiles of M/G/1 and M/G/c, for
+// which no closed form exists. Utilization is the offered load per server,
+// λ·(E[S] + E[gap])/c (the gap occupies its server too); Stable is false
+// when the busiest server's offered load is 1 or more, or the inputs
 // describe no queue.
 func SimulateQueue(s Simulation) Theory {
-	m := MomentsOf(s.Service)
-	t := Theory{Model: "M/G/c sim", C: s.C, ServiceNs: m.Mean, RatePerS: s.RatePerS}
-	if s.C < 1 || len(s.Service) == 0 || !(m.Mean > 0) || !(s.RatePerS > 0) || s.Requests < 1 {
+	svc := s.service()
+	t := Theory{Model: "M/G/c sim", C: s.C, RatePerS: s.RatePerS}
+	if s.Partitioned {
+		t.Model = "c × M/G/1 sim"
+	}
+	if svc == nil || s.C < 1 || len(s.Split) > 0 && !s.Partitioned || s.Requests < 1 {
 		return t
 	}
-	t.Utilization = s.RatePerS * m.Mean / 1e9 / float64(s.C)
-	if !(t.Utilization < 1) {
+	m := svc.Moments()
+	t.ServiceNs = m.Mean
+	share := s.busiestShare()
+	if !(m.Mean > 0) || !(s.RatePerS > 0) || share == 0 {
+		return t
+	}
+	occupied := m.Mean + MomentsOf(s.Gap).Mean
+	t.Utilization = s.RatePerS * occupied / 1e9 / float64(s.C)
+	if !(t.Utilization < 1) || !(s.RatePerS*occupied/1e9*share < 1) {
 		return t
 	}
 	t.Stable = true
@@ -196,16 +254,23 @@ func SimulateQueue(s Simulation) Theory {
 	for n := range 2 * s.Requests {
 		now += rng.ExpFloat64() * meanGap
 		j := 0
-		for i := range free {
-			if free[i] < free[j] {
-				j = i
+		switch {
+		case !s.Partitioned:
+			for i := range free {
+				if free[i] < free[j] {
+					j = i
+				}
 			}
+		case len(s.Split) > 0:
+			j = s.Split[n%len(s.Split)]
+		default:
+			j = rng.IntN(s.C)
 		}
 		start := free[j]
 		if start <= now {
 			start = now + draw(s.Setup)
 		}
-		end := start + draw(s.Service)
+		end := start + svc.Sample(rng)
 		free[j] = end + draw(s.Gap)
 		if n >= s.Requests {
 			resp = append(resp, end-now+draw(s.Floor))

@@ -110,3 +110,50 @@ func quantile(tail func(float64) float64, p, slowest float64) float64 {
 	}
 	return hi
 }
+
+// RoundRobinMM1 returns the response time at one of c exponential servers
+// (mean serviceNs), each with its own first-come-first-served queue, to
+// which Poisson arrivals at ratePerS are dealt round-robin: each server
+// sees every c-th arrival, so its interarrival times are Erlang-c with
+// rate ratePerS per phase, far more regular than the Poisson stream a
+// random split gives (c × M/M/1 at λ/c). That is E_c/M/1, a GI/M/1 queue,
+// whose response time is exponential with rate μ(1−σ) (Kleinrock, Queueing
+// Systems vol. 1, §6.4), σ the root in (0, 1) of
+//
+//	σ = A*(μ(1−σ)),  A*(s) = (λ/(λ+s))^c,
+//
+// the interarrival time's Laplace–Stieltjes transform. Newton's method
+// from σ = 0 climbs monotonically to that root, as the right side is
+// convex in σ. With c = 1, σ = ρ: M/M/1. Utilization is λ/(cμ) per
+// server; Stable false and zero latencies when it is 1 or more, or the
+// arguments describe no queue.
+func RoundRobinMM1(c int, serviceNs, ratePerS float64) Theory {
+	t := Theory{Model: "c × E_c/M/1"}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if c < 1 || !finite(serviceNs) || !finite(ratePerS) || serviceNs <= 0 || ratePerS <= 0 {
+		return t
+	}
+	t.C, t.ServiceNs, t.RatePerS = c, serviceNs, ratePerS
+	mu, lambda := 1/serviceNs, ratePerS/1e9
+	t.Utilization = lambda / (float64(c) * mu)
+	if !(t.Utilization < 1) {
+		return t
+	}
+	fc := float64(c)
+	sigma := 0.0
+	for range 500 {
+		b := lambda / (lambda + mu*(1-sigma))
+		g := math.Pow(b, fc) - sigma
+		dg := fc*math.Pow(b, fc)*mu/(lambda+mu*(1-sigma)) - 1
+		next := sigma - g/dg
+		if !(next > sigma) || next >= 1 { // converged (or rounding at the root)
+			break
+		}
+		sigma = next
+	}
+	rate := mu * (1 - sigma) // of the exponential response time, per ns
+	t.Stable = true
+	t.MeanNs = 1 / rate
+	t.P50Ns, t.P99Ns, t.P999Ns = math.Ln2/rate, math.Log(100)/rate, math.Log(1000)/rate
+	return t
+}

@@ -57,9 +57,10 @@
 // # Trace
 //
 // Config.Trace (concbench serve --trace N) makes Do record, per request,
-// its id and the CLOCK_MONOTONIC times its service started and ended, in a
-// preallocated Trace: the server's own measurement of the service time,
-// which concbench validate joins with the load generator's timestamps.
+// its id, the CLOCK_MONOTONIC times its service started and ended and the
+// OS thread that served it, in a preallocated Trace: the server's own
+// measurement of the service time, which concbench validate joins with the
+// load generator's timestamps.
 // Off (nil, the default) it costs one nil check per request; the Active
 // Object model, whose servant calls Work directly, is not traced.
 package service

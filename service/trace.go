@@ -6,24 +6,28 @@ import (
 	"concbench/internal/monoclock"
 )
 
-// MaxTrace is the largest Trace capacity NewTrace accepts (records of 32
-// bytes: 6.4 MB preallocated at the limit).
+// MaxTrace is the largest Trace capacity NewTrace accepts (records of 40
+// bytes: 8 MB preallocated at the limit).
 const MaxTrace = 200_000
 
-// TraceRecord is one request served by Do while a Trace was set: its id
-// and the CLOCK_MONOTONIC times (ns, package monoclock) at which Do started
-// and finished serving it.
+// TraceRecord is one request served by Do while a Trace was set: its id,
+// the CLOCK_MONOTONIC times (ns, package monoclock) at which Do started
+// and finished serving it, and the OS thread that served it (its tid; 0
+// where the platform does not say), so that a reader of a many-thread
+// server's trace knows which services followed each other on one thread.
 type TraceRecord struct {
 	ID      uint64
 	StartNs int64
 	EndNs   int64
+	Thread  int64
 }
 
 // Trace is an opt-in, preallocated record of the requests Do serves (see
 // Config.Trace): the server's own timestamps of each request's service,
 // which concbench validate joins with the load generator's by request id.
-// Recording costs two clock reads and a few stores; a Service without a
-// Trace pays one nil check per request. It is safe for concurrent use:
+// Recording costs two clock reads, a gettid system call (after the
+// service's end is read, so outside the service time) and a few stores; a
+// Service without a Trace pays one nil check per request. It is safe for concurrent use:
 // each record claims a slot with one atomic add and publishes it with one
 // atomic store, so Records never sees a half-written record.
 //
@@ -47,14 +51,15 @@ func NewTrace(capacity int) *Trace {
 	return &Trace{slots: make([]traceSlot, capacity)}
 }
 
-// add records one request.
+// add records one request, served by the calling thread.
 func (t *Trace) add(id uint64, start, end int64) {
+	tid := threadID()
 	i := t.next.Add(1) - 1
 	if i >= int64(len(t.slots)) {
 		return
 	}
 	s := &t.slots[i]
-	s.rec = TraceRecord{ID: id, StartNs: start, EndNs: end}
+	s.rec = TraceRecord{ID: id, StartNs: start, EndNs: end, Thread: tid}
 	s.pub.Store(true)
 }
 
@@ -93,9 +98,10 @@ func (t *Trace) Cap() int { return len(t.slots) }
 func ClockUncertainty() (ns int64, shared bool) { return monoclock.Uncertainty(), monoclock.Shared() }
 
 // TraceDump is a Trace's records in the compact form concbench serve's
-// control command "trace" answers with: [id, start_ns, end_ns] triples.
+// control command "trace" answers with: [id, start_ns, end_ns, thread]
+// quadruples.
 type TraceDump struct {
-	Records [][3]int64 `json:"records"`
+	Records [][4]int64 `json:"records"`
 	Dropped int64      `json:"dropped"`
 	// Capacity is the Trace's; ClockUncertaintyNs and SharedClock
 	// describe the timestamps (ClockUncertainty).
@@ -107,10 +113,10 @@ type TraceDump struct {
 // Dump returns the records published so far (Records) as a TraceDump.
 func (t *Trace) Dump() TraceDump {
 	recs, dropped := t.Records()
-	d := TraceDump{Records: make([][3]int64, len(recs)), Dropped: dropped, Capacity: t.Cap()}
+	d := TraceDump{Records: make([][4]int64, len(recs)), Dropped: dropped, Capacity: t.Cap()}
 	d.ClockUncertaintyNs, d.SharedClock = ClockUncertainty()
 	for i, r := range recs {
-		d.Records[i] = [3]int64{int64(r.ID), r.StartNs, r.EndNs}
+		d.Records[i] = [4]int64{int64(r.ID), r.StartNs, r.EndNs, r.Thread}
 	}
 	return d
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -48,6 +49,9 @@ func TestTrace(t *testing.T) {
 				seen[r.ID] = true
 				if r.EndNs < r.StartNs {
 					t.Fatalf("record %d ends before it starts: %+v", r.ID, r)
+				}
+				if r.Thread <= 0 && runtime.GOOS == "linux" {
+					t.Fatalf("record %d names no thread: %+v", r.ID, r)
 				}
 			}
 			tr.Reset()

@@ -9,6 +9,7 @@
 //	concbench figures --run DIR         render a run folder's figures and report
 //	concbench gate --base REV           the CI performance-regression gate (exit 0 pass, 1 regression, 2 undecided)
 //	concbench validate [flags]          check the measurement chain against queueing theory (exit 0 validated, 3 not validated)
+//	concbench theory [--servers c]      M/G/c against c × M/G/1: p50/p99 by simulation and closed form, and any crossover
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
 //	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
 //	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
@@ -80,7 +81,8 @@ var commands = []command{
 	{name: "gate", summary: "the CI performance-regression gate: the current tree against a base commit (same job) or the committed baseline; exit 0 pass, 1 regression, 2 undecided", run: runGate},
 	{name: "load", summary: "drive a server with open- or closed-loop load and measure it (latency corrected for coordinated omission)", run: runLoad},
 	{name: "agent", summary: "a load-generator agent: runs a share of a coordinator's load (load --agents) and returns its histograms and verdict", run: runAgent},
-	{name: "validate", summary: "check the measurement chain against queueing theory (M/M/1, M/D/1 with measured service and floor) and decompose each response time; exit 0 validated, 3 not validated", run: runValidate},
+	{name: "validate", summary: "check the measurement chain against queueing theory (M/M/1, M/D/1; --threads c: M/M/c) on the effective service time from measured inputs, the plain M/G/1 beside it, and decompose each response time; exit 0 validated, 3 not validated", run: runValidate},
+	{name: "theory", summary: "queueing theory for many servers: c servers sharing one queue (M/G/c) against c partitioned ones (c × M/G/1), p50 and p99, simulated beside the closed forms, and any crossover", run: runTheory},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
 	{name: "priority", summary: "a high-priority stream's p99 under a growing low-priority flood, per server configuration (with and without priority): a table and a figure", run: runPriority},
 	{name: "hostile", summary: "what hostile clients cost each server configuration: memory amplification by clients that never read, slow headers", run: runHostile},

@@ -39,9 +39,10 @@ by one line of JSON on standard output:
                   (context switches, run-queue wait); costs ~50 µs a thread
   info            what runs, with which settings (models.Info)
   trace           with --trace: the requests served since the last reset,
-                  {"records":[[id,start_ns,end_ns],…],"dropped":n,…}
+                  {"records":[[id,start_ns,end_ns,tid],…],"dropped":n,…}
                   (CLOCK_MONOTONIC ns of each request's service, from
-                  the server's own clock; see concbench validate)
+                  the server's own clock, and the thread that served
+                  it; see concbench validate)
   trace reset     with --trace: empty the trace (call it between loads)
   quit            close the server and exit
 

@@ -191,7 +191,7 @@ func TestServeTrace(t *testing.T) {
 				t.Fatalf("trace: %d records, %d dropped, capacity %d; want %d, 0, 100", len(dump.Records), dump.Dropped, dump.Capacity, n)
 			}
 			for i, r := range dump.Records {
-				if r[0] != int64(100+i) || r[2] < r[1] {
+				if r[0] != int64(100+i) || r[2] < r[1] || r[3] <= 0 {
 					t.Errorf("record %d: %v", i, r)
 				}
 			}

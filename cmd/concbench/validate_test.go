@@ -23,6 +23,9 @@ func TestValidateFlagErrors(t *testing.T) {
 		{name: "tolerance", args: []string{"--tolerance", "0"}, want: "tolerance"},
 		{name: "warmup", args: []string{"--warmup", "1ms"}, want: "warm-up 1ms too short"},
 		{name: "stray argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+		{name: "no threads", args: []string{"--threads", "0"}, want: "--threads 0 out of range (accepted: 1..64)"},
+		{name: "too many threads", args: []string{"--threads", "65"}, want: "threads 65 out of range (accepted: 1..64)"},
+		{name: "model without a queueing model", args: []string{"--model", "netpoll"}, want: `model "netpoll" has no queueing model to judge it by (accepted: leaderfollowers, partitioned)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(context.Background(), append([]string{"validate"}, tc.args...), nil, io.Discard, io.Discard)
