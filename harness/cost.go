@@ -112,6 +112,8 @@ type window struct {
 	rqSkipped         string        // why the run-queue waits were not read, if not for lack of schedstat
 	perf              *results.PerfCounters
 	perfUnavailable   string
+	mechanisms        *results.Mechanisms // a mechanisms point's counts, or nil (mechUnavailable says why for that kind)
+	mechUnavailable   string
 	// threads, fds: after the window (readProc); procUnavailable says
 	// why not.
 	threads, fds    int64
@@ -129,10 +131,13 @@ func (w *window) cost() results.ServerCost {
 		GoThreads:       a.GoThreads,
 		Perf:            w.perf,
 		PerfUnavailable: w.perfUnavailable,
-		Threads:         w.threads,
-		FDs:             w.fds,
-		ProcUnavailable: w.procUnavailable,
-		RunQueueSkipped: w.rqSkipped,
+
+		Mechanisms:            w.mechanisms,
+		MechanismsUnavailable: w.mechUnavailable,
+		Threads:               w.threads,
+		FDs:                   w.fds,
+		ProcUnavailable:       w.procUnavailable,
+		RunQueueSkipped:       w.rqSkipped,
 	}
 	if a.Stats.Requests > b.Stats.Requests {
 		c.Requests = a.Stats.Requests - b.Stats.Requests

@@ -60,6 +60,8 @@
 //   - window: what is read at the two edges of a point's measured window,
 //     and cost, which turns it into a results.ServerCost.
 //   - perfSet: perf software counters on the server's threads.
+//   - mechSet: a mechanisms point's tracepoint counters ("The mechanisms
+//     point" below).
 //
 // # A point
 //
@@ -191,6 +193,63 @@
 // matched by inode to its descriptors). A point of nginx has no
 // allocations per request (it has no Go heap: ServerCost.Foreign) and no
 // M/M/c ideal.
+//
+// # The mechanisms point
+//
+// The costs above say how much a model spends; the mechanisms point
+// (results.KindMechanisms, Experiment.Mechanisms, bench --mechanisms)
+// says on what, from the kernel's own counters: per request, the system
+// calls the server's threads (nginx's master's and workers') enter by kind (results.SyscallKinds:
+// epoll_wait, epoll_ctl, read, write, futex, io_uring_enter, accept, and
+// other), their futex wake calls, and the cross-CPU wake-ups.
+//
+//   - System calls: a perf counter per kind and server thread (with
+//     inherit, as the perf counters above) of the tracepoint
+//     raw_syscalls:sys_enter, filtered on the kind's system-call numbers
+//     (syscallNumbers: this architecture's), and one unfiltered for the
+//     total; other is the total less the named kinds.
+//   - Futex wake calls: syscalls:sys_enter_futex filtered on its op
+//     (FUTEX_WAKE, FUTEX_WAKE_OP, FUTEX_WAKE_BITSET, private or not), and
+//     futex_wake(2). Calls, not threads woken.
+//   - Cross-CPU wake-ups: the reschedule and call-function-single IPIs
+//     other CPUs sent the server's CPUs — what waking a thread on another
+//     CPU costs, an interrupt (a VM exit on a VM). IPIs are per CPU, not
+//     per thread, so they are counted per CPU: where the kernel sends
+//     them (ipi:ipi_send_cpu, Linux 6.5 and later, filtered on the target
+//     CPU, on every CPU), else where they arrive (x86's irq_vectors, on
+//     the server's CPUs); whatever else runs on the server's CPUs is in
+//     them. A wake-up on the waker's own CPU, or of a CPU polling in idle,
+//     sends none.
+//
+// Enabling a system-call tracepoint slows every system call of the
+// machine, the load generator's included, so the counters would perturb
+// the very costs the points compare. They are therefore opened for one
+// short window of their own, which measures nothing else: in the first
+// Mechanisms repetitions, right after each rate-from-the-slowest point
+// (the equal load), on the same server, at the same rate and with the
+// same arrivals, after a warm-up of MechanismsWarmup, a window of
+// MechanismsDuration (DefaultMechanismsWarmup, DefaultMechanismsDuration:
+// the default profile measures one per configuration and workload). The
+// counters are opened before its load starts and read at its window's
+// edges like the perf counters (the IPIs read last at the start and
+// first at the end: reading a counter of a running thread sends its CPU
+// an IPI), and closed after it, while the server stops and the next one
+// starts: the next point's load waits for them, so no other point runs
+// with them. Closing a tracepoint's last counter waits for an RCU grace
+// period, which is why the kinds are filters on one tracepoint rather
+// than a tracepoint per system call (three tracepoints in all, four with
+// irq_vectors). The point's latency and costs are recorded but
+// perturbed, and in no statistic but its own counts (bench.txt gives it
+// those alone). In a run with a budget the mechanisms points are among
+// the planned points: their time comes out of what is left for extra
+// rounds, and the extra rounds have none.
+//
+// Where the kernel refuses (not root: tracefs is readable by root only,
+// and perf_event_paranoid) the point records why
+// (ServerCost.MechanismsUnavailable), never zeros, and the report says
+// "not counted" with the reason. TestPerfCheck, run only when asked
+// (CONCBENCH_PERFCHECK=<model>), checks the counts against perf stat -e
+// 'syscalls:sys_enter_*' -p PID over the same window.
 //
 // # The ideal
 //

@@ -40,8 +40,8 @@ func MeasureCeilings(ctx context.Context, exp Experiment, opt Options) ([]result
 
 // Estimate returns how many points a resolved experiment measures —
 // capacity and every load point of every configuration under every
-// workload in every repetition, and the most probes its searches may
-// run — and how long that takes: their warm-ups and windows, t's
+// workload in every repetition, its mechanisms points, and the most
+// probes its searches may run — and how long that takes: their warm-ups and windows, t's
 // PointOverhead for each, and t's ServerStart for each server the run
 // starts (one per configuration, workload and repetition, two for the
 // rates from the slowest, measured in repetitions of their own).
@@ -58,6 +58,10 @@ func (e *Experiment) Estimate(t Timing) (points int, d time.Duration) {
 			n := len(loads) + len(e.RatesFromSlowest)
 			points += e.Repetitions * n
 			d += time.Duration(e.Repetitions) * (time.Duration(n)*(window+t.PointOverhead) + t.ServerStart)
+			if m := e.Mechanisms * len(e.RatesFromSlowest); m > 0 {
+				points += m
+				d += time.Duration(m) * (time.Duration(e.MechanismsWarmup+e.MechanismsDuration) + t.PointOverhead)
+			}
 			if len(e.RatesFromSlowest) > 0 {
 				d += time.Duration(e.Repetitions) * t.ServerStart
 			}

@@ -279,6 +279,19 @@ type Experiment struct {
 	SLOProbes   int      `json:"slo_probes,omitempty"`
 	SLOWarmup   Duration `json:"slo_warmup,omitempty"`
 	SLODuration Duration `json:"slo_duration,omitempty"`
+	// Mechanisms is how many repetitions, the first ones, measure a
+	// mechanisms point (results.KindMechanisms) right after each of
+	// their rates from the slowest, on the same server at the same rate:
+	// a window of MechanismsDuration after a warm-up of MechanismsWarmup
+	// that counts the server's system calls by kind, futex wake calls
+	// and cross-CPU wake-ups, and nothing else (counting slows every
+	// system call, so no other point carries the counters). 0: none; it
+	// needs RatesFromSlowest. WithDefaults sets the warm-up and window
+	// (DefaultMechanismsWarmup, DefaultMechanismsDuration) when it is
+	// positive.
+	Mechanisms         int      `json:"mechanisms,omitempty"`
+	MechanismsWarmup   Duration `json:"mechanisms_warmup,omitempty"`
+	MechanismsDuration Duration `json:"mechanisms_duration,omitempty"`
 	// Counterbalance reverses the order of the configurations in every
 	// odd repetition (A B, B A, A B, …), so that no configuration is
 	// measured first, or right after another one, more often than the
@@ -325,8 +338,8 @@ func validName(s string) bool {
 // by it: profile "custom", each workload's depth 1, arrival poisson, CPU,
 // blocking work and size "0", ops "work=1"; one request outstanding per
 // connection for capacity; the search's probes, warm-up and window when a
-// workload has an SLO. Everything else must be given (or is resolved:
-// Resolve).
+// workload has an SLO; the mechanisms point's warm-up and window when it
+// has one. Everything else must be given (or is resolved: Resolve).
 func (e Experiment) WithDefaults() Experiment {
 	if e.Profile == "" {
 		e.Profile = "custom"
@@ -351,6 +364,14 @@ func (e Experiment) WithDefaults() Experiment {
 	}
 	if e.CapacityOutstanding == 0 {
 		e.CapacityOutstanding = 1
+	}
+	if e.Mechanisms > 0 {
+		if e.MechanismsWarmup == 0 {
+			e.MechanismsWarmup = Duration(DefaultMechanismsWarmup)
+		}
+		if e.MechanismsDuration == 0 {
+			e.MechanismsDuration = Duration(DefaultMechanismsDuration)
+		}
 	}
 	if e.hasSLO() {
 		if e.SLOProbes == 0 {
@@ -378,6 +399,7 @@ func (e *Experiment) Validate() error {
 	e.validateWorkloads(&p, names)
 	e.validateLoads(&p)
 	e.validateSLOs(&p)
+	e.validateMechanisms(&p)
 	e.validateRuns(&p)
 	e.validateCPUs(&p)
 	return errors.Join(p...)
@@ -607,6 +629,26 @@ func (e *Experiment) validateSLOs(p *problems) {
 		if d := time.Duration(e.SLODuration); d < MinWindow || d > MaxWindow {
 			p.add("SLO duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
 		}
+	}
+}
+
+// validateMechanisms validates the mechanisms points: how many
+// repetitions have them, and their windows.
+func (e *Experiment) validateMechanisms(p *problems) {
+	if e.Mechanisms == 0 {
+		return
+	}
+	if e.Mechanisms < 0 || e.Mechanisms > e.Repetitions {
+		p.add("mechanisms %d out of range (accepted: 0 for none, or 1..%d, the repetitions)", e.Mechanisms, e.Repetitions)
+	}
+	if len(e.RatesFromSlowest) == 0 {
+		p.add("mechanisms %d without rates from the slowest (accepted: 0, or rates from the slowest: a mechanisms point follows each equal-load point)", e.Mechanisms)
+	}
+	if w := time.Duration(e.MechanismsWarmup); w < loadgen.MinWarmup || w > MaxWindow {
+		p.add("mechanisms warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
+	}
+	if d := time.Duration(e.MechanismsDuration); d < MinWindow || d > MaxWindow {
+		p.add("mechanisms duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
 	}
 }
 

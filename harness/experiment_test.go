@@ -59,6 +59,11 @@ func TestProfilesValidate(t *testing.T) {
 				if len(e.Workloads) < 4 || points != 300 {
 					t.Errorf("suite: %d workloads, %d points; want ≥ 4 and the 300 of the documented estimate", len(e.Workloads), points)
 				}
+				// A mechanisms point after each equal-load point of the
+				// first repetition, in windows of its own.
+				if e.Mechanisms != 1 || e.MechanismsWarmup != Duration(DefaultMechanismsWarmup) || e.MechanismsDuration != Duration(DefaultMechanismsDuration) {
+					t.Errorf("suite: mechanisms %d (%v, %v), want 1 (%v, %v)", e.Mechanisms, e.MechanismsWarmup, e.MechanismsDuration, DefaultMechanismsWarmup, DefaultMechanismsDuration)
+				}
 			case "thesis":
 				parts := ThesisParts()
 				var names []string
@@ -75,8 +80,8 @@ func TestProfilesValidate(t *testing.T) {
 					t.Errorf("thesis parts %v", names)
 				}
 			case "cores":
-				if e.Sweep != SweepCores || len(e.RatesFromSlowest) != 0 || !e.hasSLO() {
-					t.Errorf("cores: sweep %q, rates from the slowest %v, an objective %t; want %q, none, true", e.Sweep, e.RatesFromSlowest, e.hasSLO(), SweepCores)
+				if e.Sweep != SweepCores || len(e.RatesFromSlowest) != 0 || !e.hasSLO() || e.Mechanisms != 0 {
+					t.Errorf("cores: sweep %q, rates from the slowest %v, an objective %t, mechanisms %d; want %q, none, true, 0", e.Sweep, e.RatesFromSlowest, e.hasSLO(), e.Mechanisms, SweepCores)
 				}
 				e.ServerCPUs, e.LoadCPUs = "0-7", "8-15"
 				r, err := e.WithDefaults().Resolve()
@@ -252,6 +257,11 @@ func TestValidateMessages(t *testing.T) {
 		{name: "fraction over", change: func(e *Experiment) { e.Fractions = []float64{0.5, 1.2} }, want: []string{"fraction 1.2 out of range"}},
 		{name: "fraction twice", change: func(e *Experiment) { e.Fractions = []float64{0.5, 0.5001} }, want: []string{"fraction 0.5001 given twice"}},
 		{name: "rate from slowest", change: func(e *Experiment) { e.RatesFromSlowest = []float64{0.5, 0.5, 1.5} }, want: []string{"rate from the slowest 0.5 given twice", "rate from the slowest 1.5 out of range (accepted: > 0 and ≤ 1 of the slowest configuration's capacity)"}},
+		{name: "mechanisms without rates", change: func(e *Experiment) { e.Mechanisms = 1 }, want: []string{"mechanisms 1 without rates from the slowest (accepted: 0, or rates from the slowest"}},
+		{name: "mechanisms over repetitions", change: func(e *Experiment) { e.RatesFromSlowest, e.Mechanisms = []float64{0.7}, 6 }, want: []string{"mechanisms 6 out of range (accepted: 0 for none, or 1..5, the repetitions)"}},
+		{name: "mechanisms windows", change: func(e *Experiment) {
+			e.RatesFromSlowest, e.Mechanisms, e.MechanismsWarmup, e.MechanismsDuration = []float64{0.7}, 1, Duration(10*time.Millisecond), 0
+		}, want: []string{"mechanisms warmup 10ms out of range (accepted: 100ms..", "mechanisms duration 0s out of range (accepted: 100ms.."}},
 		{name: "ns per iter", change: func(e *Experiment) { e.NsPerIter = -1 }, want: []string{"ns per iteration -1 out of range (accepted: 0, or 0.001..1e+06)"}},
 		{name: "workload config", change: func(e *Experiment) { e.Workloads[0].Configs = []string{"nosuch"} }, want: []string{`configuration "nosuch" is not a configuration of the experiment`}},
 		{name: "repetitions", change: func(e *Experiment) { e.Repetitions = 0 }, want: []string{"repetitions 0 out of range (accepted: 1..100)"}},
@@ -302,7 +312,7 @@ func TestValidateMessages(t *testing.T) {
 			// One workload and fractions of capacity, as the default
 			// profile was before its workload suite, and fixed sizes:
 			// the cases change them.
-			e.Workloads, e.Fractions, e.RatesFromSlowest = []Workload{{Workload: DefaultWorkload()}}, []float64{0.1, 0.5}, nil
+			e.Workloads, e.Fractions, e.RatesFromSlowest, e.Mechanisms = []Workload{{Workload: DefaultWorkload()}}, []float64{0.1, 0.5}, nil, 0
 			e.Configs = []Config{
 				{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4, GOMAXPROCS: 4},
 				{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4, GOMAXPROCS: 5},
@@ -462,4 +472,23 @@ func TestServeArgs(t *testing.T) {
 func serveArgsOf(c *Config, w *Workload, cpus string) []string {
 	rc := runConfig{cfg: *c, wl: *w, cpus: cpus, size: c.size(w, 1)}
 	return serveArgs(&rc)
+}
+
+// TestEstimateMechanisms checks what the mechanisms points add to a
+// suite's estimate: one point per configuration and workload (the first
+// repetition's), each its warm-up, window and a point's overhead.
+func TestEstimateMechanisms(t *testing.T) {
+	e, err := Profile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := Timing{PointOverhead: 50 * time.Millisecond, ServerStart: 60 * time.Millisecond}
+	n1, d1 := e.Estimate(tm)
+	off := e
+	off.Mechanisms = 0
+	n0, d0 := off.Estimate(tm)
+	pairs := len(e.Workloads) * len(e.Configs)
+	if n1-n0 != pairs || d1-d0 != time.Duration(pairs)*(DefaultMechanismsWarmup+DefaultMechanismsDuration+tm.PointOverhead) {
+		t.Errorf("mechanisms add %d points and %v; want %d and %v", n1-n0, d1-d0, pairs, time.Duration(pairs)*(DefaultMechanismsWarmup+DefaultMechanismsDuration+tm.PointOverhead))
+	}
 }

@@ -49,6 +49,7 @@ func Profile(name string) (Experiment, error) {
 		e := suite(base)
 		e.Sweep = SweepCores
 		e.RatesFromSlowest = nil // capacity and the capacity at the objective, against CPUs
+		e.Mechanisms, e.MechanismsWarmup, e.MechanismsDuration = 0, 0, 0
 		e.Repetitions = 3
 		e.Workloads = slices.DeleteFunc(e.Workloads, func(w Workload) bool { return w.Name != "cpu" && w.Name != "tiny" && w.Name != "block" })
 		return e, nil
@@ -98,7 +99,8 @@ func baseExperiment(name string) Experiment {
 
 // suite turns e into a suite experiment: the suite's workloads at the
 // rate from the slowest configuration, with the latency objectives'
-// searches, in shorter windows.
+// searches and a mechanisms point in the first repetition, in shorter
+// windows.
 func suite(e Experiment) Experiment {
 	e.Workloads = SuiteWorkloads()
 	e.Fractions = nil
@@ -109,6 +111,9 @@ func suite(e Experiment) Experiment {
 	e.SLOProbes = DefaultSLOProbes
 	e.SLOWarmup = Duration(DefaultSLOWarmup)
 	e.SLODuration = Duration(DefaultSLODuration)
+	e.Mechanisms = DefaultMechanisms
+	e.MechanismsWarmup = Duration(DefaultMechanismsWarmup)
+	e.MechanismsDuration = Duration(DefaultMechanismsDuration)
 	return e
 }
 

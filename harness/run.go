@@ -243,6 +243,9 @@ type runner struct {
 
 	// timing is what the ceiling measurement took (zero if none ran).
 	timing Timing
+	// closing is closed when the last mechanisms point's counters are
+	// (closeMechanisms); nil when none are being closed.
+	closing chan struct{}
 
 	sum      Summary
 	begin    time.Time
@@ -453,6 +456,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.sp = newSpawner()
 	defer r.sp.close()
 	defer r.stopServer()
+	defer r.waitMechanisms()
 	r.ceilings(ctx)
 	if err := results.WriteRun(r.dir, r.run); err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
@@ -460,7 +464,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	r.announce()
 
 	loads := r.exp.loads()
-	r.sum.Points = r.exp.Repetitions * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
+	r.sum.Points = len(r.cfgs) * (r.exp.Repetitions*(len(loads)+len(r.exp.RatesFromSlowest)) + r.exp.Mechanisms*len(r.exp.RatesFromSlowest))
 	searches := len(loads) > 0 && loads[0].kind == results.KindCapacity
 	for _, rc := range r.cfgs {
 		if searches && rc.wl.SLO != nil {
@@ -583,31 +587,39 @@ func (r *runner) runPlan(ctx context.Context, loads []pointLoad, searches bool) 
 
 // runDerived derives the rates from the slowest configuration (written
 // to run.json) and measures every repetition of every configuration at
-// them, until ctx is done.
+// them — each followed, in the first Experiment.Mechanisms repetitions,
+// by its mechanisms point on the same server —, until ctx is done.
 func (r *runner) runDerived(ctx context.Context) error {
 	r.deriveRates()
 	if err := results.WriteRun(r.dir, r.run); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
 	for rep := range r.exp.Repetitions {
+		kinds := []results.Kind{results.KindRate}
+		if rep < r.exp.Mechanisms {
+			kinds = append(kinds, results.KindMechanisms)
+		}
 		for i := range r.cfgs {
 			rc := r.configAt(rep, i)
 			dr := r.exp.DerivedRates[rc.wl.Name]
 			for j := range r.exp.RatesFromSlowest {
-				if ctx.Err() != nil {
-					r.sum.Interrupted = true
-					return nil
-				}
-				if len(dr.Rates) == 0 {
-					// No rate to measure at: counted, not written
-					// (run.json's derived_rates and warnings say why).
-					r.pointIdx++
-					r.sum.Failed++
-					continue
-				}
-				l := pointLoad{kind: results.KindRate, rate: dr.Rates[j], seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + j}
-				if err := r.point(rc, l, rep); err != nil {
-					return err
+				for _, kind := range kinds {
+					if ctx.Err() != nil {
+						r.sum.Interrupted = true
+						return nil
+					}
+					if len(dr.Rates) == 0 {
+						// No rate to measure at: counted, not written
+						// (run.json's derived_rates and warnings say why).
+						r.pointIdx++
+						r.sum.Failed++
+						continue
+					}
+					// A mechanisms point has its rate point's arrivals.
+					l := pointLoad{kind: kind, rate: dr.Rates[j], seedIdx: 1 + len(r.exp.Fractions) + len(r.exp.Rates) + j}
+					if err := r.point(rc, l, rep); err != nil {
+						return err
+					}
 				}
 			}
 			r.stopServer()
@@ -808,8 +820,8 @@ func (r *runner) newPoint(rc *runConfig, l pointLoad, rep int) *results.Point {
 	switch l.kind {
 	case results.KindOpen:
 		p.Kind, p.Fraction = results.KindOpen, l.fraction
-	case results.KindRate:
-		p.Kind, p.Fraction, p.OfferedRatePerS = results.KindRate, 0, l.rate
+	case results.KindRate, results.KindMechanisms:
+		p.Kind, p.Fraction, p.OfferedRatePerS = l.kind, 0, l.rate
 	case results.KindProbe:
 		p.Kind, p.OfferedRatePerS, p.Probe, p.Fraction = results.KindProbe, l.rate, l.probe, 0
 		if l.capacity > 0 {
@@ -884,6 +896,9 @@ func (r *runner) measure(rc *runConfig, p *results.Point, seedIdx int) bool {
 	edges := r.watchWindow(&lc, p, srv)
 	res, err := r.runGenerator(srv, lc)
 	w := edges.finish()
+	if edges.ms != nil {
+		r.closeMechanisms(edges.ms)
+	}
 	if res != nil {
 		res.Config.OnWindow = nil
 		p.Load = res
@@ -996,8 +1011,11 @@ func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedId
 	lc.Workers, lc.WorkerCPUs = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs
 	lc.Warmup = time.Duration(r.exp.Warmup)
 	lc.Duration = time.Duration(r.exp.Duration)
-	if p.Kind == results.KindProbe {
+	switch p.Kind {
+	case results.KindProbe:
 		lc.Warmup, lc.Duration = time.Duration(r.exp.SLOWarmup), time.Duration(r.exp.SLODuration)
+	case results.KindMechanisms:
+		lc.Warmup, lc.Duration = time.Duration(r.exp.MechanismsWarmup), time.Duration(r.exp.MechanismsDuration)
 	}
 	lc.Verify = verifyFor(&rc.cfg)
 	lc.Seed = r.seed(p.Repetition, seedIdx)
@@ -1024,22 +1042,36 @@ type windowEdges struct {
 	perfUnavailable string
 	perf0, perf1    results.PerfCounters
 	ctlErr, perfErr error
+	// ms are a mechanisms point's counters (nil for the other kinds, and
+	// when the kernel refused them: mechUnavailable says why).
+	ms              *mechSet
+	mechUnavailable string
+	mech0, mech1    mechSample
+	mechErr         error
 }
 
-// watchWindow opens the perf counters on srv, reads it before the load
-// connects (the begin of the connections it accepts), and sets
-// lc.OnWindow to read the edges of point p's window.
+// watchWindow opens the perf counters on srv — and, for a mechanisms
+// point, its tracepoint counters —, reads it before the load connects
+// (the begin of the connections it accepts), and sets lc.OnWindow to
+// read the edges of point p's window.
 func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *windowEdges {
+	r.waitMechanisms() // the last mechanisms point's counters are closed before any point's load
 	e := &windowEdges{}
 	pids := srv.pids()
 	e.ps, e.perfUnavailable = openPerf(pids...)
+	if p.Kind == results.KindMechanisms {
+		e.ms, e.mechUnavailable = openMechanisms(pids, srv.describe().CPUs)
+	}
 	e.w.begin, e.ctlErr = srv.read(edgeBegin)
 	lc.OnWindow = func(start bool) {
-		var err, perr error
+		var err, perr, merr error
 		if start {
 			e.w.startRunQueue(pids...)
 			if e.ps != nil {
 				e.perf0, perr = e.ps.read()
+			}
+			if e.ms != nil {
+				e.mech0, merr = e.ms.read(true)
 			}
 			e.w.before, err = srv.read(edgeStart)
 			if r.opt.onWindow != nil {
@@ -1047,6 +1079,9 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 			}
 		} else {
 			e.w.after, err = srv.read(edgeEnd)
+			if e.ms != nil {
+				e.mech1, merr = e.ms.read(false)
+			}
 			if e.ps != nil {
 				e.perf1, perr = e.ps.read()
 			}
@@ -1055,12 +1090,14 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 		}
 		e.ctlErr = errors.Join(e.ctlErr, err)
 		e.perfErr = errors.Join(e.perfErr, perr)
+		e.mechErr = errors.Join(e.mechErr, merr)
 	}
 	return e
 }
 
 // finish closes the perf counters and returns the window read, with the
-// counters' differences or why there are none.
+// counters' differences or why there are none; a mechanisms point's
+// counters are the caller's to close (runner.closeMechanisms).
 func (e *windowEdges) finish() *window {
 	switch {
 	case e.ps == nil:
@@ -1077,7 +1114,39 @@ func (e *windowEdges) finish() *window {
 	if e.ps != nil {
 		e.ps.close()
 	}
+	switch {
+	case e.ms == nil:
+		e.w.mechUnavailable = e.mechUnavailable
+	case e.mechErr != nil:
+		e.w.mechUnavailable = e.mechErr.Error()
+	default:
+		e.w.mechanisms = e.ms.counts(e.mech0, e.mech1)
+	}
 	return &e.w
+}
+
+// closeMechanisms closes a mechanisms point's counters on a goroutine of
+// its own, so that the kernel's waits in closing them (mechPlan's note:
+// an RCU grace period per tracepoint) overlap the server's stop and the
+// next one's start, which no window measures; waitMechanisms waits for
+// it before any point's load starts, and at the run's end.
+func (r *runner) closeMechanisms(ms *mechSet) {
+	r.waitMechanisms()
+	done := make(chan struct{})
+	r.closing = done
+	go func() {
+		defer close(done)
+		ms.close()
+	}()
+}
+
+// waitMechanisms waits until the last mechanisms point's counters are
+// closed: until then every system call of the machine is slowed.
+func (r *runner) waitMechanisms() {
+	if r.closing != nil {
+		<-r.closing
+		r.closing = nil
+	}
 }
 
 // runGenerator runs the load generator with lc against srv. It stops at
@@ -1146,6 +1215,12 @@ func (r *runner) outcome(p *results.Point, srv target, lc *loadgen.Config, w *wi
 		}
 		for _, e := range append(slices.Clone(w.before.Errors), w.after.Errors...) {
 			p.Warnings = append(p.Warnings, "server snapshot: "+e)
+		}
+		if p.Kind == results.KindMechanisms {
+			// Its costs and latency are not reported: no allocation
+			// warning, no ideal.
+			r.checkCeiling(p)
+			return
 		}
 		if p.Server.Requests < 10_000 && p.Server.Foreign == "" {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("the window has only %d requests: runtime/metrics counts allocations a span at a time, so allocations per request are coarse below ~10000", p.Server.Requests))
@@ -1242,6 +1317,11 @@ func (r *runner) progress(p *results.Point, note func(*results.Point) string) {
 		}
 	case results.KindRate:
 		what = fmt.Sprintf("rate %.0f req/s", p.OfferedRatePerS)
+	case results.KindMechanisms:
+		what = fmt.Sprintf("mechanisms %.0f req/s", p.OfferedRatePerS)
+		if note == nil {
+			note = mechanismsNote
+		}
 	case results.KindProbe:
 		what = fmt.Sprintf("slo probe %d at %.0f req/s", p.Probe, p.OfferedRatePerS)
 	case results.KindSLO:

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -516,5 +517,67 @@ func TestMeasureCeilingThrottled(t *testing.T) {
 	}
 	if timing.ServerStart <= 0 {
 		t.Errorf("timing %+v: no server start measured", timing)
+	}
+}
+
+// TestRunMechanisms runs one configuration in two repetitions with a
+// mechanisms point in the first: it follows that repetition's
+// equal-load point on the same server, at the same rate, in its own
+// window, and carries the counts (as root) or why there are none; no
+// other point carries them.
+func TestRunMechanisms(t *testing.T) {
+	testenv.EndToEnd(t)
+	w := DefaultWorkload()
+	w.Conns = 4
+	exp := shortRun([]Config{
+		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+	}, Workload{Workload: w})
+	exp.Fractions, exp.RatesFromSlowest, exp.Repetitions = nil, []float64{0.5}, 2
+	exp.Mechanisms, exp.MechanismsDuration = 1, Duration(150*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	sum, err := Run(context.Background(), exp, dir, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.Points != 5 || sum.Failed != 0 {
+		t.Fatalf("summary %s: want 5 points (capacity and rate in 2 repetitions, 1 mechanisms point), none failed", sum)
+	}
+	_, pts, byKey := readPoints(t, dir)
+	mech := byKey[pointKey{"leaderfollowers/lifo", results.KindMechanisms, 0}]
+	rate := byKey[pointKey{"leaderfollowers/lifo", results.KindRate, 0}]
+	if mech == nil || rate == nil || byKey[pointKey{"leaderfollowers/lifo", results.KindMechanisms, 1}] != nil {
+		t.Fatalf("points %v: want a mechanisms point in repetition 0 only", slices.Collect(maps.Keys(byKey)))
+	}
+	if mech.OfferedRatePerS != rate.OfferedRatePerS || mech.ServerInfo.PID != rate.ServerInfo.PID || !mech.StartTime.After(rate.StartTime) {
+		t.Errorf("mechanisms point at %g req/s on server %d at %v; want the rate point's %g req/s, server %d, after it (%v)",
+			mech.OfferedRatePerS, mech.ServerInfo.PID, mech.StartTime, rate.OfferedRatePerS, rate.ServerInfo.PID, rate.StartTime)
+	}
+	if mech.Load == nil || time.Duration(mech.Load.WindowNs) != 150*time.Millisecond {
+		t.Errorf("mechanisms window %+v, want 150ms", mech.Load)
+	}
+	for i := range pts {
+		if p := &pts[i]; p.Kind != results.KindMechanisms && (p.Server.Mechanisms != nil || p.Server.MechanismsUnavailable != "") {
+			t.Errorf("%s carries mechanisms (%+v, %q)", p.Label(), p.Server.Mechanisms, p.Server.MechanismsUnavailable)
+		}
+	}
+	c := &mech.Server
+	switch m := c.Mechanisms; {
+	case m == nil && c.MechanismsUnavailable == "":
+		t.Fatal("mechanisms point without counts and without a reason")
+	case m == nil:
+		t.Logf("not counted here: %s", c.MechanismsUnavailable)
+	default:
+		// Every request is read and answered by a system call of the
+		// server's (batched at most a few per call at this rate).
+		if c.Requests == 0 || m.Syscalls["read"] == 0 || m.Syscalls["write"] == 0 || m.Syscalls["epoll_wait"] == 0 {
+			t.Errorf("%d requests, system calls %v: want reads, writes and epoll waits", c.Requests, m.Syscalls)
+		}
+		var sum uint64
+		for _, v := range m.Syscalls {
+			sum += v
+		}
+		if sum != m.Total || m.Threads < 2 {
+			t.Errorf("kinds %v sum to %d, total %d, on %d threads: want the total, on the pool's threads at least", m.Syscalls, sum, m.Total, m.Threads)
+		}
 	}
 }

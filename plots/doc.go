@@ -35,6 +35,21 @@
 // suite) uses each configuration's equal-load point as the chosen load
 // of the figures and the summary below.
 //
+// After the Answers, a run with mechanisms points (results.KindMechanisms:
+// the harness's short window after each equal-load point that counts
+// system calls with kernel tracepoints) gets the Mechanisms table
+// (mechanisms.go), the who-wins table's companion that says why: per
+// workload and configuration, the median of its valid mechanisms points'
+// system calls per request, the largest kinds, futex wake calls and
+// cross-CPU wake-ups (wake-up IPIs) per request, and, at the row of each
+// decided cell's leader, how its mechanisms differ from those of the
+// first configuration behind it — the total and the two kinds that
+// differ most, the futex wakes, the IPIs — with the cells' [n]. A
+// configuration without counts shows why (not counted: the kernel's
+// reason; no valid point: the verdict's main check); a run none of whose
+// points was counted says "Not counted: <reason>" once, never a table of
+// zeros.
+//
 // The figures, in report order:
 //
 //  1. latency: corrected p50 (top row) and p99 (bottom row) latency
@@ -105,10 +120,16 @@
 //     drawn at TexMaxWidth in every format, the names of the
 //     configurations along the left column only when every panel draws
 //     the same ones, the legend in the grid's empty cell if it has one;
-//  7. threads: each Leader/Followers thread's share of the handle-set
+//  7. mechanisms, only for a run with mechanisms points: system calls
+//     per request by kind, a stacked horizontal bar per configuration, a
+//     panel per workload on one scale, laid out as the bar figures are,
+//     the kinds merged into at most six segments (mechKinds: accept,
+//     rare in a window, with other); drawn when at least one point was
+//     counted, its caption naming each workload's fewest and most;
+//  8. threads: each Leader/Followers thread's share of the handle-set
 //     events, busiest first, per promotion order, a panel per workload in
 //     a run of several.
-//  8. connections, only for a run with absolute-rate points
+//  9. connections, only for a run with absolute-rate points
 //     (results.KindRate, the connections profile): p50, p99 and p99.9
 //     latency, CPU and context switches per request, RSS, OS threads and open
 //     descriptors of the server against connections, log axes, one panel
@@ -119,11 +140,11 @@
 //     unavailable points, with the reason), and sets each idle-connection
 //     control (Workload.Idle, drawn as a large ring) against its model's
 //     point with all connections active.
-//  9. frontend, only for a run with a front-end configuration (the chain
+//  10. frontend, only for a run with a front-end configuration (the chain
 //     profile): per configuration at the chosen load, the responses handed
 //     to another thread and those read by their own thread, per request,
 //     beside the front end's context switches and CPU per request.
-//  10. threadsweep, only for a run with configurations named
+//  11. threadsweep, only for a run with configurations named
 //     "<model>/threads=<n>" (the threads profile): per workload, capacity
 //     and p99 at the workload's equal absolute load against the thread
 //     count (log x), one series per pool model, the configurations

@@ -48,7 +48,7 @@ func synthetic(t *testing.T) (string, *results.Run, []results.Point) {
 	return t.TempDir(), r, pts
 }
 
-var wantFigures = []string{"latency", "spectrum", "capacity", "ctxsw", "cpu", "allocs", "threads"}
+var wantFigures = []string{"latency", "spectrum", "capacity", "ctxsw", "cpu", "allocs", "mechanisms", "threads"}
 
 // TestGolden renders the synthetic run and compares every figure's SVG
 // and CSV, report.md, with the golden files; the other formats must
@@ -280,8 +280,10 @@ func TestPartialAndEmptyRuns(t *testing.T) {
 		figures int
 	}{
 		{
-			name:   "interrupted after the capacity and 0.10 points",
-			keep:   func(p *results.Point) bool { return p.Kind == results.KindCapacity || p.Fraction == 0.1 },
+			name: "interrupted after the capacity, mechanisms and 0.10 points",
+			keep: func(p *results.Point) bool {
+				return p.Kind == results.KindCapacity || p.Kind == results.KindMechanisms || p.Fraction == 0.1
+			},
 			wantMD: []string{"**Partial run:** the run was interrupted", "Costs per request at 0.10 of capacity"},
 			// Every figure still has data, at 0.10.
 			figures: len(wantFigures),

@@ -12,8 +12,9 @@ import (
 // that grouped bars fit their category whatever the canvas size (gonum's
 // BarChart takes its width and offset in points).
 type bars struct {
-	// Cats are the bars' category positions; Values their lengths from 0.
-	Cats, Values []float64
+	// Cats are the bars' category positions; Values their lengths from
+	// Bases (nil: from 0), so that bars on the ends of others stack.
+	Cats, Values, Bases []float64
 	// Width is each bar's width and Offset its shift from its category,
 	// in category units.
 	Width, Offset float64
@@ -33,12 +34,17 @@ var (
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	for i, v := range b.Values {
+		if v == 0 && b.Bases != nil {
+			continue // an empty segment of a stack: no outline either
+		}
 		lo, hi := b.Cats[i]+b.Offset-b.Width/2, b.Cats[i]+b.Offset+b.Width/2
+		v0 := b.base(i)
+		v += v0
 		var pts []vg.Point
 		if b.Horizontal {
-			pts = []vg.Point{{X: trX(0), Y: trY(lo)}, {X: trX(v), Y: trY(lo)}, {X: trX(v), Y: trY(hi)}, {X: trX(0), Y: trY(hi)}}
+			pts = []vg.Point{{X: trX(v0), Y: trY(lo)}, {X: trX(v), Y: trY(lo)}, {X: trX(v), Y: trY(hi)}, {X: trX(v0), Y: trY(hi)}}
 		} else {
-			pts = []vg.Point{{X: trX(lo), Y: trY(0)}, {X: trX(lo), Y: trY(v)}, {X: trX(hi), Y: trY(v)}, {X: trX(hi), Y: trY(0)}}
+			pts = []vg.Point{{X: trX(lo), Y: trY(v0)}, {X: trX(lo), Y: trY(v)}, {X: trX(hi), Y: trY(v)}, {X: trX(hi), Y: trY(v0)}}
 		}
 		c.FillPolygon(b.Color, c.ClipPolygonXY(pts))
 		outline := append(pts, pts[0])
@@ -46,10 +52,19 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
+// base returns where bar i starts.
+func (b *bars) base(i int) float64 {
+	if b.Bases == nil {
+		return 0
+	}
+	return b.Bases[i]
+}
+
 // DataRange returns the bars' extent, including 0.
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	cmin, cmax, vmin, vmax := 0.0, 0.0, 0.0, 0.0
 	for i, v := range b.Values {
+		v += b.base(i)
 		lo, hi := b.Cats[i]+b.Offset-b.Width/2, b.Cats[i]+b.Offset+b.Width/2
 		if i == 0 || lo < cmin {
 			cmin = lo

@@ -56,6 +56,7 @@ var figureSpecs = []figureSpec{
 	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure, nil},
 	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure, nil},
 	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure, nil},
+	{"mechanisms", "System calls per request by kind", "mechanisms point with counts (bench --mechanisms, which needs root: see the Mechanisms section)", mechanismsFigure, hasMechanisms},
 	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
 	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
 	{"frontend", "Front end: who reads each response", "front-end points with hand-off counters at the chosen load", frontEndFigure, hasFrontEnd},

@@ -53,6 +53,11 @@ type report struct {
 	// Winners opens the report: who wins each workload by each metric
 	// (winners.go); nil for a run with fewer than two configurations.
 	Winners *winnersTable
+	// Mechanisms is its companion: the system calls, futex wake calls
+	// and cross-CPU wake-ups per request of every configuration, which
+	// explain each decided cell (mechanisms.go); nil for a run without
+	// mechanisms points.
+	Mechanisms *mechanismsTable
 
 	// Answers follow it: per summary metric, the best configuration
 	// and every other's factor of it (answers.go); AnswerNote says how
@@ -121,6 +126,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 
 	rep.summary(a)
 	rep.Winners = a.winners()
+	rep.Mechanisms = a.mechanisms(rep.Winners)
 	rep.answers(a)
 	rep.Orders = a.orders()
 	rep.Claims = a.claims()
@@ -521,7 +527,10 @@ var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# c
 {{.AnswerNote}}
 {{else}}
 Nothing to compare: fewer than two configurations have valid repetitions.
-{{end}}
+{{end}}{{with .Mechanisms}}
+## Mechanisms
+
+{{.Markdown}}{{end}}
 ## Summary
 {{if .Load}}
 Costs per request at {{.Load}}.
@@ -703,6 +712,14 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 <h2>Answers</h2>
 {{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>
 <p class="notes">{{.AnswerNote}}</p>{{else if .AnswerNote}}<p>{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}
+{{with .Mechanisms}}
+<h2>Mechanisms</h2>
+{{if .NotCounted}}<p>{{.NotCounted}}.</p>{{else}}<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="notes">{{.Note}}</p>{{end}}
+{{end}}
 
 <h2>Summary</h2>
 {{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}

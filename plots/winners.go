@@ -33,6 +33,21 @@ type winnersTable struct {
 	decided, cells int
 	// byWorkload are each workload's decided cells, for the Answers.
 	byWorkload map[string][]string
+	// decisions are the decided cells, in the table's order, for the
+	// Mechanisms table, which explains each.
+	decisions []decidedCell
+}
+
+// decidedCell is one decided cell of the who-wins table: its workload,
+// column and detail line, the configuration that leads it (with the
+// group it leads, for a tie) and the first configuration behind it (""
+// when every configuration is in the group).
+type decidedCell struct {
+	workload, column string
+	ref              int
+	best             string
+	group            []string
+	runnerUp         string
 }
 
 // suiteWorkload is one workload of the run: its name and the run names
@@ -203,6 +218,11 @@ func (t *winnersTable) add(c *winnerCell) string {
 	if d.Verdict != stats.Undecided {
 		t.decided++
 		t.byWorkload[c.Workload] = append(t.byWorkload[c.Workload], fmt.Sprintf("%s: %s", c.Column.Label, winnersPlain(text)))
+		dc := decidedCell{workload: c.Workload, column: c.Column.Label, ref: n, best: d.Best, group: d.Group}
+		if len(d.Rest) > 0 {
+			dc.runnerUp = d.Rest[0]
+		}
+		t.decisions = append(t.decisions, dc)
 	}
 	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.Workload, c.Column.Label, decisionDetail(c)))
 	return text + ref

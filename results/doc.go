@@ -25,6 +25,15 @@
 // one, Point.MainCheck) and Load.OverCapacity whether the server did not
 // keep up with the offered load.
 //
+// A mechanisms point (KindMechanisms) is a short window after an
+// equal-load point, on the same server at the same rate, whose
+// ServerCost.Mechanisms are the kernel's counts of the server's system
+// calls by kind (SyscallKinds), its futex wake calls and the wake-up
+// IPIs its CPUs received (Mechanisms), or whose MechanismsUnavailable
+// says why the kernel refused them. Counting slows every system call,
+// so its latency and other costs are perturbed: its metrics are the
+// mechanism metrics (MechanismMetrics, Metric.Mechanism), per request.
+//
 // # A run folder
 //
 //	run.json                the Run: experiment, configurations, unavailable models, provenance, state
@@ -55,8 +64,9 @@
 // probe's generator-invalid verdict spoiled it), latency percentiles corrected and
 // uncorrected, achieved rate, send lag, context switches, CPU,
 // allocations, bytes, run-queue wait, RSS, the thread balance's
-// columns); Group.Aggregate summarizes it
-// across the valid repetitions:
+// columns, and a mechanisms point's system calls, futex wakes and
+// wake-up IPIs per request); Group.Aggregate summarizes it across the
+// valid repetitions:
 //
 //   - the median, with a 95% confidence interval from order statistics,
 //     exactly what benchstat reports (stats.MedianCI: x/perf benchmath,

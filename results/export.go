@@ -43,8 +43,11 @@ var (
 		"requests_ok", "requests_failed", "errors", "start_time"}
 	// csvSLO are a search result's (KindSLO) objective, bracket and
 	// reasons; empty for other points.
-	csvSLO    = []string{"slo_objective", "slo_lo_per_s", "slo_hi_per_s", "slo_invalid", "slo_reason"}
-	csvTheory = []string{"theory_model", "theory_c", "theory_service_ns", "theory_utilization", "theory_stable",
+	csvSLO = []string{"slo_objective", "slo_lo_per_s", "slo_hi_per_s", "slo_invalid", "slo_reason"}
+	// csvMechanisms say why a mechanisms point (KindMechanisms) has no
+	// counts, or no wake-up IPIs; empty otherwise.
+	csvMechanisms = []string{"mechanisms_unavailable", "wake_ipis_unavailable"}
+	csvTheory     = []string{"theory_model", "theory_c", "theory_service_ns", "theory_utilization", "theory_stable",
 		"theory_mean_ns", "theory_p50_ns", "theory_p99_ns", "theory_p99_9_ns"}
 )
 
@@ -56,6 +59,7 @@ func CSVHeader() []string {
 		h = append(h, m.Name)
 	}
 	h = append(h, csvSLO...)
+	h = append(h, csvMechanisms...)
 	return append(h, csvTheory...)
 }
 
@@ -129,6 +133,11 @@ func csvRow(r *Run, p *Point) []string {
 	} else {
 		row = append(row, make([]string, len(csvSLO))...)
 	}
+	ipis := ""
+	if m := p.Server.Mechanisms; m != nil {
+		ipis = m.WakeIPIsUnavailable
+	}
+	row = append(row, p.Server.MechanismsUnavailable, ipis)
 	if t := p.Theory; t != nil {
 		row = append(row, t.Model, strconv.Itoa(t.C), FormatFloat(t.ServiceNs), FormatFloat(t.Utilization),
 			strconv.FormatBool(t.Stable), FormatFloat(t.MeanNs), FormatFloat(t.P50Ns), FormatFloat(t.P99Ns), FormatFloat(t.P999Ns))
@@ -162,7 +171,7 @@ func BenchName(p *Point) string {
 	load := "max"
 	switch p.Kind {
 	case KindCapacity:
-	case KindRate:
+	case KindRate, KindMechanisms:
 		load = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
 	case KindProbe:
 		load = strconv.Itoa(p.Probe)
@@ -260,8 +269,8 @@ func WriteBench(w io.Writer, r *Run, pts []Point) error {
 			}
 		}
 		for _, m := range Metrics() {
-			if m.BenchUnit == "" {
-				continue
+			if m.BenchUnit == "" || p.Kind == KindMechanisms && !m.Mechanism {
+				continue // a mechanisms point's other metrics are perturbed by its counting
 			}
 			v, ok := m.Value(p)
 			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {

@@ -132,8 +132,10 @@ func TestBenchName(t *testing.T) {
 }
 
 // TestWriteBench reads the export back with benchfmt.Reader: one result
-// per valid repetition (no invalid, failed or unavailable point), key=value
-// names, the configuration lines, the units, and the values of the points.
+// per valid repetition (no invalid, failed or unavailable point; a
+// mechanisms point only with its counts, and only them), key=value
+// names, the configuration lines, the units, and the values of the
+// points.
 func TestWriteBench(t *testing.T) {
 	_, r, pts := readSynthetic(t)
 	var buf bytes.Buffer
@@ -148,7 +150,7 @@ func TestWriteBench(t *testing.T) {
 		if pts[i].Invalid() {
 			invalid++
 		}
-		if pts[i].Valid() {
+		if pts[i].Valid() && (pts[i].Kind != results.KindMechanisms || pts[i].Server.Mechanisms != nil) {
 			valid++
 			n := results.BenchName(&pts[i])
 			byName[n] = append(byName[n], &pts[i])
@@ -185,6 +187,21 @@ func TestWriteBench(t *testing.T) {
 			}
 			if rec.Iters != int(p.Load.Requests.OK) {
 				t.Errorf("%s: iters %d, want %d", name, rec.Iters, p.Load.Requests.OK)
+			}
+			if p.Kind == results.KindMechanisms {
+				m := p.Server.Mechanisms
+				for unit, want := range map[string]float64{
+					"syscalls/op": float64(m.Total), "read-syscalls/op": float64(m.Syscalls["read"]),
+					"futex-wakes/op": float64(m.FutexWakes), "wake-ipis/op": float64(m.WakeIPIs),
+				} {
+					if got, ok := rec.Value(unit); !ok || !near(got, want/float64(p.Server.Requests)) {
+						t.Errorf("%s: %s = %v (present %v), want %v", name, unit, got, ok, want/float64(p.Server.Requests))
+					}
+				}
+				if _, ok := rec.Value("p99-sec"); ok {
+					t.Errorf("%s: a mechanisms point's latency in bench.txt; its counting perturbs it", name)
+				}
+				continue
 			}
 			for _, c := range []struct {
 				unit  string // tidied, as the reader reports it

@@ -49,12 +49,12 @@ func (p *Point) Label() string {
 }
 
 // LoadValue returns what distinguishes p's load among points of its kind, as
-// LoadLabel and CompareLoad take it: the offered rate for KindRate, the
-// probe's index for KindProbe (its rate differs between repetitions), the
-// fraction for the others.
+// LoadLabel and CompareLoad take it: the offered rate for KindRate and
+// KindMechanisms, the probe's index for KindProbe (its rate differs
+// between repetitions), the fraction for the others.
 func (p *Point) LoadValue() float64 {
 	switch p.Kind {
-	case KindRate:
+	case KindRate, KindMechanisms:
 		return p.OfferedRatePerS
 	case KindProbe:
 		return float64(p.Probe)
@@ -64,13 +64,13 @@ func (p *Point) LoadValue() float64 {
 
 // LoadLabel names a load: "capacity" for capacity points, "open 0.50"
 // for an open-loop fraction, "rate 5000/s" for an absolute rate (KindRate,
-// whose load is the rate), "probe 2" for a search's third probe, "slo" for
-// a search's result.
+// whose load is the rate; "mechanisms 5000/s" for a mechanisms point),
+// "probe 2" for a search's third probe, "slo" for a search's result.
 func LoadLabel(k Kind, load float64) string {
 	switch k {
 	case KindCapacity:
 		return string(KindCapacity)
-	case KindRate:
+	case KindRate, KindMechanisms:
 		return fmt.Sprintf("%s %.0f/s", k, load)
 	case KindProbe:
 		return fmt.Sprintf("%s %.0f", k, load)
@@ -85,7 +85,7 @@ func LoadLabel(k Kind, load float64) string {
 func (r *Run) Partial() bool { return r.Interrupted || r.Finished.IsZero() }
 
 // Group is the repetitions of one (configuration, kind, fraction), or of
-// one (configuration, KindRate, offered rate).
+// one (configuration, KindRate or KindMechanisms, offered rate).
 type Group struct {
 	Config ModelConfig
 	// Index is the configuration's position in the run's Configs (the
@@ -94,8 +94,9 @@ type Group struct {
 	Index    int
 	Kind     Kind
 	Fraction float64
-	// RatePerS is a KindRate group's offered rate (req/s); 0 for the other
-	// kinds, whose rate follows each repetition's capacity (OfferedRate).
+	// RatePerS is a KindRate or KindMechanisms group's offered rate
+	// (req/s); 0 for the other kinds, whose rate follows each
+	// repetition's capacity (OfferedRate).
 	RatePerS float64
 	// Points are the group's repetitions, every status, in repetition
 	// order.
@@ -103,7 +104,8 @@ type Group struct {
 }
 
 // GroupPoints groups pts by (configuration, kind, fraction) — for
-// KindRate, by (configuration, kind, offered rate) —, in a stable order:
+// KindRate and KindMechanisms, by (configuration, kind, offered rate) —,
+// in a stable order:
 // the run's configuration order, capacity before open-loop points, open
 // before rate points, then ascending fraction or rate. Groups point into
 // pts.
@@ -132,7 +134,7 @@ func GroupPoints(r *Run, pts []Point) []*Group {
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Config: p.Config, Index: idx, Kind: p.Kind, Fraction: p.Fraction}
-			if p.Kind == KindRate {
+			if p.Kind == KindRate || p.Kind == KindMechanisms {
 				g.RatePerS = p.OfferedRatePerS
 			}
 			byKey[k] = g
@@ -180,10 +182,10 @@ func CompareLoad(ak Kind, af float64, bk Kind, bf float64) int {
 func (g *Group) Label() string { return g.Config.Name + " " + LoadLabel(g.Kind, g.LoadValue()) }
 
 // LoadValue returns g's load as LoadLabel, CompareLoad and Find take it: its
-// fraction, or for KindRate its offered rate.
+// fraction, or for KindRate and KindMechanisms its offered rate.
 func (g *Group) LoadValue() float64 {
 	switch g.Kind {
-	case KindRate:
+	case KindRate, KindMechanisms:
 		return g.RatePerS
 	case KindProbe:
 		if len(g.Points) > 0 {
@@ -325,7 +327,7 @@ func NearestFraction(groups []*Group, target float64) (float64, bool) {
 }
 
 // Find returns the group of configuration name, kind and load (Group.Load:
-// the fraction, or a KindRate's rate; ignored for capacity and SLO
+// the fraction, or a KindRate's or KindMechanisms' rate; ignored for capacity and SLO
 // groups), or nil.
 func Find(groups []*Group, name string, kind Kind, load float64) *Group {
 	for _, g := range groups {

@@ -45,7 +45,8 @@ func TestGroupPoints(t *testing.T) {
 	}
 	var want []string
 	for _, c := range r.Configs {
-		want = append(want, c.Name+" capacity")
+		// The kinds by name after capacity: mechanisms before open.
+		want = append(want, c.Name+" capacity", c.Name+" "+results.LoadLabel(results.KindMechanisms, resultstest.MechanismsRate))
 		for _, f := range resultstest.Fractions {
 			want = append(want, c.Name+" "+results.LoadLabel(results.KindOpen, f))
 		}

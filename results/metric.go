@@ -28,6 +28,11 @@ type Metric struct {
 	// does not trust that percentile (loadgen.Result.Trusted); 0 for other
 	// metrics.
 	Percentile float64
+	// Mechanism marks a mechanisms point's metric (system calls, futex
+	// wakes, wake-up IPIs per request): it has a value on KindMechanisms
+	// points only, whose other metrics the counting perturbs, so that
+	// bench.txt gives a mechanisms point these metrics and no other.
+	Mechanism bool
 	// Value returns the point's value of the metric.
 	Value func(p *Point) (float64, bool)
 }
@@ -209,9 +214,62 @@ var (
 		}}
 )
 
+// mechanism returns a per-request count of a mechanisms point, if it
+// was counted (pick's false: that count was not) and the server
+// completed requests in the window.
+func mechanism(pick func(*Mechanisms) (uint64, bool)) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		m := p.Server.Mechanisms
+		if p.Status != StatusOK || p.Server.Requests == 0 || m == nil {
+			return 0, false
+		}
+		v, ok := pick(m)
+		if !ok {
+			return 0, false
+		}
+		return float64(v) / float64(p.Server.Requests), true
+	}
+}
+
+// The mechanisms point's metrics (Metric.Mechanism), per request.
+var (
+	// SyscallsPerReq is every system call the server's threads entered.
+	SyscallsPerReq = Metric{Name: "syscalls_per_req", Label: "system calls per request", Unit: "syscalls/req", BenchUnit: "syscalls/op", Mechanism: true,
+		Value: mechanism(func(m *Mechanisms) (uint64, bool) { return m.Total, true })}
+	// FutexWakesPerReq is the futex wake calls (Mechanisms.FutexWakes).
+	FutexWakesPerReq = Metric{Name: "futex_wakes_per_req", Label: "futex wake calls per request", Unit: "wakes/req", BenchUnit: "futex-wakes/op", Mechanism: true,
+		Value: mechanism(func(m *Mechanisms) (uint64, bool) { return m.FutexWakes, true })}
+	// WakeIPIsPerReq is the cross-CPU wake-ups: the wake-up interrupts
+	// the server's CPUs received (Mechanisms.WakeIPIs).
+	WakeIPIsPerReq = Metric{Name: "wake_ipis_per_req", Label: "cross-CPU wake-ups (wake-up IPIs) per request", Unit: "IPIs/req", BenchUnit: "wake-ipis/op", Mechanism: true,
+		Value: mechanism(func(m *Mechanisms) (uint64, bool) { return m.WakeIPIs, m.WakeIPIsUnavailable == "" })}
+)
+
+// SyscallKindPerReq returns the metric of one kind of system call per
+// request (a name of SyscallKindNames), column syscalls_<kind>_per_req.
+func SyscallKindPerReq(kind string) Metric {
+	return Metric{Name: "syscalls_" + kind + "_per_req", Label: kind + " system calls per request", Unit: "syscalls/req",
+		BenchUnit: kind + "-syscalls/op", Mechanism: true,
+		Value: mechanism(func(m *Mechanisms) (uint64, bool) {
+			v, ok := m.Syscalls[kind]
+			return v, ok
+		})}
+}
+
+// MechanismMetrics returns the mechanisms point's metrics: system calls
+// per request in all and by kind, futex wake calls and cross-CPU
+// wake-ups per request.
+func MechanismMetrics() []Metric {
+	ms := []Metric{SyscallsPerReq}
+	for _, k := range SyscallKindNames() {
+		ms = append(ms, SyscallKindPerReq(k))
+	}
+	return append(ms, FutexWakesPerReq, WakeIPIsPerReq)
+}
+
 // Metrics returns every metric, in the order of the CSV columns.
 func Metrics() []Metric {
-	return []Metric{
+	return append([]Metric{
 		Capacity, SLOCapacity, AchievedRate,
 		LatencyP50, LatencyP90, LatencyP99, LatencyP999,
 		UncorrectedP50, UncorrectedP90, UncorrectedP99, UncorrectedP999,
@@ -219,5 +277,5 @@ func Metrics() []Metric {
 		CtxswPerReq, VoluntaryCtxswPerReq, InvoluntaryCtxswPerReq,
 		CPUPerReq, UserCPUPerReq, AllocsPerReq, BytesPerReq, RunQueuePerReq, RSS,
 		BalanceThreads, ConnsMaxMean, RequestsMaxMean, BusiestShare,
-	}
+	}, MechanismMetrics()...)
 }

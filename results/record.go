@@ -38,6 +38,14 @@ const (
 	// highest probed rate of the repetition that met the workload's
 	// latency objective (Point.SLO). It has no load-generator result.
 	KindSLO Kind = "slo"
+	// KindMechanisms is a short open-loop window at an equal-load rate
+	// (Point.OfferedRatePerS, as KindRate), on the same server right after
+	// that rate's point, that counts the server's system calls by kind,
+	// futex wake calls and wake-up interrupts (ServerCost.Mechanisms).
+	// Counting them slows every system call, so this window measures
+	// nothing else: its latency and costs are perturbed and belong to no
+	// other statistic.
+	KindMechanisms Kind = "mechanisms"
 )
 
 // Status is a point's outcome.
@@ -218,6 +226,13 @@ type ServerCost struct {
 	// switches) when the kernel allows them; PerfUnavailable says why not.
 	Perf            *PerfCounters `json:"perf,omitempty"`
 	PerfUnavailable string        `json:"perf_unavailable,omitempty"`
+
+	// Mechanisms are a KindMechanisms point's counts over its window;
+	// nil for the other kinds, and for a mechanisms point whose counters
+	// the kernel refused, when MechanismsUnavailable says why (never
+	// zeros).
+	Mechanisms            *Mechanisms `json:"mechanisms,omitempty"`
+	MechanismsUnavailable string      `json:"mechanisms_unavailable,omitempty"`
 
 	// Counters and PerThread are the model's own counters, as deltas over
 	// the window. A counter that decreased over the window is a gauge

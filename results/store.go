@@ -148,14 +148,14 @@ func WriteRun(dir string, r *Run) error {
 }
 
 // PointFileName is the file name of p inside dir/points: unique per
-// (configuration, kind, fraction — or, for KindRate, offered rate, for
-// KindProbe the probe's index —, repetition), so a resumed run finds the
-// points it already has.
+// (configuration, kind, fraction — or, for KindRate and KindMechanisms,
+// offered rate, for KindProbe the probe's index —, repetition), so a
+// resumed run finds the points it already has.
 func PointFileName(p *Point) string {
 	name := strings.NewReplacer("/", "_", " ", "_", "=", "-").Replace(p.Config.Name)
 	frac := strconv.FormatFloat(p.Fraction, 'f', 3, 64)
 	switch p.Kind {
-	case KindRate:
+	case KindRate, KindMechanisms:
 		frac = strconv.FormatFloat(p.OfferedRatePerS, 'f', 0, 64)
 	case KindProbe, KindSLO:
 		// A probe's rate depends on the earlier probes: its index

@@ -93,8 +93,8 @@ type benchFlags struct {
 	ratesFromSlowest                          string
 	cpu, serverCPUs, loadCPUs                 string
 	serverBinary                              string
-	reps, gomaxprocs, sloProbes               int
-	duration, warmup                          time.Duration
+	reps, gomaxprocs, sloProbes, mechanisms   int
+	duration, warmup, mechanismsDuration      time.Duration
 	slo, sloWarmup, sloDuration               time.Duration
 	budget                                    time.Duration
 	sloPercentile                             float64
@@ -126,6 +126,8 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&f.sloProbes, "slo-probes", harness.DefaultSLOProbes, "most probes of each search (one per configuration, workload with an objective and repetition)")
 	fs.DurationVar(&f.sloWarmup, "slo-warmup", harness.DefaultSLOWarmup, "warm-up of every search probe, at least 100ms")
 	fs.DurationVar(&f.sloDuration, "slo-duration", harness.DefaultSLODuration, "measured window of every search probe")
+	fs.IntVar(&f.mechanisms, "mechanisms", def.Mechanisms, "repetitions, the first ones, with a mechanisms point after each equal-load point (--rates-from-slowest): a short window that counts the server's system calls by kind, futex wake calls and cross-CPU wake-ups with kernel tracepoints (needs root), measuring nothing else; 0 turns it off (the profile's)")
+	fs.DurationVar(&f.mechanismsDuration, "mechanisms-duration", harness.DefaultMechanismsDuration, "measured window of every mechanisms point")
 	fs.StringVar(&f.conns, "conns", strconv.Itoa(w0.Conns), "connections; a comma-separated list makes a sweep, one workload each (the profile's; thesis 16,64,256)")
 	fs.StringVar(&f.protocol, "protocol", w0.Protocol, "wire protocol, http or binary; a comma-separated list makes a sweep (the profile's)")
 	fs.StringVar(&f.cpu, "cpu", w0.CPU, "CPU work per request: V, exp:MEAN or bimodal:P:A:B durations (exponential service makes the M/M/c ideal exact)")
@@ -346,6 +348,11 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 			exp.RatesFromSlowest = rs
 		}
 	}
+	if set["mechanisms"] {
+		exp.Mechanisms = f.mechanisms
+	} else if len(exp.RatesFromSlowest) == 0 {
+		exp.Mechanisms = 0 // the profile's follow its equal-load points, and --rates-from-slowest removed them
+	}
 	if set["duration"] {
 		exp.Duration = harness.Duration(f.duration)
 	}
@@ -387,6 +394,9 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 	}
 	if set["slo-duration"] {
 		exp.SLODuration = harness.Duration(f.sloDuration)
+	}
+	if set["mechanisms-duration"] {
+		exp.MechanismsDuration = harness.Duration(f.mechanismsDuration)
 	}
 	if set["gomaxprocs"] {
 		for i := range exp.Configs {

@@ -33,6 +33,7 @@ func TestBenchHelp(t *testing.T) {
 		"-models", "-reps", "(default 5)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment", "-slo", "-slo-percentile", "-slo-probes",
+		"-mechanisms", "(default 1)", "-mechanisms-duration",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
@@ -118,6 +119,26 @@ func TestBenchFlags(t *testing.T) {
 		{name: "load profile has no objective", args: []string{"--profile", "load"}, check: func(t *testing.T, e harness.Experiment) {
 			if e.Workloads[0].SLO != nil || e.SLOProbes != 0 {
 				t.Errorf("objective %+v, %d probes", e.Workloads[0].SLO, e.SLOProbes)
+			}
+		}},
+		{name: "mechanisms", args: []string{"--mechanisms", "2", "--mechanisms-duration", "500ms"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Mechanisms != 2 || time.Duration(e.MechanismsDuration) != 500*time.Millisecond || time.Duration(e.MechanismsWarmup) != harness.DefaultMechanismsWarmup {
+				t.Errorf("mechanisms %d (%v, %v), want 2 (%v, 500ms)", e.Mechanisms, e.MechanismsWarmup, e.MechanismsDuration, harness.DefaultMechanismsWarmup)
+			}
+		}},
+		{name: "mechanisms off", args: []string{"--mechanisms", "0"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Mechanisms != 0 || len(e.RatesFromSlowest) != 1 {
+				t.Errorf("mechanisms %d, rates from the slowest %v; want 0 and the profile's", e.Mechanisms, e.RatesFromSlowest)
+			}
+		}},
+		{name: "no equal load, no mechanisms", args: []string{"--rates-from-slowest", ""}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Mechanisms != 0 {
+				t.Errorf("mechanisms %d without rates from the slowest, want 0", e.Mechanisms)
+			}
+		}},
+		{name: "mechanisms added to the load profile", args: []string{"--profile", "load", "--rates-from-slowest", "0.7", "--mechanisms", "1"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Mechanisms != 1 || time.Duration(e.MechanismsDuration) != harness.DefaultMechanismsDuration {
+				t.Errorf("mechanisms %d (%v)", e.Mechanisms, e.MechanismsDuration)
 			}
 		}},
 		{name: "rates from slowest", args: []string{"--rates-from-slowest", "0.5,0.8"}, check: func(t *testing.T, e harness.Experiment) {
@@ -272,6 +293,8 @@ func TestBenchErrors(t *testing.T) {
 		{name: "slo bound", args: []string{"--slo", "1ns"}, want: "SLO bound 1ns out of range"},
 		{name: "slo probes", args: []string{"--slo", "1ms", "--slo-probes", "0"}, want: "SLO probes 0 out of range"},
 		{name: "cpus", args: []string{"--server-cpus", "0", "--load-cpus", "0"}, want: "share CPU 0"},
+		{name: "mechanisms without an equal load", args: []string{"--rates-from-slowest", "", "--mechanisms", "1"}, want: "mechanisms 1 without rates from the slowest"},
+		{name: "mechanisms over repetitions", args: []string{"--reps", "2", "--mechanisms", "3"}, want: "mechanisms 3 out of range (accepted: 0 for none, or 1..2, the repetitions)"},
 		{name: "profile and file", args: []string{"--profile", "gate", "--experiment", "x.json"}, want: "--profile and --experiment both given"},
 		{name: "resume with flags", args: []string{"--resume", "out/x", "--reps", "3"}, want: "--reps cannot change it"},
 		{name: "argument", args: []string{"now"}, want: `unexpected argument "now"`},

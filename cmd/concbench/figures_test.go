@@ -26,7 +26,7 @@ func TestFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"complete", filepath.Join(dir, plots.ReportHTML), filepath.Join(dir, plots.ReportMD),
-		filepath.Join(dir, plots.PointsCSV), filepath.Join(dir, plots.BenchFile), "latency, spectrum, capacity, ctxsw, cpu, allocs, threads", "svg, png"} {
+		filepath.Join(dir, plots.PointsCSV), filepath.Join(dir, plots.BenchFile), "latency, spectrum, capacity, ctxsw, cpu, allocs, mechanisms, threads", "svg, png"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

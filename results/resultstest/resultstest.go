@@ -30,7 +30,11 @@
 //   - zeros that would break a log axis: netpoll open 0.10 rep 3 has a
 //     p50 latency of 0, and the M/M/c ideal of halfsynchalfreactive at
 //     0.90 is unstable (latencies 0);
-//   - netpoll without schedstat (no run-queue metric).
+//   - netpoll without schedstat (no run-queue metric);
+//   - a mechanisms point per configuration in repetition 0 at
+//     MechanismsRate, with system calls by kind, futex wake calls and
+//     wake-up IPIs, but netpoll's not counted (NotCounted, as without
+//     permission).
 package resultstest
 
 import (
@@ -70,17 +74,24 @@ type config struct {
 	bytes       float64   // bytes per request
 	shares      []float64 // per-thread share of events (LF only)
 	noSchedStat bool      // the kernel exposed no schedstat
+	// mech are the mechanisms point's system calls per request by kind,
+	// then its futex wake calls and wake-up IPIs per request (keys
+	// "wakes", "ipis"); nil: not counted (the kernel refused).
+	mech map[string]float64
 }
 
 var configs = []config{
 	{cfg: results.ModelConfig{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 4},
 		capacity: 50000, baseNs: 25000, serviceNs: 10000, vCtxsw: 0.02, iCtxsw: 0.01, cpuNs: 18000, allocs: 0.001, bytes: 0.1,
-		shares: []float64{0.7, 0.2, 0.07, 0.03}},
+		shares: []float64{0.7, 0.2, 0.07, 0.03},
+		mech:   map[string]float64{"epoll_wait": 0.9, "epoll_ctl": 1, "read": 1, "write": 1, "futex": 0.1, "other": 0.3, "wakes": 0.05, "ipis": 0.4}},
 	{cfg: results.ModelConfig{Name: "leaderfollowers/fifo", Model: "leaderfollowers", Args: []string{"--promotion", "fifo"}, Threads: 4},
 		capacity: 48000, baseNs: 27000, serviceNs: 10000, vCtxsw: 0.9, iCtxsw: 0.02, cpuNs: 19000, allocs: 0.001, bytes: 0.1,
-		shares: []float64{0.26, 0.25, 0.25, 0.24}},
+		shares: []float64{0.26, 0.25, 0.25, 0.24},
+		mech:   map[string]float64{"epoll_wait": 0.9, "epoll_ctl": 1, "read": 1, "write": 1, "futex": 1.8, "other": 0.3, "wakes": 0.9, "ipis": 0.9}},
 	{cfg: results.ModelConfig{Name: "halfsynchalfreactive", Model: "halfsynchalfreactive", Threads: 4},
-		capacity: 30000, baseNs: 40000, serviceNs: 40000, vCtxsw: 1.9, iCtxsw: 0.1, cpuNs: 25000, allocs: 1, bytes: 96},
+		capacity: 30000, baseNs: 40000, serviceNs: 40000, vCtxsw: 1.9, iCtxsw: 0.1, cpuNs: 25000, allocs: 1, bytes: 96,
+		mech: map[string]float64{"epoll_wait": 0.5, "epoll_ctl": 0.02, "read": 1, "write": 1, "futex": 2.2, "other": 1, "wakes": 1.4, "ipis": 0.3}},
 	{cfg: results.ModelConfig{Name: "netpoll", Model: "netpoll"},
 		capacity: 40000, baseNs: 30000, serviceNs: 12000, vCtxsw: 0.8, iCtxsw: 0.05, cpuNs: 20000, allocs: 0.5, bytes: 16, noSchedStat: true},
 }
@@ -151,6 +162,14 @@ func Points() ([]results.Point, error) {
 				pts = append(pts, p)
 			}
 		}
+	}
+	for ci, c := range configs {
+		p, err := mechanismsPoint(ci, &c, seq)
+		if err != nil {
+			return nil, err
+		}
+		seq++
+		pts = append(pts, p)
 	}
 	pts = append(pts, results.Point{
 		Run: Run().ID, Config: Unavailable.Config, Workload: workload, Kind: results.KindCapacity, Fraction: 1,
@@ -231,6 +250,46 @@ func point(ci int, c *config, kind results.Kind, frac float64, rep int, capRate 
 	if kind == results.KindOpen {
 		p.Theory = theoryAt(c, rate)
 	}
+	return p, nil
+}
+
+// MechanismsRate is the rate of the synthetic run's mechanisms points,
+// req/s, and MechanismsWindow their window.
+const (
+	MechanismsRate   = 10000
+	MechanismsWindow = 300 * time.Millisecond
+)
+
+// NotCounted is the reason netpoll's mechanisms point has no counts.
+const NotCounted = "perf_event_open: permission denied (raw_syscalls:sys_enter (epoll_wait), thread 4242): not permitted: run as root or lower /proc/sys/kernel/perf_event_paranoid"
+
+// mechanismsPoint returns configuration c's (the ci-th) mechanisms
+// point, in repetition 0 at MechanismsRate: its counts, or netpoll's
+// reason for having none.
+func mechanismsPoint(ci int, c *config, seq int) (results.Point, error) {
+	p, err := point(ci, c, results.KindOpen, 0.2, 0, c.capacity, seq)
+	if err != nil {
+		return p, err
+	}
+	p.Kind, p.Fraction, p.OfferedRatePerS, p.Theory = results.KindMechanisms, 0, MechanismsRate, nil
+	l := p.Load
+	l.Config.Rate, l.TargetRatePerS, l.ScheduledRatePerS, l.SentRatePerS, l.AchievedRatePerS = MechanismsRate, MechanismsRate, MechanismsRate, MechanismsRate, MechanismsRate
+	l.WarmupNs, l.WindowNs = int64(100*time.Millisecond), int64(MechanismsWindow)
+	served := uint64(MechanismsRate * MechanismsWindow.Seconds())
+	l.Requests = loadgen.Counts{Scheduled: int64(served), Sent: int64(served), Completed: int64(served), OK: int64(served), Warmup: int64(served) / 3}
+	p.Server = serverCost(ci, c, 0, served, MechanismsWindow)
+	if c.mech == nil {
+		p.Server.MechanismsUnavailable = NotCounted
+		return p, nil
+	}
+	count := func(perReq float64) uint64 { return uint64(math.Round(perReq * float64(served))) }
+	m := &results.Mechanisms{Syscalls: map[string]uint64{}, FutexWakes: count(c.mech["wakes"]), WakeIPIs: count(c.mech["ipis"]),
+		IPICPUs: "0", IPIEvents: "ipi:ipi_send_cpu", Threads: max(c.cfg.Threads, 1) + 4}
+	for _, k := range results.SyscallKindNames() {
+		m.Syscalls[k] = count(c.mech[k])
+		m.Total += m.Syscalls[k]
+	}
+	p.Server.Mechanisms = m
 	return p, nil
 }
 

@@ -1,0 +1,587 @@
+package plots
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"concbench/results"
+)
+
+// mechRow is one configuration's mechanisms under one workload: the
+// medians, over its valid mechanisms points, of its counts per request,
+// or why it has none.
+type mechRow struct {
+	workload string // the workload's name
+	name     string // the configuration's name, as the who-wins table has it
+	ok       bool
+	why      string // without counts: "not counted: …", "no valid point (…)"
+	n        int    // valid repetitions
+	total    results.Stats
+	kinds    map[string]float64 // per kind (results.SyscallKindNames), the median
+	wakes    float64
+	ipis     float64
+	ipisWhy  string // why the IPIs were not counted
+}
+
+// hasMechanisms reports whether the run has mechanisms points
+// (results.KindMechanisms): only such a run gets the Mechanisms table and
+// figure.
+func hasMechanisms(a *analysis) bool {
+	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindMechanisms })
+}
+
+// mechGroup returns the configuration's mechanisms group at rate (the
+// workload's equal load), else its one at the highest rate, or nil.
+func (a *analysis) mechGroup(run string, rate float64) *results.Group {
+	if g := results.Find(a.groups, run, results.KindMechanisms, rate); g != nil {
+		return g
+	}
+	var best *results.Group
+	for _, g := range a.groups {
+		if g.Config.Name == run && g.Kind == results.KindMechanisms && (best == nil || g.RatePerS > best.RatePerS) {
+			best = g
+		}
+	}
+	return best
+}
+
+// mechRows returns a row per workload and configuration of the run that
+// has mechanisms points, in report order.
+func (a *analysis) mechRows() []mechRow {
+	var rows []mechRow
+	for _, w := range a.workloadsOf() {
+		rate := a.equalRate(&w)
+		for k, run := range w.runs {
+			row := mechRow{workload: w.name, name: w.names[k]}
+			if g := a.mechGroup(run, rate); g != nil {
+				row.fill(g)
+			} else {
+				row.why = a.noMechanisms(run)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// noMechanisms says why configuration run has no mechanisms point: it is
+// unavailable on the machine, or it has none.
+func (a *analysis) noMechanisms(run string) string {
+	for _, u := range a.run.Unavailable {
+		if u.Config.Name == run {
+			return "unavailable: " + u.Reason
+		}
+	}
+	return "no mechanisms point"
+}
+
+// fill sets r from its mechanisms group g: the medians over the valid
+// points that were counted, or why there are none.
+func (r *mechRow) fill(g *results.Group) {
+	total := g.Aggregate(results.SyscallsPerReq)
+	r.n, r.total = total.Stats.N, total.Stats
+	if r.n == 0 {
+		r.why = mechMissing(g, total)
+		return
+	}
+	r.ok = true
+	r.kinds = map[string]float64{}
+	for _, k := range results.SyscallKindNames() {
+		r.kinds[k] = g.Aggregate(results.SyscallKindPerReq(k)).Stats.Median
+	}
+	r.wakes = g.Aggregate(results.FutexWakesPerReq).Stats.Median
+	if ipis := g.Aggregate(results.WakeIPIsPerReq); ipis.Stats.N > 0 {
+		r.ipis = ipis.Stats.Median
+	} else {
+		r.ipisWhy = "not counted"
+		for _, p := range g.Valid() {
+			if m := p.Server.Mechanisms; m != nil && m.WakeIPIsUnavailable != "" {
+				r.ipisWhy = m.WakeIPIsUnavailable
+			}
+		}
+	}
+}
+
+// mechMissing says why group g has no counts: its points were not
+// counted (the kernel's reason), are invalid, or were not measured.
+func mechMissing(g *results.Group, agg results.Aggregate) string {
+	for _, p := range g.Measured() {
+		if p.Server.Mechanisms == nil && p.Server.MechanismsUnavailable != "" {
+			return "not counted: " + p.Server.MechanismsUnavailable
+		}
+	}
+	if agg.Excluded > 0 {
+		return fmt.Sprintf("no valid point (%s)", strings.Join(agg.ExcludedReasons, "; "))
+	}
+	if len(agg.SkipReasons) > 0 {
+		return fmt.Sprintf("no measured point (%s)", strings.Join(agg.SkipReasons, "; "))
+	}
+	return "no measured point"
+}
+
+// topKinds names the kinds of system call that make up most of r's, the
+// largest first: at most 4, each at least 0.05 per request.
+func (r *mechRow) topKinds() string {
+	kinds := results.SyscallKindNames()
+	slices.SortStableFunc(kinds, func(x, y string) int { return cmp.Compare(r.kinds[y], r.kinds[x]) })
+	var parts []string
+	for _, k := range kinds {
+		if len(parts) == 4 || r.kinds[k] < 0.05 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, r.kinds[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mechanismsTable is the who-wins table's companion: per workload and
+// configuration, the mechanisms that explain its costs, and for each
+// decided cell of the who-wins table how its leader's mechanisms differ
+// from the first configuration behind it.
+type mechanismsTable struct {
+	Head []string
+	Rows [][]string
+	Note string
+	// NotCounted, if set, replaces the table: no mechanisms point of the
+	// run was counted, and why ("Not counted: perf_event_open: …").
+	NotCounted string
+}
+
+// mechExplains heads the Mechanisms table's column that explains the
+// who-wins table's decided cells.
+const mechExplains = "explains (who-wins cells)"
+
+// mechanisms computes the Mechanisms table, explaining the decided
+// cells of winners (nil: none); nil for a run without mechanisms points.
+func (a *analysis) mechanisms(winners *winnersTable) *mechanismsTable {
+	if !hasMechanisms(a) {
+		return nil
+	}
+	rows := a.mechRows()
+	t := &mechanismsTable{Head: []string{"workload", "configuration", "system calls / request", "by kind", "futex wake calls / request",
+		"cross-CPU wake-ups (IPIs) / request", mechExplains}}
+	notCounted := func(r mechRow) bool { return strings.HasPrefix(r.why, "not counted: ") }
+	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
+		// Said once, not in every row: the kernel refused them all
+		// (the first's reason; a run has one kernel and one user).
+		t.NotCounted = capitalize(rows[i].why)
+		return t
+	}
+	for i := range rows {
+		r := &rows[i]
+		cells := []string{r.workload, r.name, r.why, "", "", "", explain(r, rows, winners)}
+		if r.ok {
+			cells[2] = fmt.Sprintf("%.2f", r.total.Median)
+			if r.n > 1 {
+				cells[2] += fmt.Sprintf(" [%.2f, %.2f] (n=%d)", r.total.Min, r.total.Max, r.n)
+			}
+			cells[3], cells[4], cells[5] = r.topKinds(), fmt.Sprintf("%.2f", r.wakes), fmt.Sprintf("%.2f", r.ipis)
+			if r.ipisWhy != "" {
+				cells[5] = r.ipisWhy
+			}
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	// A column that says nothing goes: the workload in a run of one, the
+	// explanations in a run without decided cells.
+	if !slices.ContainsFunc(t.Rows, func(row []string) bool { return row[6] != "" }) {
+		t.dropColumn(6)
+	}
+	if len(a.workloadsOf()) == 1 {
+		t.dropColumn(0)
+	}
+	t.Note = "Counted in each configuration's mechanisms point: a short window at the workload's equal load right after its equal-load point, " +
+		"on the same server, in the first repetition (bench --mechanisms), which measures nothing else: counting slows every system call. " +
+		"Kernel tracepoints count the server threads' system calls by kind, their futex wake calls, and the IPIs other CPUs sent the server's CPUs " +
+		"to run a thread woken there (cross-CPU wake-ups; per CPU, so whatever else runs there is in them). " +
+		"Medians of the valid repetitions, [min, max] with more than one; in \"by kind\" the kinds of at least 0.05 per request, largest first."
+	if slices.Contains(t.Head, mechExplains) {
+		t.Note += " \"" + mechExplains + "\": for each decided cell [n] of the who-wins table, how the mechanisms of its leader differ from those of " +
+			"the first configuration behind it. A mechanism explains a cost more directly than a latency, which queueing and wake-up order also make."
+	}
+	return t
+}
+
+// dropColumn removes column i from the table.
+func (t *mechanismsTable) dropColumn(i int) {
+	t.Head = slices.Delete(t.Head, i, i+1)
+	for j := range t.Rows {
+		t.Rows[j] = slices.Delete(t.Rows[j], i, i+1)
+	}
+}
+
+// explain returns, for row r, its contrasts with the first configuration
+// behind it in each decided cell of winners that it leads: "[3] CPU per
+// request: against b, …", the cells with the same rival in one.
+func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
+	if winners == nil {
+		return ""
+	}
+	type contrast struct {
+		refs, columns []string
+	}
+	byRival := map[string]*contrast{}
+	var rivals []string
+	for _, d := range winners.decisions {
+		if d.workload != r.workload || d.best != r.name {
+			continue
+		}
+		c := byRival[d.runnerUp]
+		if c == nil {
+			c = &contrast{}
+			byRival[d.runnerUp] = c
+			rivals = append(rivals, d.runnerUp)
+		}
+		c.refs, c.columns = append(c.refs, fmt.Sprintf("[%d]", d.ref)), append(c.columns, d.column)
+	}
+	var parts []string
+	for _, rival := range rivals {
+		c := byRival[rival]
+		head := strings.Join(c.refs, "") + " " + strings.Join(c.columns, ", ")
+		if rival == "" {
+			parts = append(parts, head+": every configuration ties")
+			continue
+		}
+		i := slices.IndexFunc(rows, func(o mechRow) bool { return o.workload == r.workload && o.name == rival })
+		if i < 0 {
+			continue
+		}
+		parts = append(parts, head+": "+mechContrast(r, &rows[i]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// mechContrast says how x's mechanisms differ from y's, per request: the
+// system calls and the kinds that differ most, the futex wake calls and
+// the cross-CPU wake-ups.
+func mechContrast(x, y *mechRow) string {
+	switch {
+	case !x.ok:
+		return "no mechanisms of " + x.name + " (" + x.why + ")"
+	case !y.ok:
+		return "against " + y.name + ", whose mechanisms are missing (" + y.why + ")"
+	}
+	kinds := results.SyscallKindNames()
+	diff := func(k string) float64 { return x.kinds[k] - y.kinds[k] }
+	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(math.Abs(diff(b)), math.Abs(diff(a))) })
+	var by []string
+	for _, k := range kinds[:2] {
+		if math.Abs(diff(k)) >= 0.05 {
+			by = append(by, fmt.Sprintf("%s %+.2f", k, diff(k)))
+		}
+	}
+	s := fmt.Sprintf("against %s: system calls %.2f vs %.2f", y.name, x.total.Median, y.total.Median)
+	if len(by) > 0 {
+		s += " (" + strings.Join(by, ", ") + ")"
+	}
+	s += fmt.Sprintf(", futex wakes %.2f vs %.2f", x.wakes, y.wakes)
+	if x.ipisWhy == "" && y.ipisWhy == "" {
+		s += fmt.Sprintf(", cross-CPU wake-ups %.2f vs %.2f", x.ipis, y.ipis)
+	}
+	return s
+}
+
+// Markdown renders the table and its note, or the reason there is none.
+func (t *mechanismsTable) Markdown() string {
+	if t.NotCounted != "" {
+		return t.NotCounted + ".\n"
+	}
+	var b strings.Builder
+	mdTable(&b, t.Head, t.Rows)
+	b.WriteString("\n" + t.Note + "\n")
+	return b.String()
+}
+
+// mechKinds are the mechanisms figure's segments: the kinds of system
+// call, those that are rare in every model merged, so that the legend
+// has at most 6 entries. Every kind of results.SyscallKindNames is in
+// exactly one.
+var mechKinds = []struct {
+	label string
+	kinds []string
+	color color.RGBA
+}{
+	// Paul Tol's light scheme: colour-blind safe, and none of the models'
+	// colours (the models are the bars, named on the axis).
+	{"epoll_wait", []string{"epoll_wait"}, color.RGBA{R: 0x77, G: 0xAA, B: 0xDD, A: 0xFF}},
+	{"epoll_ctl", []string{"epoll_ctl"}, color.RGBA{R: 0x99, G: 0xDD, B: 0xFF, A: 0xFF}},
+	{"read + write", []string{"read", "write"}, color.RGBA{R: 0x44, G: 0xBB, B: 0x99, A: 0xFF}},
+	{"futex", []string{"futex"}, color.RGBA{R: 0xEE, G: 0x88, B: 0x66, A: 0xFF}},
+	{"io_uring_enter", []string{"io_uring_enter"}, color.RGBA{R: 0xEE, G: 0xDD, B: 0x88, A: 0xFF}},
+	{"accept, other", []string{"accept", results.SyscallOther}, color.RGBA{R: 0xDD, G: 0xDD, B: 0xDD, A: 0xFF}},
+}
+
+// mechanismsFigure draws the system calls per request by kind: a panel
+// per workload, a stacked bar per configuration, laid out as the bar
+// figures are (wrapGrid, at TexMaxWidth, the legend in an empty cell),
+// the panels on one value axis unless the workloads' totals differ by
+// more than barSharedSpread.
+func mechanismsFigure(a *analysis) *Figure {
+	rows := a.mechRows()
+	if !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
+		return nil
+	}
+	mf := &mechFigure{a: a, ws: a.workloadsOf()}
+	for _, w := range mf.ws {
+		var wrows []mechRow
+		for _, r := range rows {
+			if r.workload == w.name {
+				wrows = append(wrows, r)
+			}
+		}
+		mf.rows = append(mf.rows, wrows)
+	}
+	mf.arrange()
+	f := &Figure{
+		Name:   "mechanisms",
+		Title:  "System calls per request by kind (mechanisms point, equal load)",
+		Width:  TexMaxWidth,
+		Height: mf.height(),
+		Header: []string{"workload", "config", "segment", "kinds", "per_request", "n", "note"},
+	}
+	for _, r := range rows {
+		for _, mk := range mechKinds {
+			v, n, note := "", "0", r.why
+			if r.ok {
+				v, n, note = results.FormatFloat(sumKinds(&r, mk.kinds)), fmt.Sprint(r.n), ""
+			}
+			f.addRow(r.workload, r.name, mk.label, strings.Join(mk.kinds, " "), v, n, note)
+		}
+		if !r.ok {
+			f.note("%s under %s: %s", r.name, r.workload, r.why)
+		}
+	}
+	f.Caption = mechanismsCaption(mf.ws, rows) + mf.axesText()
+	f.lay = mf.layout
+	return f
+}
+
+// mechFigure is what the mechanisms figure draws: per workload, a
+// stacked bar per configuration.
+type mechFigure struct {
+	a    *analysis
+	ws   []suiteWorkload
+	rows [][]mechRow // per workload, its configurations' rows
+	grid [][]int     // workloads' indexes; -1 an empty cell
+	// shared says that every panel has one value axis; sameNames that
+	// every panel draws the same configurations, whose names only the
+	// first column then writes.
+	shared, sameNames bool
+}
+
+// arrange lays the panels out, a workload each, and decides whether they
+// share their value axis and the names.
+func (mf *mechFigure) arrange() {
+	mf.grid = wrapGrid(len(mf.ws))
+	lo, hi := math.Inf(1), 0.0
+	for wi := range mf.ws {
+		if m := mf.extent(wi); m > 0 {
+			lo, hi = math.Min(lo, m), math.Max(hi, m)
+		}
+	}
+	mf.shared = hi <= barSharedSpread*lo
+	mf.sameNames = true
+	for _, w := range mf.ws[1:] {
+		mf.sameNames = mf.sameNames && slices.Equal(w.names, mf.ws[0].names)
+	}
+}
+
+// extent is the largest total of workload wi's bars.
+func (mf *mechFigure) extent(wi int) float64 {
+	m := 0.0
+	for _, r := range mf.rows[wi] {
+		if r.ok {
+			m = math.Max(m, sumKinds(&r, results.SyscallKindNames()))
+		}
+	}
+	return m
+}
+
+// height is the figure's height, as a bar figure's (barPlot.height).
+func (mf *mechFigure) height() vg.Length {
+	n := 0
+	for _, rs := range mf.rows {
+		n = max(n, len(rs))
+	}
+	pitch := 0.2
+	if len(mf.grid) > 3 {
+		pitch = 0.15
+	}
+	h := 0.55 + float64(len(mf.grid))*(pitch*float64(n)+0.6)
+	if last := mf.grid[len(mf.grid)-1]; last[len(last)-1] >= 0 {
+		h += 0.6 // the legend under the panels
+	}
+	return vg.Length(h) * vg.Inch
+}
+
+// axesText says in the caption whether the panels share their value
+// axis.
+func (mf *mechFigure) axesText() string {
+	switch {
+	case len(mf.ws) < 2:
+		return ""
+	case mf.shared:
+		return " Every panel shares its value axis."
+	}
+	return fmt.Sprintf(" Each panel has its own value axis: the workloads' totals differ by more than %d×.", barSharedSpread)
+}
+
+// layout returns the grid of panels and the legend of the segments
+// (Figure.lay).
+func (mf *mechFigure) layout(tx func(string) string) layout {
+	top := 0.0
+	for wi := range mf.ws {
+		top = math.Max(top, mf.extent(wi))
+	}
+	var rows [][]*plot.Plot
+	for r, row := range mf.grid {
+		var ps []*plot.Plot
+		for c, wi := range row {
+			if wi < 0 {
+				ps = append(ps, nil)
+				continue
+			}
+			xmax := top
+			if !mf.shared {
+				xmax = mf.extent(wi)
+			}
+			title := mf.a.workloadTitle(mf.ws[wi])
+			if len(mf.ws) == 1 {
+				title = "" // the figure's title says it
+			}
+			below := r+1 < len(mf.grid) && mf.grid[r+1][c] >= 0
+			ps = append(ps, mechPanel(tx, title, mf.rows[wi], xmax, c == 0 || !mf.sameNames, !below))
+		}
+		rows = append(rows, ps)
+	}
+	l := newLegend()
+	for _, mk := range mechKinds {
+		l.Add(tx(mk.label), &bars{Color: mk.color, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.4)}})
+	}
+	return layout{panels: rows, legend: &l}
+}
+
+// sumKinds returns r's system calls per request of kinds.
+func sumKinds(r *mechRow, kinds []string) float64 {
+	v := 0.0
+	for _, k := range kinds {
+		v += r.kinds[k]
+	}
+	return v
+}
+
+// mechPanel is one workload's panel: a stacked bar per configuration,
+// the first on top, its total beside it; a configuration without counts
+// gets the reason instead. Names writes the configurations' names on the
+// left, axis the axis label under it.
+func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float64, names, axis bool) *plot.Plot {
+	xlabel := ""
+	if axis {
+		xlabel = "system calls / request"
+	}
+	p := newPlot(tx(title), tx(xlabel), "")
+	p.X.Min, p.X.Max = 0, math.Max(xmax, 0.1)*1.3 // room for the totals
+	p.X.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
+	n := len(rows)
+	labels := make([]string, n)
+	base := make([]float64, n)
+	cats := make([]float64, n)
+	for i, r := range rows {
+		cats[i] = float64(n - 1 - i)
+		if names {
+			labels[n-1-i] = tx(r.name)
+		}
+	}
+	for _, mk := range mechKinds {
+		vals := make([]float64, n)
+		for i := range rows {
+			if rows[i].ok {
+				vals[i] = sumKinds(&rows[i], mk.kinds)
+			}
+		}
+		p.Add(&bars{Cats: cats, Values: vals, Bases: slices.Clone(base), Width: 0.7, Horizontal: true,
+			Color: mk.color, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.4)}})
+		for i := range base {
+			base[i] += vals[i]
+		}
+	}
+	var xys plotter.XYs
+	var texts []string
+	for i, r := range rows {
+		xys = append(xys, plotter.XY{X: base[i], Y: cats[i]})
+		if r.ok {
+			texts = append(texts, tx(fmt.Sprintf("%.2f", base[i])))
+		} else {
+			texts = append(texts, tx(mechShortWhy(r.why)))
+		}
+	}
+	if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts}); err == nil {
+		sty := textStyle(fontSmall)
+		sty.YAlign = draw.YCenter
+		lb.TextStyle = make([]text.Style, len(texts))
+		for i := range lb.TextStyle {
+			lb.TextStyle[i] = sty
+		}
+		lb.Offset = vg.Point{X: vg.Points(4)}
+		p.Add(unpadded{lb})
+	}
+	p.NominalY(labels...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.Y.Tick.Width = 0
+	return p
+}
+
+// mechShortWhy is a bar's short note for a configuration without counts.
+func mechShortWhy(why string) string {
+	switch {
+	case strings.HasPrefix(why, "not counted"):
+		return "not counted"
+	case strings.HasPrefix(why, "no valid point"):
+		return "no valid point"
+	case strings.HasPrefix(why, "unavailable"):
+		return "unavailable"
+	}
+	return "no point"
+}
+
+// mechanismsCaption says what the figure shows and, per workload, the
+// configurations with the fewest and the most system calls per request.
+func mechanismsCaption(ws []suiteWorkload, rows []mechRow) string {
+	var parts []string
+	for _, w := range ws {
+		var lo, hi *mechRow
+		for i := range rows {
+			r := &rows[i]
+			if r.workload != w.name || !r.ok {
+				continue
+			}
+			if lo == nil || r.total.Median < lo.total.Median {
+				lo = r
+			}
+			if hi == nil || r.total.Median > hi.total.Median {
+				hi = r
+			}
+		}
+		if lo == nil {
+			continue
+		}
+		s := fmt.Sprintf("%s: fewest %s (%.2f)", w.name, lo.name, lo.total.Median)
+		if hi != lo {
+			s += fmt.Sprintf(", most %s (%.2f)", hi.name, hi.total.Median)
+		}
+		parts = append(parts, s)
+	}
+	return "System calls the server's threads entered per request, by kind, in each configuration's mechanisms point at the workload's equal load " +
+		"(the medians of its valid repetitions; the Mechanisms table has the futex wake calls and the cross-CPU wake-ups). Per workload: " +
+		strings.Join(parts, "; ") + "."
+}
