@@ -107,6 +107,16 @@ figures: build
 	@test -n "$(RUN)" || { echo "usage: make figures RUN=out/bench-<UTC time>"; exit 2; }
 	$(BIN) figures --run $(RUN)
 
+## soak: build, then soak every model (one configuration each, and the
+## front end over a netpoll back end): 10^7 verified requests of a mixed
+## workload per configuration, connections killed at random, the ledger's
+## money checked to the unit (a few minutes per configuration on 2 CPUs).
+## SOAKFLAGS for more: SOAKFLAGS='--requests 100000 --models netpoll'
+SOAKFLAGS ?=
+.PHONY: soak
+soak: build
+	$(BIN) soak $(SOAKFLAGS)
+
 ## gate: the CI performance-regression gate: the base revision BASE (default
 ## HEAD, i.e. your uncommitted changes; for a branch use its merge base:
 ## make gate BASE=$$(git merge-base origin/main HEAD)) is built in a

@@ -103,7 +103,7 @@ func (r *runner) measureCeiling(ctx context.Context, w *Workload) (results.Ceili
 			r.run.Warnings = append(r.run.Warnings, "the ceiling's null server: "+err.Error())
 		}
 	}()
-	lc, _ := null.loadConfig() // validated with w
+	lc, _ := null.LoadConfig() // validated with w
 	lc.Addr = srv.addr
 	lc.Workers, lc.WorkerCPUs, lc.Poll = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs, r.poll
 	lc.Warmup, lc.Duration = ceilingWarmup, ceilingWindow

@@ -529,7 +529,7 @@ func (e *Experiment) validateWorkloads(p *problems, names map[string]bool) {
 			}
 			wnames[w.Name] = true
 		}
-		if _, err := w.loadConfig(); err != nil {
+		if _, err := w.LoadConfig(); err != nil {
 			p.add("workload %d (%s): %v", i, w.label(), err)
 		}
 		for _, name := range w.Configs {
@@ -745,10 +745,10 @@ func (w *Workload) label() string {
 	return w.Protocol + "/conns=" + strconv.Itoa(w.Conns)
 }
 
-// loadConfig translates the workload into the load generator's settings
-// (address, rate or closed loop, and timing still to be set) and
-// validates them as far as they go.
-func (w *Workload) loadConfig() (loadgen.Config, error) {
+// LoadConfig translates the workload into the load generator's settings
+// (address, rate or closed loop, and timing still to be set: the
+// returned ones are placeholders) and validates them as far as they go.
+func (w *Workload) LoadConfig() (loadgen.Config, error) {
 	c := loadgen.Config{
 		Addr: "127.0.0.1:1", Protocol: w.Protocol, Conns: w.Conns, Depth: w.Depth,
 		Arrival: loadgen.Arrival(w.Arrival), Rate: 1, Duration: time.Second, Warmup: loadgen.MinWarmup,

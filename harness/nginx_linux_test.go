@@ -24,8 +24,8 @@ func TestNginxAbsent(t *testing.T) {
 	t.Cleanup(func() { nginxPaths = saved })
 	t.Setenv("PATH", t.TempDir())
 	_, err := startNginx(nil, &nginxConf{Workers: 1}, "127.0.0.1", []string{"--accept", "mutex"})
-	if !errors.Is(err, errNotStarted) || !strings.Contains(err.Error(), "make nginx") {
-		t.Errorf("startNginx without nginx = %v, want errNotStarted saying make nginx installs it", err)
+	if !errors.Is(err, ErrNotStarted) || !strings.Contains(err.Error(), "make nginx") {
+		t.Errorf("startNginx without nginx = %v, want ErrNotStarted saying make nginx installs it", err)
 	}
 }
 

@@ -69,7 +69,7 @@ func (r *runner) startNginx(rc *runConfig, p *results.Point) target {
 	// Absolute: nginx takes relative paths from its prefix.
 	dir, err := filepath.Abs(filepath.Join(r.dir, "nginx"))
 	if err != nil {
-		r.notStarted(rc, p, fmt.Errorf("%w: nginx: %v", errNotStarted, err))
+		r.notStarted(rc, p, fmt.Errorf("%w: nginx: %v", ErrNotStarted, err))
 		return nil
 	}
 	c := &nginxConf{
@@ -88,14 +88,14 @@ func (r *runner) startNginx(rc *runConfig, p *results.Point) target {
 // host for the measured server, loopback for stub_status) and starts
 // nginx from sp with it, its master on c's CPUs; it returns once nginx
 // has started its workers and answered a probe request. Its errors wrap
-// errNotStarted.
+// ErrNotStarted.
 func startNginx(sp *spawner, c *nginxConf, host string, args []string) (*nginxServer, error) {
 	bin, err := lookNginx()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	if c.Mode, err = nginxMode(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	ports, err := freePorts("127.0.0.1", 2)
 	if err == nil && host != "127.0.0.1" {
@@ -106,31 +106,31 @@ func startNginx(sp *spawner, c *nginxConf, host string, args []string) (*nginxSe
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: nginx: a free port: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: nginx: a free port: %v", ErrNotStarted, err)
 	}
 	c.Listen, c.Status = net.JoinHostPort(host, strconv.Itoa(ports[0])), net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	conf := filepath.Join(c.Dir, c.Base+".conf")
 	var buf bytes.Buffer
 	if err := writeNginxConf(&buf, c); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	if err := os.MkdirAll(filepath.Join(c.Dir, "tmp"), 0o755); err != nil {
-		return nil, fmt.Errorf("%w: nginx: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: nginx: %v", ErrNotStarted, err)
 	}
 	if err := results.WriteFile(conf, buf.Bytes()); err != nil {
-		return nil, fmt.Errorf("%w: nginx: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: nginx: %v", ErrNotStarted, err)
 	}
 	version := nginxVersion(bin)
 	pr, err := spawn(sp, exec.Command(bin, "-p", c.Dir, "-c", conf), syscall.SIGTERM)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errNotStarted, bin, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotStarted, bin, err)
 	}
 	go pr.reap()
 	n := &nginxServer{proc: pr, version: version, status: c.Status, port: ports[0]}
 	if err := n.ready(c); err != nil {
 		n.end(func() { n.cmd.Process.Signal(syscall.SIGTERM) })
 		n.killGroup()
-		return nil, fmt.Errorf("%w: nginx (%s): %v; stderr: %s; its error log: %s", errNotStarted, conf, err, n.stderr.String(),
+		return nil, fmt.Errorf("%w: nginx (%s): %v; stderr: %s; its error log: %s", ErrNotStarted, conf, err, n.stderr.String(),
 			filepath.Join(c.Dir, c.Base+".error.log"))
 	}
 	return n, nil

@@ -101,7 +101,7 @@ func TestPerfCheck(t *testing.T) {
 		ipis = startPerf(t, perfBin, args...)
 	}
 
-	lc, err := w.loadConfig()
+	lc, err := w.LoadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

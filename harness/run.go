@@ -956,24 +956,17 @@ func (r *runner) serverFor(rc *runConfig, p *results.Point) target {
 		cal = []string{"--ns-per-iter", strconv.FormatFloat(r.exp.NsPerIter, 'g', -1, 64)}
 		args = append(args, cal...)
 	}
-	var srv *server
-	var err error
-	if b := rc.cfg.Backend; b != nil {
-		// A chain: the back end first, then the front end told its address.
-		if r.back, err = startServer(r.sp, rc.bin, append(backendArgs(b, r.exp.ServerCPUs), cal...), "binary"); err != nil {
-			err = fmt.Errorf("back end %s: %w", b.Model, err)
-		} else {
-			args = append(args, "--backend", r.back.addr)
-		}
-	}
 	if r.opt.ServerAddr != "" {
 		// The measured server (the front end of a chain) listens where
 		// the agents can reach it; a chain's back end stays on loopback.
 		args = append(args, "--addr", r.opt.ServerAddr)
 	}
-	if err == nil {
-		srv, err = startServer(r.sp, rc.bin, args, rc.wl.Protocol)
+	var backArgs []string
+	if b := rc.cfg.Backend; b != nil {
+		backArgs = append(backendArgs(b, r.exp.ServerCPUs), cal...)
 	}
+	srv, back, err := startChain(r.sp, rc.bin, args, rc.cfg.Backend, backArgs, rc.wl.Protocol)
+	r.back = back
 	if err != nil {
 		r.stopBackend()
 		r.notStarted(rc, p, err)
@@ -997,7 +990,7 @@ func (r *runner) serving(rc *runConfig, p *results.Point, srv target) target {
 // otherwise.
 func (r *runner) notStarted(rc *runConfig, p *results.Point, err error) {
 	if !r.started[rc.name] {
-		r.markUnavailable(rc, strings.TrimPrefix(err.Error(), errNotStarted.Error()+": "), p)
+		r.markUnavailable(rc, strings.TrimPrefix(err.Error(), ErrNotStarted.Error()+": "), p)
 		return
 	}
 	p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
@@ -1006,7 +999,7 @@ func (r *runner) notStarted(rc *runConfig, p *results.Point, err error) {
 // loadConfig returns the load generator's configuration for point p of
 // rc against the server at addr (seedIdx: its load's, pointLoad).
 func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedIdx int) loadgen.Config {
-	lc, _ := rc.wl.loadConfig() // validated
+	lc, _ := rc.wl.LoadConfig() // validated
 	lc.Addr = addr
 	lc.Workers, lc.WorkerCPUs = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs
 	lc.Warmup = time.Duration(r.exp.Warmup)

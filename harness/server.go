@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"concbench/internal/cpuset"
 	"concbench/models"
 	"concbench/wire"
 )
@@ -124,10 +126,11 @@ func (p *proc) exited() bool {
 // queried over its control channel (stdin/stdout) and stopped.
 type server struct {
 	*proc
-	addr  string
-	info  models.Info
-	stdin io.WriteCloser
-	lines chan string // stdout lines after the address; closed at EOF
+	addr     string
+	protocol string // what it serves
+	info     models.Info
+	stdin    io.WriteCloser
+	lines    chan string // stdout lines after the address; closed at EOF
 }
 
 // spawner starts processes from one locked OS thread that lives as long
@@ -247,28 +250,48 @@ func backendArgs(b *Backend, cpus string) []string {
 	return append(args, b.Args...)
 }
 
-// errNotStarted is wrapped by startServer's errors when the server never
-// became ready (as opposed to failing a later request).
-var errNotStarted = errors.New("server did not start")
+// startChain starts the server of args, serving protocol; for a chain
+// (b not nil), the back end of backArgs first, and the server told its
+// address (--backend). If the server does not start, the error says so
+// and the back end, if it started, is returned running, for the caller
+// to stop its own way.
+func startChain(sp *spawner, bin string, args []string, b *Backend, backArgs []string, protocol string) (srv, back *server, err error) {
+	if b != nil {
+		// A chain: the back end first, then the front end told its address.
+		if back, err = startServer(sp, bin, backArgs, "binary"); err != nil {
+			return nil, nil, fmt.Errorf("back end %s: %w", b.Model, err)
+		}
+		args = append(slices.Clip(args), "--backend", back.addr)
+	}
+	srv, err = startServer(sp, bin, args, protocol)
+	return srv, back, err
+}
+
+// ErrNotStarted is wrapped by the errors of StartServer and StartConfig
+// (and the harness's own starts) when the server never became ready, as
+// opposed to failing a later request: where it never ran, the model is
+// unavailable on this machine or in this binary, for the reason the error
+// carries (the Proactor without io_uring).
+var ErrNotStarted = errors.New("server did not start")
 
 // startServer starts bin with args and waits until it is ready: it has
 // printed its address, answered "info", and served one probe request
-// over protocol. The error wraps errNotStarted and carries the tail of the
+// over protocol. The error wraps ErrNotStarted and carries the tail of the
 // server's stderr (its own reason, e.g. "io_uring_setup: operation not
 // permitted").
 func startServer(sp *spawner, bin string, args []string, protocol string) (*server, error) {
 	cmd := exec.Command(bin, args...)
-	s := &server{lines: make(chan string, 64)}
+	s := &server{protocol: protocol, lines: make(chan string, 64)}
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotStarted, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errNotStarted, bin, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotStarted, bin, err)
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -294,7 +317,7 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 		if t := s.stderr.String(); t != "" {
 			msg += "; stderr: " + t
 		}
-		return nil, fmt.Errorf("%w: %s", errNotStarted, msg)
+		return nil, fmt.Errorf("%w: %s", ErrNotStarted, msg)
 	}
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
@@ -403,8 +426,9 @@ func (s *server) kill() {
 // small API. Its methods are not safe for concurrent use: the control
 // channel carries one command at a time.
 type Server struct {
-	srv *server
-	sp  *spawner // the locked thread srv was forked from; closed by Stop
+	srv  *server
+	back *server  // a chain's back end (StartConfig), or nil
+	sp   *spawner // the locked thread srv was forked from; closed by Stop
 }
 
 // StartServer starts bin with args (a "serve" command line: "serve",
@@ -441,13 +465,68 @@ func (s *Server) Info() models.Info { return s.srv.info }
 func (s *Server) Snapshot() (*models.Snapshot, error) { return s.srv.snapshot() }
 
 // Stop asks the server to quit, escalating to SIGTERM after 5 s and
-// SIGKILL 2 s later, waits for it and releases its thread. The error
-// describes an unclean end (a non-zero exit, a signal, or a server that
-// needed one), with the tail of its stderr. Stop may be called once.
+// SIGKILL 2 s later, waits for it — then, likewise, for a chain's back
+// end — and releases its thread. The error describes an unclean end (a
+// non-zero exit, a signal, or a server that needed one), with the tail
+// of its stderr. Stop may be called once.
 func (s *Server) Stop() error {
 	err := s.srv.stop()
+	if s.back != nil {
+		if berr := s.back.stop(); berr != nil {
+			err = errors.Join(err, fmt.Errorf("back end: %w", berr))
+		}
+	}
 	s.sp.close()
 	return err
+}
+
+// Do sends req to the server on a connection of its own, in the protocol
+// it serves, and returns the response, verified (wire.Verify), whatever
+// its status; its payload is its own. It is how a command asks a server
+// something besides its load: a ledger's total (concbench soak).
+func (s *Server) Do(req wire.Request) (wire.Response, error) {
+	return roundTrip(s.srv.addr, s.srv.protocol, req)
+}
+
+// StartConfig starts configuration c's server as a run does — for a
+// chain (Config.Backend), its back end first, serving binary on
+// loopback — sized for workload w on the CPUs cpus (a CPU list; empty:
+// unpinned, sized for this process's CPUs), serving w's protocol, with
+// extra serve flags after its own (given to a chain's back end too: the
+// service's flags, such as --accounts, reach the ledger wherever it
+// is). It is how a command that drives configurations itself (concbench
+// soak) starts them; Size is what the server runs with, and Stop stops
+// both servers of a chain.
+func StartConfig(bin string, c Config, w Workload, cpus string, extra []string) (*Server, Size, error) {
+	n := 0
+	if cpus != "" {
+		set, err := cpuset.Parse(cpus)
+		if err != nil {
+			return nil, Size{}, fmt.Errorf("harness: %w", err)
+		}
+		n = len(set)
+	} else if cur, err := cpuset.Current(); err == nil {
+		n = len(cur)
+	}
+	size := c.size(&w, n)
+	if size.Err != "" {
+		return nil, size, fmt.Errorf("harness: configuration %q: %s", c.Name, size.Err)
+	}
+	args := append(serveArgs(&runConfig{cfg: c, wl: w, size: size, cpus: cpus}), extra...)
+	var backArgs []string
+	if c.Backend != nil {
+		backArgs = append(backendArgs(c.Backend, cpus), extra...)
+	}
+	sp := newSpawner()
+	srv, back, err := startChain(sp, bin, args, c.Backend, backArgs, w.Protocol)
+	if err != nil {
+		if back != nil {
+			back.stop()
+		}
+		sp.close()
+		return nil, size, err
+	}
+	return &Server{srv: srv, back: back, sp: sp}, size, nil
 }
 
 // probe sends one OpWork request to addr and checks its response.
@@ -463,29 +542,52 @@ func probe(addr, protocol string) error {
 // probeWith sends one OpWork request to addr and returns what check says
 // of its response.
 func probeWith(addr, protocol string, check func(req *wire.Request, resp *wire.Response) error) error {
-	codec, err := wire.New(protocol, wire.Limits{})
+	req := wire.Request{ID: 1, Op: wire.OpWork, Size: 16}
+	resp, err := exchange(addr, protocol, req)
 	if err != nil {
 		return err
+	}
+	return check(&req, &resp)
+}
+
+// roundTrip sends req to addr over protocol on a new connection and
+// returns its response, verified (wire.Verify); the exchange may take
+// probeTimeout.
+func roundTrip(addr, protocol string, req wire.Request) (wire.Response, error) {
+	resp, err := exchange(addr, protocol, req)
+	if err != nil {
+		return resp, err
+	}
+	return resp, wire.Verify(&req, &resp)
+}
+
+// exchange sends req to addr over protocol on a new connection and
+// returns its response, unverified, with its payload copied; the
+// exchange may take probeTimeout.
+func exchange(addr, protocol string, req wire.Request) (wire.Response, error) {
+	codec, err := wire.New(protocol, wire.Limits{})
+	if err != nil {
+		return wire.Response{}, err
 	}
 	conn, err := net.DialTimeout("tcp", addr, probeTimeout)
 	if err != nil {
-		return err
+		return wire.Response{}, err
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(probeTimeout))
-	req := wire.Request{ID: 1, Op: wire.OpWork, Size: 16}
 	if _, err := conn.Write(codec.AppendRequest(nil, &req)); err != nil {
-		return err
+		return wire.Response{}, err
 	}
 	buf := make([]byte, 0, 4096)
 	for {
 		var resp wire.Response
 		n, err := codec.DecodeResponse(buf, &resp)
 		if err != nil {
-			return fmt.Errorf("response: %w", err)
+			return resp, fmt.Errorf("response: %w", err)
 		}
 		if n > 0 {
-			return check(&req, &resp)
+			resp.Payload = slices.Clone(resp.Payload)
+			return resp, nil
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -493,7 +595,7 @@ func probeWith(addr, protocol string, check func(req *wire.Request, resp *wire.R
 		m, err := conn.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if err != nil {
-			return err
+			return wire.Response{}, err
 		}
 	}
 }

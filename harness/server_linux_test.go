@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"concbench/internal/testenv"
+	"concbench/results"
+	"concbench/wire"
 )
 
 // TestServerLifeCycle starts a real server, checks readiness, the control
@@ -70,8 +72,8 @@ func TestServerStartFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := startServer(sp, tc.bin, tc.args, "http")
-			if !errors.Is(err, errNotStarted) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("startServer = %v; want errNotStarted containing %q", err, tc.want)
+			if !errors.Is(err, ErrNotStarted) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("startServer = %v; want ErrNotStarted containing %q", err, tc.want)
 			}
 		})
 	}
@@ -212,5 +214,34 @@ func TestStartServer(t *testing.T) {
 	}
 	if _, err := StartServer(serverBinary, []string{"serve", "--model", "nosuch"}, "http"); err == nil || !strings.Contains(err.Error(), `unknown model "nosuch"`) {
 		t.Errorf("StartServer of an unknown model = %v; want serve's reason", err)
+	}
+}
+
+// TestStartConfig starts a chain configuration as a run does: the back
+// end first, the front end in front of it sized for the workload (a P
+// per connection + 1), each given the extra flags
+// (a ledger of 8 accounts of 5, which the total, asked through the
+// front end with Do, shows is the back end's), both stopped by Stop.
+func TestStartConfig(t *testing.T) {
+	testenv.EndToEnd(t)
+	c := ChainConfigs()[0]
+	w := Workload{Workload: results.Workload{Protocol: "http", Conns: 4, Depth: 1, CPU: "0", Block: "0", Size: "0", Ops: "work=1"}}
+	srv, size, err := StartConfig(serverBinary, c, w, "", []string{"--accounts", "8", "--initial-balance", "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size.GOMAXPROCS != 5 || srv.Info().GOMAXPROCS != 5 || srv.Info().Model != "frontend" || srv.back == nil {
+		t.Errorf("size %+v, info %+v, back end %v: want a front end with a P per connection + 1, and its back end", size, srv.Info(), srv.back != nil)
+	}
+	resp, err := srv.Do(wire.Request{ID: 7, Op: wire.OpTotal})
+	if err != nil || resp.Status != wire.StatusOK || string(resp.Payload) != "40" {
+		t.Errorf("total: %+v, %v; want ok, 40", resp, err)
+	}
+	back := srv.back
+	if err := srv.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if !back.exited() {
+		t.Error("the back end is still running after Stop")
 	}
 }

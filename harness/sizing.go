@@ -97,7 +97,7 @@ func (c *Config) size(w *Workload, n int) Size {
 		return s
 	}
 	sh := m.Sizing
-	lc, _ := w.loadConfig() // validated
+	lc, _ := w.LoadConfig() // validated
 	cpu, block := lc.CPU.Mean(), lc.Block.Mean()
 	rule := Pool(n, cpu, block, w.Conns, w.Depth)
 	if sh.Max > 0 {

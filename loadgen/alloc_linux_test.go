@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"math"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ func newTestWorker(t testing.TB, cfg Config) *worker {
 		}
 		fds = append(fds, fd)
 	}
-	w, err := newWorker(&cfg, 0, 1, fds, codec, sa, family, time.Now(), new(atomic.Bool), new(atomic.Int64))
+	w, err := newWorker(&cfg, 0, 1, fds, codec, sa, family, time.Now(), newShared(&cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

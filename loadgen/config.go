@@ -271,6 +271,30 @@ type Config struct {
 	Accounts int `json:"accounts"`
 	// Amount is what deposits, withdrawals and transfers move; default 1.
 	Amount int64 `json:"amount"`
+	// WithdrawWait is how long each withdrawal may wait for funds
+	// (wire.Request.Timeout): the ledger's guarded withdrawal waits on its
+	// monitor until the balance suffices, or answers status timeout. 0,
+	// the default, never waits: an overdraft is refused at once. At most
+	// wire.DefaultMaxWork.
+	WithdrawWait time.Duration `json:"withdraw_wait_ns,omitempty"`
+	// LedgerMoney, if positive, is the ledger's money when the run starts
+	// (its total, read just before the run by a caller that alone changes
+	// the ledger). Every total response is then checked against it and
+	// the deposits and withdrawals sent and acknowledged around it (see
+	// Ledger); one outside those bounds fails as verify_total. 0 (the
+	// default) checks only that a total is a number.
+	LedgerMoney int64 `json:"ledger_money,omitempty"`
+	// KillEvery, if positive, makes each worker close one of its
+	// connections, chosen at random, about every KillEvery responses it
+	// reads (uniformly 1 to 2·KillEvery−1 apart), with a reset, and open
+	// it again at once: clients that vanish in the middle of a pipeline,
+	// for soak tests. The connection chosen sends nothing more and is
+	// closed as soon as it has no deposit, withdrawal or transfer in
+	// flight, so that every money operation has a known outcome; the
+	// requests it still has in flight are abandoned (Counts.Abandoned),
+	// neither failed nor answered, and those not yet written are sent on
+	// another connection. 0 (the default) kills nothing.
+	KillEvery int `json:"kill_every,omitempty"`
 
 	// Verify is how responses are checked; default VerifyFull.
 	Verify VerifyMode `json:"verify"`
@@ -517,6 +541,12 @@ func (c Config) validateWork() error {
 		return configErr("accounts %d too few for transfers (accepted: ≥ 2)", c.Accounts)
 	case c.Amount < 1:
 		return configErr("amount %d out of range (accepted: ≥ 1)", c.Amount)
+	case c.WithdrawWait < 0 || c.WithdrawWait > wire.DefaultMaxWork:
+		return configErr("withdraw wait %v out of range (accepted: 0..%v)", c.WithdrawWait, wire.DefaultMaxWork)
+	case c.LedgerMoney < 0:
+		return configErr("ledger money %d out of range (accepted: 0 for no check, or > 0)", c.LedgerMoney)
+	case c.KillEvery < 0:
+		return configErr("kill every %d out of range (accepted: 0 for never, or ≥ 1 responses)", c.KillEvery)
 	}
 	return nil
 }

@@ -46,6 +46,10 @@ func TestValidate(t *testing.T) {
 		{name: "op-weight", change: func(c *Config) { c.Ops = OpMix{Work: 1, Transfer: -1} }, want: "weight -1 of transfer out of range"},
 		{name: "op-sum", change: func(c *Config) { c.Ops = OpMix{Work: math.Inf(1)} }, want: "weight +Inf of work out of range"},
 		{name: "transfer-accounts", change: func(c *Config) { c.Ops, c.Accounts = OpMix{Transfer: 1}, 1 }, want: "accounts 1 too few for transfers"},
+		{name: "withdraw-wait", change: func(c *Config) { c.WithdrawWait = time.Minute }, want: "withdraw wait 1m0s out of range (accepted: 0..10s)"},
+		{name: "ledger-money", change: func(c *Config) { c.LedgerMoney = -1 }, want: "ledger money -1 out of range"},
+		{name: "kill-every", change: func(c *Config) { c.KillEvery = -1 }, want: "kill every -1 out of range"},
+		{name: "soak-valid", change: func(c *Config) { c.WithdrawWait, c.LedgerMoney, c.KillEvery = time.Millisecond, 1000, 10 }},
 		{name: "verify", change: func(c *Config) { c.Verify = "some" }, want: `verify "some" unknown (accepted: full, auto, status, none)`},
 		{name: "hist-range", change: func(c *Config) { c.HistHighest = time.Nanosecond }, want: "histogram range 1µs..1ns out of range"},
 		{name: "hist-digits", change: func(c *Config) { c.HistDigits = 7 }, want: "histogram significant digits 7 out of range (accepted: 1..5)"},
@@ -147,7 +151,7 @@ func TestDistDraws(t *testing.T) {
 // arguments it draws.
 func TestMixer(t *testing.T) {
 	const n = 100_000
-	cfg := Config{Ops: OpMix{Work: 2, Transfer: 1, Withdraw: 1}, Accounts: 3, Amount: 5}.WithDefaults()
+	cfg := Config{Ops: OpMix{Work: 2, Transfer: 1, Withdraw: 1}, Accounts: 3, Amount: 5, WithdrawWait: time.Millisecond}.WithDefaults()
 	m := newMixer(&cfg, 0)
 	var counts [6]int
 	var req wire.Request
@@ -160,8 +164,8 @@ func TestMixer(t *testing.T) {
 				t.Fatalf("transfer %d → %d of %d", req.Account, req.To, req.Amount)
 			}
 		case wire.OpWithdraw:
-			if req.Account >= 3 || req.Amount != 5 {
-				t.Fatalf("withdraw from %d of %d", req.Account, req.Amount)
+			if req.Account >= 3 || req.Amount != 5 || req.Timeout != time.Millisecond {
+				t.Fatalf("withdraw from %d of %d, waiting %v", req.Account, req.Amount, req.Timeout)
 			}
 		}
 	}

@@ -3,8 +3,11 @@ package loadgen
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"concbench/wire"
 )
 
 // connState is where a connection is in its life.
@@ -33,6 +36,29 @@ type conn struct {
 	backoff   int64
 	connStart int64
 	skipped   uint64 // id of the request whose response came back out of order
+	killing   bool   // chosen to be killed (Config.KillEvery): sends nothing more
+	fresh     bool   // opened and not yet answered anything (isRefusal)
+	// answered are the ids of the last responses matched on the
+	// connection (a ring, next at nAnswered), to tell a duplicate
+	// response from a wrong id.
+	answered  [answeredIDs]uint64
+	nAnswered uint8
+}
+
+// answeredIDs is how many answered ids a connection remembers: a server
+// that sends a response twice sends it soon after the first.
+const answeredIDs = 16
+
+// remember records id as answered on c.
+func (c *conn) remember(id uint64) {
+	c.answered[c.nAnswered%answeredIDs] = id
+	c.nAnswered++
+}
+
+// wasAnswered reports whether id is one of the last answeredIDs ids
+// answered on c.
+func (c *conn) wasAnswered(id uint64) bool {
+	return id != 0 && slices.Contains(c.answered[:], id)
 }
 
 // serverClose handles a response that said Connection: close: the
@@ -40,6 +66,36 @@ type conn struct {
 // 9.6), so they are resent on other connections; this one is reopened.
 func (w *worker) serverClose(c *conn) {
 	w.st.serverCloses++
+	w.requeue(c)
+	w.closeConn(c, 0)
+}
+
+// refused handles a server's refusal of c at its limit (isRefusal): it
+// read none of c's requests, so they are all resent on other
+// connections, and c is reopened after a backoff, as the server is at
+// capacity.
+func (w *worker) refused(c *conn) {
+	w.st.refused++
+	w.requeue(c)
+	c.backoff = nextBackoff(c.backoff)
+	w.closeConn(c, c.backoff)
+}
+
+// isRefusal reports whether w.resp is a server's refusal of c at its
+// limit (connio.Refusal: id 0, status unavailable, then the server
+// closes) rather than an answer: the first response on c since it was
+// opened, and not while priming, which reports a refusal as its error.
+// Only a concbench server's ids are trusted (VerifyFull): every request
+// id is at least 1.
+func (w *worker) isRefusal(c *conn) bool {
+	return c.fresh && w.cfg.Verify == VerifyFull && w.resp.ID == 0 && w.resp.Status == wire.StatusUnavailable &&
+		(c.fly.n == c.unsent || c.fly.at(0).flags&flagPrime == 0)
+}
+
+// requeue moves every request of c to be resent on another connection:
+// the written ones as resent (their first attempt lost), priming ones
+// dropped.
+func (w *worker) requeue(c *conn) {
 	written := c.fly.n - c.unsent
 	w.written.Add(-int64(written))
 	for i := 0; c.fly.n > 0; i++ {
@@ -57,7 +113,6 @@ func (w *worker) serverClose(c *conn) {
 		w.retry.push(e)
 	}
 	c.unsent = 0
-	w.closeConn(c, 0)
 }
 
 // eof handles the server closing c: cleanly if nothing was in flight.
@@ -85,6 +140,7 @@ func (w *worker) fail(c *conn, kind errKind) {
 			continue
 		}
 		w.countFailure(c, &e, kind)
+		w.unanswered(&e)
 	}
 	w.inflight -= c.fly.n
 	c.fly.n, c.fly.head, c.unsent = 0, 0, 0
@@ -119,6 +175,7 @@ func (w *worker) closeConn(c *conn, delay int64) {
 	c.writing = false
 	c.in, c.out, c.outOff = c.in[:0], c.out[:0], 0
 	c.skipped = 0
+	c.killing = false
 	c.retryAt = w.clock() + delay
 	if w.down == 0 || c.retryAt < w.nextRetry {
 		w.nextRetry = c.retryAt
@@ -212,6 +269,7 @@ func (w *worker) up(c *conn, op int) {
 		return
 	}
 	c.backoff = 0
+	c.fresh = true
 	w.st.reconnects++
 	if w.closed {
 		w.fill(c, w.clock())

@@ -129,13 +129,42 @@
 // request in flight on its connection (responses come back in request
 // order in both protocols; an id that belongs to a later request is an
 // order violation), its checksum, and an OpWork body against
-// wire.AppendBody, using wire.Verify. A failed request is counted by kind
-// (Result.Errors) and never enters a latency histogram. A response that
-// does not decode, a reset, an unexpected close or a timeout fails the
-// connection's requests in flight and the connection is reopened with
-// backoff; a clean close (Connection: close, or EOF with nothing in flight,
-// as nginx does after keepalive_requests) reopens it at once and resends
-// the requests it had not answered, keeping their intended times.
+// wire.AppendBody, using wire.Verify; a successful ledger answer must be a
+// balance (a non-negative decimal). A second response to a request the
+// connection has had its answer to (one of its last 16) is a duplicate:
+// counted and skipped, so that the answers behind it still meet their
+// requests. A failed request is counted by kind (Result.Errors) and never
+// enters a latency histogram. A response that does not decode, a reset,
+// an unexpected close or a timeout fails the connection's requests in
+// flight and the connection is reopened with backoff; a clean close
+// (Connection: close, or EOF with nothing in flight, as nginx does after
+// keepalive_requests) reopens it at once and resends the requests it had
+// not answered, keeping their intended times. So does a server's refusal
+// of a reopened connection at its limit (id 0, status unavailable, before
+// any answer: it read none of the requests), after a backoff.
+//
+// # The ledger's money
+//
+// Every deposit and withdrawal is counted by its outcome (Result.Ledger):
+// acknowledged, refused by the ledger (which changes nothing), or
+// unknown (never answered, or answered by a response that failed
+// verification or by a front end's 503 or 500). While none is unknown,
+// the ledger's money after a run is exactly its money before plus the
+// acknowledged deposits minus the acknowledged withdrawals ("concbench
+// soak" checks it). Given that money before the run (Config.LedgerMoney),
+// every total answered during it is checked too: the server took it after
+// every deposit and withdrawal acknowledged before the total was sent and
+// before any not yet sent when its answer was read, which bounds it on
+// both sides (checkTotal); a total outside is verify_total. Withdrawals
+// may wait for funds (Config.WithdrawWait: the ledger's guarded method).
+//
+// With Config.KillEvery the generator kills a connection now and then, as
+// a client that vanishes mid-pipeline: it chooses one at random, stops
+// sending on it, closes it with a reset as soon as it has no deposit,
+// withdrawal or transfer in flight (so that no money operation is cut off
+// and every outcome stays known), and reopens it at once. The requests it
+// had in flight are abandoned (Counts.Abandoned), neither answered nor
+// failed; those not yet written go to another connection.
 //
 // Each worker records into its own HDR histograms (range HistLowest..
 // HistHighest, HistDigits significant digits, recorded in the Result);

@@ -282,9 +282,14 @@ func (w *worker) interrupt() {
 		w.stopSending()
 	}
 	for _, c := range w.conns {
+		written := c.fly.n - c.unsent
 		for i := range c.fly.n {
-			if e := c.fly.at(i); e.flags&flagMeasured != 0 {
+			e := c.fly.at(i)
+			if e.flags&flagMeasured != 0 {
 				w.st.errs[errInterrupted]++
+			}
+			if i < written {
+				w.unanswered(e)
 			}
 		}
 		w.inflight -= c.fly.n

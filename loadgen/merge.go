@@ -70,6 +70,12 @@ func Merge(cfg Config, parts []Part, failures ...Failure) (*Result, error) {
 			}
 		}
 		r.Requests.add(&pr.Requests)
+		if pr.Ledger != nil {
+			if r.Ledger == nil {
+				r.Ledger = &Ledger{}
+			}
+			r.Ledger.add(pr.Ledger)
+		}
 		for k, n := range pr.Errors {
 			r.Errors[k] += n
 		}
@@ -184,6 +190,19 @@ func (q *Counts) add(c *Counts) {
 	q.ClampedDraws += c.ClampedDraws
 	q.Warmup += c.Warmup
 	q.WarmupErrors += c.WarmupErrors
+	q.Kills += c.Kills
+	q.Abandoned += c.Abandoned
+	q.Refused += c.Refused
+}
+
+// add adds the ledger flow o of another generator to l.
+func (l *Ledger) add(o *Ledger) {
+	l.Amount = o.Amount
+	l.Deposits += o.Deposits
+	l.Withdrawals += o.Withdrawals
+	l.Refused += o.Refused
+	l.Unknown += o.Unknown
+	l.Totals += o.Totals
 }
 
 // add adds the costs of generator pg, labelled label, to g: its CPU,

@@ -16,7 +16,8 @@ type mixer struct {
 	cpu, block, size, prio Dist
 	accounts               uint64
 	amount                 int64
-	clamped                int64 // draws clamped to a limit
+	wait                   time.Duration // a withdrawal's guard timeout (Config.WithdrawWait)
+	clamped                int64         // draws clamped to a limit
 }
 
 // newMixer returns worker w's mixer for cfg (defaults applied).
@@ -29,6 +30,7 @@ func newMixer(cfg *Config, w int) *mixer {
 		prio:     cfg.Priority,
 		accounts: uint64(cfg.Accounts),
 		amount:   cfg.Amount,
+		wait:     cfg.WithdrawWait,
 	}
 	weights := cfg.Ops.weights()
 	sum := 0.0
@@ -71,6 +73,9 @@ func (m *mixer) fill(r *wire.Request) {
 	}
 	if r.Op == wire.OpDeposit || r.Op == wire.OpWithdraw || r.Op == wire.OpTransfer {
 		r.Amount = m.amount
+	}
+	if r.Op == wire.OpWithdraw {
+		r.Timeout = m.wait
 	}
 }
 

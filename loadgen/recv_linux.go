@@ -122,7 +122,22 @@ func (w *worker) response(c *conn, at int64) bool {
 		for until := w.clock() + int64(w.cfg.Throttle); w.clock() < until; {
 		}
 	}
+	if w.isRefusal(c) {
+		w.refused(c)
+		return false
+	}
+	c.fresh = false
+	if w.duplicate(c) {
+		// A second answer to a request answered already: counted (a
+		// response, not a request) and skipped, so that the answers
+		// behind it still meet their requests.
+		w.st.errs[errVerifyDuplicate]++
+		return true
+	}
 	if c.fly.n == c.unsent {
+		// A response to no request: counted (itself, not a request),
+		// and the connection, whose stream cannot be trusted, reopened.
+		w.st.errs[errUnexpectedResponse]++
 		w.fail(c, errUnexpectedResponse)
 		return false
 	}
@@ -130,6 +145,10 @@ func (w *worker) response(c *conn, at int64) bool {
 	w.inflight--
 	w.written.Add(-1)
 	kind := w.check(c, &e)
+	if w.resp.ID == e.id {
+		c.remember(e.id)
+	}
+	w.account(&e, kind)
 	switch {
 	case e.flags&flagPrime != 0:
 		w.primed(c, &e, kind)
@@ -145,10 +164,27 @@ func (w *worker) response(c *conn, at int64) bool {
 		w.serverClose(c)
 		return false
 	}
+	if w.killRNG != nil && w.sending && w.countKill(c) {
+		return false
+	}
 	if w.closed {
 		w.fill(c, at)
 	}
 	return true
+}
+
+// duplicate reports whether w.resp repeats the id of a request c has
+// had its answer to, and is not the answer to c's oldest request in
+// flight (ids are checked with VerifyFull and VerifyAuto only).
+func (w *worker) duplicate(c *conn) bool {
+	id := w.resp.ID
+	switch {
+	case w.cfg.Verify != VerifyFull && w.cfg.Verify != VerifyAuto || !c.wasAnswered(id):
+		return false
+	case c.fly.n == c.unsent:
+		return true
+	}
+	return c.fly.at(0).id != id
 }
 
 // primed checks the answer w.resp to c's priming request e, of kind:

@@ -102,6 +102,16 @@ func (r *Result) textRequests(t *textOut) {
 	}
 	t.p("  warm-up: %d responses, %d failures; connections: %d reconnects, %d server closes\n",
 		q.Warmup, q.WarmupErrors, q.Reconnects, q.ServerCloses)
+	if q.Refused > 0 {
+		t.p("  refused at the server's limit: %d connections (each reopened after a backoff, its requests resent)\n", q.Refused)
+	}
+	if q.Kills > 0 {
+		t.p("  killed on purpose: %d connections (each reopened), %d requests abandoned in flight\n", q.Kills, q.Abandoned)
+	}
+	if l := r.Ledger; l != nil {
+		t.p("ledger: %d deposits and %d withdrawals acknowledged (money %+d), %d refused, %d of unknown outcome; %d totals checked\n",
+			l.Deposits, l.Withdrawals, l.Delta(), l.Refused, l.Unknown, l.Totals)
+	}
 	if len(r.Errors) == 0 {
 		t.p("errors: none\n")
 	} else {

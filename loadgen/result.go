@@ -29,7 +29,9 @@ const (
 	errVerifyID                   // the response carries another request's id
 	errVerifyOrder                // the response answers a request sent later on the connection (out of order)
 	errVerifyChecksum             // the checksum does not match the payload (or is missing in full mode)
-	errVerifyBody                 // the OpWork body is not AppendBody(id, size)
+	errVerifyBody                 // the OpWork body is not AppendBody(id, size), or a ledger answer is not a balance
+	errVerifyDuplicate            // a second response to a request its connection had answered (counts the response)
+	errVerifyTotal                // a total outside what the acknowledged deposits and withdrawals allow (Config.LedgerMoney)
 	errInterrupted                // in flight when the run was interrupted
 	errStatusBase                 // + wire.Status: a response whose status is not ok
 	numErrKinds           = errStatusBase + wire.NumStatuses
@@ -38,7 +40,7 @@ const (
 var errKindNames = func() (n [numErrKinds]string) {
 	copy(n[:], []string{"ok", "connect", "read", "write", "timeout", "unexpected_close",
 		"unexpected_response", "malformed_response", "verify_id", "verify_order",
-		"verify_checksum", "verify_body", "interrupted"})
+		"verify_checksum", "verify_body", "verify_duplicate", "verify_total", "interrupted"})
 	for s := range wire.Status(wire.NumStatuses) {
 		n[errStatusBase+errKind(s)] = "status_" + s.String()
 	}
@@ -122,10 +124,14 @@ type Result struct {
 	Requests Counts `json:"requests"`
 	// Errors counts failures by kind: connect (attempts), read, write,
 	// timeout, unexpected_close, unexpected_response, malformed_response,
-	// verify_id, verify_order, verify_checksum, verify_body, interrupted,
-	// and status_<name> for responses whose status is not ok. Every kind
-	// but connect counts requests. Kinds that did not happen are absent.
-	// Failed requests are never in the latency histograms.
+	// verify_id, verify_order, verify_checksum, verify_body,
+	// verify_duplicate, verify_total, interrupted, and status_<name> for
+	// responses whose status is not ok. Every kind but connect counts
+	// requests, except two that count responses: unexpected_response (a
+	// response with no request in flight) and verify_duplicate (a second
+	// response to a request answered already, which is then skipped).
+	// Kinds that did not happen are absent. Failed requests are never in
+	// the latency histograms.
 	Errors map[string]int64 `json:"errors"`
 
 	// Latency is the corrected latency, from each request's intended send
@@ -180,6 +186,9 @@ type Result struct {
 	Generator Generator `json:"generator"`
 	// Hlog is the HdrHistogram log written, if any.
 	Hlog string `json:"hlog,omitempty"`
+	// Ledger is what the run did to the server's ledger, by its
+	// answers: present when the mix has deposits, withdrawals or totals.
+	Ledger *Ledger `json:"ledger,omitempty"`
 	// Trace is the per-request record asked for with Config.Trace (nil
 	// without); not written with the result.
 	Trace *Trace `json:"-"`
@@ -249,14 +258,62 @@ type Counts struct {
 	// until the end, or waiting to be resent.
 	Unsent int64 `json:"unsent"`
 	// Resent counts requests re-issued because the server closed their
-	// connection (Connection: close) before answering them.
+	// connection (Connection: close) before answering them, or refused
+	// the connection at its limit (Refused).
 	Resent       int64 `json:"resent"`
 	Reconnects   int64 `json:"reconnects"`    // connections re-established during the run
 	ServerCloses int64 `json:"server_closes"` // connections the server closed cleanly
 	ClampedDraws int64 `json:"clamped_draws"` // work/size draws clamped to a protocol limit
 	Warmup       int64 `json:"warmup"`        // responses during warm-up (not measured)
 	WarmupErrors int64 `json:"warmup_errors"` // failures during warm-up
+	// Kills counts the connections the generator killed on purpose
+	// (Config.KillEvery), each reopened; Abandoned the measured requests
+	// that were in flight on them: neither answered nor failed.
+	Kills     int64 `json:"kills,omitempty"`
+	Abandoned int64 `json:"abandoned,omitempty"`
+	// Refused counts the connections the server refused at its limit
+	// (models.Config.MaxConns, thread per connection's threads: a
+	// response of id 0, status unavailable, before any answer on the
+	// connection) after priming: the server read none of their requests,
+	// which were resent on other connections (counted in Resent), and
+	// the connection was reopened after a backoff.
+	Refused int64 `json:"refused,omitempty"`
 }
+
+// Ledger is what a run did to the server's ledger, as the server's
+// answers tell it, warm-up and priming included: every deposit and
+// withdrawal counted once by its outcome. Transfers move money between
+// accounts and leave the ledger's money alone, so they are not counted.
+//
+// Where Unknown is 0 the ledger's money after the run is exactly its
+// money before plus Delta (what "concbench soak" checks); otherwise it
+// lies within Unknown × Amount of that.
+type Ledger struct {
+	// Amount is what each deposit and withdrawal moved (Config.Amount).
+	Amount int64 `json:"amount"`
+	// Deposits and Withdrawals count those the server acknowledged
+	// (status ok, the response verified).
+	Deposits    int64 `json:"deposits"`
+	Withdrawals int64 `json:"withdrawals"`
+	// Refused counts those the ledger answered with an error of its own
+	// (insufficient funds, a guarded withdrawal's timeout, overflow, no
+	// such account, a bad request): it changed nothing.
+	Refused int64 `json:"refused"`
+	// Unknown counts those whose outcome is unknown: sent and then never
+	// answered (a timeout, a reset, an interrupted run), answered by a
+	// response that failed verification, or answered unavailable or
+	// internal (a front end whose back end failed may have passed the
+	// request on before it failed).
+	Unknown int64 `json:"unknown"`
+	// Totals counts the total responses checked against
+	// Config.LedgerMoney and the deposits and withdrawals around them;
+	// those outside their bounds are Errors' verify_total.
+	Totals int64 `json:"totals_checked"`
+}
+
+// Delta returns the change to the ledger's money that the acknowledged
+// deposits and withdrawals made.
+func (l *Ledger) Delta() int64 { return (l.Deposits - l.Withdrawals) * l.Amount }
 
 // LagShare is one reported percentile of the corrected latency next to
 // the same percentile of the latency that never charges the generator's
@@ -715,6 +772,10 @@ func (v *verdict) warnings(r *Result, lim Limits) {
 		if expectedStatuses[k] {
 			v.warn("%d ledger requests ended %s (a normal outcome of the mix; not in the latency)", r.Errors[k], strings.TrimPrefix(k, "status_"))
 		}
+	}
+	if q := &r.Requests; q.Kills > 0 {
+		v.warn("%d connections were killed on purpose (every %d responses or so) and reopened, abandoning %d requests in flight: the latency includes the reconnections",
+			q.Kills, c.KillEvery, q.Abandoned)
 	}
 	if r.Requests.ClampedDraws > 0 {
 		v.warn("%d work or size draws were clamped to the protocol limits", r.Requests.ClampedDraws)

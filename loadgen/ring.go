@@ -11,6 +11,10 @@ type entry struct {
 	op       wire.Op
 	flags    uint8
 	prio     uint8 // its priority, for Config.PriorityClasses
+	// dep and wd are, for a total with Config.LedgerMoney, the deposits
+	// and withdrawals acknowledged across the run when it was sent: the
+	// least it can count (see checkTotal).
+	dep, wd int64
 }
 
 // Entry flags.

@@ -53,13 +53,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0) // stops the world: only here and at the end
 	base := time.Now()
-	var stop atomic.Bool
-	var written atomic.Int64
-	ws, err := newWorkers(&cfg, codec, sa, family, base, &stop, &written)
+	sh := newShared(&cfg)
+	ws, err := newWorkers(&cfg, codec, sa, family, base, sh)
 	if err != nil {
 		return nil, err
 	}
-	stopWatching := watchInterrupt(ctx, ws, &stop)
+	stopWatching := watchInterrupt(ctx, ws, &sh.stop)
 	defer stopWatching()
 
 	th := startThreads(&cfg, ws)
@@ -105,7 +104,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if hl != nil {
 		closeHlog(r, &cfg, ws, hl, ivOut, collected)
 	}
-	interrupted := stop.Load()
+	interrupted := sh.stop.Load()
 	fatal := judgeRun(r, &cfg, ws, interrupted)
 	switch {
 	case fatal != nil:
@@ -116,10 +115,28 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return r, nil
 }
 
+// shared is what a run's workers share: the flag that stops them, the
+// requests written and not yet answered (worker.written), and the money
+// flow (nil without Config.LedgerMoney).
+type shared struct {
+	stop    atomic.Bool
+	written atomic.Int64
+	money   *moneyFlow
+}
+
+// newShared returns the shared state of a run of cfg.
+func newShared(cfg *Config) *shared {
+	sh := &shared{}
+	if cfg.LedgerMoney > 0 {
+		sh.money = &moneyFlow{}
+	}
+	return sh
+}
+
 // newWorkers opens cfg.Conns connections to sa and deals them out to
 // cfg.Workers new workers, round robin. On failure it closes what it
 // opened.
-func newWorkers(cfg *Config, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, stop *atomic.Bool, written *atomic.Int64) ([]*worker, error) {
+func newWorkers(cfg *Config, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, sh *shared) ([]*worker, error) {
 	fds := make([]int, 0, cfg.Conns)
 	for i := range cfg.Conns {
 		fd, err := dial(sa, family, cfg.Timeout)
@@ -140,7 +157,7 @@ func newWorkers(cfg *Config, codec wire.Codec, sa unix.Sockaddr, family int, bas
 		for j := i; j < len(fds); j += cfg.Workers {
 			mine = append(mine, fds[j])
 		}
-		w, err := newWorker(cfg, i, cfg.Workers, mine, codec, sa, family, base, stop, written)
+		w, err := newWorker(cfg, i, cfg.Workers, mine, codec, sa, family, base, sh)
 		if err != nil {
 			for _, w := range ws {
 				w.cleanup()
@@ -469,6 +486,7 @@ func assemble(cfg *Config, ws []*worker, base time.Time, measureAt, endAt, endNs
 	r.SentRatePerS = perSec(p.st.sent)
 	r.AchievedRatePerS = perSec(p.st.inWindow)
 	r.Requests = p.counts(r.Errors)
+	r.Ledger = p.ledger(cfg)
 	p.latencies(r, cfg, ws)
 	r.SendProcess = sendProcess(cfg, p.gapA, p.gapP, p.a1, p.a2, p.p1, p.p2, p.sendCall.quantile(0.5), meanGap(ws))
 	p.timing(r, cfg, ws)
@@ -554,6 +572,14 @@ func (st *workerStats) add(s *workerStats) {
 	st.warmupErrors += s.warmupErrors
 	st.reconnects += s.reconnects
 	st.serverCloses += s.serverCloses
+	st.kills += s.kills
+	st.refused += s.refused
+	st.abandoned += s.abandoned
+	st.deposits += s.deposits
+	st.withdrawals += s.withdrawals
+	st.moneyRefused += s.moneyRefused
+	st.moneyUnknown += s.moneyUnknown
+	st.totals += s.totals
 	st.busyNs += s.busyNs
 	st.spanNs += s.spanNs
 	st.userNs += s.userNs
@@ -585,7 +611,20 @@ func (p *pool) counts(errs map[string]int64) Counts {
 		Held: st.held, Unsent: st.unsent, Resent: st.resent,
 		Reconnects: st.reconnects, ServerCloses: st.serverCloses, ClampedDraws: p.clamped,
 		Warmup: st.warmup, WarmupErrors: st.warmupErrors,
+		Kills: st.kills, Abandoned: st.abandoned, Refused: st.refused,
 	}
+}
+
+// ledger returns the run's ledger flow if cfg's mix has deposits,
+// withdrawals or totals; nil otherwise.
+func (p *pool) ledger(cfg *Config) *Ledger {
+	w := cfg.Ops.weights()
+	if w[wire.OpDeposit] == 0 && w[wire.OpWithdraw] == 0 && w[wire.OpTotal] == 0 {
+		return nil
+	}
+	st := &p.st
+	return &Ledger{Amount: cfg.Amount, Deposits: st.deposits, Withdrawals: st.withdrawals,
+		Refused: st.moneyRefused, Unknown: st.moneyUnknown, Totals: st.totals}
 }
 
 // latencies fills r's latency summaries, its priority classes' and its

@@ -71,7 +71,7 @@ func (w *worker) pump(now int64) bool {
 // fill tops a closed-loop connection up to Outstanding in flight, a batch
 // of Depth at a time (resends first).
 func (w *worker) fill(c *conn, now int64) {
-	for w.sending && c.state == connUp && c.fly.n+w.depth <= w.maxFly {
+	for w.sending && c.state == connUp && !c.killing && c.fly.n+w.depth <= w.maxFly {
 		if w.retry.n > 0 {
 			w.resend(c, w.retry.pop())
 			continue
@@ -151,6 +151,9 @@ func (w *worker) flush(c *conn) {
 			others = true // the rest of the batch follows this one
 			if w.closed {
 				e.intended = now
+			}
+			if w.money != nil {
+				w.money.sent(e)
 			}
 			if e.flags&flagMeasured == 0 {
 				continue

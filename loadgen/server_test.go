@@ -2,17 +2,20 @@ package loadgen
 
 import (
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"concbench/service"
 	"concbench/wire"
 )
 
 // testServer is an in-process server speaking the wire codec, one goroutine
 // per connection over Go's net, that answers every request correctly —
-// OpWork with AppendBody(id, size), ledger ops with an empty ok — except
+// OpWork with AppendBody(id, size), ledger ops on a ledger of its own
+// (service.Service, with the service's default accounts) — except
 // where a test asks it to misbehave. It counts requests across connections
 // (from 1, priming included) so that a misbehaviour can be aimed at the
 // n-th request.
@@ -20,6 +23,7 @@ type testServer struct {
 	t      testing.TB
 	ln     net.Listener
 	codec  wire.Codec
+	svc    *service.Service // the ledger
 	served atomic.Int64
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -43,6 +47,14 @@ type testServer struct {
 	// connections: a server whose capacity is 1/serviceTime.
 	serviceTime time.Duration
 	busyMu      sync.Mutex
+	// refuseConn, if set, says whether to refuse the n-th connection
+	// accepted (from 1) as a server at its limit does (connio.Refuse):
+	// the refusal at once, then close, reading nothing.
+	refuseConn func(n int64) bool
+	accepted   int64 // connections accepted (the accept loop's)
+	// skewTotals, if not 0, is added to every total the server answers:
+	// a ledger that loses or makes money.
+	skewTotals int64
 	// foreign makes the server answer like a server that is not
 	// concbench's (nginx): 200 with a fixed body, no X-Request-Id, no
 	// X-Checksum (HTTP only).
@@ -65,6 +77,7 @@ const (
 	faultClose          // answer, then say Connection: close (HTTP) and close
 	faultKill           // do not answer; close the listener and every connection
 	faultRefuse         // refuse as a server at capacity: id 0, status unavailable, a reason, close
+	faultTwice          // answer twice
 )
 
 // faultAt returns a fault function that misbehaves with f on request n.
@@ -87,7 +100,11 @@ func startServer(t testing.TB, protocol string, setup func(*testServer)) *testSe
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{t: t, ln: ln, codec: codec}
+	svc, err := service.New(service.Config{NsPerIter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{t: t, ln: ln, codec: codec, svc: svc}
 	if setup != nil {
 		setup(s)
 	}
@@ -111,6 +128,11 @@ func (s *testServer) accept() {
 		c, err := s.ln.Accept()
 		if err != nil {
 			return
+		}
+		if s.accepted++; s.refuseConn != nil && s.refuseConn(s.accepted) {
+			c.Write(s.codec.AppendResponse(nil, &wire.Response{Status: wire.StatusUnavailable, Close: true, Payload: []byte("at capacity (test)\n")}))
+			c.Close()
+			continue
 		}
 		s.mu.Lock()
 		s.conns = append(s.conns, c)
@@ -193,6 +215,12 @@ func (s *testServer) serve(c net.Conn) {
 			if req.Op == wire.OpWork {
 				body = wire.AppendBody(body[:0], req.ID, req.Size)
 				resp.Payload = body
+			} else {
+				body = s.svc.Do(&req, &resp, body[:0])
+				if req.Op == wire.OpTotal && s.skewTotals != 0 {
+					body = strconv.AppendInt(body[:0], s.svc.Ledger().Total()+s.skewTotals, 10)
+					resp.Payload = body
+				}
 			}
 			start := len(out)
 			switch f {
@@ -216,6 +244,8 @@ func (s *testServer) serve(c net.Conn) {
 			switch f {
 			case faultChecksum:
 				out[len(out)-1] ^= 0xff // the last payload byte
+			case faultTwice:
+				out = append(out, out[start:]...)
 			case faultSwap:
 				held = append(held[:0], out[start:]...)
 				out = out[:start]

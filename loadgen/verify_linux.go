@@ -4,7 +4,9 @@ import (
 	"concbench/wire"
 )
 
-// check verifies w.resp as the answer to e per the Verify mode.
+// check verifies w.resp as the answer to e per the Verify mode; with
+// VerifyFull (and VerifyAuto against a concbench server) a successful
+// ledger answer is checked too (checkLedger).
 func (w *worker) check(c *conn, e *entry) errKind {
 	resp := &w.resp
 	switch w.cfg.Verify {
@@ -41,7 +43,11 @@ func (w *worker) check(c *conn, e *entry) errKind {
 		}
 		return errVerifyBody
 	}
-	return statusKind(resp.Status)
+	kind := statusKind(resp.Status)
+	if kind == kindOK && e.op != wire.OpWork {
+		return w.checkLedger(e)
+	}
+	return kind
 }
 
 // misattributed classifies a response whose id is not its request's: an
@@ -49,7 +55,8 @@ func (w *worker) check(c *conn, e *entry) errKind {
 // earlier out-of-order response skipped), a wrong id otherwise.
 func (w *worker) misattributed(c *conn, e *entry) errKind {
 	id := w.resp.ID
-	if c.fly.contains(id) || id == c.skipped && id != 0 {
+	switch {
+	case c.fly.contains(id) || id == c.skipped && id != 0:
 		c.skipped = e.id
 		return errVerifyOrder
 	}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"sync/atomic"
 	"time"
@@ -30,11 +31,15 @@ type workerStats struct {
 	scheduled, sent, completed, ok, held, unsent, resent int64
 	inWindow                                             int64 // measured requests completed by the window's end
 	warmup, warmupErrors, reconnects, serverCloses       int64
+	refused                                              int64 // connections the server refused at its limit
 	errs                                                 [numErrKinds]int64
 	busyNs, spanNs, userNs, sysNs                        int64
 	runQueueNs, nvcsw, nivcsw                            int64
 	windowEnd, lastResponse                              int64
 	kernelStamped, userStamped, stampBeforeSend          int64 // reads by receive-timestamp source; responses stamped before their send
+	kills, abandoned                                     int64 // Config.KillEvery
+	deposits, withdrawals, moneyRefused, moneyUnknown    int64 // the ledger's flow (Ledger)
+	totals                                               int64 // totals checked against Config.LedgerMoney
 }
 
 // numSlices is how many equal slices the overload detector cuts an open
@@ -88,6 +93,14 @@ type worker struct {
 	down       int
 	nextRetry  int64
 	nextTick   int64
+
+	// money is the run's deposits and withdrawals, sent and acknowledged
+	// (shared), for the bounds of a total; nil without Config.LedgerMoney.
+	money *moneyFlow
+	// killRNG (nil without Config.KillEvery) chooses which connection is
+	// killed, and when: killLeft more responses from now.
+	killRNG  *rand.Rand
+	killLeft int
 
 	closed  bool
 	depth   int
@@ -161,9 +174,9 @@ type worker struct {
 // newWorker returns worker idx of n for cfg (defaults applied) over the
 // connected, non-blocking sockets fds, which it owns from now on (cleanup
 // closes them), with its epoll instance and wake-up eventfd.
-func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, stop *atomic.Bool, written *atomic.Int64) (*worker, error) {
+func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Sockaddr, family int, base time.Time, sh *shared) (*worker, error) {
 	w := &worker{
-		idx: idx, n: n, cfg: cfg, codec: codec, sa: sa, family: family, base: base, stop: stop, written: written,
+		idx: idx, n: n, cfg: cfg, codec: codec, sa: sa, family: family, base: base, stop: &sh.stop, written: &sh.written, money: sh.money,
 		epfd: -1, events: make([]unix.EpollEvent, maxEvents),
 		closed:  cfg.Closed,
 		depth:   cfg.Depth,
@@ -193,18 +206,22 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 	if cfg.Trace > 0 {
 		w.trace = make([]traceRec, 0, (cfg.Trace+n-1)/n)
 	}
+	if cfg.KillEvery > 0 {
+		w.killRNG = newKiller(cfg, idx)
+		w.killLeft = w.nextKill()
+	}
 	if w.closed {
 		w.maxFly = cfg.Outstanding
 	} else {
 		w.arr = newArrivals(cfg, idx, n)
 	}
 	for _, fd := range fds {
-		w.conns = append(w.conns, &conn{idx: len(w.conns), fd: fd, in: make([]byte, 0, inBufSize)})
+		w.conns = append(w.conns, &conn{idx: len(w.conns), fd: fd, in: make([]byte, 0, inBufSize), fresh: true})
 	}
 	w.dirty = make([]*conn, 0, len(w.conns))
 	w.hasRoom = func(i int) bool {
 		c := w.conns[i]
-		return c.state == connUp && c.fly.n+w.depth <= w.maxFly
+		return c.state == connUp && !c.killing && c.fly.n+w.depth <= w.maxFly
 	}
 	if err := w.setup(); err != nil {
 		w.cleanup()

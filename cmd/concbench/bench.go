@@ -457,11 +457,22 @@ func pruneWorkloads(ws []harness.Workload, cs []harness.Config) ([]harness.Workl
 // twice (halfsynchalfreactive, a model, includes
 // halfsynchalfreactive/pooled) is kept once.
 func selectConfigs(have []harness.Config, list string) ([]harness.Config, error) {
+	cs, err := selectFrom(list, have, harness.AllConfigs())
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return cs, nil
+}
+
+// selectFrom keeps the configurations named in list (comma-separated),
+// by name or by model, in the order of the list, each looked up in the
+// first of pools that has it; a configuration named twice is kept once.
+func selectFrom(list string, pools ...[]harness.Config) ([]harness.Config, error) {
 	var out []harness.Config
 	for _, want := range strings.Split(list, ",") {
 		want = strings.TrimSpace(want)
 		found := false
-		for _, pool := range [][]harness.Config{have, harness.AllConfigs()} {
+		for _, pool := range pools {
 			for _, c := range pool {
 				if c.Name != want && c.Model != want {
 					continue
@@ -477,10 +488,14 @@ func selectConfigs(have []harness.Config, list string) ([]harness.Config, error)
 		}
 		if !found {
 			var names []string
-			for _, c := range harness.AllConfigs() {
-				names = append(names, c.Name)
+			for _, pool := range pools {
+				for _, c := range pool {
+					if !slices.Contains(names, c.Name) {
+						names = append(names, c.Name)
+					}
+				}
 			}
-			return nil, fmt.Errorf("bench: --models: no configuration or model %q (accepted: %s, or a model name)", want, strings.Join(names, ", "))
+			return nil, fmt.Errorf("--models: no configuration or model %q (accepted: %s, or a model name)", want, strings.Join(names, ", "))
 		}
 	}
 	return out, nil

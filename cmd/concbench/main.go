@@ -14,6 +14,7 @@
 //	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
 //	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
 //	concbench hostile label=flags …     what hostile clients (amplification, slow headers) cost a server
+//	concbench soak [--requests N]       millions of verified requests per model, connections killed, money conserved
 //	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
 //
@@ -85,6 +86,7 @@ var commands = []command{
 	{name: "theory", summary: "queueing theory for many servers: c servers sharing one queue (M/G/c) against c partitioned ones (c × M/G/1), p50 and p99, simulated beside the closed forms, and any crossover", run: runTheory},
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
 	{name: "priority", summary: "a high-priority stream's p99 under a growing low-priority flood, per server configuration (with and without priority): a table and a figure", run: runPriority},
+	{name: "soak", summary: "per configuration, millions of verified requests of a mixed workload, connections killed at random, the ledger's money checked to the unit: nothing lost, nothing duplicated (make soak)", run: runSoak},
 	{name: "hostile", summary: "what hostile clients cost each server configuration: memory amplification by clients that never read, slow headers", run: runHostile},
 	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},

@@ -65,7 +65,7 @@ func TestBoundHandoff(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Close() })
 	conn := <-back.conn
-	l := srv.shared[0]
+	l := srv.shared[0].cur.Load()
 	pool := func() (leader bool, followers int) {
 		l.mu.Lock()
 		defer l.mu.Unlock()

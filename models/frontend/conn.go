@@ -17,8 +17,8 @@ var errServerClosing = errors.New("the front end is closing")
 // session's Service: serving a request is forwarding it.
 type clientConn struct {
 	s    *Server
-	link *link  // the upstream connection its requests go over
-	own  bool   // link is this thread's own (perthread)
+	up   *slot  // the upstream slot its requests go over: shared, or mine
+	mine slot   // the thread's own slot (perthread)
 	w    waiter // the thread's registration, reused per request
 	send []byte // the encoded upstream request
 }
@@ -31,10 +31,13 @@ var _ connio.Service = (*clientConn)(nil)
 // the responses of pipelined requests are written together once every
 // complete request buffered has been answered (or the output bound is
 // reached). It exits locked, so the runtime destroys its OS thread.
-func (s *Server) serveConn(fd int, shared *link) {
+func (s *Server) serveConn(fd int, shared *slot) {
 	defer s.wg.Done()
 	runtime.LockOSThread() // exits locked: see doc.go
-	c := &clientConn{s: s, link: shared}
+	c := &clientConn{s: s, up: shared}
+	if shared == nil {
+		c.up = &c.mine
+	}
 	sh := s.counters.NewConnShard()
 	sess := connio.NewSessionWith(&s.cfg, c)
 	connio.ServeFD(fd, sess, sh, s.reaper)
@@ -43,8 +46,8 @@ func (s *Server) serveConn(fd int, shared *link) {
 	s.mu.Unlock()
 	handleset.Close(fd)
 	s.limit.Release()
-	if c.own && c.link != nil {
-		s.dropLink(c.link)
+	if l := c.mine.cur.Load(); l != nil {
+		s.dropLink(l)
 	}
 	sh.AddClosed()
 	s.counters.Retire(sh)
@@ -63,9 +66,12 @@ func (c *clientConn) Do(req *wire.Request, resp *wire.Response, scratch []byte) 
 }
 
 // forward is the two-way call: it registers the upstream id the thread
-// expects, sends the request under it, waits for the response (joining
-// the link's bound pool, or parking until the reader hands it over) and
-// sets resp to it with the client's id restored.
+// expects on its slot's link (re-dialled if it broke and the back-off
+// has passed), sends the request under it, waits for the response
+// (joining the link's bound pool, or parking until the reader hands it
+// over) and sets resp to it with the client's id restored. While the
+// slot is down the request is answered status unavailable at once, with
+// the reason.
 //
 // Upstream ids are unique per server and congruent to the client's id
 // modulo 64, so an OpWork body — whose pattern depends only on the id
@@ -74,17 +80,15 @@ func (c *clientConn) Do(req *wire.Request, resp *wire.Response, scratch []byte) 
 func (c *clientConn) forward(req *wire.Request, resp *wire.Response) {
 	s, w := c.s, &c.w
 	*resp = wire.Response{ID: req.ID, Close: req.Close}
-	if c.link == nil {
-		if l, err := s.dial(); err != nil {
-			c.failed(resp, wire.StatusUnavailable, "front end: cannot connect to the back end: "+err.Error())
-			return
-		} else {
-			c.link, c.own = l, true
-		}
+	l, err := c.up.link(s)
+	if err != nil {
+		s.upstreamFailed.Add(1)
+		c.failed(resp, wire.StatusUnavailable, "front end: "+err.Error())
+		return
 	}
 	w.upID = s.nextID.Add(1)<<6 | req.ID&63
 	w.op, w.size = req.Op, req.Size
-	if err := c.link.register(w); err != nil {
+	if err := l.register(w); err != nil {
 		s.upstreamFailed.Add(1)
 		c.failed(resp, wire.StatusUnavailable, "front end: back end connection failed: "+err.Error())
 		return
@@ -92,12 +96,13 @@ func (c *clientConn) forward(req *wire.Request, resp *wire.Response) {
 	up := *req
 	up.ID, up.Close = w.upID, false
 	c.send = s.upstream.AppendRequest(c.send[:0], &up)
-	c.link.send(c.send)
+	l.send(c.send)
 	if s.opts.Handoff == Queue {
 		w.wait()
 	} else {
-		c.link.join(w)
+		l.join(w)
 	}
+	l.leave()
 	if w.res.failure != "" {
 		c.failed(resp, w.res.status, w.res.failure)
 		return

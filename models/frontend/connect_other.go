@@ -4,9 +4,12 @@ package frontend
 
 import (
 	"net/netip"
+	"time"
 
 	"concbench/handleset"
 )
 
 // connect is Linux-only, like the model (see the package documentation).
-func connect(netip.AddrPort) (int, error) { return -1, handleset.ErrUnsupported }
+func connect(netip.AddrPort, time.Duration, time.Duration, time.Duration) (int, error) {
+	return -1, handleset.ErrUnsupported
+}

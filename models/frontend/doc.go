@@ -27,7 +27,10 @@
 //     (followers). expecting_response is link.register, send_request is
 //     link.send, join is link.join, the leader's loop is link.lead, and
 //     handle_event, parse_header and read_response_body together are
-//     link.readOne.
+//     link.readOne. A link lives as long as its TCP connection; slot, one
+//     per upstream connection of the configuration (or per thread, with
+//     perthread), holds the link of the moment and dials the next when it
+//     breaks (below, "Upstream failure").
 //   - Reactor (the "wrapper facade for the multiplexed connection
 //     stream"): none. The one handle is a blocking socket, and the leader
 //     blocks in read(2) on it; with one handle per pool there is nothing
@@ -43,12 +46,23 @@
 //
 // # Thread states (Options.Handoff = Bound)
 //
-// A client thread with a request upstream is in one of three states:
+// A client thread with a request to forward finds its slot's link up or
+// broken (slot.link):
+//
+//   - Down: the link is broken and the back-off since the last failed
+//     dial has not passed, or another thread is dialling: the request is
+//     answered status unavailable at once, with the reason, and the
+//     thread returns to its client. (Dialling: the back-off has passed;
+//     the thread dials the next link itself, and sends on it, or answers
+//     unavailable with the dial's failure.)
+//
+// With its request upstream it is in one of three states:
 //
 //   - Sending: registered (link.register) and writing its request
 //     (link.send, whole requests serialised by a futex mutex).
 //   - Leader (link.lead): at most one per link, blocked in read(2) on the
-//     link. For each response it looks up the waiter by id and removes it
+//     link (a quarter of the upstream timeout at a time, then it checks
+//     whether a response is overdue: link.overdue). For each response it looks up the waiter by id and removes it
 //     from the table. Another thread's response is copied into that
 //     waiter (res), marked ready and its thread unparked (a hand-off,
 //     counted "handoffs"); the leader keeps reading. Its own (counted
@@ -58,8 +72,10 @@
 //   - Follower (link.join): parked on its own Parker until a leader hands
 //     it its response (it returns) or promotes it (it leads).
 //
-// Sending → leader (joins with no leader) or → follower; follower →
-// leader (promoted) or → done (hand-off); leader → done (own response).
+// Down → done (answered at once); dialling → sending or → done; sending
+// → leader (joins with no leader) or → follower; follower → leader
+// (promoted) or → done (hand-off, or the link's failure); leader → done
+// (own response, or the link's failure).
 // No wake-up is lost: a waiter is registered before its request leaves,
 // joins under mu, and Parker keeps an Unpark that comes before Park. A
 // thread whose response came before it joined returns at once. Every
@@ -75,13 +91,14 @@
 //     no hand-offs and no followers. UpstreamConns does not apply; the
 //     back end sees one connection per client connection.
 //   - Handoff = Queue: the unbound hand-off. Each of the UpstreamConns
-//     links has a reader thread of its own (link.readLoop, locked) that
-//     reads every response and hands it to its waiting thread through the
-//     table of expected responses and the thread's one-slot mailbox
-//     (res, ready) with the same futex wake; client threads only park.
+//     slots has a reader thread of its own (slot.readLoop, locked) that
+//     reads every response of its link (link.readLoop) and hands it to
+//     its waiting thread through the table of expected responses and the
+//     thread's one-slot mailbox (res, ready) with the same futex wake;
+//     client threads only park.
 //     Every response is a hand-off and costs a wake-up of a second thread.
 //
-// Client connection i uses link i mod UpstreamConns (bound, queue).
+// Client connection i uses slot i mod UpstreamConns (bound, queue).
 //
 // # Where Go and Linux differ from the paper
 //
@@ -136,24 +153,50 @@
 // # Upstream failure
 //
 // A link breaks when the back end closes or resets it, a read or write on
-// it fails, or it sends a frame the front end cannot use (malformed, or an
-// id no thread expects, after which the stream cannot be trusted). Every
-// request registered on it — the one being read, those in flight, and every
-// later one sent to it — is answered status unavailable (HTTP 503) with a
-// one-line reason naming the failure, in its place in its client's order,
-// and counted as "upstream_failed". No client is left waiting and no
-// response is dropped silently. A broken link is not re-dialled: with
-// handoff bound or queue the front end answers 503 until it is restarted;
-// with perthread a new client connection dials afresh. A response that
-// arrives whole but fails its checksum is answered status internal and
-// counted as "upstream_invalid" (the link stays up).
+// it fails, it sends a frame the front end cannot use (malformed, or an
+// id no thread expects, after which the stream cannot be trusted), or the
+// upstream timeout passes (Options.UpstreamTimeout). Every request
+// registered on it — the one being read and those in flight — is answered
+// status unavailable (HTTP 503) with a one-line reason naming the failure,
+// in its place in its client's order, and counted as "upstream_failed".
+// No client is left waiting and no response is dropped silently. A
+// response that arrives whole but fails its checksum is answered status
+// internal and counted as "upstream_invalid" (the link stays up).
+//
+// A broken link is replaced, in every hand-off mode: the first request
+// that finds its slot's link broken dials a new one on its own thread and
+// is sent on it; while a dial fails, the next waits a back-off (1 ms,
+// doubling with each failure up to 1 s), and requests meanwhile — or
+// while another thread dials — are answered 503 at once with the reason.
+// So clients get 503s only while their link is down, and are served again
+// by the first request after the back end is back (with perthread, each
+// client thread's own link follows the same rule). A queue reader waits
+// for its slot's next link. A dial connects within a second (a lost SYN
+// is sent again only after one) or fails; one that finds itself
+// connected to itself (the back end's port in the ephemeral range,
+// nothing listening) fails too. A broken link's descriptor is closed by
+// its last user, so that no thread touches a descriptor number a new
+// link may have been given.
+//
+// The upstream timeout (default DefaultUpstreamTimeout: twice the longest
+// a request may ask the back end to work, plus 10 s) bounds how long a
+// back end may say nothing while a response is due: since the oldest
+// request on the link was sent, or since its bytes last came, whichever is
+// later — the back end answers a link's requests in order, so each gets
+// the whole timeout once the one before it is answered — and, while a
+// response is being read, since its bytes last came. The link's reader
+// (the leader, or the queue reader) blocks in read(2) at most a quarter
+// of the timeout (SO_RCVTIMEO) and then looks, so a silent link breaks
+// between one and one and a quarter timeouts after its deadline; a write
+// that makes no progress for the timeout (SO_SNDTIMEO: a back end that
+// reads nothing) breaks it too. The link's failure is then the timeout,
+// counted as "upstream_timeouts", and its requests are answered 503.
 //
 // A client that disconnects while its request is upstream is noticed when
 // its thread has the response (the link's stream is consumed in order, so
 // the response is read and then dropped with the connection); the thread
 // then closes the connection, counting the reset or truncation as the
-// other models do. A back end that accepts requests and never answers
-// holds their threads: there is no upstream timeout.
+// other models do.
 //
 // # Counters
 //
@@ -161,16 +204,20 @@
 // thread), "own_responses" (responses read by the thread that expected
 // them), "leader_turns" (times a thread became a link's leader),
 // "upstream_conns" (upstream connections open now), "upstream_opened",
-// "upstream_dial_failed", "upstream_failed", "upstream_invalid" (above),
-// and "conn_threads" (client connection threads now). Stats.PerThread has
-// the acceptor and, with handoff queue, each link's reader.
+// "upstream_dial_failed", "upstream_failed", "upstream_invalid",
+// "upstream_redials" (broken links replaced), "upstream_timeouts" (links
+// broken by the upstream timeout) (above), and "conn_threads" (client
+// connection threads now). Stats.PerThread has the acceptor and, with
+// handoff queue, each slot's reader.
 //
 // # Guarantees
 //
 // Each client gets, for each request, in request order, the back end's
 // status and body with its own id, or the front end's own error status
-// with a reason (503 upstream failure, 500 a response that failed
-// verification, 503 at the thread cap). Close shuts down the listener,
+// with a reason (503 an upstream failure or timeout, or its link down;
+// 500 a response that failed verification; 503 at the thread cap), at
+// most about one and a quarter upstream timeouts after the back end's
+// last sign of life. Close shuts down the listener,
 // every client connection and every link (failing what is in flight),
 // waits for every thread, and closes every descriptor.
 //

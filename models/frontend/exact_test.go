@@ -131,8 +131,9 @@ func TestExactlyTheBackendsResponses(t *testing.T) {
 }
 
 // fakeBackend accepts connections, reads binary requests and never
-// answers; once it has read want requests in all, it closes every
-// connection (with RST if reset). It counts what it read.
+// answers; once it has read want requests in all, it dies: it closes its
+// listener and every connection (with RST if reset). want 0: it never
+// dies.
 func fakeBackend(t *testing.T, want int, reset bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -155,6 +156,7 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 		wg.Wait()
 	})
 	closeAll := func() {
+		ln.Close()
 		for _, c := range conns {
 			if reset {
 				c.SetLinger(0)
@@ -214,9 +216,9 @@ func readRequests(c net.Conn, codec wire.Codec, fn func(wire.Request)) {
 	}
 }
 
-// TestBackendFails: a back end that closes (FIN) or resets its
-// connections with requests outstanding makes the front end answer every
-// affected request — and every later one on the broken connection — with
+// TestBackendFails: a back end that dies, closing (FIN) or resetting its
+// connections with requests outstanding, makes the front end answer every
+// affected request — and every later one, whose re-dial fails — with
 // status unavailable (HTTP 503) and a reason, in order, counted as
 // upstream_failed; no client hangs.
 func TestBackendFails(t *testing.T) {

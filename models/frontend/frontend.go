@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"concbench/handleset"
 	"concbench/models"
@@ -83,6 +84,23 @@ const DefaultUpstreamConns = 1
 // MaxUpstreamConns is the largest UpstreamConns accepted.
 const MaxUpstreamConns = 1024
 
+// DefaultUpstreamTimeout returns the upstream timeout for clients held to
+// lim (Options.UpstreamTimeout 0): twice the longest a request may
+// legitimately keep the back end busy — CPU work, blocking work and a
+// guarded withdrawal's wait, each up to lim.MaxWork, on a back end whose
+// CPU is shared, so that its CPU work may take longer than asked — plus
+// 10 s for the back end's queue and the network.
+func DefaultUpstreamTimeout(lim wire.Limits) time.Duration {
+	return 2*3*lim.WithDefaults().MaxWork + 10*time.Second
+}
+
+// connectTimeout bounds one connect(2) to the back end (and the upstream
+// timeout bounds it further): a connection to a live back end takes one
+// round trip, and a SYN that was lost is sent again only after a second,
+// so a dial that has not completed by then is failed and tried again
+// after the back-off, rather than hold its request.
+const connectTimeout = time.Second
+
 // Options are the front end's own settings.
 type Options struct {
 	// Backend is the back end's address (host:port), a concbench server of
@@ -93,6 +111,13 @@ type Options struct {
 	UpstreamConns int
 	// Handoff is how responses reach their threads.
 	Handoff Handoff
+	// UpstreamTimeout bounds how long the back end may leave a request
+	// unanswered: a link on which nothing arrives for this long while a
+	// response is due (since the oldest request in flight on it was
+	// sent, or since bytes last came, whichever is later) breaks, and so
+	// does one whose write makes no progress for this long. 0 means
+	// DefaultUpstreamTimeout of the clients' limits.
+	UpstreamTimeout time.Duration
 }
 
 // Server is a running front end.
@@ -114,7 +139,8 @@ type Server struct {
 	closing bool
 	conns   map[int]struct{}   // open client connection descriptors
 	links   map[*link]struct{} // open upstream connections
-	shared  []*link            // the multiplexed links (bound, queue)
+	shared  []*slot            // the multiplexed slots (bound, queue)
+	closed  atomic.Bool        // Close has begun (the queue readers' stop)
 
 	nextID atomic.Uint64 // upstream id sequence
 
@@ -122,6 +148,7 @@ type Server struct {
 	handoffs, ownResponses, promotions atomic.Uint64
 	upstreamFailed, upstreamInvalid    atomic.Uint64
 	upstreamOpened, upstreamDialFailed atomic.Uint64
+	redials, upstreamTimeouts          atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -146,6 +173,11 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("frontend: upstream connections %d out of range (accepted: 0 for %d, or 1..%d)", opts.UpstreamConns, DefaultUpstreamConns, MaxUpstreamConns)
 	case opts.Handoff < 0 || int(opts.Handoff) >= len(handoffNames):
 		return nil, fmt.Errorf("frontend: invalid hand-off %d", int(opts.Handoff))
+	case opts.UpstreamTimeout < 0:
+		return nil, fmt.Errorf("frontend: upstream timeout %v out of range (accepted: 0 for the default, %v here, or more)", opts.UpstreamTimeout, DefaultUpstreamTimeout(cfg.Codec.Limits()))
+	}
+	if opts.UpstreamTimeout == 0 {
+		opts.UpstreamTimeout = DefaultUpstreamTimeout(cfg.Codec.Limits())
 	}
 	tcp, err := net.ResolveTCPAddr("tcp", opts.Backend)
 	if err != nil {
@@ -172,7 +204,9 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 				s.closeLinks()
 				return nil, err
 			}
-			s.shared = append(s.shared, l)
+			u := &slot{}
+			u.cur.Store(l)
+			s.shared = append(s.shared, u)
 		}
 	}
 	s.ln, err = handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog, Blocking: true})
@@ -182,14 +216,14 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	}
 	s.acceptSh = s.counters.NewThreadShard("acceptor")
 	if opts.Handoff == Queue {
-		for _, l := range s.shared {
+		for _, u := range s.shared {
 			sh := s.counters.NewThreadShard("reader")
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
 				runtime.LockOSThread() // exits locked: see doc.go
 				sh.SetTID(models.CurrentThreadID())
-				l.readLoop()
+				u.readLoop(s)
 			}()
 		}
 	}
@@ -201,9 +235,13 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 }
 
 // dial opens a blocking TCP connection to the back end and registers it
-// as a link.
+// as a link. Its socket's timeouts (connect: the upstream timeout, at
+// most connectTimeout; a write: the upstream timeout; a read: a quarter
+// of it, the link's check interval, fill) make sure that no thread waits
+// on the back end longer than the upstream timeout allows.
 func (s *Server) dial() (*link, error) {
-	fd, err := connect(s.backend)
+	t := s.opts.UpstreamTimeout
+	fd, err := connect(s.backend, min(t, connectTimeout), t, max(t/4, time.Millisecond))
 	if err != nil {
 		s.upstreamDialFailed.Add(1)
 		return nil, fmt.Errorf("frontend: back end %s: %w", s.backend, err)
@@ -221,13 +259,17 @@ func (s *Server) dial() (*link, error) {
 	return l, nil
 }
 
-// dropLink shuts down and closes a link nobody uses any more.
+// dropLink shuts down and closes a link nobody uses any more, unless it
+// is closed already (a broken link's last user, and Close, drop it).
 func (s *Server) dropLink(l *link) {
 	s.mu.Lock()
+	_, open := s.links[l]
 	delete(s.links, l)
 	s.mu.Unlock()
-	handleset.Shutdown(l.fd)
-	handleset.Close(l.fd)
+	if open {
+		handleset.Shutdown(l.fd)
+		handleset.Close(l.fd)
+	}
 }
 
 // closeLinks closes every link (after every thread has exited, or before
@@ -266,6 +308,8 @@ func (s *Server) Stats() models.Stats {
 		"leader_turns":         s.promotions.Load(),
 		"upstream_failed":      s.upstreamFailed.Load(),
 		"upstream_invalid":     s.upstreamInvalid.Load(),
+		"upstream_redials":     s.redials.Load(),
+		"upstream_timeouts":    s.upstreamTimeouts.Load(),
 	}
 	return st
 }
@@ -316,11 +360,11 @@ func (s *Server) acceptor() {
 		s.conns[fd] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		var l *link
+		var u *slot
 		if len(s.shared) > 0 {
-			l = s.shared[n%len(s.shared)]
+			u = s.shared[n%len(s.shared)]
 		}
-		go s.serveConn(fd, l)
+		go s.serveConn(fd, u)
 	}
 }
 
@@ -330,14 +374,20 @@ func (s *Server) Close() error {
 		s.reaper.Close()
 		s.mu.Lock()
 		s.closing = true
+		s.closed.Store(true)
 		close(s.stop)
 		for fd := range s.conns {
 			handleset.Shutdown(fd) // wakes the connection's thread; it closes fd
 		}
+		// Under s.mu, so that no link's last user closes its descriptor
+		// (dropLink) meanwhile.
 		for l := range s.links {
 			l.fail(errServerClosing) // wakes the leader, the reader and every waiter
 		}
 		s.mu.Unlock()
+		for _, u := range s.shared {
+			u.reader.Unpark() // a queue reader waiting for a new link
+		}
 		s.closeErr = s.ln.Shutdown()
 		s.wg.Wait()
 		s.closeLinks()

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"sync/atomic"
 
 	"concbench/handleset"
 	"concbench/internal/futex"
+	"concbench/internal/monoclock"
 	"concbench/wire"
 )
 
@@ -31,7 +33,8 @@ type waiter struct {
 
 	upID uint64 // the id the request carries upstream
 	op   wire.Op
-	size int // the OpWork body size the request asked for
+	size int   // the OpWork body size the request asked for
+	sent int64 // when it was registered (monoclock): the upstream timeout runs from here
 	res  result
 }
 
@@ -50,11 +53,16 @@ type result struct {
 
 // link is one upstream TCP connection to the back end, multiplexed by the
 // threads that send on it. Its monitor (mu) holds the table of expected
-// responses, the leader flag and the follower set of its bound pool.
+// responses, the leader flag and the follower set of its bound pool. A
+// link that breaks stays broken: its slot dials a new one.
 //
-// Ownership: in is read and consumed only by the link's reader of the
-// moment — the leader (handoff bound, perthread) or the reader thread
-// (handoff queue); leadership passes under mu, which orders the accesses.
+// Ownership: in, progress and partial are read and written only by the
+// link's reader of the moment — the leader (handoff bound, perthread) or
+// the reader thread (handoff queue); leadership passes under mu, which
+// orders the accesses. The descriptor is closed once the link is broken
+// and its last user has left (users: every thread with a request
+// registered on it, and a queue reader reading it), so that no thread
+// ever reads or writes a descriptor number that a new link has reused.
 type link struct {
 	fd  int
 	srv *Server
@@ -67,9 +75,14 @@ type link struct {
 	followers []*waiter          // parked followers, most recent last
 	broken    error              // set once; every later request fails at once
 
-	in []byte // buffered response bytes [r, w)
-	r  int
-	w  int
+	down  atomic.Bool  // broken is set (read without mu)
+	users atomic.Int32 // threads using the descriptor (see above)
+
+	in       []byte // buffered response bytes [r, w)
+	r        int
+	w        int
+	progress int64 // when bytes last arrived (monoclock)
+	partial  bool  // a response is being read whose waiter left the table
 }
 
 // linkBuffer is a link's input buffer: a response header and an inline
@@ -84,23 +97,47 @@ func newLink(fd int, s *Server) *link {
 var errBackendClosed = errors.New("the back end closed the connection")
 
 // register records w as expecting the response to upID, before the
-// request is sent (so that a fast response always finds its thread). It
-// reports the link's failure instead if it is broken.
+// request is sent (so that a fast response always finds its thread), and
+// makes its thread a user of the link until it leaves. It reports the
+// link's failure instead if it is broken.
 func (l *link) register(w *waiter) error {
 	w.ready.Store(false)
 	w.role.Store(roleFollower)
 	w.res = result{payload: w.res.payload[:0]}
+	w.sent = monoclock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.broken != nil {
 		return l.broken
 	}
 	l.pending[w.upID] = w
+	l.users.Add(1)
 	return nil
 }
 
+// acquire makes a queue reader a user of the link, unless it is broken.
+func (l *link) acquire() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.broken != nil {
+		return false
+	}
+	l.users.Add(1)
+	return true
+}
+
+// leave ends a user's use of the link (register, acquire); the last user
+// of a broken link closes its descriptor.
+func (l *link) leave() {
+	if l.users.Add(-1) == 0 && l.down.Load() {
+		l.srv.dropLink(l)
+	}
+}
+
 // send writes one encoded request whole. A failed write breaks the link
-// (every registered waiter, this one included, gets the failure).
+// (every registered waiter, this one included, gets the failure), and so
+// does one that makes no progress for the upstream timeout (the socket's
+// send timeout: a back end that reads nothing).
 func (l *link) send(b []byte) {
 	l.wmu.Lock()
 	var err error
@@ -110,6 +147,9 @@ func (l *link) send(b []byte) {
 		b = b[n:]
 	}
 	l.wmu.Unlock()
+	if handleset.IsWouldBlock(err) {
+		err = fmt.Errorf("the back end read nothing of a request within the %w (%v, --upstream-timeout)", errUpstreamTimeout, l.srv.opts.UpstreamTimeout)
+	}
 	if err != nil {
 		l.fail(err)
 	}
@@ -122,6 +162,10 @@ func (l *link) fail(err error) {
 	l.mu.Lock()
 	if l.broken == nil {
 		l.broken = err
+		l.down.Store(true)
+		if errors.Is(err, errUpstreamTimeout) {
+			l.srv.upstreamTimeouts.Add(1)
+		}
 	}
 	var failed []*waiter
 	for id, w := range l.pending {
@@ -141,20 +185,63 @@ func (l *link) fail(err error) {
 }
 
 // fill reads more bytes into the input buffer, moving what is buffered to
-// its front first. It returns errBackendClosed at the end of the stream.
+// its front first. It returns errBackendClosed at the end of the stream,
+// and the upstream timeout's failure (overdue) when a response is due and
+// none has come. The socket's receive timeout (dial) makes a read that
+// gets nothing return every check interval, for overdue to look.
 func (l *link) fill() error {
 	if l.r > 0 {
 		l.w = copy(l.in, l.in[l.r:l.w])
 		l.r = 0
 	}
-	n, err := handleset.Read(l.fd, l.in[l.w:])
-	if err != nil {
-		return err
+	for {
+		n, err := handleset.Read(l.fd, l.in[l.w:])
+		switch {
+		case handleset.IsWouldBlock(err):
+			if err := l.overdue(); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return errBackendClosed
+		}
+		l.w += n
+		l.progress = monoclock.Now()
+		return nil
 	}
-	if n == 0 {
-		return errBackendClosed
+}
+
+// errUpstreamTimeout is wrapped by the failure of a link on which the
+// back end answered nothing for the upstream timeout while a response
+// was due, or read nothing of a request.
+var errUpstreamTimeout = errors.New("upstream timeout")
+
+// overdue returns the upstream timeout's failure if the back end has sent
+// nothing for the timeout while a response was due: since the oldest
+// registered request was sent or since bytes last arrived, whichever is
+// later (the back end answers a link's requests in order, so each gets
+// the whole timeout once the one before it is answered); since bytes last
+// arrived, while a response is being read. Nil otherwise. The reader
+// calls it.
+func (l *link) overdue() error {
+	since := l.progress
+	if !l.partial {
+		oldest := int64(math.MaxInt64)
+		l.mu.Lock()
+		for _, w := range l.pending {
+			oldest = min(oldest, w.sent)
+		}
+		l.mu.Unlock()
+		if oldest == math.MaxInt64 {
+			return nil // nothing due
+		}
+		since = max(since, oldest)
 	}
-	l.w += n
+	if t := l.srv.opts.UpstreamTimeout; monoclock.Now()-since >= int64(t) {
+		return fmt.Errorf("no response within the %w (%v, --upstream-timeout)", errUpstreamTimeout, t)
+	}
 	return nil
 }
 
@@ -209,6 +296,8 @@ func (l *link) readOne() (*waiter, error) {
 	if w == nil {
 		return nil, fmt.Errorf("response with id %d from the back end, which no thread expects", id)
 	}
+	l.partial = true
+	defer func() { l.partial = false }()
 	res := &w.res
 	if n <= wire.MaxInlineBody {
 		if err := l.need(frameHeader + n); err != nil {

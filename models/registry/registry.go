@@ -31,6 +31,7 @@ import (
 	"concbench/models/proactor"
 	"concbench/models/sharedqueue"
 	"concbench/models/threadperconn"
+	"concbench/wire"
 )
 
 // Start starts a model with the common configuration.
@@ -238,8 +239,9 @@ var Models = []Model{
 			conns := fs.Int("upstream-conns", 0, fmt.Sprintf("front end: multiplexed connections to the back end (handoff bound, queue); 0 for %d", frontend.DefaultUpstreamConns))
 			handoff := frontend.Bound
 			fs.TextVar(&handoff, "handoff", frontend.Bound, "front end: how a response reaches its thread: bound, perthread or queue")
+			timeout := fs.Duration("upstream-timeout", 0, fmt.Sprintf("front end: a back end that sends nothing this long while a response is due breaks its connection (its requests answered 503 with the reason; it is dialled again with back-off); 0 for twice the longest work a request may ask (CPU, blocking, a withdrawal's wait) + 10 s: %v with the default limits", frontend.DefaultUpstreamTimeout(wire.Limits{})))
 			return func(cfg models.Config) (models.Server, error) {
-				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff})
+				return frontend.Start(cfg, frontend.Options{Backend: *backend, UpstreamConns: *conns, Handoff: handoff, UpstreamTimeout: *timeout})
 			}
 		},
 	},
