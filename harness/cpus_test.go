@@ -126,7 +126,7 @@ func TestResolveSizes(t *testing.T) {
 			"proactor/block":             {31, 31, ""},
 			"activeobject/cpu":           {1, 2, "--ao-objects 1"},
 			"activeobject/block":         {1, 32, "--ao-objects 31"},
-			"threadperconn/cpu":          {64, 65, ""},
+			"threadperconn/cpu":          {128, 65, ""},
 			"netpoll/cpu":                {0, 1, ""},
 			"netpoll/block":              {0, 1, ""},
 		}},

@@ -526,7 +526,9 @@
 // thread), the Proactor T dispatchers (a ring each), Active Object T
 // active objects (a scheduler thread each, at most activeobject's 256)
 // beside n I/O threads, one per CPU, that decode requests and invoke the
-// proxy; thread per connection a thread per connection; netpoll
+// proxy; thread per connection a thread per connection (its thread cap
+// twice the connections, so that a connection reopened while its
+// predecessor's thread ends is not refused); netpoll
 // GOMAXPROCS n, whose runtime adds threads for blocking calls itself.
 // Leader/Followers' priority order spreads its threads' nice values
 // over 0..15 for any T. A profile may name a floor (Config.MinPool: the

@@ -366,7 +366,7 @@ func TestRatesAndCaps(t *testing.T) {
 		wantCap   bool
 		wantServe string
 	}{
-		{name: "within", conns: 4000, wantServe: "--threads 4000 --gomaxprocs 4001"},
+		{name: "within", conns: 4000, wantServe: "--threads 4096 --gomaxprocs 4001"},
 		{name: "at the cap", conns: models.MaxThreads, wantServe: "--threads 4096 --gomaxprocs 4096"},
 		{name: "over", conns: 10000, wantCap: true},
 	} {

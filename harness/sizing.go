@@ -134,8 +134,13 @@ func (c *Config) size(w *Workload, n int) Size {
 		s.Args = []string{"--ao-objects", strconv.Itoa(t)}
 		s.Rule = fmt.Sprintf("rule: %s → %s (%s) + %s (one per CPU)", why, plural(t, sh.One, sh.Many), count, plural(n, "I/O thread", "I/O threads"))
 	case registry.PoolPerConn:
-		s.Threads, s.GOMAXPROCS = w.Conns, min(w.Conns+1, maxGOMAXPROCS)
-		s.Rule = fmt.Sprintf("rule: a thread per connection (%d) + the acceptor", w.Conns)
+		// The thread cap is twice the connections: a connection's thread
+		// finishes after its client has gone, and a client that reopens
+		// at once (the readiness probe's connection before the load's, a
+		// soak's kills, churn) would otherwise be refused at a cap of
+		// exactly the connections. Only the connections' threads run.
+		s.Threads, s.GOMAXPROCS = min(2*w.Conns, models.MaxThreads), min(w.Conns+1, maxGOMAXPROCS)
+		s.Rule = fmt.Sprintf("rule: a thread per connection (%d; at most %d, so that a reopened connection is not refused while its predecessor's thread ends) + the acceptor", w.Conns, s.Threads)
 	case registry.PoolRuntime:
 		s.GOMAXPROCS = n
 		s.Rule = fmt.Sprintf("rule: %s → a goroutine per connection", why)
