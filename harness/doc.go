@@ -366,6 +366,12 @@
 //     its scheduler threads through its activation queue instead, and
 //     the single-threaded loops never contend.
 //
+// The practised profile adds churn (ChurnWorkload): the cpu workload
+// with a new connection per request, where accepting is first-order —
+// which thread accepts, and whether the connections spread over the
+// threads or pile up on one, is what nginx's accept modes, Cherokee's
+// listeners' lock and the partitioned server differ in.
+//
 // Every workload runs one configuration per model family (Families),
 // each sized by the sizing rule; the variants (the promotion orders,
 // Half-Sync/Half-Reactive pooled) have a profile of their own. The

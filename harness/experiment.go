@@ -782,6 +782,7 @@ func (w *Workload) LoadConfig() (loadgen.Config, error) {
 			return c, fmt.Errorf("%s %q: %w", d.name, d.val, err)
 		}
 	}
+	c.ConnRequests = w.ConnRequests
 	if c.Ops, err = loadgen.ParseOpMix(w.Ops); err != nil {
 		return c, fmt.Errorf("ops %q: %w", w.Ops, err)
 	}

@@ -295,6 +295,15 @@ type Config struct {
 	// neither failed nor answered, and those not yet written are sent on
 	// another connection. 0 (the default) kills nothing.
 	KillEvery int `json:"kill_every,omitempty"`
+	// ConnRequests, if positive, is how many requests a connection
+	// carries: after its ConnRequests-th response it is closed (a FIN,
+	// as a client without keep-alive closes) and opened again for the
+	// next ones — at 1, a new connection per request ("churn"), so that
+	// the server accepts, registers and closes a connection for every
+	// request, and the request's latency includes the connect whenever
+	// no connection is open and idle when it falls due. 0 (the default):
+	// connections are kept alive for the whole run.
+	ConnRequests int `json:"conn_requests,omitempty"`
 
 	// Verify is how responses are checked; default VerifyFull.
 	Verify VerifyMode `json:"verify"`
@@ -545,6 +554,8 @@ func (c Config) validateWork() error {
 		return configErr("withdraw wait %v out of range (accepted: 0..%v)", c.WithdrawWait, wire.DefaultMaxWork)
 	case c.LedgerMoney < 0:
 		return configErr("ledger money %d out of range (accepted: 0 for no check, or > 0)", c.LedgerMoney)
+	case c.ConnRequests < 0:
+		return configErr("conn requests %d out of range (accepted: 0 for keep-alive, or ≥ 1 requests per connection)", c.ConnRequests)
 	case c.KillEvery < 0:
 		return configErr("kill every %d out of range (accepted: 0 for never, or ≥ 1 responses)", c.KillEvery)
 	}

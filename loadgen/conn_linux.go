@@ -37,6 +37,7 @@ type conn struct {
 	connStart int64
 	skipped   uint64 // id of the request whose response came back out of order
 	killing   bool   // chosen to be killed (Config.KillEvery): sends nothing more
+	carried   int    // requests enqueued since it opened (Config.ConnRequests)
 	fresh     bool   // opened and not yet answered anything (isRefusal)
 	// answered are the ids of the last responses matched on the
 	// connection (a ring, next at nAnswered), to tell a duplicate
@@ -64,6 +65,19 @@ func (c *conn) wasAnswered(id uint64) bool {
 // serverClose handles a response that said Connection: close: the
 // requests pipelined behind it were never processed (RFC 9112 section
 // 9.6), so they are resent on other connections; this one is reopened.
+// recycle closes c, whose last response of Config.ConnRequests it has
+// read, as a client without keep-alive does (a FIN), and reopens it at
+// once for the next requests.
+func (w *worker) recycle(c *conn) {
+	w.st.recycled++
+	w.closeConn(c, 0)
+}
+
+// spent reports whether c has carried its Config.ConnRequests requests.
+func (w *worker) spent(c *conn) bool {
+	return w.cfg.ConnRequests > 0 && c.carried >= w.cfg.ConnRequests
+}
+
 func (w *worker) serverClose(c *conn) {
 	w.st.serverCloses++
 	w.requeue(c)
@@ -176,6 +190,7 @@ func (w *worker) closeConn(c *conn, delay int64) {
 	c.in, c.out, c.outOff = c.in[:0], c.out[:0], 0
 	c.skipped = 0
 	c.killing = false
+	c.carried = 0
 	c.retryAt = w.clock() + delay
 	if w.down == 0 || c.retryAt < w.nextRetry {
 		w.nextRetry = c.retryAt

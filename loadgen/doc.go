@@ -166,6 +166,15 @@
 // had in flight are abandoned (Counts.Abandoned), neither answered nor
 // failed; those not yet written go to another connection.
 //
+// With Config.ConnRequests a connection carries that many requests (a
+// priming request not counted) and, after the last one's response, is
+// closed with a FIN, as a client without keep-alive closes, and reopened
+// at once (Counts.Recycled); at 1 the server accepts a connection per
+// request ("churn"). A request that falls due while no connection is open
+// and idle waits for one (held), so its latency from its intended time
+// includes the connect. On loopback the client's TIME_WAIT sockets are
+// reused (net.ipv4.tcp_tw_reuse, on for loopback by default).
+//
 // Each worker records into its own HDR histograms (range HistLowest..
 // HistHighest, HistDigits significant digits, recorded in the Result);
 // values beyond the range are clamped and counted, never dropped; Run

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -129,5 +130,45 @@ func TestRefusedConnectionResent(t *testing.T) {
 				t.Errorf("the ledger holds %d after the run, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestConnRequests: with a connection per request (ConnRequests 1) every
+// measured request travels on a connection of its own — the server
+// accepts a connection per request — and nothing fails; with 3, a
+// connection carries 3 requests before it is closed and reopened.
+func TestConnRequests(t *testing.T) {
+	for _, per := range []int{1, 3} {
+		for _, closed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("per=%d/closed=%t", per, closed), func(t *testing.T) {
+				s := startServer(t, "http", nil)
+				cfg := Config{Addr: s.addr(), Protocol: "http", Conns: 4, ConnRequests: per, Seed: 1,
+					Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Limits: Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}}
+				if closed {
+					cfg.Closed, cfg.Outstanding, cfg.Duration = true, 1, 0
+					cfg.Requests = 600
+				} else {
+					cfg.Rate = 2000
+				}
+				r := mustRun(t, cfg)
+				q := r.Requests
+				t.Logf("completed %d, warm-up %d, recycled %d, reconnects %d", q.Completed, q.Warmup, q.Recycled, q.Reconnects)
+				if len(r.Errors) != 0 || q.Completed == 0 {
+					t.Fatalf("errors %v, requests %+v: want every request answered", r.Errors, q)
+				}
+				// Every connection but the last few of each worker was closed
+				// after exactly per requests and reopened.
+				carried := q.Completed + q.Warmup
+				if q.Recycled < carried/int64(per)-int64(cfg.Conns) || q.Recycled > carried/int64(per) {
+					t.Errorf("recycled %d connections for %d requests, want about %d", q.Recycled, carried, carried/int64(per))
+				}
+				s.mu.Lock()
+				got := int64(len(s.conns))
+				s.mu.Unlock()
+				if got < q.Recycled {
+					t.Errorf("the server accepted %d connections, fewer than the %d the generator reopened", got, q.Recycled)
+				}
+			})
+		}
 	}
 }

@@ -22,6 +22,9 @@ func (w *worker) prime() error {
 		w.enqueue(c, 0, flagPrime)
 	}
 	w.loop(false)
+	for _, c := range w.conns {
+		c.carried = 0 // a priming request is not one of ConnRequests
+	}
 	if w.fatal != nil {
 		return w.fatal
 	}

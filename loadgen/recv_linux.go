@@ -167,6 +167,10 @@ func (w *worker) response(c *conn, at int64) bool {
 	if w.killRNG != nil && w.sending && w.countKill(c) {
 		return false
 	}
+	if w.spent(c) && c.fly.n == 0 && w.sending {
+		w.recycle(c)
+		return false
+	}
 	if w.closed {
 		w.fill(c, at)
 	}

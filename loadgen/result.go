@@ -269,7 +269,10 @@ type Counts struct {
 	// Kills counts the connections the generator killed on purpose
 	// (Config.KillEvery), each reopened; Abandoned the measured requests
 	// that were in flight on them: neither answered nor failed.
-	Kills     int64 `json:"kills,omitempty"`
+	Kills int64 `json:"kills,omitempty"`
+	// Recycled counts the connections the generator closed after their
+	// Config.ConnRequests requests, each reopened.
+	Recycled  int64 `json:"recycled,omitempty"`
 	Abandoned int64 `json:"abandoned,omitempty"`
 	// Refused counts the connections the server refused at its limit
 	// (models.Config.MaxConns, thread per connection's threads: a

@@ -573,6 +573,7 @@ func (st *workerStats) add(s *workerStats) {
 	st.reconnects += s.reconnects
 	st.serverCloses += s.serverCloses
 	st.kills += s.kills
+	st.recycled += s.recycled
 	st.refused += s.refused
 	st.abandoned += s.abandoned
 	st.deposits += s.deposits
@@ -611,7 +612,7 @@ func (p *pool) counts(errs map[string]int64) Counts {
 		Held: st.held, Unsent: st.unsent, Resent: st.resent,
 		Reconnects: st.reconnects, ServerCloses: st.serverCloses, ClampedDraws: p.clamped,
 		Warmup: st.warmup, WarmupErrors: st.warmupErrors,
-		Kills: st.kills, Abandoned: st.abandoned, Refused: st.refused,
+		Kills: st.kills, Abandoned: st.abandoned, Refused: st.refused, Recycled: st.recycled,
 	}
 }
 

@@ -71,7 +71,7 @@ func (w *worker) pump(now int64) bool {
 // fill tops a closed-loop connection up to Outstanding in flight, a batch
 // of Depth at a time (resends first).
 func (w *worker) fill(c *conn, now int64) {
-	for w.sending && c.state == connUp && !c.killing && c.fly.n+w.depth <= w.maxFly {
+	for w.sending && c.state == connUp && !c.killing && !w.spent(c) && c.fly.n+w.depth <= w.maxFly {
 		if w.retry.n > 0 {
 			w.resend(c, w.retry.pop())
 			continue
@@ -108,6 +108,7 @@ func (w *worker) enqueue(c *conn, intended int64, flags uint8) {
 	}
 	c.out = w.codec.AppendRequest(c.out, &w.req)
 	c.fly.push(entry{id: w.req.ID, intended: intended, size: int32(w.req.Size), op: w.req.Op, flags: flags, prio: w.req.Priority})
+	c.carried++
 	w.inflight++
 	c.unsent++
 	if !c.dirty {

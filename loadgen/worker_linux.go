@@ -38,6 +38,7 @@ type workerStats struct {
 	windowEnd, lastResponse                              int64
 	kernelStamped, userStamped, stampBeforeSend          int64 // reads by receive-timestamp source; responses stamped before their send
 	kills, abandoned                                     int64 // Config.KillEvery
+	recycled                                             int64 // Config.ConnRequests
 	deposits, withdrawals, moneyRefused, moneyUnknown    int64 // the ledger's flow (Ledger)
 	totals                                               int64 // totals checked against Config.LedgerMoney
 }
@@ -221,7 +222,7 @@ func newWorker(cfg *Config, idx, n int, fds []int, codec wire.Codec, sa unix.Soc
 	w.dirty = make([]*conn, 0, len(w.conns))
 	w.hasRoom = func(i int) bool {
 		c := w.conns[i]
-		return c.state == connUp && !c.killing && c.fly.n+w.depth <= w.maxFly
+		return c.state == connUp && !c.killing && !w.spent(c) && c.fly.n+w.depth <= w.maxFly
 	}
 	if err := w.setup(); err != nil {
 		w.cleanup()

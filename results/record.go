@@ -86,6 +86,11 @@ type Workload struct {
 	// control that separates what connections cost the machine from what
 	// the measured server does with its own.
 	Idle int `json:"idle,omitempty"`
+	// ConnRequests is how many requests a connection carries before the
+	// load generator closes it and opens another (loadgen's
+	// Config.ConnRequests): 1 opens a connection per request ("churn");
+	// 0, the default, keeps connections alive.
+	ConnRequests int `json:"conn_requests,omitempty"`
 }
 
 // FailedBy is what failed a point.

@@ -55,7 +55,8 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
                Reactive pooled, under cpu and bimodal
   practised    Leader/Followers as servers practise it (nginx's accept
                modes, the partitioned server, Cherokee, boost.asio)
-               beside the textbook pool, under cpu and tiny
+               beside the textbook pool, under cpu, tiny and churn
+               (a new connection per request)
   cores        every family on 1, 2, 4, … server CPUs under cpu, tiny and
                block: capacity and its speed-up against CPUs
   threads      the thread sweep: the pools at 1, 2, 4, … up to 2× the

@@ -108,6 +108,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", loadgen.DefaultMaxInFlight, "open loop: bound on requests in flight per connection; arrivals beyond it wait (counted as held), never skipped")
 	fs.BoolVar(&cfg.Closed, "closed", false, "closed loop: each connection keeps --outstanding requests in flight (default: open loop)")
 	fs.IntVar(&cfg.Outstanding, "outstanding", 0, "closed loop: requests in flight per connection (default: --depth)")
+	fs.IntVar(&cfg.ConnRequests, "conn-requests", 0, "requests a connection carries before it is closed and another opened (1: a new connection per request, no keep-alive; 0: keep-alive)")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time after the warm-up (ignored when --requests is given)")
 	fs.Int64Var(&cfg.Requests, "requests", 0, "measure this many requests instead of a duration (default 0: use --duration)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured warm-up before the measurement")
