@@ -242,7 +242,12 @@ type Experiment struct {
 	// generator are pinned to; empty means automatic (see Resolve). They
 	// must be disjoint.
 	ServerCPUs string `json:"server_cpus,omitempty"`
-	LoadCPUs   string `json:"load_cpus,omitempty"`
+	// MinServerCPUs, if set, is the fewest server CPUs the experiment's
+	// comparison needs to show what it is for (the dispersion profile's
+	// c queues); with fewer the run still measures, and warns why its
+	// answer cannot be the one the profile is about.
+	MinServerCPUs int    `json:"min_server_cpus,omitempty"`
+	LoadCPUs      string `json:"load_cpus,omitempty"`
 	// ServerBinary is the concbench executable that runs "serve"; empty
 	// means the running executable (os.Executable). A configuration's own
 	// ServerBinary overrides it.

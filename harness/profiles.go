@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "load", "variants", "practised", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
+var ProfileNames = []string{"default", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -45,6 +45,8 @@ func Profile(name string) (Experiment, error) {
 		e.Workloads = append(slices.DeleteFunc(e.Workloads, func(w Workload) bool { return w.Name != "cpu" && w.Name != "tiny" }), ChurnWorkload())
 		e.Budget = Duration(SuiteBudget)
 		return e, nil
+	case "dispersion":
+		return dispersionProfile(base), nil
 	case "cores":
 		e := suite(base)
 		e.Sweep = SweepCores
@@ -421,6 +423,49 @@ func Practised() []Config {
 		}
 	}
 	return cs
+}
+
+// DispersionWorkloads are the dispersion profile's workloads: CPU work of
+// the same mean, 10 µs, ever more dispersed — constant, exponential, and
+// bimodal with 10 %, 1 % and 0.1 % of requests long (55 µs, 505 µs and
+// 5 ms against 5 µs) — so that only the service time's shape changes.
+func DispersionWorkloads() []Workload {
+	var ws []Workload
+	for _, d := range []struct{ name, cpu string }{
+		{"const", "10us"}, {"exp", "exp:10us"},
+		{"bimodal-10", "bimodal:0.9:5us:55us"}, {"bimodal-1", "bimodal:0.99:5us:505us"}, {"bimodal-0.1", "bimodal:0.999:5us:5005us"},
+	} {
+		w := DefaultWorkload()
+		w.CPU = d.cpu
+		ws = append(ws, Workload{Name: d.name, Workload: w})
+	}
+	return ws
+}
+
+// DispersionMinCPUs is the fewest server CPUs the dispersion profile
+// needs: c queues of c ≥ 4 servers (ZygOS, Shinjuku measure at 16).
+const DispersionMinCPUs = 4
+
+// dispersionProfile returns the dispersion experiment made from base:
+// the shared handle set (Leader/Followers, boost.asio's shared queue)
+// against the partitioned server, one thread per CPU each, at one equal
+// load under every DispersionWorkloads workload.
+func dispersionProfile(base Experiment) Experiment {
+	base.Configs = nil
+	for _, c := range Practised() {
+		if c.Model == "leaderfollowers" || c.Model == "partitioned" || c.Model == "sharedqueue" {
+			c.MinPool = 0
+			base.Configs = append(base.Configs, c)
+		}
+	}
+	base.Workloads = DispersionWorkloads()
+	base.Fractions = nil
+	base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
+	base.Repetitions = 5
+	base.Warmup = Duration(200 * time.Millisecond)
+	base.Duration = Duration(time.Second)
+	base.MinServerCPUs = DispersionMinCPUs
+	return base
 }
 
 // PractisedFloor is the fewest threads the practised profile gives a

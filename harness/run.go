@@ -365,6 +365,10 @@ func (r *runner) runWarnings() []string {
 	if r.exp.Repetitions < 5 {
 		ws = append(ws, fmt.Sprintf("%d repetitions: reported figures need at least 5 for their confidence intervals", r.exp.Repetitions))
 	}
+	if set, err := cpuset.Parse(r.exp.ServerCPUs); err == nil && r.exp.MinServerCPUs > len(set) {
+		ws = append(ws, fmt.Sprintf("the server has %s, and this profile's comparison needs at least %d: with one thread per CPU, a shared queue and partitioned ones are the same single queue; it measures, but shows nothing about dispersion until run with --server-cpus of %d or more (concbench theory shows the comparison at any c without a measurement)",
+			plural(len(set), "CPU", "CPUs"), r.exp.MinServerCPUs, r.exp.MinServerCPUs))
+	}
 	if st := r.stampOf(r.exp.ServerBinary); !st.ok {
 		ws = append(ws, fmt.Sprintf("the server binary %s carries no VCS stamp (built with -buildvcs=false, or outside a git checkout): the commit measured is unknown", r.exp.ServerBinary))
 	}

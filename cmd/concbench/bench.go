@@ -57,6 +57,9 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
                modes, the partitioned server, Cherokee, boost.asio)
                beside the textbook pool, under cpu, tiny and churn
                (a new connection per request)
+  dispersion   the shared handle set against the partitioned server at one
+               equal load as the service time's dispersion grows (needs
+               ≥ 4 server CPUs)
   cores        every family on 1, 2, 4, … server CPUs under cpu, tiny and
                block: capacity and its speed-up against CPUs
   threads      the thread sweep: the pools at 1, 2, 4, … up to 2× the
