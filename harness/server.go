@@ -461,7 +461,7 @@ func (s *Server) Info() models.Info { return s.srv.info }
 
 // Snapshot takes a control-channel snapshot: rusage over all the
 // server's threads, allocations, RSS and the model's counters (without
-// the per-task sums, which cost the server about 50 µs per thread).
+// the per-task sums, which cost the server CPU time per thread).
 func (s *Server) Snapshot() (*models.Snapshot, error) { return s.srv.snapshot() }
 
 // Stop asks the server to quit, escalating to SIGTERM after 5 s and

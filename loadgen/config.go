@@ -129,8 +129,8 @@ type Limits struct {
 	// time they may spend waiting for their CPU (another thread or
 	// process on it), or that the hypervisor may take from their CPUs.
 	// Default 0.10 and 0.05: the generator may wait for its CPU behind its
-	// own runtime threads (measured 2% typical, 5.4% at most over 396
-	// points on a 2-vCPU VM); a tenth means another process competes.
+	// own runtime threads, for a few percent of its time at most
+	// (docs/findings.md); a tenth means another process competes.
 	MaxRunQueue float64 `json:"max_run_queue"`
 	MaxSteal    float64 `json:"max_steal"`
 	// SendProcessAlpha is the significance level of each statistic of
