@@ -418,6 +418,17 @@ func (p *problems) add(format string, args ...any) {
 	*p = append(*p, fmt.Errorf("experiment: "+format, args...))
 }
 
+// window adds a problem for a warm-up or a measured window out of range;
+// prefix names the windows ("SLO ", "mechanisms ", or "" for the points').
+func (p *problems) window(prefix string, warmup, duration Duration) {
+	if w := time.Duration(warmup); w < loadgen.MinWarmup || w > MaxWindow {
+		p.add("%swarmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", prefix, w, loadgen.MinWarmup, MaxWindow)
+	}
+	if d := time.Duration(duration); d < MinWindow || d > MaxWindow {
+		p.add("%sduration %v out of range (accepted: %v..%v)", prefix, d, MinWindow, MaxWindow)
+	}
+}
+
 // validateConfigs validates the configurations, adding to p, and returns
 // their names.
 func (e *Experiment) validateConfigs(p *problems) map[string]bool {
@@ -628,12 +639,7 @@ func (e *Experiment) validateSLOs(p *problems) {
 		if e.SLOProbes < 1 || e.SLOProbes > MaxSLOProbes {
 			p.add("SLO probes %d out of range (accepted: 1..%d)", e.SLOProbes, MaxSLOProbes)
 		}
-		if w := time.Duration(e.SLOWarmup); w < loadgen.MinWarmup || w > MaxWindow {
-			p.add("SLO warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-		}
-		if d := time.Duration(e.SLODuration); d < MinWindow || d > MaxWindow {
-			p.add("SLO duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-		}
+		p.window("SLO ", e.SLOWarmup, e.SLODuration)
 	}
 }
 
@@ -649,12 +655,7 @@ func (e *Experiment) validateMechanisms(p *problems) {
 	if len(e.RatesFromSlowest) == 0 {
 		p.add("mechanisms %d without rates from the slowest (accepted: 0, or rates from the slowest: a mechanisms point follows each equal-load point)", e.Mechanisms)
 	}
-	if w := time.Duration(e.MechanismsWarmup); w < loadgen.MinWarmup || w > MaxWindow {
-		p.add("mechanisms warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-	}
-	if d := time.Duration(e.MechanismsDuration); d < MinWindow || d > MaxWindow {
-		p.add("mechanisms duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-	}
+	p.window("mechanisms ", e.MechanismsWarmup, e.MechanismsDuration)
 }
 
 // validateRuns validates how each point is run: repetitions, windows,
@@ -664,12 +665,7 @@ func (e *Experiment) validateRuns(p *problems) {
 	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
 		p.add("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)
 	}
-	if w := time.Duration(e.Warmup); w < loadgen.MinWarmup || w > MaxWindow {
-		p.add("warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-	}
-	if d := time.Duration(e.Duration); d < MinWindow || d > MaxWindow {
-		p.add("duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-	}
+	p.window("", e.Warmup, e.Duration)
 	if b := time.Duration(e.Budget); b < 0 || b > MaxBudget {
 		p.add("budget %v out of range (accepted: 0 for none, or up to %v)", b, MaxBudget)
 	}
