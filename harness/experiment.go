@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -346,48 +347,28 @@ func validName(s string) bool {
 // workload has an SLO; the mechanisms point's warm-up and window when it
 // has one. Everything else must be given (or is resolved: Resolve).
 func (e Experiment) WithDefaults() Experiment {
-	if e.Profile == "" {
-		e.Profile = "custom"
-	}
+	e.Profile = cmp.Or(e.Profile, "custom")
 	e.Workloads = slices.Clone(e.Workloads)
 	for i := range e.Workloads {
 		w := &e.Workloads[i]
-		if w.Depth == 0 {
-			w.Depth = 1
-		}
-		if w.Arrival == "" {
-			w.Arrival = string(loadgen.Poisson)
-		}
+		w.Depth = cmp.Or(w.Depth, 1)
+		w.Arrival = cmp.Or(w.Arrival, string(loadgen.Poisson))
 		for _, s := range []*string{&w.CPU, &w.Block, &w.Size} {
 			if *s == "" {
 				*s = "0"
 			}
 		}
-		if w.Ops == "" {
-			w.Ops = "work=1"
-		}
+		w.Ops = cmp.Or(w.Ops, "work=1")
 	}
-	if e.CapacityOutstanding == 0 {
-		e.CapacityOutstanding = 1
-	}
+	e.CapacityOutstanding = cmp.Or(e.CapacityOutstanding, 1)
 	if e.Mechanisms > 0 {
-		if e.MechanismsWarmup == 0 {
-			e.MechanismsWarmup = Duration(DefaultMechanismsWarmup)
-		}
-		if e.MechanismsDuration == 0 {
-			e.MechanismsDuration = Duration(DefaultMechanismsDuration)
-		}
+		e.MechanismsWarmup = cmp.Or(e.MechanismsWarmup, Duration(DefaultMechanismsWarmup))
+		e.MechanismsDuration = cmp.Or(e.MechanismsDuration, Duration(DefaultMechanismsDuration))
 	}
 	if e.hasSLO() {
-		if e.SLOProbes == 0 {
-			e.SLOProbes = DefaultSLOProbes
-		}
-		if e.SLOWarmup == 0 {
-			e.SLOWarmup = Duration(DefaultSLOWarmup)
-		}
-		if e.SLODuration == 0 {
-			e.SLODuration = Duration(DefaultSLODuration)
-		}
+		e.SLOProbes = cmp.Or(e.SLOProbes, DefaultSLOProbes)
+		e.SLOWarmup = cmp.Or(e.SLOWarmup, Duration(DefaultSLOWarmup))
+		e.SLODuration = cmp.Or(e.SLODuration, Duration(DefaultSLODuration))
 	}
 	return e
 }

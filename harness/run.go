@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -752,9 +753,7 @@ func (r *runner) commonGOMAXPROCS() int {
 	v := -1
 	for _, rc := range r.cfgs {
 		n := rc.size.GOMAXPROCS
-		if n == 0 {
-			n = rc.size.CPUs // serve's default: the CPUs it runs on
-		}
+		n = cmp.Or(n, rc.size.CPUs) // serve's default: the CPUs it runs on
 		if v >= 0 && n != v {
 			return 0
 		}

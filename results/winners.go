@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"time"
@@ -93,9 +94,7 @@ func SuiteWorkloads(r *Run, groups []*Group) []SuiteWorkload {
 		}
 		if w.SLO != nil {
 			pct := w.SLO.Percentile
-			if pct == 0 {
-				pct = 99 // harness.DefaultSLOPercentile
-			}
+			pct = cmp.Or(pct, 99) // harness.DefaultSLOPercentile
 			if b, err := time.ParseDuration(w.SLO.Bound); err == nil {
 				sw.Objective = ObjectiveText(pct, b)
 			}

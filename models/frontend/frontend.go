@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -163,9 +164,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults(DefaultThreads)
-	if opts.UpstreamConns == 0 {
-		opts.UpstreamConns = DefaultUpstreamConns
-	}
+	opts.UpstreamConns = cmp.Or(opts.UpstreamConns, DefaultUpstreamConns)
 	switch {
 	case opts.Backend == "":
 		return nil, fmt.Errorf("frontend: no back end address (--backend host:port)")
