@@ -20,14 +20,6 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	resultstest.Golden(t, filepath.Join("testdata", name), got, *update)
-}
-
 // syntheticDir is the synthetic run, written once for the package's
 // tests (TestMain); tests read it and render into folders of their own.
 var syntheticDir string
@@ -79,7 +71,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s does not start with %q", path, m)
 			}
 			if ext == "svg" || ext == "csv" {
-				golden(t, filepath.Join("golden", name+"."+ext), b)
+				resultstest.GoldenFile(t, filepath.Join("golden", name+"."+ext), b)
 			}
 		}
 	}
@@ -92,7 +84,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("golden", "report.md"), md)
+	resultstest.GoldenFile(t, filepath.Join("golden", "report.md"), md)
 }
 
 // TestDeterministic renders the same run twice: every byte of the SVG,

@@ -39,6 +39,7 @@ package resultstest
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -472,6 +473,17 @@ func Main(m *testing.M, dir *string) int {
 	}
 	*dir = d
 	return m.Run()
+}
+
+// update is go test's -update flag in every package whose tests import
+// resultstest: GoldenFile rewrites the golden files instead of comparing.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// GoldenFile compares got with testdata/name, or rewrites it when the
+// tests run with -update (Golden).
+func GoldenFile(t testing.TB, name string, got []byte) {
+	t.Helper()
+	Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // Golden compares got with the golden file at path, or, with update,
