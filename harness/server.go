@@ -151,9 +151,7 @@ type spawnReq struct {
 
 func newSpawner() *spawner {
 	s := &spawner{reqs: make(chan spawnReq), quit: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		// Never unlocked: the thread exits with the goroutine, and only
 		// then do its children get their parent-death signal.
 		runtime.LockOSThread()
@@ -165,7 +163,7 @@ func newSpawner() *spawner {
 				return
 			}
 		}
-	}()
+	})
 	return s
 }
 

@@ -28,16 +28,14 @@ func newScriptedBackend(t *testing.T) *scriptedBackend {
 	}
 	b := &scriptedBackend{ln: ln, codec: newCodec(t, "binary"), reqs: make(chan wire.Request, 16), conn: make(chan net.Conn, 1)}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		b.conn <- c
 		readRequests(c, b.codec, func(r wire.Request) { b.reqs <- r })
-	}()
+	})
 	t.Cleanup(func() {
 		ln.Close()
 		select {

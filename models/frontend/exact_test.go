@@ -165,9 +165,7 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 		}
 		close(done)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -188,7 +186,7 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 				})
 			}()
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
@@ -239,11 +237,9 @@ func TestBackendFails(t *testing.T) {
 				var wg sync.WaitGroup
 				errs := make(chan error, clients)
 				for i := range clients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						errs <- failedRoundTrip(srv.Addr().String(), codec, uint64(i*depth), depth)
-					}()
+					})
 				}
 				wg.Wait()
 				close(errs)
@@ -332,14 +328,12 @@ func TestHandoffCounters(t *testing.T) {
 			t.Cleanup(func() { srv.Close() })
 			var wg sync.WaitGroup
 			for i := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for k := range n {
 						// one request at a time: all clients' requests interleave on the link
 						exchange(t, srv.Addr().String(), codec, []wire.Request{{ID: uint64(i*n + k), Op: wire.OpWork, Block: 20 * time.Microsecond}})
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			c := srv.Stats().Counters

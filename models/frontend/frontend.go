@@ -217,13 +217,11 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	if opts.Handoff == Queue {
 		for _, u := range s.shared {
 			sh := s.counters.NewThreadShard("reader")
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
+			s.wg.Go(func() {
 				runtime.LockOSThread() // exits locked: see doc.go
 				sh.SetTID(models.CurrentThreadID())
 				u.readLoop(s)
-			}()
+			})
 		}
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)

@@ -67,9 +67,7 @@ func load(addr string, codec wire.Codec, conns, rounds, depth int) error {
 	var wg sync.WaitGroup
 	errs := make([]error, conns)
 	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c, err := modeltest.Dial(addr, codec)
 			if err != nil {
 				errs[i] = err
@@ -87,7 +85,7 @@ func load(addr string, codec wire.Codec, conns, rounds, depth int) error {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

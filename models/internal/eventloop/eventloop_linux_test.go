@@ -46,11 +46,9 @@ func TestConnectionsStayWithTheirThread(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make([]error, conns)
 			for i := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					errs[i] = converse(srv.Addr().String(), codec, uint64(i)<<32, rounds, depth)
-				}()
+				})
 			}
 			wg.Wait()
 			if err := errors.Join(errs...); err != nil {

@@ -91,14 +91,12 @@ func (g *Group) Start(run func(l *Loop)) {
 	g.Reaper = connio.NewReaper(&g.Cfg, &g.Counters)
 	started := make(chan struct{}, len(g.Loops))
 	for _, l := range g.Loops {
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
+		g.wg.Go(func() {
 			runtime.LockOSThread()
 			l.Sh.SetTID(models.CurrentThreadID())
 			started <- struct{}{}
 			run(l)
-		}()
+		})
 	}
 	for range g.Loops {
 		<-started
