@@ -155,12 +155,8 @@ func TestStats(t *testing.T) {
 // read.
 func TestCloseReleasesRings(t *testing.T) {
 	requireURing(t)
-	before, err := uringtest.RingFDs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := uringtest.Before(t)
 	cfg := testConfig(t, "binary")
-	mappedBefore := uring.MappedBytes()
 	cfg.Threads = 3
 	s, err := Start(cfg, Options{})
 	if err != nil {
@@ -170,13 +166,7 @@ func TestCloseReleasesRings(t *testing.T) {
 	for _, p := range s.procs {
 		regions = append(regions, p.ring.Regions()...)
 	}
-	if n, _ := uringtest.RingFDs(); n != before+cfg.Threads {
-		t.Errorf("%d io_uring descriptors while serving, %d before; want one per thread", n, before)
-	}
-	mapped, err := uringtest.Mapped(regions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapped := base.Opened(t, cfg.Threads, regions) // a ring per thread
 	for i := range 6 {
 		c := dial(t, s, cfg.Codec, nil)
 		raw := cfg.Codec.AppendRequest(nil, &wire.Request{ID: uint64(i), Op: wire.OpWork, Size: 1 << 20})
@@ -196,15 +186,7 @@ func TestCloseReleasesRings(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := uringtest.RingFDs(); n != before {
-		t.Errorf("%d io_uring descriptors after Close, %d before", n, before)
-	}
-	if live, err := mapped.StillMapped(); err != nil || len(live) != 0 {
-		t.Errorf("still mapped after Close: %+v (%v)", live, err)
-	}
-	if n := uring.MappedBytes(); n != mappedBefore {
-		t.Errorf("rings hold %d bytes mapped after Close, %d before", n, mappedBefore)
-	}
+	base.Released(t, mapped)
 	if st := s.Stats(); st.ConnsClosed != st.ConnsAccepted {
 		t.Errorf("closed %d of %d connections", st.ConnsClosed, st.ConnsAccepted)
 	}
