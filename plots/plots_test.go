@@ -289,24 +289,7 @@ func TestPartialAndEmptyRuns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			r := resultstest.Run()
-			r.Interrupted = true
-			r.Finished = time.Time{}
-			if err := results.WriteRun(dir, r); err != nil {
-				t.Fatal(err)
-			}
-			pts, err := resultstest.Points()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range pts {
-				if tc.keep(&pts[i]) {
-					if err := results.WritePoint(dir, &pts[i]); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			dir := resultstest.WriteTemp(t, func(r *results.Run) { r.Interrupted, r.Finished = true, time.Time{} }, tc.keep)
 			files, err := RenderRun(dir, Options{Formats: []string{"svg"}})
 			if err != nil {
 				t.Fatal(err)
