@@ -19,6 +19,7 @@ type client struct {
 	out   []byte
 	in    []byte
 	off   int
+	last  int // where the response recv decoded last begins in in
 }
 
 func dial(addr string, codec wire.Codec) (*client, error) { return dialVia(&net.Dialer{}, addr, codec) }
@@ -62,6 +63,7 @@ func (c *client) recv(resp *wire.Response) error {
 				return fmt.Errorf("decode response: %w", err)
 			}
 			if n > 0 {
+				c.last = c.off
 				c.off += n
 				return nil
 			}
@@ -155,6 +157,15 @@ func Dial(addr string, codec wire.Codec) (*Client, error) {
 
 // Send encodes reqs back to back and writes them in one write (pipelined).
 func (c *Client) Send(reqs ...*wire.Request) error { return c.c.send(reqs...) }
+
+// RecvRaw is Recv that also returns the response as the server encoded
+// it, valid until the next Recv.
+func (c *Client) RecvRaw(resp *wire.Response) ([]byte, error) {
+	if err := c.c.recv(resp); err != nil {
+		return nil, err
+	}
+	return c.c.in[c.c.last:c.c.off], nil
+}
 
 // SendRaw writes b as it is: part of a request, or bytes of no protocol.
 func (c *Client) SendRaw(b []byte) error { return c.c.sendRaw(b) }
