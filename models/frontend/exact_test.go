@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -36,38 +37,26 @@ func newCodec(t *testing.T, proto string) wire.Codec {
 // returns each response's raw bytes, in order.
 func exchange(t *testing.T, addr string, codec wire.Codec, reqs []wire.Request) [][]byte {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c, err := modeltest.Dial(addr, codec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Minute)) // liveness bound, not a timing assertion
-	var out []byte
+	out := make([]*wire.Request, len(reqs))
 	for i := range reqs {
-		out = codec.AppendRequest(out, &reqs[i])
+		out[i] = &reqs[i]
 	}
-	if _, err := c.Write(out); err != nil {
+	if err := c.Send(out...); err != nil {
 		t.Fatal(err)
 	}
 	var raw [][]byte
-	var buf []byte
-	tmp := make([]byte, 64<<10)
-	for len(raw) < len(reqs) {
-		var resp wire.Response
-		n, err := codec.DecodeResponse(buf, &resp)
-		if err != nil {
-			t.Fatalf("response %d: %v", len(raw), err)
-		}
-		if n > 0 {
-			raw = append(raw, append([]byte(nil), buf[:n]...))
-			buf = buf[n:]
-			continue
-		}
-		k, err := c.Read(tmp)
+	var resp wire.Response
+	for range reqs {
+		b, err := c.RecvRaw(&resp)
 		if err != nil {
 			t.Fatalf("after %d responses: %v", len(raw), err)
 		}
-		buf = append(buf, tmp[:k]...)
+		raw = append(raw, append([]byte(nil), b...))
 	}
 	return raw
 }
