@@ -64,23 +64,23 @@
 //     medians may differ by at most Abs (DefaultAllocsAbs 0.05/request,
 //     DefaultBytesAbs 8 B/request), read only from windows of at least
 //     DefaultAllocRequests (20 000) requests: runtime/metrics counts
-//     allocations a span at a time, and at the 10 % point's 6 700
-//     requests no-change runs moved by ±0.09 per request. A row without
-//     such windows is "not gated" (reported, neither a pass nor
-//     undecided).
+//     allocations a span at a time, and over the 10 % point's fewer
+//     requests no-change runs moved by more than the bound
+//     (docs/findings.md). A row without such windows is "not gated"
+//     (reported, neither a pass nor undecided).
 //   - Tolerance (context switches per request): the medians may differ by
 //     at most Abs + Rel × |base median| (DefaultCtxswAbs 0.1 +
 //     DefaultCtxswRel 25 %): the bound scales with the metric, from
-//     netpoll's 0.005 switches per request at capacity to
-//     Half-Sync/Half-Reactive's 2 at half load. A change beyond it fails
+//     netpoll's small fraction of a switch per request at capacity to
+//     the few of a model that hands requests off. A change beyond it fails
 //     only when a one-sided U test in the bad direction also gives
 //     p < Alpha (uncorrected: the tolerance is the criterion, the test
 //     only tells a shift of every repetition from a median moved by the
 //     metric's spread; Row.PShift).
 //   - UTest (throughput and the server's user CPU per request at
 //     capacity; p99 latency at both open points — at 10 % the base's p99
-//     is a few hundred µs, so a tail regression shows there, while at half
-//     load on this kind of VM it is already 1–8 ms —; p50 latency and user
+//     is a small fraction of its p99 at half load, so a tail regression
+//     shows there —; p50 latency and user
 //     CPU per request at 50 %: 18 tests in all): a regression needs a
 //     one-sided Mann–Whitney U test for a change in the bad direction
 //     (stats.MannWhitneyGreater, exact for these sample sizes) that is
@@ -90,19 +90,19 @@
 //     AND a change of the medians of at least MinEffect (10 %
 //     throughput, CPU and p50, 25 % p99): a
 //     significant 5 % shift does not fail the build — two builds of
-//     identical server code differed by up to 6.5 % at capacity, once
-//     significantly (DefaultCapacityEffect has the runs). One-sided, because
+//     identical server code differed by more than that at capacity, once
+//     significantly (DefaultCapacityEffect; docs/findings.md has the
+//     runs). One-sided, because
 //     only a change in the bad direction fails; an improvement of the
 //     minimum effect, significant one-sided at Alpha by itself, is
 //     reported and never fails. The latency rows leave out each side's
 //     highest repetition (Rule.TrimHighest) when the side has one more
 //     than MinSamples: one stall of the server's CPU can multiply one
-//     repetition's p99 (seen in a no-change run: 1.3 ms against 230–490 µs
-//     in the other six), which would otherwise mask a regression that
-//     moved every repetition. User CPU rather than all of it: the
-//     kernel's share moves with how the machine schedules (12–21 µs per
-//     request for leaderfollowers at capacity across one run's
-//     repetitions), and a kernel-side regression shows in throughput and
+//     repetition's p99 (seen in a no-change run: docs/findings.md), which
+//     would otherwise mask a regression that moved every repetition. User
+//     CPU rather than all of it: the kernel's share moves with how the
+//     machine schedules (across one run's repetitions, by more than the
+//     user time did), and a kernel-side regression shows in throughput and
 //     context switches. With 7 repetitions a side, a row can still decide
 //     with a point of each side lost, or two of one.
 //   - Failures: the points the server itself failed (the server died, a
@@ -155,9 +155,8 @@
 // 5 µs of CPU per request), concbench_regress_handoff (a hand-off to
 // another thread and back per request) and concbench_regress_stall (a
 // 1 ms sleep of the serving thread once every 100 requests: a tail-only
-// regression, visible at the 10 % point where the base's p99 is a few
-// hundred µs; at half load on this kind of VM the base's p99 is already
-// 1–8 ms).
+// regression, visible at the 10 % point, where the base's p99 is below
+// the stall, while at half load it is already of the stall's order).
 //
 // "concbench gaterate" measures the rates: the share of N runs that exit
 // 1, with its Clopper–Pearson 95 % interval, and per row the changes seen;

@@ -3,37 +3,12 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"concbench/results"
+	"concbench/results/resultstest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", path, got)
-	}
-}
 
 // values are one point's metric values, by the rules' metrics.
 type values struct{ capacity, p50, p99, allocs, bytes, ctxsw, cpu float64 }
@@ -131,7 +106,7 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := r.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md", b.Bytes())
+	resultstest.GoldenFile(t, "report.md", b.Bytes())
 	// The properties the golden file must have, so that an -update
 	// cannot bless a broken report.
 	md := b.String()
@@ -168,7 +143,7 @@ func TestJSON(t *testing.T) {
 	if err := r.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json", b.Bytes())
+	resultstest.GoldenFile(t, "report.json", b.Bytes())
 	var v struct {
 		Outcome     string   `json:"outcome"`
 		ExitCode    int      `json:"exit_code"`

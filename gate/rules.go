@@ -19,9 +19,10 @@ const (
 	// Tolerance judges a count metric with a measured no-change spread
 	// (context switches per request): the medians may differ by at most
 	// Abs + Rel × |base median| in the bad direction, so that the bound
-	// scales with the metric (0.005 switches per request at netpoll's
-	// capacity, 2 at Leader/Followers' half load); a change beyond it
-	// fails only if a one-sided U test also finds a shift (p < Alpha).
+	// scales with the metric (far below one switch per request at
+	// netpoll's capacity, a few where a model hands requests off); a
+	// change beyond it fails only if a one-sided U test also finds a
+	// shift (p < Alpha).
 	Tolerance Method = "tolerance"
 	// UTest judges a timing metric (throughput, CPU per request, latency
 	// percentiles): a regression needs both a one-sided Mann–Whitney U
@@ -119,8 +120,9 @@ const (
 	DefaultAlpha = 0.05
 )
 
-// The default thresholds; gate/doc.go has the no-change runs they were
-// checked against and the false-positive rate measured out of sample.
+// The default thresholds; docs/findings.md ("The CI gate") has the
+// no-change runs they were checked against and the false-positive rate
+// measured out of sample.
 const (
 	// DefaultAllocsAbs bounds the change of allocations per request: one
 	// allocation every 20 requests.
@@ -131,20 +133,17 @@ const (
 	// DefaultCtxswAbs and DefaultCtxswRel bound the change of context
 	// switches per request: a quarter of the base's plus 0.1. A hand-off
 	// per request adds about one switch; the no-change changes stayed
-	// well inside (gate/doc.go).
+	// well inside (docs/findings.md).
 	DefaultCtxswAbs = 0.1
 	DefaultCtxswRel = 0.25
 	// DefaultCapacityEffect is throughput's minimum effect, and
 	// DefaultCPUEffect CPU per request's. 10 %, not 5 %: two builds of
-	// identical server code (the reference b975a35 and 2293848, which
-	// changed only the harness, load generator and gate) differed at
-	// capacity by −1.3, −4.6 and −6.5 % (leaderfollowers/lifo), −4.9,
-	// −1.7, −2.0 % (Half-Sync/Half-Reactive) and −6.1, −1.7, +3.0 %
-	// (netpoll) in three CI gate runs on one machine, and the −6.5 % was
-	// significant (one-sided p 0.002, Holm-adjusted 0.037): a binary's
-	// layout moves a server by about 5 %, and a gate that fails on that
+	// identical server code (one changed only the harness, load generator
+	// and gate) differed at capacity by more than 5 % in CI gate runs on
+	// one machine, once significantly (docs/findings.md, "The CI gate"):
+	// a binary's layout moves a server, and a gate that fails on that
 	// blocks changes that did not touch the server. The injected cpu
-	// regression still shows at +22 to +42 % (gate/doc.go).
+	// regression still shows well beyond 10 % (docs/findings.md).
 	DefaultCapacityEffect = 0.10
 	DefaultCPUEffect      = 0.10
 	// DefaultP50Effect is p50 latency's minimum effect.
@@ -152,10 +151,11 @@ const (
 	// DefaultP99Effect is p99 latency's minimum effect.
 	DefaultP99Effect = 0.25
 	// DefaultAllocRequests is the fewest requests a window must hold for
-	// the allocation rules to read it: at 6 700 requests per window (half
-	// the gate's 10 % point of Half-Sync/Half-Reactive) no-change runs
-	// showed allocation changes of ±0.09 per request, over the strict
-	// bound; at 30 000 and more they stay within ±0.002.
+	// the allocation rules to read it: runtime/metrics counts allocations
+	// a span at a time, so over the few requests of the gate's 10 % point
+	// no-change runs moved by more than the strict bound, while over
+	// windows of this size and more they stay far within it
+	// (docs/findings.md).
 	DefaultAllocRequests = 20000
 )
 
@@ -163,14 +163,15 @@ const (
 // and the server's user CPU per request (U test; DefaultCapacityEffect,
 // DefaultCPUEffect). Per open point (offered the same absolute rate on
 // both sides): p99 latency (U test, DefaultP99Effect) — at the gate's 10 %
-// point the base's p99 is a few hundred µs, so a tail regression shows
-// there — and at 50 % also p50 latency and user CPU per request (U test;
+// point the base's p99 is a small fraction of its p99 at half load, so a
+// tail regression shows there — and at 50 % also p50 latency and user CPU
+// per request (U test;
 // DefaultP50Effect, DefaultCPUEffect); latency rows leave out each side's
 // highest repetition. User CPU rather than all CPU: the kernel's share
 // (system calls, wake-ups, VM exits) moves with how the machine schedules
-// (12–21 µs per request for leaderfollowers at capacity across the
-// repetitions of one no-change run, against 16–21 µs of user time), and a
-// kernel-side regression shows in throughput and context switches anyway. Per point of either kind:
+// (across the repetitions of one no-change run, by more than the user
+// time did: docs/findings.md), and a kernel-side regression shows in
+// throughput and context switches anyway. Per point of either kind:
 // allocations and bytes per request (strict: DefaultAllocsAbs,
 // DefaultBytesAbs; on windows of DefaultAllocRequests requests or more),
 // context switches per request (tolerance DefaultCtxswAbs +

@@ -298,9 +298,7 @@ func TestConcurrentDispatchNeverOverlaps(t *testing.T) {
 	var overlaps atomic.Int64
 	var wg sync.WaitGroup
 	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			w := s.NewWaiter(1)
@@ -326,7 +324,7 @@ func TestConcurrentDispatchNeverOverlaps(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := overlaps.Load(); n != 0 {

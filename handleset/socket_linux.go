@@ -1,6 +1,7 @@
 package handleset
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,9 +29,7 @@ func Listen(addr string, opts ListenOptions) (*Listener, error) {
 		return nil, err
 	}
 	backlog := opts.Backlog
-	if backlog == 0 {
-		backlog = DefaultBacklog
-	}
+	backlog = cmp.Or(backlog, DefaultBacklog)
 	ta, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("handleset: listen address %q: %w", addr, err)

@@ -35,22 +35,12 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Fatalf("%s built with -buildvcs=true has no VCS stamp", binA)
 	}
 
-	w := DefaultWorkload()
-	w.Conns = 4
-	exp := Experiment{
-		Profile: "test",
-		Configs: []Config{
-			{Name: "netpoll/a", Model: "netpoll", ServerBinary: binA},
-			{Name: "netpoll/b", Model: "netpoll", ServerBinary: binB},
-		},
-		Workloads:    []Workload{{Workload: w}},
-		Fractions:    []float64{0.3},
-		Repetitions:  2,
-		Warmup:       Duration(100 * time.Millisecond),
-		Duration:     Duration(100 * time.Millisecond),
-		Seed:         3,
-		ServerBinary: "/nonexistent/never-used", // every configuration has its own
-	}
+	exp := shortRun([]Config{
+		{Name: "netpoll/a", Model: "netpoll", ServerBinary: binA},
+		{Name: "netpoll/b", Model: "netpoll", ServerBinary: binB},
+	}, Workload{Workload: connsWorkload(4)})
+	exp.Repetitions, exp.Duration, exp.Seed = 2, Duration(100*time.Millisecond), 3
+	exp.ServerBinary = "/nonexistent/never-used" // every configuration has its own
 
 	// An experiment binary that does not exist is still refused at once
 	// even when unused, and so is a configuration's.
@@ -58,7 +48,6 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Fatalf("Run with a missing experiment binary succeeded")
 	}
 	exp.ServerBinary = serverBinary
-	exp.LoadLimits = relaxed
 	bad := exp
 	bad.Configs = slices.Clone(exp.Configs)
 	bad.Configs[1].ServerBinary = filepath.Join(dir, "missing")

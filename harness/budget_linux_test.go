@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,18 +18,13 @@ import (
 // the machine measures is not the point.
 func TestRunBudget(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 4
 	exp := shortRun([]Config{{Name: "netpoll", Model: "netpoll"}, {Name: "threadperconn", Model: "threadperconn"}},
-		Workload{Workload: w, SLO: &SLO{Bound: Duration(5 * time.Millisecond)}})
+		Workload{Workload: connsWorkload(4), SLO: &SLO{Bound: Duration(5 * time.Millisecond)}})
 	exp.Fractions, exp.RatesFromSlowest = nil, []float64{0.5}
 	exp.Repetitions, exp.SLOProbes = 2, 2
 	exp.SLOWarmup, exp.SLODuration = Duration(100*time.Millisecond), Duration(100*time.Millisecond)
 	exp.Budget = Duration(5 * time.Minute)
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := Run(context.Background(), exp, dir, Options{extraAll: true}); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, _ := runTest(t, exp, Options{extraAll: true})
 	run, pts, _ := readPoints(t, dir)
 	plan := run.Decisions
 	if plan == nil || plan.Looks != 2 || plan.BaseRounds != 2 || plan.Budget != 5*time.Minute {

@@ -71,9 +71,9 @@ func (r *runner) measureCeiling(ctx context.Context, w *Workload) (results.Ceili
 	null := *w
 	null.CPU, null.Block, null.Size, null.Ops, null.Idle = "0", "0", "0", "work=1", 0
 	// The fastest server first, so that the generator comes as close to
-	// its ceiling as the machine allows: the Proactor (measured on a
-	// 2-vCPU VM with no work: 97 700 req/s against netpoll's 75 900), or
-	// netpoll where io_uring is not permitted.
+	// its ceiling as the machine allows: the Proactor (faster than netpoll
+	// with no work: docs/findings.md), or netpoll where io_uring is not
+	// permitted.
 	var srv *server
 	var started time.Duration
 	var errs []string

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,16 +14,10 @@ import (
 // relayed; both processes are gone when the run returns.
 func TestRunChain(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 8
 	exp := shortRun([]Config{{Name: "frontend/bound/m=2", Model: "frontend", Args: []string{"--handoff", "bound", "--upstream-conns", "2"},
-		GOMAXPROCSPerConn: true, Backend: &Backend{Model: "netpoll"}}}, Workload{Workload: w})
-	dir := filepath.Join(t.TempDir(), "run")
+		GOMAXPROCSPerConn: true, Backend: &Backend{Model: "netpoll"}}}, Workload{Workload: connsWorkload(8)})
 	var pids []int
-	sum, err := Run(context.Background(), exp, dir, Options{onWindow: func(_ *results.Point, pid int) { pids = append(pids, pid) }})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, sum := runTest(t, exp, Options{onWindow: func(_ *results.Point, pid int) { pids = append(pids, pid) }})
 	run, pts, _ := readPoints(t, dir)
 	if sum.Points != 2 || len(pts) != 2 {
 		t.Fatalf("summary %+v, %d points: want 2", sum, len(pts))

@@ -17,7 +17,7 @@ import (
 // Note: the harness reads this itself rather than through the server's
 // "snapshot tasks", which sums over the live threads (a thread that exits
 // in the window would make the difference of sums wrong) and costs the
-// server ~50 µs of CPU per thread inside the window it measures.
+// server CPU time per thread inside the window it measures.
 func runQueue(pid int) (map[int]int64, bool) {
 	m, err := sysstat.RunQueueByThread(pid)
 	if err != nil {
@@ -27,14 +27,14 @@ func runQueue(pid int) (map[int]int64, bool) {
 }
 
 // maxRunQueueThreads is the most server threads whose run-queue waits the
-// harness reads at a window's edges. The read costs tens of µs per thread
-// on the generator's CPU (BenchmarkRunQueueByThread in internal/sysstat:
-// 20–31 µs per thread on a loaded 2-vCPU VM, 126 ms at 4096 threads), and
-// the window-start read must end within the load generator's 20 ms lead
+// harness reads at a window's edges. The read costs the generator's CPU
+// time in proportion to the threads (BenchmarkRunQueueByThread in
+// internal/sysstat; the figures are in docs/findings.md), and the
+// window-start read must end within the load generator's 20 ms lead
 // before its window: past it, it preempts the busy-polling generator
 // inside the window, and the generator's lag — not the server — is what
-// gets measured (thread per connection's thousands of threads). 512
-// threads take 10–16 ms at that cost.
+// gets measured (thread per connection's thousands of threads). 512 is
+// the most threads whose read was measured to end within the lead.
 const maxRunQueueThreads = 512
 
 // startRunQueue reads the server's run-queue waits at the window's start

@@ -115,12 +115,12 @@
 // control-channel snapshot; at the end the same in mirror order, and
 // then, outside the window, the server's OS threads (/proc/<pid>/status)
 // and open descriptors (a listing of /proc/<pid>/fd, milliseconds at tens
-// of thousands). The run-queue read costs the generator's CPU tens of µs
-// per thread, so it is skipped for a server with more than 512 threads
+// of thousands). The run-queue read costs the generator's CPU time per
+// thread, so it is skipped for a server with more than 512 threads
 // (thread per connection at hundreds of connections), which the point
-// records (ServerCost.RunQueueSkipped): at 4096 threads it took 126 ms, far
-// past the 20 ms lead, and the generator's lag would have been measured
-// instead of the server. The cost is the difference, divided by the
+// records (ServerCost.RunQueueSkipped): at thousands of threads it ends
+// far past the 20 ms lead, and the generator's lag would have been
+// measured instead of the server (docs/findings.md). The cost is the difference, divided by the
 // requests the server itself completed between the snapshots:
 //
 //   - voluntary and involuntary context switches and CPU (user, system)
@@ -132,8 +132,8 @@
 //   - run-queue wait summed over the threads alive at both edges, read by
 //     the harness rather than through "snapshot tasks", which sums over
 //     live threads (a thread exiting in the window would falsify the
-//     difference) and costs the server ~50 µs of CPU per thread inside
-//     the window it measures;
+//     difference) and costs the server CPU time per thread inside the
+//     window it measures;
 //   - perf software counters (context switches, CPU migrations, task
 //     clock), opened before the load starts — one counter per event per
 //     existing thread, with inherit, since a counter on the process alone

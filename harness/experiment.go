@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -346,48 +347,28 @@ func validName(s string) bool {
 // workload has an SLO; the mechanisms point's warm-up and window when it
 // has one. Everything else must be given (or is resolved: Resolve).
 func (e Experiment) WithDefaults() Experiment {
-	if e.Profile == "" {
-		e.Profile = "custom"
-	}
+	e.Profile = cmp.Or(e.Profile, "custom")
 	e.Workloads = slices.Clone(e.Workloads)
 	for i := range e.Workloads {
 		w := &e.Workloads[i]
-		if w.Depth == 0 {
-			w.Depth = 1
-		}
-		if w.Arrival == "" {
-			w.Arrival = string(loadgen.Poisson)
-		}
+		w.Depth = cmp.Or(w.Depth, 1)
+		w.Arrival = cmp.Or(w.Arrival, string(loadgen.Poisson))
 		for _, s := range []*string{&w.CPU, &w.Block, &w.Size} {
 			if *s == "" {
 				*s = "0"
 			}
 		}
-		if w.Ops == "" {
-			w.Ops = "work=1"
-		}
+		w.Ops = cmp.Or(w.Ops, "work=1")
 	}
-	if e.CapacityOutstanding == 0 {
-		e.CapacityOutstanding = 1
-	}
+	e.CapacityOutstanding = cmp.Or(e.CapacityOutstanding, 1)
 	if e.Mechanisms > 0 {
-		if e.MechanismsWarmup == 0 {
-			e.MechanismsWarmup = Duration(DefaultMechanismsWarmup)
-		}
-		if e.MechanismsDuration == 0 {
-			e.MechanismsDuration = Duration(DefaultMechanismsDuration)
-		}
+		e.MechanismsWarmup = cmp.Or(e.MechanismsWarmup, Duration(DefaultMechanismsWarmup))
+		e.MechanismsDuration = cmp.Or(e.MechanismsDuration, Duration(DefaultMechanismsDuration))
 	}
 	if e.hasSLO() {
-		if e.SLOProbes == 0 {
-			e.SLOProbes = DefaultSLOProbes
-		}
-		if e.SLOWarmup == 0 {
-			e.SLOWarmup = Duration(DefaultSLOWarmup)
-		}
-		if e.SLODuration == 0 {
-			e.SLODuration = Duration(DefaultSLODuration)
-		}
+		e.SLOProbes = cmp.Or(e.SLOProbes, DefaultSLOProbes)
+		e.SLOWarmup = cmp.Or(e.SLOWarmup, Duration(DefaultSLOWarmup))
+		e.SLODuration = cmp.Or(e.SLODuration, Duration(DefaultSLODuration))
 	}
 	return e
 }
@@ -416,6 +397,17 @@ type problems []error
 // add adds a problem.
 func (p *problems) add(format string, args ...any) {
 	*p = append(*p, fmt.Errorf("experiment: "+format, args...))
+}
+
+// window adds a problem for a warm-up or a measured window out of range;
+// prefix names the windows ("SLO ", "mechanisms ", or "" for the points').
+func (p *problems) window(prefix string, warmup, duration Duration) {
+	if w := time.Duration(warmup); w < loadgen.MinWarmup || w > MaxWindow {
+		p.add("%swarmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", prefix, w, loadgen.MinWarmup, MaxWindow)
+	}
+	if d := time.Duration(duration); d < MinWindow || d > MaxWindow {
+		p.add("%sduration %v out of range (accepted: %v..%v)", prefix, d, MinWindow, MaxWindow)
+	}
 }
 
 // validateConfigs validates the configurations, adding to p, and returns
@@ -628,12 +620,7 @@ func (e *Experiment) validateSLOs(p *problems) {
 		if e.SLOProbes < 1 || e.SLOProbes > MaxSLOProbes {
 			p.add("SLO probes %d out of range (accepted: 1..%d)", e.SLOProbes, MaxSLOProbes)
 		}
-		if w := time.Duration(e.SLOWarmup); w < loadgen.MinWarmup || w > MaxWindow {
-			p.add("SLO warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-		}
-		if d := time.Duration(e.SLODuration); d < MinWindow || d > MaxWindow {
-			p.add("SLO duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-		}
+		p.window("SLO ", e.SLOWarmup, e.SLODuration)
 	}
 }
 
@@ -649,12 +636,7 @@ func (e *Experiment) validateMechanisms(p *problems) {
 	if len(e.RatesFromSlowest) == 0 {
 		p.add("mechanisms %d without rates from the slowest (accepted: 0, or rates from the slowest: a mechanisms point follows each equal-load point)", e.Mechanisms)
 	}
-	if w := time.Duration(e.MechanismsWarmup); w < loadgen.MinWarmup || w > MaxWindow {
-		p.add("mechanisms warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-	}
-	if d := time.Duration(e.MechanismsDuration); d < MinWindow || d > MaxWindow {
-		p.add("mechanisms duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-	}
+	p.window("mechanisms ", e.MechanismsWarmup, e.MechanismsDuration)
 }
 
 // validateRuns validates how each point is run: repetitions, windows,
@@ -664,12 +646,7 @@ func (e *Experiment) validateRuns(p *problems) {
 	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
 		p.add("repetitions %d out of range (accepted: 1..%d)", e.Repetitions, MaxRepetitions)
 	}
-	if w := time.Duration(e.Warmup); w < loadgen.MinWarmup || w > MaxWindow {
-		p.add("warmup %v out of range (accepted: %v..%v; the load generator calls a shorter warm-up invalid)", w, loadgen.MinWarmup, MaxWindow)
-	}
-	if d := time.Duration(e.Duration); d < MinWindow || d > MaxWindow {
-		p.add("duration %v out of range (accepted: %v..%v)", d, MinWindow, MaxWindow)
-	}
+	p.window("", e.Warmup, e.Duration)
 	if b := time.Duration(e.Budget); b < 0 || b > MaxBudget {
 		p.add("budget %v out of range (accepted: 0 for none, or up to %v)", b, MaxBudget)
 	}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -42,25 +41,12 @@ func TestNginxRun(t *testing.T) {
 	}
 	w := DefaultWorkload()
 	w.Conns, w.CPU = 8, "0"
-	exp := Experiment{
-		Profile:     "test",
-		Workloads:   []Workload{{Workload: w}},
-		Fractions:   []float64{0.3},
-		Repetitions: 1,
-		Warmup:      Duration(100 * time.Millisecond),
-		Duration:    Duration(300 * time.Millisecond),
-		Seed:        5,
-		LoadLimits:  relaxed,
-	}
+	exp := shortRun(nil, Workload{Workload: w})
+	exp.Duration, exp.Seed = Duration(300*time.Millisecond), 5
 	for _, mode := range NginxModes {
 		exp.Configs = append(exp.Configs, Config{Name: "nginx/" + mode, Model: NginxModel, Args: []string{"--accept", mode}, Threads: 2})
 	}
-	exp.ServerBinary = serverBinary
-	dir := filepath.Join(t.TempDir(), "run")
-	sum, err := Run(context.Background(), exp, dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, sum := runTest(t, exp, Options{})
 	if sum.Failed+sum.Unavailable > 0 {
 		t.Fatalf("run: %s", sum)
 	}

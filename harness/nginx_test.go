@@ -2,9 +2,7 @@ package harness
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +13,6 @@ import (
 	"concbench/results"
 	"concbench/results/resultstest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestNginxConf checks the generated nginx.conf of each accept mode
 // against its golden file (go test -run TestNginxConf -update rewrites
@@ -33,7 +29,7 @@ func TestNginxConf(t *testing.T) {
 			if err := writeNginxConf(&buf, c); err != nil {
 				t.Fatal(err)
 			}
-			resultstest.Golden(t, filepath.Join("testdata", "nginx-"+mode+".conf"), buf.Bytes(), *update)
+			resultstest.GoldenFile(t, "nginx-"+mode+".conf", buf.Bytes())
 		})
 	}
 }

@@ -1,9 +1,7 @@
 package harness
 
 import (
-	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -19,18 +17,13 @@ import (
 // own.
 func TestCounterbalancedEqualLoad(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 4
 	exp := shortRun([]Config{
 		{Name: "a", Model: "netpoll"},
 		{Name: "b", Model: "netpoll", RatesFrom: "a"},
-	}, Workload{Workload: w})
+	}, Workload{Workload: connsWorkload(4)})
 	exp.Fractions, exp.Repetitions, exp.Duration, exp.Seed = []float64{0.2}, 2, Duration(150*time.Millisecond), 3
 	exp.Counterbalance = true
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := Run(context.Background(), exp, dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := runTest(t, exp, Options{})
 	_, pts, byKey := readPoints(t, dir)
 	pts = slices.Clone(pts) // byKey points into the original
 	slices.SortFunc(pts, func(x, y results.Point) int { return x.StartTime.Compare(y.StartTime) })

@@ -99,9 +99,9 @@ func (s *counterSet) openRow(specs []counterSpec, tid, cpu int) (failed *counter
 //
 // Note: a single counter on the process (pid = server pid, inherit) would
 // see only the main thread and the threads it creates later — Go creates
-// threads from other threads (sysmon, the template thread), and that
-// counter saw 249 of 4155 switches in a measurement on a 2-vCPU VM — so
-// there is one per existing thread.
+// threads from other threads (sysmon, the template thread), so it misses
+// most of a server's switches (docs/findings.md) — so there is one per
+// existing thread.
 func openThreads(pids []int, specs []counterSpec) (*counterSet, int, string) {
 	s := &counterSet{events: len(specs)}
 	threads := 0

@@ -30,9 +30,9 @@ type disturber struct {
 //
 // Note: kdamond is DAMON's monitoring thread (mm/damon): some hosts run
 // it on their guests to find cold memory; in physical-address mode it
-// scans page access bits every sampling interval (500 ms on the
-// project's VMs) for milliseconds at a time — twice a second a 1.5–5 ms
-// stall, enough to decide a short window's p99 (docs/findings.md). Kernel
+// scans page access bits every sampling interval for milliseconds at a
+// time: a stall of the CPU several times a second, enough to decide a
+// short window's p99 (docs/findings.md). Kernel
 // workers (kworker) and RCU threads are not here: they are per-CPU or
 // short-lived, and their work cannot wait for idle time.
 var disturbers = []disturber{

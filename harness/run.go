@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -652,9 +653,7 @@ func (r *runner) placeGenerator() (restore func(), err error) {
 		// worker is a locked thread that lends its P while it sleeps in
 		// epoll_pwait2; with GOMAXPROCS = 1 the harness's other goroutines
 		// (snapshots, progress, GC) take it and the worker waits to get it
-		// back. Measured (netpoll server on CPU 0, concbench load on CPU 1,
-		// 20k req/s, 3 s, two alternated pairs): worker run-queue wait 358
-		// and 363 ms at GOMAXPROCS 1, 103 and 106 ms at 2.
+		// back (measured: docs/findings.md).
 		prevProcs := runtime.GOMAXPROCS(max(len(set), loadgen.Procs(r.exp.LoadWorkers)))
 		restore = func() {
 			runtime.GOMAXPROCS(prevProcs)
@@ -754,9 +753,7 @@ func (r *runner) commonGOMAXPROCS() int {
 	v := -1
 	for _, rc := range r.cfgs {
 		n := rc.size.GOMAXPROCS
-		if n == 0 {
-			n = rc.size.CPUs // serve's default: the CPUs it runs on
-		}
+		n = cmp.Or(n, rc.size.CPUs) // serve's default: the CPUs it runs on
 		if v >= 0 && n != v {
 			return 0
 		}

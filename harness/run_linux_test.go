@@ -22,26 +22,15 @@ import (
 
 // tinyExperiment is two cheap models and one that does not exist, one
 // open point, two repetitions, the shortest windows the load generator
-// accepts.
+// accepts (shortRun's).
 func tinyExperiment() Experiment {
-	w := DefaultWorkload()
-	w.Conns = 8
-	return Experiment{
-		Profile: "test",
-		Configs: []Config{
-			{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
-			{Name: "netpoll", Model: "netpoll"},
-			{Name: "nosuch", Model: "nosuch"},
-		},
-		Workloads:   []Workload{{Workload: w}},
-		Fractions:   []float64{0.3},
-		Repetitions: 2,
-		Warmup:      Duration(100 * time.Millisecond),
-		Duration:    Duration(200 * time.Millisecond),
-		Seed:        7,
-		LoadLimits:  relaxed,
-		// ServerBinary is set by each test.
-	}
+	exp := shortRun([]Config{
+		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
+		{Name: "netpoll", Model: "netpoll"},
+		{Name: "nosuch", Model: "nosuch"},
+	}, Workload{Workload: connsWorkload(8)})
+	exp.Repetitions = 2
+	return exp
 }
 
 type pointKey struct {
@@ -51,6 +40,25 @@ type pointKey struct {
 }
 
 func keyOf(p *results.Point) pointKey { return pointKey{p.Config.Name, p.Kind, p.Repetition} }
+
+// runTest runs exp into a new run folder of t's and returns the folder
+// and the run's summary; an error of Run fails t.
+func runTest(t *testing.T, exp Experiment, opt Options) (string, *Summary) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	sum, err := Run(context.Background(), exp, dir, opt)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return dir, sum
+}
+
+// connsWorkload is the default workload over conns connections.
+func connsWorkload(conns int) results.Workload {
+	w := DefaultWorkload()
+	w.Conns = conns
+	return w
+}
 
 // readPoints reads the run folder and indexes its points.
 func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[pointKey]*results.Point) {
@@ -77,7 +85,6 @@ func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[po
 func TestRunEndToEnd(t *testing.T) {
 	testenv.EndToEnd(t)
 	exp := tinyExperiment()
-	exp.ServerBinary = serverBinary
 	dir := filepath.Join(t.TempDir(), "run")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -287,7 +294,6 @@ func checkMeasured(t *testing.T, p *results.Point) {
 func TestPointWatchdog(t *testing.T) {
 	testenv.EndToEnd(t)
 	exp := tinyExperiment()
-	exp.ServerBinary = serverBinary
 	exp.Configs = exp.Configs[1:2] // netpoll
 	exp.Repetitions = 1
 	exp.Duration = Duration(3 * time.Second)
@@ -295,10 +301,7 @@ func TestPointWatchdog(t *testing.T) {
 	defer func() { pointGrace = saved }()
 	pointGrace = 300*time.Millisecond - (time.Duration(exp.Warmup) + time.Duration(exp.Duration) + 5*time.Second + 2*controlTimeout)
 
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := Run(context.Background(), exp, dir, Options{}); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, _ := runTest(t, exp, Options{})
 	_, _, byKey := readPoints(t, dir)
 	p := byKey[pointKey{"netpoll", results.KindCapacity, 0}]
 	if p == nil || p.Status != results.StatusFailed || p.FailedBy != results.FailedLoad || !strings.Contains(p.Failure, "did not finish within") {
@@ -322,9 +325,7 @@ func TestRunRatesAndCap(t *testing.T) {
 	const rate, capConns, idle = 2000, 4, 50
 	var wls []Workload
 	for _, conns := range []int{2, 8} {
-		w := DefaultWorkload()
-		w.Conns = conns
-		wls = append(wls, Workload{Name: "conns=" + strconv.Itoa(conns), Workload: w})
+		wls = append(wls, Workload{Name: "conns=" + strconv.Itoa(conns), Workload: connsWorkload(conns)})
 	}
 	ctl := wls[0]
 	ctl.Name, ctl.Idle = "conns=2,idle=50", idle
@@ -336,7 +337,6 @@ func TestRunRatesAndCap(t *testing.T) {
 	}, wls...)
 	exp.Fractions, exp.Rates = nil, []float64{rate}
 	exp.CalibrateOnce = true // one calibration for every server the run starts
-	dir := filepath.Join(t.TempDir(), "run")
 	// The harness's own descriptors in each window: the control's idle
 	// connections are open then.
 	ownFDs := map[string]int{}
@@ -347,10 +347,7 @@ func TestRunRatesAndCap(t *testing.T) {
 		}
 		ownFDs[p.Config.Name] = n
 	}}
-	sum, err := Run(context.Background(), exp, dir, opt)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, sum := runTest(t, exp, opt)
 	if got, base := ownFDs["netpoll/conns=2,idle=50"], ownFDs["netpoll/conns=2"]; got < base+idle {
 		t.Errorf("the harness held %d descriptors in the control's window and %d without idle connections; want %d more", got, base, idle)
 	}
@@ -410,18 +407,13 @@ func TestRunRatesAndCap(t *testing.T) {
 // in run.json with the configuration it came from.
 func TestRunRatesFromSlowest(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 4
+	w := connsWorkload(4)
 	exp := shortRun([]Config{
 		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
 		{Name: "netpoll", Model: "netpoll"},
 	}, Workload{Name: "both", Workload: w}, Workload{Name: "one", Configs: []string{"netpoll"}, Workload: w})
 	exp.Fractions, exp.RatesFromSlowest = nil, []float64{0.5}
-	dir := filepath.Join(t.TempDir(), "run")
-	sum, err := Run(context.Background(), exp, dir, Options{})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, sum := runTest(t, exp, Options{})
 	if sum.Points != 6 || sum.Failed != 0 || sum.Unavailable != 0 {
 		t.Fatalf("summary %s: want 6 points (3 configurations × capacity and one rate), none failed", sum)
 	}
@@ -478,7 +470,6 @@ func TestRunCeiling(t *testing.T) {
 	exp := tinyExperiment()
 	exp.Configs = exp.Configs[1:2] // netpoll
 	exp.Repetitions = 1
-	exp.ServerBinary = serverBinary
 	exp.LoadLimits = loadgen.Limits{} // relaxed limits turn the ceiling's check off
 	dir := t.TempDir()
 	given := results.Ceiling{Protocol: "http", Workers: 1, RatePerS: 1000, Busy: 1, PerS: 1000, Fraction: CeilingFraction}
@@ -507,7 +498,6 @@ func TestMeasureCeilingThrottled(t *testing.T) {
 	testenv.EndToEnd(t)
 	exp := tinyExperiment()
 	exp.Configs = exp.Configs[1:2]
-	exp.ServerBinary = serverBinary
 	cs, timing, err := MeasureCeilings(t.Context(), exp, Options{throttle: 200 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
@@ -527,18 +517,12 @@ func TestMeasureCeilingThrottled(t *testing.T) {
 // other point carries them.
 func TestRunMechanisms(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 4
 	exp := shortRun([]Config{
 		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 2, GOMAXPROCS: 2},
-	}, Workload{Workload: w})
+	}, Workload{Workload: connsWorkload(4)})
 	exp.Fractions, exp.RatesFromSlowest, exp.Repetitions = nil, []float64{0.5}, 2
 	exp.Mechanisms, exp.MechanismsDuration = 1, Duration(150*time.Millisecond)
-	dir := filepath.Join(t.TempDir(), "run")
-	sum, err := Run(context.Background(), exp, dir, Options{})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, sum := runTest(t, exp, Options{})
 	if sum.Points != 5 || sum.Failed != 0 {
 		t.Fatalf("summary %s: want 5 points (capacity and rate in 2 repetitions, 1 mechanisms point), none failed", sum)
 	}

@@ -151,9 +151,7 @@ type spawnReq struct {
 
 func newSpawner() *spawner {
 	s := &spawner{reqs: make(chan spawnReq), quit: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		// Never unlocked: the thread exits with the goroutine, and only
 		// then do its children get their parent-death signal.
 		runtime.LockOSThread()
@@ -165,7 +163,7 @@ func newSpawner() *spawner {
 				return
 			}
 		}
-	}()
+	})
 	return s
 }
 
@@ -461,7 +459,7 @@ func (s *Server) Info() models.Info { return s.srv.info }
 
 // Snapshot takes a control-channel snapshot: rusage over all the
 // server's threads, allocations, RSS and the model's counters (without
-// the per-task sums, which cost the server about 50 µs per thread).
+// the per-task sums, which cost the server CPU time per thread).
 func (s *Server) Snapshot() (*models.Snapshot, error) { return s.srv.snapshot() }
 
 // Stop asks the server to quit, escalating to SIGTERM after 5 s and

@@ -19,17 +19,11 @@ import (
 // the capacity), not the rates.
 func TestRunSLOSearch(t *testing.T) {
 	testenv.EndToEnd(t)
-	w := DefaultWorkload()
-	w.Conns = 4
-	exp := shortRun([]Config{{Name: "netpoll", Model: "netpoll"}}, Workload{Workload: w, SLO: &SLO{Bound: Duration(5 * time.Millisecond)}})
+	exp := shortRun([]Config{{Name: "netpoll", Model: "netpoll"}}, Workload{Workload: connsWorkload(4), SLO: &SLO{Bound: Duration(5 * time.Millisecond)}})
 	exp.Repetitions, exp.SLOProbes = 2, 2
 	exp.SLOWarmup, exp.SLODuration = Duration(100*time.Millisecond), Duration(100*time.Millisecond)
-	dir := filepath.Join(t.TempDir(), "run")
 	var progress bytes.Buffer
-	sum, err := Run(context.Background(), exp, dir, Options{Progress: &progress})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	dir, sum := runTest(t, exp, Options{Progress: &progress})
 	maxProbes := (&sloSearch{probes: exp.SLOProbes}).maxProbes()
 	if sum.Failed != 0 || sum.Unavailable != 0 || sum.Points > 2*(1+maxProbes+1) {
 		t.Fatalf("summary %s: want at most %d points, none failed", sum, 2*(1+maxProbes+1))

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,39 +78,21 @@ func (o ValidateOptions) withDefaults() ValidateOptions {
 	if len(o.Work) == 0 {
 		o.Work = []string{"exp", "fixed"}
 	}
-	if o.WorkNs == 0 {
-		o.WorkNs = DefaultValidateWorkNs
-	}
+	o.WorkNs = cmp.Or(o.WorkNs, DefaultValidateWorkNs)
 	if len(o.Rhos) == 0 {
 		o.Rhos = []float64{0.3, 0.5, 0.7}
 	}
-	if o.Warmup == 0 {
-		o.Warmup = time.Second
-	}
-	if o.Model == "" {
-		o.Model = "leaderfollowers"
-	}
-	if o.Threads == 0 {
-		o.Threads = 1
-	}
+	o.Warmup = cmp.Or(o.Warmup, time.Second)
+	o.Model = cmp.Or(o.Model, "leaderfollowers")
+	o.Threads = cmp.Or(o.Threads, 1)
 	if o.Duration == 0 && o.Threads > 0 {
 		o.Duration = DefaultValidateDuration / time.Duration(o.Threads)
 	}
-	if o.FloorRate == 0 {
-		o.FloorRate = 300
-	}
-	if o.FloorDuration == 0 {
-		o.FloorDuration = 4 * time.Second
-	}
-	if o.Conns == 0 {
-		o.Conns = 16
-	}
-	if o.Tolerance == 0 {
-		o.Tolerance = 0.10
-	}
-	if o.MaxJudgedRho == 0 {
-		o.MaxJudgedRho = 0.7
-	}
+	o.FloorRate = cmp.Or(o.FloorRate, 300)
+	o.FloorDuration = cmp.Or(o.FloorDuration, 4*time.Second)
+	o.Conns = cmp.Or(o.Conns, 16)
+	o.Tolerance = cmp.Or(o.Tolerance, 0.10)
+	o.MaxJudgedRho = cmp.Or(o.MaxJudgedRho, 0.7)
 	return o
 }
 

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -129,8 +130,8 @@ type Limits struct {
 	// time they may spend waiting for their CPU (another thread or
 	// process on it), or that the hypervisor may take from their CPUs.
 	// Default 0.10 and 0.05: the generator may wait for its CPU behind its
-	// own runtime threads (measured 2% typical, 5.4% at most over 396
-	// points on a 2-vCPU VM); a tenth means another process competes.
+	// own runtime threads, for a few percent of its time at most
+	// (docs/findings.md); a tenth means another process competes.
 	MaxRunQueue float64 `json:"max_run_queue"`
 	MaxSteal    float64 `json:"max_steal"`
 	// SendProcessAlpha is the significance level of each statistic of
@@ -407,45 +408,22 @@ const (
 
 // WithDefaults returns c with zero fields that have a default replaced by it.
 func (c Config) WithDefaults() Config {
-	def := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	if c.Protocol == "" {
-		c.Protocol = "http"
-	}
-	def(&c.Conns, DefaultConns)
-	def(&c.Workers, 1)
-	def(&c.Depth, 1)
-	if c.Arrival == "" {
-		c.Arrival = Poisson
-	}
-	def(&c.MaxInFlight, DefaultMaxInFlight)
-	def(&c.Outstanding, c.Depth)
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	def(&c.Accounts, service.DefaultAccounts)
-	if c.Amount == 0 {
-		c.Amount = 1
-	}
-	if c.Verify == "" {
-		c.Verify = VerifyFull
-	}
-	if c.HistLowest == 0 {
-		c.HistLowest = DefaultHistLowest
-	}
-	if c.HistHighest == 0 {
-		c.HistHighest = DefaultHistHighest
-	}
-	def(&c.HistDigits, DefaultHistDigits)
-	if c.HlogInterval == 0 {
-		c.HlogInterval = DefaultHlogInterval
-	}
-	if c.Poll == "" {
-		c.Poll = PollSleep
-	}
+	c.Protocol = cmp.Or(c.Protocol, "http")
+	c.Conns = cmp.Or(c.Conns, DefaultConns)
+	c.Workers = cmp.Or(c.Workers, 1)
+	c.Depth = cmp.Or(c.Depth, 1)
+	c.Arrival = cmp.Or(c.Arrival, Poisson)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.Outstanding = cmp.Or(c.Outstanding, c.Depth)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.Accounts = cmp.Or(c.Accounts, service.DefaultAccounts)
+	c.Amount = cmp.Or(c.Amount, 1)
+	c.Verify = cmp.Or(c.Verify, VerifyFull)
+	c.HistLowest = cmp.Or(c.HistLowest, DefaultHistLowest)
+	c.HistHighest = cmp.Or(c.HistHighest, DefaultHistHighest)
+	c.HistDigits = cmp.Or(c.HistDigits, DefaultHistDigits)
+	c.HlogInterval = cmp.Or(c.HlogInterval, DefaultHlogInterval)
+	c.Poll = cmp.Or(c.Poll, PollSleep)
 	c.Limits = c.Limits.withDefaults()
 	return c
 }

@@ -45,9 +45,8 @@
 // times a second), so a send leaves when it is due. It needs a CPU per
 // worker, and the harness and "concbench load --cpus" give it one by
 // default: on a VM whose idle vCPUs halt, a thread woken by a timer
-// arrives tens of µs late (measured on the 2-vCPU VMs this was written on:
-// a 50–450 µs epoll_pwait2 timeout wakes 55–62 µs late at the median,
-// ~100–250 µs at p99, even with the thread's timer slack at 1 ns).
+// arrives late by more than the gaps between sends at high rates, even
+// with the thread's timer slack at 1 ns (docs/findings.md).
 // PollSleep sleeps in epoll_pwait2 until the next deadline and polls only
 // for the last Spin before a send; a Spin of 0 (the default) is measured:
 // before the run each worker probes how late its timed waits wake (64
@@ -58,9 +57,8 @@
 // machine's own stalls as a busy-polling worker sees them (idle loop
 // iterations far longer than usual: interrupts and the hypervisor) and
 // how long each send system call took: on loopback a send runs the
-// server's receive path and its wake-up in the sending thread (6–17 µs
-// at the median here, tens of µs at p99), which is the floor of any
-// single sending thread's punctuality on the machine.
+// server's receive path and its wake-up in the sending thread, which is
+// the floor of any single sending thread's punctuality on the machine.
 //
 // Responses are timestamped by the kernel (SO_TIMESTAMPNS on every
 // connection: the wall-clock time the kernel received the data, converted
@@ -227,7 +225,7 @@
 //   - generator-cpu: the workers waited for their CPU over
 //     Limits.MaxRunQueue (a tenth) of their time (schedstat: another
 //     process competes for the CPU; the generator's own runtime threads
-//     take about 2% typically, 5.4% at most over 396 points here), or the
+//     take a few percent at most: docs/findings.md), or the
 //     hypervisor took over Limits.MaxSteal (5%) of the generator's CPUs
 //     (steal time from /proc/stat; this kind of VM reports none, which is
 //     why the machine's stalls are measured above);

@@ -176,9 +176,9 @@ func (iv *intervals) emit(end int64, last bool) {
 // behind another): what it allocates then is counted in hl.allocated.
 //
 // It runs on an OS thread of its own, at the lowest priority (nice 19):
-// merging and encoding an interval takes about 0.15 ms of CPU (a few ms
-// for histograms spread over the whole range: zlib's best compression),
-// all at the moment the interval ends, and on a CPU a worker uses it must
+// merging and encoding an interval takes CPU (the more, the wider the
+// histograms are spread: zlib's best compression), all at the moment
+// the interval ends, and on a CPU a worker uses it must
 // not preempt the worker and delay its sends; at nice 19 the kernel runs
 // it when a CPU is free, or for a small fair share. The goroutine never
 // unlocks the thread: it exits locked, so the runtime discards the thread

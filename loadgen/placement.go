@@ -13,10 +13,10 @@ import "concbench/internal/cpuset"
 //
 // Note: a worker on every CPU was the first rule. With nothing idle,
 // whatever else has to run on the generator's CPUs preempts a
-// busy-polling worker for a scheduler slice: on 8 load CPUs with 8
-// busy workers the generator's send lag had p99.9 3.3 ms and max
-// 7.2 ms at 75 000 req/s, against 48 µs and 133 µs with one worker and
-// seven idle CPUs (docs/findings.md, "The generator's own stalls").
+// busy-polling worker for a scheduler slice: the generator's send lag
+// grew by orders of magnitude against one worker with idle CPUs beside
+// it (docs/findings.md, "Its own stalls with a busy worker on every
+// CPU").
 func Placement(cpus cpuset.Set, maxWorkers int) (workers int, workerCPUs []int) {
 	switch {
 	case len(cpus) == 0:

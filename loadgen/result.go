@@ -827,9 +827,8 @@ func checkOrder(c Check) int {
 //
 // Note: the slices' mean latency is not a criterion, only reported
 // (latencyGrowth warns): a mean is moved by a few stalls, and late in a
-// window a machine's hiccups alone can make it grow severalfold (seen at
-// half load on a 2-vCPU VM: 240 µs to 1.78 ms, trend z 3.2) while the
-// backlog stays flat. A server that falls behind an open-loop generator
+// window a machine's hiccups alone can make it grow severalfold while
+// the backlog stays flat (docs/findings.md). A server that falls behind an open-loop generator
 // leaves requests in flight, whatever its latency does.
 func overCapacity(r *Result, t *Trend) string {
 	var why []string

@@ -111,13 +111,11 @@ func TestStarvedGeneratorIsFlagged(t *testing.T) {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread() // a thread of its own, pinned with the process
 			for !stop.Load() {
 			}
-		}()
+		})
 	}
 	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 

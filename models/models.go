@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"time"
@@ -79,9 +80,7 @@ const DefaultMaxPendingOutput = 256 << 10
 // buffer of at most wire.MaxInlineBody.
 func ConnMemoryBound(c Config, maxRequest int) int {
 	out := c.MaxPendingOutput
-	if out == 0 {
-		out = DefaultMaxPendingOutput
-	}
+	out = cmp.Or(out, DefaultMaxPendingOutput)
 	lim := c.Codec.Limits().WithDefaults()
 	in := min(max(InitialInput, 2*maxRequest), lim.MaxHeader+lim.MaxPayload+64)
 	inFlight := MaxInFlight * (8 + InFlightRecord + maxRequest + wire.MaxInlineBody)
@@ -124,15 +123,9 @@ const MaxBacklog = 1 << 20
 // WithDefaults returns c with zero-valued settings replaced by their
 // defaults; defThreads is the model's default thread count.
 func (c Config) WithDefaults(defThreads int) Config {
-	if c.Threads == 0 {
-		c.Threads = defThreads
-	}
-	if c.MaxPendingOutput == 0 {
-		c.MaxPendingOutput = DefaultMaxPendingOutput
-	}
-	if c.HeaderTimeout == 0 {
-		c.HeaderTimeout = DefaultHeaderTimeout
-	}
+	c.Threads = cmp.Or(c.Threads, defThreads)
+	c.MaxPendingOutput = cmp.Or(c.MaxPendingOutput, DefaultMaxPendingOutput)
+	c.HeaderTimeout = cmp.Or(c.HeaderTimeout, DefaultHeaderTimeout)
 	return c
 }
 

@@ -24,7 +24,7 @@ type Snapshot struct {
 }
 
 // TakeSnapshot reads the process's counters and srv's Stats. With tasks it
-// also sums /proc/self/task/* (about 50 µs per thread).
+// also sums /proc/self/task/*, which costs CPU time per thread.
 func TakeSnapshot(srv Server, tasks bool) Snapshot {
 	s := Snapshot{TimeUnixNs: time.Now().UnixNano()}
 	var err error

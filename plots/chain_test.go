@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // chainExperiment returns a made-up experiment of the measurement chain:
@@ -50,7 +51,7 @@ func TestValidationMarkdown(t *testing.T) {
 			v.Floor = results.ChainFloor{RatePerS: 300, Requests: 1200, MeanNs: 90e3, InboundNs: 70e3, ReturnNs: 20e3, P50Ns: 85e3, P99Ns: 200e3}
 			v.Judge()
 			md := ValidationMarkdown(&v, "##")
-			golden(t, "golden/chain_"+tc.name+".md", []byte(md))
+			resultstest.GoldenFile(t, "golden/chain_"+tc.name+".md", []byte(md))
 			dir := t.TempDir()
 			if _, err := WriteValidation(dir, &v, []string{"svg"}); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"concbench/loadgen"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // connectionRun is a made-up connections run: two configurations at one
@@ -91,7 +92,7 @@ func TestConnectionsFigure(t *testing.T) {
 	if err := f.WriteCSV(&csv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("golden", "connections.csv"), csv.Bytes())
+	resultstest.GoldenFile(t, filepath.Join("golden", "connections.csv"), csv.Bytes())
 	for _, want := range []string{
 		"for 2 configuration(s) and their controls at one offered rate",
 		"Per-request CPU at 10000 ÷ at the smallest count ≥ 100 connections",

@@ -22,12 +22,11 @@
 // "tie" names the leading group (the best and every configuration not
 // significantly behind it) and those behind, or says "no significant
 // difference" when none is. A tie is the common answer on a 2-CPU VM
-// for the closest pairs: in a 5-repetition suite run (commit 7a25ecb,
-// "make bench PROFILE=suite") capacity and CPU per request varied by a
-// standard deviation of 3-7% of their logarithm between repetitions, the
-// p99 at equal load by 20-150% (a millisecond stall of the VM decides a
-// 1 s window's p99), so the leaders' 5-10% margins stay within the noise
-// while 1.5-10× gaps are called. Welch on logarithms rather than the
+// for the closest pairs: there the repetitions of a suite run vary by
+// about as much as the leaders' margins, the p99 at equal load by far
+// more (a millisecond stall of the VM decides a 1 s window's p99), so the
+// leaders' margins stay within the noise while gaps of whole factors are
+// called (docs/findings.md). Welch on logarithms rather than the
 // exact Mann–Whitney U test: with 5 repetitions a side the smallest
 // two-sided U p-value, 2/252, is above Holm's first threshold for even
 // 20 tests (0.05/20), so no cell could ever be called. A run without open-loop

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"concbench/results/resultstest"
 )
 
 // TestLineFigure renders a line figure with a valid and an invalid point
@@ -18,7 +20,7 @@ func TestLineFigure(t *testing.T) {
 	if err := f.WriteCSV(&csv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "lines.csv", csv.Bytes())
+	resultstest.GoldenFile(t, "lines.csv", csv.Bytes())
 	for _, format := range []string{"svg", "png"} {
 		var b bytes.Buffer
 		if err := f.Render(&b, format); err != nil {

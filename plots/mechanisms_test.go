@@ -10,6 +10,7 @@ import (
 
 	"concbench/loadgen"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // TestMechKindsCover checks the figure's segments: every kind of system
@@ -116,7 +117,7 @@ func TestMechanismsTable(t *testing.T) {
 	if tab == nil || tab.NotCounted != "" {
 		t.Fatalf("table %+v, want one with rows", tab)
 	}
-	golden(t, filepath.Join("golden", "mechanisms.md"), []byte(tab.Markdown()))
+	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms.md"), []byte(tab.Markdown()))
 	row := func(workload, name string) []string {
 		for _, r := range tab.Rows {
 			if r[0] == workload && r[1] == name {
@@ -190,7 +191,7 @@ func TestMechanismsFigure(t *testing.T) {
 	if err := f.WriteCSV(&csv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("golden", "mechanisms_suite.csv"), csv.Bytes())
+	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms_suite.csv"), csv.Bytes())
 	for _, format := range Formats {
 		var b bytes.Buffer
 		if err := f.Render(&b, format); err != nil {

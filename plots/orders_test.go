@@ -8,6 +8,7 @@ import (
 
 	"concbench/models"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // orderValues are the medians a made-up Leader/Followers order gets: the
@@ -115,7 +116,7 @@ func TestOrdersSection(t *testing.T) {
 					t.Errorf("section lacks %q:\n%s", w, md)
 				}
 			}
-			golden(t, filepath.Join("golden", tc.golden), []byte(md))
+			resultstest.GoldenFile(t, filepath.Join("golden", tc.golden), []byte(md))
 		})
 	}
 }

@@ -20,14 +20,6 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	resultstest.Golden(t, filepath.Join("testdata", name), got, *update)
-}
-
 // syntheticDir is the synthetic run, written once for the package's
 // tests (TestMain); tests read it and render into folders of their own.
 var syntheticDir string
@@ -79,7 +71,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s does not start with %q", path, m)
 			}
 			if ext == "svg" || ext == "csv" {
-				golden(t, filepath.Join("golden", name+"."+ext), b)
+				resultstest.GoldenFile(t, filepath.Join("golden", name+"."+ext), b)
 			}
 		}
 	}
@@ -92,7 +84,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("golden", "report.md"), md)
+	resultstest.GoldenFile(t, filepath.Join("golden", "report.md"), md)
 }
 
 // TestDeterministic renders the same run twice: every byte of the SVG,
@@ -297,24 +289,7 @@ func TestPartialAndEmptyRuns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			r := resultstest.Run()
-			r.Interrupted = true
-			r.Finished = time.Time{}
-			if err := results.WriteRun(dir, r); err != nil {
-				t.Fatal(err)
-			}
-			pts, err := resultstest.Points()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range pts {
-				if tc.keep(&pts[i]) {
-					if err := results.WritePoint(dir, &pts[i]); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			dir := resultstest.WriteTemp(t, func(r *results.Run) { r.Interrupted, r.Finished = true, time.Time{} }, tc.keep)
 			files, err := RenderRun(dir, Options{Formats: []string{"svg"}})
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // sweepCell is one made-up configuration of a thread-sweep run under one
@@ -101,7 +102,7 @@ func TestThreadSweepGolden(t *testing.T) {
 	if err := f.WriteCSV(&csv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("golden", "threadsweep.csv"), csv.Bytes())
+	resultstest.GoldenFile(t, filepath.Join("golden", "threadsweep.csv"), csv.Bytes())
 	for _, tc := range []struct{ name, want string }{
 		{"cpu lf capacity", "Under cpu — capacity: lf/lifo best at 1 thread (40000 [38800, 41200] 93.8%), 8 ÷ 1 threads 0.75× ["},
 		{"cpu lf cost", "]: more threads cost; hs best at 2 threads"},

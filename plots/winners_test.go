@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // winnersRun builds a two-workload suite run from a valid synthetic
@@ -105,7 +106,7 @@ func TestWinnersGolden(t *testing.T) {
 		t.Fatal("no table")
 	}
 	md := tab.Markdown()
-	golden(t, filepath.Join("golden", "winners.md"), []byte(md))
+	resultstest.GoldenFile(t, filepath.Join("golden", "winners.md"), []byte(md))
 	for _, tc := range []struct {
 		name       string
 		row, col   int

@@ -3,7 +3,6 @@ package results_test
 import (
 	"bytes"
 	"encoding/csv"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,21 +16,13 @@ import (
 	"concbench/results/resultstest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	resultstest.Golden(t, filepath.Join("testdata", name), got, *update)
-}
-
 func TestWriteCSV(t *testing.T) {
 	_, r, pts := readSynthetic(t)
 	var buf bytes.Buffer
 	if err := results.WriteCSV(&buf, r, pts); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "points.csv", buf.Bytes())
+	resultstest.GoldenFile(t, "points.csv", buf.Bytes())
 
 	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
 	if err != nil {
@@ -142,7 +133,7 @@ func TestWriteBench(t *testing.T) {
 	if err := results.WriteBench(&buf, r, pts); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "bench.txt", buf.Bytes())
+	resultstest.GoldenFile(t, "bench.txt", buf.Bytes())
 
 	byName := map[string][]*results.Point{}
 	valid, invalid := 0, 0

@@ -60,10 +60,10 @@ func (p *Point) Fault() Fault {
 	// so a missed rate or a growing backlog in the same window is no
 	// evidence against the server: the point is the generator's. Seen in
 	// a fresh-clone .ci/run while other work compiled on the machine:
-	// eleven open points were invalid for "rate" or "over-capacity", every
-	// one of them with "generator-cpu" (run-queue waits of 15-69 % of the
-	// window), and the gate judged the head's three of them "server
-	// failures +1/+2", a regression, of a tree identical to the base. The
+	// every open point invalid for "rate" or "over-capacity" also had
+	// "generator-cpu", and the gate judged the head's ones "server
+	// failures", a regression, of a tree identical to the base
+	// (docs/findings.md). The
 	// server is pinned to other CPUs, so a head that slows down does not
 	// take the generator's CPU; what it does (a rate missed on an idle
 	// generator CPU) is still a server failure.

@@ -231,7 +231,7 @@ func TestAggregatesGolden(t *testing.T) {
 				strings.Join(append([]string{strconv.Itoa(a.Excluded)}, a.ExcludedReasons...), "; "), mixed)
 		}
 	}
-	golden(t, "aggregates.tsv", []byte(b.String()))
+	resultstest.GoldenFile(t, "aggregates.tsv", []byte(b.String()))
 }
 
 func TestNearestFraction(t *testing.T) {

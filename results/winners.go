@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"time"
@@ -32,8 +33,9 @@ type WinnerColumn struct {
 // rates and CPU time; ±25 % for a tail latency, which one stall of the
 // machine moves by more than 10 % in a single window (the CI gate's
 // minimum effect for p99 is 25 % too), and for context switches per
-// request, which move by ±20 % between windows of one binary at an equal
-// load and differ between the models' mechanisms by whole switches per
+// request, which move by almost as much between windows of one binary at
+// an equal load (docs/findings.md) and differ between the models'
+// mechanisms by whole switches per
 // request (a hand-off adds one): the gate's tolerance for them is 25 %
 // (plus 0.1) for the same reason.
 var WinnerColumns = []WinnerColumn{
@@ -92,9 +94,7 @@ func SuiteWorkloads(r *Run, groups []*Group) []SuiteWorkload {
 		}
 		if w.SLO != nil {
 			pct := w.SLO.Percentile
-			if pct == 0 {
-				pct = 99 // harness.DefaultSLOPercentile
-			}
+			pct = cmp.Or(pct, 99) // harness.DefaultSLOPercentile
 			if b, err := time.ParseDuration(w.SLO.Bound); err == nil {
 				sw.Objective = ObjectiveText(pct, b)
 			}

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -43,12 +44,8 @@ type Config struct {
 
 // WithDefaults returns c with zero fields replaced by their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Accounts == 0 {
-		c.Accounts = DefaultAccounts
-	}
-	if c.InitialBalance == 0 {
-		c.InitialBalance = DefaultInitialBalance
-	}
+	c.Accounts = cmp.Or(c.Accounts, DefaultAccounts)
+	c.InitialBalance = cmp.Or(c.InitialBalance, DefaultInitialBalance)
 	return c
 }
 

@@ -26,15 +26,13 @@ func TestTrace(t *testing.T) {
 			}
 			var wg sync.WaitGroup
 			for g := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					var resp wire.Response
 					for i := g; i < tc.served; i += 4 {
 						req := wire.Request{ID: uint64(i + 1), Op: wire.OpWork, CPU: 1000}
 						svc.Do(&req, &resp, nil)
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			recs, dropped := tr.Records()

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -193,15 +194,9 @@ const MaxPayloadLimit = 64 << 20
 
 // WithDefaults returns l with zero fields replaced by their defaults.
 func (l Limits) WithDefaults() Limits {
-	if l.MaxPayload == 0 {
-		l.MaxPayload = DefaultMaxPayload
-	}
-	if l.MaxHeader == 0 {
-		l.MaxHeader = DefaultMaxHeader
-	}
-	if l.MaxWork == 0 {
-		l.MaxWork = DefaultMaxWork
-	}
+	l.MaxPayload = cmp.Or(l.MaxPayload, DefaultMaxPayload)
+	l.MaxHeader = cmp.Or(l.MaxHeader, DefaultMaxHeader)
+	l.MaxWork = cmp.Or(l.MaxWork, DefaultMaxWork)
 	return l
 }
 

@@ -398,23 +398,12 @@ func TestBenchBanner(t *testing.T) {
 		{name: "mostly invalid, rendered", banner: true, figures: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			r := resultstest.Run()
-			if err := results.WriteRun(dir, r); err != nil {
-				t.Fatal(err)
-			}
-			pts, err := resultstest.Points()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range pts {
-				if l := pts[i].Load; tc.valid && l != nil {
+			dir := resultstest.WriteTemp(t, nil, func(p *results.Point) bool {
+				if l := p.Load; tc.valid && l != nil {
 					l.Valid, l.Reasons, l.Checks = true, []string{}, nil
 				}
-				if err := results.WritePoint(dir, &pts[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
+				return true
+			})
 			read, readPts, err := results.ReadRun(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -423,7 +412,7 @@ func TestBenchBanner(t *testing.T) {
 			if (want != "") != tc.banner {
 				t.Fatalf("plots.Banner = %q, want a banner: %v", want, tc.banner)
 			}
-			sum := &harness.Summary{Dir: dir, Points: len(pts), OK: len(pts)}
+			sum := &harness.Summary{Dir: dir, Points: len(readPts), OK: len(readPts)}
 			var out bytes.Buffer
 			if err := finishRun(&out, sum, tc.figures); err != nil {
 				t.Fatal(err)

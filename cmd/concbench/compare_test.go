@@ -15,23 +15,12 @@ import (
 // its points.
 func writeRun(t *testing.T, edit func(p *results.Point)) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := results.WriteRun(dir, resultstest.Run()); err != nil {
-		t.Fatal(err)
-	}
-	pts, err := resultstest.Points()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pts {
+	return resultstest.WriteTemp(t, nil, func(p *results.Point) bool {
 		if edit != nil {
-			edit(&pts[i])
+			edit(p)
 		}
-		if err := results.WritePoint(dir, &pts[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+		return true
+	})
 }
 
 // TestCompare: a run against itself differs nowhere; against a copy in

@@ -49,19 +49,9 @@ func TestFigures(t *testing.T) {
 }
 
 func TestFiguresPartial(t *testing.T) {
-	dir := t.TempDir()
-	r := resultstest.Run()
-	r.Interrupted, r.Finished = true, time.Time{}
-	if err := results.WriteRun(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	pts, err := resultstest.Points()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := results.WritePoint(dir, &pts[0]); err != nil {
-		t.Fatal(err)
-	}
+	written := 0
+	dir := resultstest.WriteTemp(t, func(r *results.Run) { r.Interrupted, r.Finished = true, time.Time{} },
+		func(*results.Point) bool { written++; return written == 1 }) // the first point only
 	var out bytes.Buffer
 	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &out, &out); err != nil {
 		t.Fatal(err)

@@ -162,7 +162,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	cfg.Poll = loadgen.Poll(f.poll)
 	if f.poll == "" {
 		// A generator pinned to CPUs of its own busy-polls: a thread woken
-		// by a timer arrives tens of µs late on a VM whose idle vCPUs halt.
+		// by a timer arrives late on a VM whose idle vCPUs halt (loadgen's
+		// "Keeping the schedule").
 		cfg.Poll = loadgen.PollSleep
 		if f.cpus != "" {
 			cfg.Poll = loadgen.PollBusy

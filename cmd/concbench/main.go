@@ -22,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -133,9 +134,7 @@ func pinCPUs(cmd, cpus string, gomaxprocs int) error {
 		if err := cpuset.Pin(0, set); err != nil {
 			return fmt.Errorf("%s: --cpus %s: %w", cmd, cpus, err)
 		}
-		if gomaxprocs == 0 {
-			gomaxprocs = len(set)
-		}
+		gomaxprocs = cmp.Or(gomaxprocs, len(set))
 	}
 	if gomaxprocs > 0 {
 		runtime.GOMAXPROCS(gomaxprocs)

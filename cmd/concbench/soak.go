@@ -380,9 +380,7 @@ func progress(f *soakFlags, srv *harness.Server, name string, stdout io.Writer) 
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		start := time.Now()
 		tick := time.NewTicker(f.progress)
 		defer tick.Stop()
@@ -397,7 +395,7 @@ func progress(f *soakFlags, srv *harness.Server, name string, stdout io.Writer) 
 					100*float64(s.Stats.Requests)/float64(f.requests), f.requests, time.Since(start).Round(time.Second))
 			}
 		}
-	}()
+	})
 	return func() { close(done); wg.Wait() }
 }
 

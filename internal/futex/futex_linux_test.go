@@ -78,9 +78,7 @@ func TestMutexExcludes(t *testing.T) {
 	n := 0
 	var wg sync.WaitGroup
 	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			for range rounds {
@@ -88,7 +86,7 @@ func TestMutexExcludes(t *testing.T) {
 				n++
 				m.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n != threads*rounds {
@@ -121,9 +119,7 @@ func TestCondMonitor(t *testing.T) {
 	seen := make([]int, producers*items)
 	var wg sync.WaitGroup
 	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			for i := range items {
@@ -135,13 +131,11 @@ func TestCondMonitor(t *testing.T) {
 				notEmpty.Signal()
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	var cw sync.WaitGroup
 	for range 2 {
-		cw.Add(1)
-		go func() {
-			defer cw.Done()
+		cw.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			for {
@@ -158,7 +152,7 @@ func TestCondMonitor(t *testing.T) {
 				}
 				seen[v]++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for range 2 { // one stop marker per consumer
@@ -187,16 +181,14 @@ func TestWordWakesSleepers(t *testing.T) {
 	var wg sync.WaitGroup
 	tids := make(chan int, n)
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			tids <- unix.Gettid()
 			for w.Load() == 0 {
 				w.Wait(0)
 			}
-		}()
+		})
 	}
 	for range n {
 		waitAsleep(t, <-tids, &w.v)

@@ -6,15 +6,14 @@ import (
 )
 
 // spinTries is how many times Mutex.Lock re-reads the lock word before it
-// sleeps in the kernel. Critical sections in this project are tens to
-// hundreds of nanoseconds (a ledger update, a queue push), far shorter than
-// a futex round trip (5–7 µs here), so a short spin avoids most sleeps.
+// sleeps in the kernel. Critical sections in this project are short (a
+// ledger update, a queue push), far shorter than a futex round trip (a
+// sleep and a wake-up in the kernel), so a short spin avoids most sleeps.
 //
 // Note: the spin only loads the word; it must not call runtime.Gosched. On a
 // goroutine locked to its thread, Gosched hands the P to another thread and
-// back: measured at 2.8 context switches and ~20 µs per call on this VM,
-// against 63 ns unlocked (service helper's experiment, two locked threads
-// contending one Mutex).
+// back: context switches and many times an uncontended lock's cost per call
+// (docs/findings.md).
 const spinTries = 200
 
 // Mutex is a mutual-exclusion lock whose waiters sleep on a futex word, so a

@@ -34,8 +34,8 @@ type Alloc struct {
 
 var allocKeys = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles"}
 
-// ReadAlloc reads the allocation counters from runtime/metrics (about 1 µs;
-// it does not stop the world, unlike runtime.ReadMemStats).
+// ReadAlloc reads the allocation counters from runtime/metrics, which does
+// not stop the world, unlike runtime.ReadMemStats.
 func ReadAlloc() Alloc {
 	s := make([]metrics.Sample, len(allocKeys))
 	for i, k := range allocKeys {

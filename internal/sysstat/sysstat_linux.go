@@ -121,7 +121,7 @@ func RunQueueByThread(pid int) (map[int]int64, error) {
 
 // ReadTasks sums /proc/<pid>/task/*/status context switches and
 // /proc/<pid>/task/*/schedstat over the live threads of process pid (0: this
-// process). It costs about 50 µs per thread: call it only at the edges of a
+// process). It reads two files per thread: call it only at the edges of a
 // measurement.
 func ReadTasks(pid int) (Tasks, error) {
 	dir := taskDir(pid)

@@ -21,16 +21,14 @@ func TestRusageCountsEveryThread(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			ts := unix.NsecToTimespec(100_000)
 			for range sleeps {
 				unix.Nanosleep(&ts, nil) // one voluntary switch each
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	after, err := Self()

@@ -2,6 +2,7 @@ package uring
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -112,9 +113,7 @@ func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
 // *SetupError that names the likely reason (the kernel.io_uring_disabled
 // sysctl, seccomp, an old kernel).
 func New(entries uint32, opts Options) (*Ring, error) {
-	if entries == 0 {
-		entries = defaultEntries
-	}
+	entries = cmp.Or(entries, defaultEntries)
 	if entries > maxEntries {
 		return nil, fmt.Errorf("uring: %d SQ entries requested, at most %d", entries, maxEntries)
 	}

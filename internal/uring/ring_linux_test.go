@@ -481,11 +481,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 	if err := uring.Available(); err != nil {
 		t.Skip(err.Error())
 	}
-	before, err := uringtest.RingFDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappedBefore := uring.MappedBytes()
+	base := uringtest.Before(t)
 	r, err := uring.New(64, uring.Options{CQEntries: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -496,26 +492,11 @@ func TestCloseReleasesEverything(t *testing.T) {
 	if _, err := r.NewBufRing(4, 8, 100); err != nil {
 		t.Fatal(err)
 	}
-	regions := r.Regions()
-	if n, _ := uringtest.RingFDs(); n != before+1 {
-		t.Fatalf("%d io_uring descriptors with the ring open, %d before", n, before)
-	}
-	mapped, err := uringtest.Mapped(regions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapped := base.Opened(t, 1, r.Regions())
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := uringtest.RingFDs(); n != before {
-		t.Errorf("%d io_uring descriptors after Close, %d before", n, before)
-	}
-	if live, err := mapped.StillMapped(); err != nil || len(live) != 0 {
-		t.Errorf("still mapped after Close: %+v (%v)", live, err)
-	}
-	if n := uring.MappedBytes(); n != mappedBefore {
-		t.Errorf("rings hold %d bytes mapped after Close, %d before", n, mappedBefore)
-	}
+	base.Released(t, mapped)
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}

@@ -142,14 +142,12 @@ func (a *Agent) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("agent: accept: %w", err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer c.Close()
 			if err := a.ServeConn(ctx, c); err != nil {
 				a.logf("coordinator %s: %v", c.RemoteAddr(), err)
 			}
-		}()
+		})
 	}
 }
 

@@ -239,9 +239,7 @@ func (co *Coordinator) handshakeAll(ctx context.Context, ss sessions) error {
 	errs := make([]error, len(ss))
 	var wg sync.WaitGroup
 	for i, s := range ss {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = co.handshake(ctx, s, samples)
 			if errs[i] == nil {
 				errs[i] = s.rep.Clock.check(maxOff, maxUnc)
@@ -249,7 +247,7 @@ func (co *Coordinator) handshakeAll(ctx context.Context, ss sessions) error {
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("%s: %w", s.rep.Label, errs[i])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -39,35 +39,12 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// testConfig is a server of threads threads speaking the binary protocol,
-// with a ledger of 8 accounts.
-func testConfig(t *testing.T, threads int) models.Config {
+// startTest starts a server of threads threads speaking the binary
+// protocol, with a ledger of 8 accounts, closed when t ends.
+func startTest(t *testing.T, threads int) (*Server, models.Config) {
 	t.Helper()
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: 8, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
-}
-
-// do sends req on c and returns its response's status.
-func do(t *testing.T, c *modeltest.Client, req *wire.Request) wire.Status {
-	t.Helper()
-	if err := c.Send(req); err != nil {
-		t.Fatal(err)
-	}
-	var resp wire.Response
-	if err := c.Recv(&resp); err != nil {
-		t.Fatalf("request %d: %v", req.ID, err)
-	}
-	if err := wire.Verify(req, &resp); err != nil {
-		t.Fatal(err)
-	}
-	return resp.Status
+	cfg := modeltest.Config(t, "binary", threads, service.Config{Accounts: 8, NsPerIter: 1})
+	return modeltest.Start(t, func() (*Server, error) { return Start(cfg, Options{}) }), cfg
 }
 
 // TestServingThreadDoesNotLead: a thread serving its connection has
@@ -82,19 +59,10 @@ func TestServingThreadDoesNotLead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	cfg := testConfig(t, 2)
-	srv, err := Start(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, cfg := startTest(t, 2)
 	addr := srv.Addr().String()
 
-	a, err := modeltest.Dial(addr, cfg.Codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := modeltest.Connect(t, nil, addr, cfg.Codec)
 	withdraw := &wire.Request{ID: 1, Op: wire.OpWithdraw, Account: 3, Amount: 1500, Timeout: wire.DefaultMaxWork}
 	if err := a.Send(withdraw); err != nil {
 		t.Fatal(err)
@@ -113,20 +81,11 @@ func TestServingThreadDoesNotLead(t *testing.T) {
 		return false
 	})
 
-	b, err := modeltest.Dial(addr, cfg.Codec)
-	if err != nil {
-		t.Fatal(err)
+	if err := modeltest.Connect(t, nil, addr, cfg.Codec).RoundTrip(&wire.Request{ID: 2, Op: wire.OpDeposit, Account: 3, Amount: 1000}); err != nil {
+		t.Fatalf("deposit: %v", err)
 	}
-	defer b.Close()
-	if st := do(t, b, &wire.Request{ID: 2, Op: wire.OpDeposit, Account: 3, Amount: 1000}); st != wire.StatusOK {
-		t.Fatalf("deposit: status %v", st)
-	}
-	var resp wire.Response
-	if err := a.Recv(&resp); err != nil {
-		t.Fatal(err)
-	}
-	if err := wire.Verify(withdraw, &resp); err != nil || resp.Status != wire.StatusOK {
-		t.Fatalf("withdrawal: status %v, %v", resp.Status, err)
+	if err := a.Expect(withdraw); err != nil {
+		t.Fatalf("withdrawal: %v", err)
 	}
 	st := srv.Stats()
 	for i, th := range st.PerThread {
@@ -145,28 +104,18 @@ func TestStats(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	cfg := testConfig(t, 3)
-	srv, err := Start(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, cfg := startTest(t, 3)
 	const conns, rounds = 6, 5
 	var clients []*modeltest.Client
 	for range conns {
-		c, err := modeltest.Dial(srv.Addr().String(), cfg.Codec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		clients = append(clients, c)
+		clients = append(clients, modeltest.Connect(t, nil, srv.Addr().String(), cfg.Codec))
 	}
 	id := uint64(0)
 	for range rounds {
 		for _, c := range clients {
 			id++
-			if st := do(t, c, &wire.Request{ID: id, Op: wire.OpWork, Size: 100}); st != wire.StatusOK {
-				t.Fatalf("request %d: status %v", id, st)
+			if err := c.RoundTrip(&wire.Request{ID: id, Op: wire.OpWork, Size: 100}); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}

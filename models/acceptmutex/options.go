@@ -1,6 +1,7 @@
 package acceptmutex
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,12 +124,8 @@ func (o Options) withDefaults() (Options, error) {
 	case o.WorkerConns < 0 || o.WorkerConns > MaxWorkerConns:
 		return o, fmt.Errorf("acceptmutex: worker connections %d out of range (accepted: 0 for %d, or 1..%d)", o.WorkerConns, DefaultWorkerConns, MaxWorkerConns)
 	}
-	if o.AcceptDelay == 0 {
-		o.AcceptDelay = DefaultAcceptDelay
-	}
-	if o.WorkerConns == 0 {
-		o.WorkerConns = DefaultWorkerConns
-	}
+	o.AcceptDelay = cmp.Or(o.AcceptDelay, DefaultAcceptDelay)
+	o.WorkerConns = cmp.Or(o.WorkerConns, DefaultWorkerConns)
 	return o, nil
 }
 

@@ -1,10 +1,7 @@
 package acceptmutex
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -20,85 +17,23 @@ import (
 // number of workers, speaking the binary protocol.
 func testConfig(t testing.TB, threads int) models.Config {
 	t.Helper()
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: 64, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+	return modeltest.Config(t, "binary", threads, service.Config{Accounts: 64, NsPerIter: 1})
 }
 
 // startTest starts a server with hooks and closes it when t ends.
 func startTest(t testing.TB, cfg models.Config, opts Options, hk hooks) *Server {
 	t.Helper()
-	s, err := start(cfg, opts, hk)
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
+	return modeltest.Start(t, func() (*Server, error) { return start(cfg, opts, hk) })
 }
 
-// dialTest connects to s; the connection closes when t ends. Its reads
-// time out after a minute, so that a lost connection fails the test
-// instead of hanging it.
-func dialTest(t testing.TB, s *Server) net.Conn {
+// dialTest connects a client to s; the connection closes when t ends.
+func dialTest(t testing.TB, s *Server) *modeltest.Client {
 	t.Helper()
-	c, err := net.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(time.Minute))
-	t.Cleanup(func() { c.Close() })
-	return c
+	return modeltest.Connect(t, nil, s.Addr().String(), s.g.Cfg.Codec)
 }
 
-// send writes a request with id on c.
-func send(c net.Conn, codec wire.Codec, id uint64) (*wire.Request, error) {
-	req := &wire.Request{ID: id, Op: wire.OpWork, Size: 16}
-	_, err := c.Write(codec.AppendRequest(nil, req))
-	return req, err
-}
-
-// recv reads one response from c (responses here are small: one read
-// buffer holds one, and each test reads one at a time).
-func recv(c net.Conn, codec wire.Codec, resp *wire.Response) error {
-	var in []byte
-	buf := make([]byte, 4096)
-	for {
-		if n, err := codec.DecodeResponse(in, resp); err != nil || n > 0 {
-			return err
-		}
-		m, err := c.Read(buf)
-		in = append(in, buf[:m]...)
-		if m == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return io.ErrUnexpectedEOF
-			}
-			return err
-		}
-	}
-}
-
-// exchange sends a request on c and checks its response.
-func exchange(c net.Conn, codec wire.Codec, id uint64) error {
-	req, err := send(c, codec, id)
-	if err != nil {
-		return err
-	}
-	var resp wire.Response
-	if err := recv(c, codec, &resp); err != nil {
-		return fmt.Errorf("request %d: %w", id, err)
-	}
-	return wire.Verify(req, &resp)
-}
+// work is a small work request with id.
+func work(id uint64) *wire.Request { return &wire.Request{ID: id, Op: wire.OpWork, Size: 16} }
 
 // TestMutexNeverWaitedOn holds the accept mutex for a worker that does not
 // exist: the workers keep trying it, each round, without ever waiting on
@@ -114,8 +49,8 @@ func TestMutexNeverWaitedOn(t *testing.T) {
 		t.Fatalf("the lock's holder is %d, want the test's %d", h, workers)
 	}
 	c := dialTest(t, s) // the kernel completes the handshake; the connection waits in the backlog
-	req, err := send(c, cfg.Codec, 1)
-	if err != nil {
+	req := work(1)
+	if err := c.Send(req); err != nil {
 		t.Fatal(err)
 	}
 	modeltest.WaitFor(t, "the workers to keep missing the lock", func() bool {
@@ -125,12 +60,8 @@ func TestMutexNeverWaitedOn(t *testing.T) {
 		t.Fatalf("with the lock held elsewhere: %d accepted, counters %v; want nothing taken, added or accepted", st.ConnsAccepted, st.Counters)
 	}
 	s.mu.unlock(workers)
-	var resp wire.Response
-	if err := recv(c, cfg.Codec, &resp); err != nil {
+	if err := c.Expect(req); err != nil {
 		t.Fatalf("after the lock was freed: %v", err)
-	}
-	if err := wire.Verify(req, &resp); err != nil {
-		t.Fatal(err)
 	}
 	if st := s.Stats(); st.ConnsAccepted != 1 || st.Counters["mutex_taken"] == 0 || st.Counters["listener_adds"] == 0 {
 		t.Errorf("after the lock was freed: %d accepted, counters %v", st.ConnsAccepted, st.Counters)
@@ -146,10 +77,10 @@ func TestSlotsRule(t *testing.T) {
 	const slots = 8
 	cfg := testConfig(t, 1)
 	s := startTest(t, cfg, Options{Accept: Mutex, WorkerConns: slots}, hooks{})
-	var conns []net.Conn
+	var conns []*modeltest.Client
 	for i := range slots {
 		c := dialTest(t, s)
-		if err := exchange(c, cfg.Codec, uint64(i+1)); err != nil {
+		if err := c.RoundTrip(work(uint64(i + 1))); err != nil {
 			t.Fatalf("connection %d of %d: %v", i+1, slots, err)
 		}
 		conns = append(conns, c)
@@ -159,7 +90,7 @@ func TestSlotsRule(t *testing.T) {
 	})
 	extra := dialTest(t, s)
 	var resp wire.Response
-	if err := recv(extra, cfg.Codec, &resp); err != nil {
+	if err := extra.Recv(&resp); err != nil {
 		t.Fatalf("connection past the slots: %v", err)
 	}
 	if reason := string(resp.Payload); resp.Status != wire.StatusUnavailable || !strings.Contains(reason, "--worker-conns") ||
@@ -169,7 +100,7 @@ func TestSlotsRule(t *testing.T) {
 	modeltest.WaitFor(t, "the refusal counted", func() bool { return s.Stats().Errors[models.ErrRefused] == 1 })
 	conns[0].Close()
 	modeltest.WaitFor(t, "a slot freed", func() bool { return s.Stats().Counters["open_conns"] == slots-1 })
-	if err := exchange(dialTest(t, s), cfg.Codec, 100); err != nil {
+	if err := dialTest(t, s).RoundTrip(work(100)); err != nil {
 		t.Fatalf("a connection in the freed slot: %v", err)
 	}
 }
@@ -186,11 +117,11 @@ func TestExclusiveReorders(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		c, err := net.Dial("tcp", s.Addr().String())
+		c, err := modeltest.Dial(s.Addr().String(), cfg.Codec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = exchange(c, cfg.Codec, uint64(i+1))
+		err = c.RoundTrip(work(uint64(i + 1)))
 		c.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package activeobject
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -75,15 +76,9 @@ type Options struct {
 
 // withDefaults returns o with zero fields replaced by their defaults.
 func (o Options) withDefaults() Options {
-	if o.Objects == 0 {
-		o.Objects = DefaultObjects
-	}
-	if o.QueueCapacity == 0 {
-		o.QueueCapacity = DefaultQueueCapacity
-	}
-	if o.MaxInFlight == 0 {
-		o.MaxInFlight = DefaultMaxInFlight
-	}
+	o.Objects = cmp.Or(o.Objects, DefaultObjects)
+	o.QueueCapacity = cmp.Or(o.QueueCapacity, DefaultQueueCapacity)
+	o.MaxInFlight = cmp.Or(o.MaxInFlight, DefaultMaxInFlight)
 	return o
 }
 

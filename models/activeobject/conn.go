@@ -75,17 +75,18 @@ type listenHandler struct {
 	pause   connio.ListenPause   // when an I/O thread re-arms the listener after it
 }
 
-// HandleEvent accepts a batch of connections (connio.AcceptBatch) and
-// re-arms the listener. When accept fails for lack of descriptors or memory
+// HandleEvent accepts a batch of connections (connio.AcceptAdmitted: each
+// admitted under Config.MaxConns, counted and registered) and re-arms the
+// listener. When accept fails for lack of descriptors or memory
 // it leaves the listener disarmed and starts a pause of the back-off's
 // delay, after which an I/O thread re-arms it: the listener backs off
 // instead of spinning, and the I/O threads keep serving their connections
 // meanwhile.
 func (l *listenHandler) HandleEvent(int, handleset.Events) {
-	wait, err := connio.AcceptBatch(l.srv.ln, &l.backoff, l.sh, l.add)
-	if err != nil {
-		l.sh.AddError(models.ErrAccept)
-	}
+	wait, _ := connio.AcceptAdmitted(l.srv.ln, &l.backoff, l.srv.limit, l.sh, func(fd int) bool {
+		l.srv.addConn(fd) // a connection the set refuses is closed; the batch goes on
+		return true
+	})
 	if wait > 0 {
 		// Not a single access to l.backoff after this: once the pause
 		// ends another thread may own the listener.
@@ -93,18 +94,6 @@ func (l *listenHandler) HandleEvent(int, handleset.Events) {
 		return
 	}
 	l.rearm()
-}
-
-// add counts and registers an accepted connection, or refuses it past
-// Config.MaxConns.
-func (l *listenHandler) add(fd int) bool {
-	if !l.srv.limit.Admit() {
-		connio.Refuse(fd, l.srv.limit.Refusal(), l.sh)
-		return true
-	}
-	l.sh.AddAccepted()
-	l.srv.addConn(fd)
-	return true
 }
 
 func (l *listenHandler) rearm() {

@@ -73,28 +73,20 @@ func TestAdmissionReopenedAfterRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	c, err := modeltest.SmallReceiveBuffer(4<<10).Dial("tcp", srv.Addr().String())
-	if err != nil {
+	c := modeltest.Connect(t, modeltest.SmallReceiveBuffer(4<<10), srv.Addr().String(), codec)
+	reqs := make([]*wire.Request, n)
+	for i := range reqs {
+		reqs[i] = &wire.Request{ID: uint64(i), Op: wire.OpWork, Size: size}
+	}
+	if err := c.Send(reqs...); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(waitBound))
-	w := &wireClient{t: t, srv: srv, codec: codec, c: c}
-	reqs := make([]wire.Request, n)
-	for i := range reqs {
-		reqs[i] = wire.Request{ID: uint64(i), Op: wire.OpWork, Size: size}
-	}
-	w.send(reqs...)
 	select {
 	case <-reached:
 	case <-time.After(waitBound):
 		t.Fatalf("no step ended with admission closed by pending output and requests buffered in %v", waitBound)
 	}
-	var resp wire.Response
-	for i := range reqs {
-		w.recv(&resp)
-		if err := wire.Verify(&reqs[i], &resp); err != nil || resp.Status != wire.StatusOK {
-			t.Fatalf("response %d of %d: status %v, %v", i+1, n, resp.Status, err)
-		}
+	if err := c.Expect(reqs...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -129,9 +129,7 @@ func TestTransfersConserveMoney(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan error, clients+1)
 			for i := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					x := uint64(i)*0x9e3779b97f4a7c15 + 1
 					next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
 					fs := make([]*Future, depth)
@@ -152,7 +150,7 @@ func TestTransfersConserveMoney(t *testing.T) {
 							}
 						}
 					}
-				}()
+				})
 			}
 			// The auditor: Total and Audit while transfers are in flight.
 			stop := make(chan struct{})
@@ -232,9 +230,7 @@ func TestFlowConservesMoney(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			x := uint64(i)*0x2545f4914f6cdd1d + 7
 			next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
 			var dep, wd int64
@@ -269,7 +265,7 @@ func TestFlowConservesMoney(t *testing.T) {
 			deposited += dep
 			withdrawn += wd
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -3,7 +3,6 @@ package activeobject
 import (
 	"bytes"
 	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -13,14 +12,11 @@ import (
 	"concbench/wire"
 )
 
-// wireClient is a minimal client over one connection to a server started
-// for the test.
+// wireClient is a client over one connection to a server started for
+// the test.
 type wireClient struct {
-	t     *testing.T
-	srv   *Server
-	codec wire.Codec
-	c     net.Conn
-	in    []byte
+	*modeltest.Client
+	srv *Server
 }
 
 // dialNew starts a server (2 active objects, 8 accounts of 100) speaking
@@ -31,53 +27,9 @@ func dialNew(t *testing.T, codec wire.Codec) *wireClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, Options{Objects: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c, err := net.Dial("tcp", srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(waitBound))
-	return &wireClient{t: t, srv: srv, codec: codec, c: c}
-}
-
-// send writes reqs back to back in one write.
-func (w *wireClient) send(reqs ...wire.Request) {
-	w.t.Helper()
-	var raw []byte
-	for i := range reqs {
-		raw = w.codec.AppendRequest(raw, &reqs[i])
-	}
-	if _, err := w.c.Write(raw); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-// recv reads the next response into resp and returns its raw bytes, valid
-// until the next recv.
-func (w *wireClient) recv(resp *wire.Response) []byte {
-	w.t.Helper()
-	for {
-		n, err := w.codec.DecodeResponse(w.in, resp)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		if n > 0 {
-			raw := w.in[:n]
-			w.in = w.in[n:]
-			return raw
-		}
-		buf := make([]byte, 64<<10)
-		m, err := w.c.Read(buf)
-		if m == 0 && err != nil {
-			w.t.Fatal(err)
-		}
-		w.in = append(w.in, buf[:m]...)
-	}
+	cfg := models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}
+	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, Options{Objects: 2}) })
+	return &wireClient{Client: modeltest.Connect(t, nil, srv.Addr().String(), codec), srv: srv}
 }
 
 // TestResponsesMatchService sends ledger and work requests one at a time
@@ -119,17 +71,23 @@ func TestResponsesMatchService(t *testing.T) {
 			w := dialNew(t, codec)
 			var resp wire.Response
 			for _, r := range reqs {
-				w.send(r)
+				if err := w.Send(&r); err != nil {
+					t.Fatal(err)
+				}
 				var want wire.Response
 				ref.Do(&r, &want, nil)
 				wantRaw := codec.AppendResponse(nil, &want)
-				if got := w.recv(&resp); !bytes.Equal(got, wantRaw) {
+				got, err := w.RecvRaw(&resp)
+				if err != nil {
+					t.Fatalf("request %d (%v): %v", r.ID, r.Op, err)
+				}
+				if !bytes.Equal(got, wantRaw) {
 					t.Fatalf("request %d (%v): response\n%q\nwant\n%q", r.ID, r.Op, got, wantRaw)
 				}
 			}
 			if proto == "http" {
 				// The last request asked to close: the server closes.
-				if m, err := w.c.Read(make([]byte, 1)); m != 0 || err != io.EOF {
+				if m, err := w.Conn().Read(make([]byte, 1)); m != 0 || err != io.EOF {
 					t.Fatalf("after a closing request: read %d, %v; want EOF", m, err)
 				}
 			}
@@ -159,12 +117,14 @@ func TestResponsesLeaveInRequestOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := dialNew(t, codec)
-			reqs := []wire.Request{
+			reqs := []*wire.Request{
 				{ID: 1, Op: wire.OpWithdraw, Account: 0, Amount: 500, Timeout: time.Hour},
 				{ID: 2, Op: wire.OpBalance, Account: 7},
 				{ID: 3, Op: wire.OpWork, Size: 40},
 			}
-			w.send(reqs...)
+			if err := w.Send(reqs...); err != nil {
+				t.Fatal(err)
+			}
 			// Object 1 has answered the balance, while the withdrawal waits.
 			if !modeltest.Settle(func() bool { return w.srv.objs[1].calls.Load() >= 1 }) {
 				t.Fatal("the balance request never ran")
@@ -172,15 +132,8 @@ func TestResponsesLeaveInRequestOrder(t *testing.T) {
 			if f := await(t, "deposit", w.srv.Proxy().Deposit(0, 1000)); f.Err() != nil {
 				t.Fatal(f.Err())
 			}
-			var resp wire.Response
-			for i := range reqs {
-				w.recv(&resp)
-				if err := wire.Verify(&reqs[i], &resp); err != nil {
-					t.Fatalf("response %d: %v", i, err)
-				}
-				if resp.Status != wire.StatusOK {
-					t.Fatalf("response %d: status %v", i, resp.Status)
-				}
+			if err := w.Expect(reqs...); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"concbench/models"
 	"concbench/models/modeltest"
@@ -28,16 +27,14 @@ func newScriptedBackend(t *testing.T) *scriptedBackend {
 	}
 	b := &scriptedBackend{ln: ln, codec: newCodec(t, "binary"), reqs: make(chan wire.Request, 16), conn: make(chan net.Conn, 1)}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		b.conn <- c
 		readRequests(c, b.codec, func(r wire.Request) { b.reqs <- r })
-	}()
+	})
 	t.Cleanup(func() {
 		ln.Close()
 		select {
@@ -104,32 +101,13 @@ func TestBoundHandoff(t *testing.T) {
 	}
 }
 
-// wantResponse sends req on a new connection and checks its response.
+// wantResponse sends req on a new connection and checks its response
+// (OK, verified, checksummed: modeltest.Client.RoundTrip).
 func wantResponse(addr string, codec wire.Codec, req wire.Request) error {
-	c, err := net.Dial("tcp", addr)
+	c, err := modeltest.Dial(addr, codec)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Minute)) // liveness bound, not a timing assertion
-	if _, err := c.Write(codec.AppendRequest(nil, &req)); err != nil {
-		return err
-	}
-	var buf []byte
-	tmp := make([]byte, 4096)
-	for {
-		var resp wire.Response
-		n, err := codec.DecodeResponse(buf, &resp)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return wire.Verify(&req, &resp)
-		}
-		m, err := c.Read(tmp)
-		if err != nil {
-			return err
-		}
-		buf = append(buf, tmp[:m]...)
-	}
+	return c.RoundTrip(&req)
 }

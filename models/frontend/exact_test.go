@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 )
@@ -36,38 +37,26 @@ func newCodec(t *testing.T, proto string) wire.Codec {
 // returns each response's raw bytes, in order.
 func exchange(t *testing.T, addr string, codec wire.Codec, reqs []wire.Request) [][]byte {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c, err := modeltest.Dial(addr, codec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Minute)) // liveness bound, not a timing assertion
-	var out []byte
+	out := make([]*wire.Request, len(reqs))
 	for i := range reqs {
-		out = codec.AppendRequest(out, &reqs[i])
+		out[i] = &reqs[i]
 	}
-	if _, err := c.Write(out); err != nil {
+	if err := c.Send(out...); err != nil {
 		t.Fatal(err)
 	}
 	var raw [][]byte
-	var buf []byte
-	tmp := make([]byte, 64<<10)
-	for len(raw) < len(reqs) {
-		var resp wire.Response
-		n, err := codec.DecodeResponse(buf, &resp)
-		if err != nil {
-			t.Fatalf("response %d: %v", len(raw), err)
-		}
-		if n > 0 {
-			raw = append(raw, append([]byte(nil), buf[:n]...))
-			buf = buf[n:]
-			continue
-		}
-		k, err := c.Read(tmp)
+	var resp wire.Response
+	for range reqs {
+		b, err := c.RecvRaw(&resp)
 		if err != nil {
 			t.Fatalf("after %d responses: %v", len(raw), err)
 		}
-		buf = append(buf, tmp[:k]...)
+		raw = append(raw, append([]byte(nil), b...))
 	}
 	return raw
 }
@@ -165,9 +154,7 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 		}
 		close(done)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -188,7 +175,7 @@ func fakeBackend(t *testing.T, want int, reset bool) string {
 				})
 			}()
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
@@ -239,11 +226,9 @@ func TestBackendFails(t *testing.T) {
 				var wg sync.WaitGroup
 				errs := make(chan error, clients)
 				for i := range clients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						errs <- failedRoundTrip(srv.Addr().String(), codec, uint64(i*depth), depth)
-					}()
+					})
 				}
 				wg.Wait()
 				close(errs)
@@ -332,14 +317,12 @@ func TestHandoffCounters(t *testing.T) {
 			t.Cleanup(func() { srv.Close() })
 			var wg sync.WaitGroup
 			for i := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for k := range n {
 						// one request at a time: all clients' requests interleave on the link
 						exchange(t, srv.Addr().String(), codec, []wire.Request{{ID: uint64(i*n + k), Op: wire.OpWork, Block: 20 * time.Microsecond}})
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			c := srv.Stats().Counters

@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -163,9 +164,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults(DefaultThreads)
-	if opts.UpstreamConns == 0 {
-		opts.UpstreamConns = DefaultUpstreamConns
-	}
+	opts.UpstreamConns = cmp.Or(opts.UpstreamConns, DefaultUpstreamConns)
 	switch {
 	case opts.Backend == "":
 		return nil, fmt.Errorf("frontend: no back end address (--backend host:port)")
@@ -218,13 +217,11 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	if opts.Handoff == Queue {
 		for _, u := range s.shared {
 			sh := s.counters.NewThreadShard("reader")
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
+			s.wg.Go(func() {
 				runtime.LockOSThread() // exits locked: see doc.go
 				sh.SetTID(models.CurrentThreadID())
 				u.readLoop(s)
-			}()
+			})
 		}
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
@@ -314,39 +311,15 @@ func (s *Server) Stats() models.Stats {
 	return st
 }
 
-// acceptor is the accepting thread.
+// acceptor is the accepting thread (connio.ThreadAcceptor); it exits
+// locked, so the runtime destroys its OS thread.
 func (s *Server) acceptor() {
 	defer s.wg.Done()
-	runtime.LockOSThread()
-	s.acceptSh.SetTID(models.CurrentThreadID())
-	var backoff connio.AcceptBackoff
-	refusal := connio.Refusal(s.cfg.Codec, fmt.Sprintf(
-		"front end: all %d connection threads are taken (--threads); try again later", s.cfg.Threads))
-	for n := 0; ; n++ {
-		fd, _, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.stop:
-				return
-			default:
-			}
-			if !backoff.AcceptFailed(err, s.acceptSh, s.stop) {
-				return
-			}
-			continue
-		}
-		backoff.Reset()
-		if !s.limit.Admit() {
-			connio.Refuse(fd, s.limit.Refusal(), s.acceptSh)
-			continue
-		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			s.limit.Release()
-			connio.Refuse(fd, refusal, s.acceptSh)
-			continue
-		}
+	acc := connio.ThreadAcceptor{Listener: s.ln, Shard: s.acceptSh, Stop: s.stop, Limit: s.limit, Slots: s.slots,
+		Refusal: connio.Refusal(s.cfg.Codec, fmt.Sprintf(
+			"front end: all %d connection threads are taken (--threads); try again later", s.cfg.Threads))}
+	n := 0
+	acc.Run(func(fd int) bool {
 		s.acceptSh.AddAccepted()
 		s.mu.Lock()
 		if s.closing {
@@ -355,7 +328,7 @@ func (s *Server) acceptor() {
 			s.limit.Release()
 			s.acceptSh.AddClosed()
 			<-s.slots
-			return
+			return false
 		}
 		s.conns[fd] = struct{}{}
 		s.wg.Add(1)
@@ -364,8 +337,10 @@ func (s *Server) acceptor() {
 		if len(s.shared) > 0 {
 			u = s.shared[n%len(s.shared)]
 		}
+		n++
 		go s.serveConn(fd, u)
-	}
+		return true
+	})
 }
 
 // Close stops the server; see models.Server.

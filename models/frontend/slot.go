@@ -64,8 +64,9 @@ func (u *slot) link(s *Server) (*link, error) {
 		u.backoff = min(max(2*u.backoff, minRedial), maxRedial)
 		u.next = monoclock.Now() + int64(u.backoff)
 		u.cause = err
+		backoff := u.backoff // read under u.mu: another thread's failed dial may double it
 		u.mu.Unlock()
-		return nil, fmt.Errorf("cannot connect to the back end: %w; next attempt in %v", err, u.backoff)
+		return nil, fmt.Errorf("cannot connect to the back end: %w; next attempt in %v", err, backoff)
 	}
 	redial := u.cur.Load() != nil
 	u.backoff, u.next, u.cause = 0, 0, nil

@@ -1,6 +1,7 @@
 package halfsynchalfreactive
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -41,9 +42,7 @@ type Options struct {
 // WithDefaults returns o with zero-valued settings replaced by their
 // defaults.
 func (o Options) WithDefaults() Options {
-	if o.QueueSize == 0 {
-		o.QueueSize = DefaultQueueSize
-	}
+	o.QueueSize = cmp.Or(o.QueueSize, DefaultQueueSize)
 	return o
 }
 

@@ -3,7 +3,6 @@ package halfsynchalfreactive
 import (
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -105,81 +104,10 @@ func start(t *testing.T, cfg models.Config, opts Options) *Server {
 	return srv
 }
 
-// client is a synchronous test client over one connection.
-type client struct {
-	c     net.Conn
-	codec wire.Codec
-	buf   []byte
-	off   int
-}
-
-func dial(t *testing.T, srv *Server, codec wire.Codec) *client {
+// dial connects a client to srv, closed when t ends.
+func dial(t *testing.T, srv *Server, codec wire.Codec) *modeltest.Client {
 	t.Helper()
-	c, err := net.Dial("tcp", srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &client{c: c, codec: codec}
-}
-
-// send writes reqs back to back in one write (pipelining).
-func (c *client) send(reqs ...*wire.Request) error {
-	var out []byte
-	for _, r := range reqs {
-		out = c.codec.AppendRequest(out, r)
-	}
-	_, err := c.c.Write(out)
-	return err
-}
-
-// recv decodes the next response into resp; resp.Payload aliases the
-// client's buffer until the next recv.
-func (c *client) recv(resp *wire.Response) error {
-	c.c.SetReadDeadline(time.Now().Add(time.Minute))
-	for {
-		if c.off < len(c.buf) {
-			n, err := c.codec.DecodeResponse(c.buf[c.off:], resp)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				c.off += n
-				return nil
-			}
-		}
-		c.buf = append(c.buf[:0], c.buf[c.off:]...)
-		c.off = 0
-		if len(c.buf) == cap(c.buf) {
-			c.buf = append(c.buf, make([]byte, 64<<10)...)[:len(c.buf)]
-		}
-		n, err := c.c.Read(c.buf[len(c.buf):cap(c.buf)])
-		c.buf = c.buf[:len(c.buf)+n]
-		if n == 0 && err != nil {
-			if err == io.EOF {
-				return io.ErrUnexpectedEOF
-			}
-			return err
-		}
-	}
-}
-
-// expect reads one response per request, in order, and checks each against
-// its request.
-func (c *client) expect(reqs ...*wire.Request) error {
-	var resp wire.Response
-	for i, r := range reqs {
-		if err := c.recv(&resp); err != nil {
-			return fmt.Errorf("response %d of %d: %w", i+1, len(reqs), err)
-		}
-		if err := wire.Verify(r, &resp); err != nil {
-			return fmt.Errorf("response %d of %d (in request order): %w", i+1, len(reqs), err)
-		}
-		if resp.Status != wire.StatusOK {
-			return fmt.Errorf("request %d: status %v", r.ID, resp.Status)
-		}
-	}
-	return nil
+	return modeltest.Connect(t, nil, srv.Addr().String(), codec)
 }
 
 // protocolsAndVariants runs fn for every protocol and variant.
@@ -210,10 +138,10 @@ func TestOrderDecreasingWork(t *testing.T) {
 					CPU: time.Duration(n-i) * 20 * time.Microsecond, Size: 32 + i,
 					Priority: uint8(i * 37)} // mixed: the priority variant serves them out of order
 			}
-			if err := c.send(reqs...); err != nil {
+			if err := c.Send(reqs...); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.expect(reqs...); err != nil {
+			if err := c.Expect(reqs...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -237,7 +165,7 @@ func stall(t *testing.T, srv *Server, codec wire.Codec, svc *service.Service, n 
 	for i := range reqs {
 		reqs[i] = &wire.Request{ID: uint64(1000 + i), Op: wire.OpWithdraw, Account: uint32(i), Amount: amount, Timeout: time.Minute}
 	}
-	if err := c.send(reqs...); err != nil {
+	if err := c.Send(reqs...); err != nil {
 		t.Fatal(err)
 	}
 	modeltest.WaitFor(t, "the workers to take the withdrawals", func() bool {
@@ -264,7 +192,7 @@ func stall(t *testing.T, srv *Server, codec wire.Codec, svc *service.Service, n 
 	t.Cleanup(deposit) // before Close, if the test failed before release
 	return func() {
 		deposit()
-		if err := c.expect(reqs...); err != nil {
+		if err := c.Expect(reqs...); err != nil {
 			t.Errorf("stalled withdrawals: %v", err)
 		}
 	}
@@ -282,7 +210,7 @@ func TestOrderParked(t *testing.T) {
 		c := dial(t, srv, codec)
 		first := &wire.Request{ID: 1, Op: wire.OpWithdraw, Account: 3, Amount: 1 << 30, Timeout: time.Minute}
 		second := &wire.Request{ID: 2, Op: wire.OpWork, Size: 100}
-		if err := c.send(first, second); err != nil {
+		if err := c.Send(first, second); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { svc.Ledger().Deposit(3, 1<<30) }) // if the test fails before its deposit
@@ -293,7 +221,7 @@ func TestOrderParked(t *testing.T) {
 		if _, err := svc.Ledger().Deposit(3, 1<<30); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.expect(first, second); err != nil {
+		if err := c.Expect(first, second); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -321,11 +249,11 @@ func TestBackPressureQueueFull(t *testing.T) {
 				reqs[k] = &wire.Request{ID: uint64(i*depth + k), Op: wire.OpWork, Size: 10 + k, CPU: time.Microsecond}
 			}
 			wg.Go(func() {
-				if err := c.send(reqs...); err != nil {
+				if err := c.Send(reqs...); err != nil {
 					errs <- err
 					return
 				}
-				if err := c.expect(reqs...); err != nil {
+				if err := c.Expect(reqs...); err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 				}
 			})
@@ -370,14 +298,14 @@ func TestInFlightBound(t *testing.T) {
 		for k := range reqs {
 			reqs[k] = &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: 8}
 		}
-		if err := c.send(reqs...); err != nil {
+		if err := c.Send(reqs...); err != nil {
 			t.Fatal(err)
 		}
 		modeltest.WaitFor(t, "the connection to reach its in-flight bound", func() bool {
 			return srv.Stats().Counters["handoffs"] >= workers+models.MaxInFlight
 		})
 		release()
-		if err := c.expect(reqs...); err != nil {
+		if err := c.Expect(reqs...); err != nil {
 			t.Fatal(err)
 		}
 		st := srv.Stats()
@@ -400,10 +328,10 @@ func TestStats(t *testing.T) {
 			srv := start(t, models.Config{Threads: workers, Codec: codec, Service: newService(t)}, opts)
 			c := dial(t, srv, codec)
 			reqs := []*wire.Request{{ID: 1, Op: wire.OpWork, Size: 3}, {ID: 2, Op: wire.OpWork, Size: 5, Payload: []byte("abc")}}
-			if err := c.send(reqs...); err != nil {
+			if err := c.Send(reqs...); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.expect(reqs...); err != nil {
+			if err := c.Expect(reqs...); err != nil {
 				t.Fatal(err)
 			}
 			st := srv.Stats()
@@ -471,12 +399,12 @@ func TestCloseWaitsForInFlight(t *testing.T) {
 			srv := start(t, models.Config{Threads: 2, Codec: codec, Service: svc}, Options{})
 			c := dial(t, srv, codec)
 			req := &wire.Request{ID: 5, Op: wire.OpWithdraw, Account: 2, Amount: 1 << 30, Timeout: time.Minute}
-			if err := c.send(req); err != nil {
+			if err := c.Send(req); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { svc.Ledger().Deposit(2, 1<<30) }) // if the test fails before its deposit
 			modeltest.WaitFor(t, "a worker to take the withdrawal", func() bool { return srv.Stats().Counters["handoffs"] == 1 })
-			tcp := c.c.(*net.TCPConn)
+			tcp := c.Conn()
 			if tc.reset {
 				tcp.SetLinger(0)
 				tcp.Close()
@@ -494,11 +422,11 @@ func TestCloseWaitsForInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !tc.reset {
-				if err := c.expect(req); err != nil {
+				if err := c.Expect(req); err != nil {
 					t.Fatalf("response after the client's half-close: %v", err)
 				}
 				var resp wire.Response
-				if err := c.recv(&resp); err != io.ErrUnexpectedEOF {
+				if err := c.Recv(&resp); err != io.EOF {
 					t.Fatalf("after the last response: %v, want the end of the stream", err)
 				}
 			}

@@ -37,9 +37,7 @@ func benchHandOff(b *testing.B, order Promotion, threads int) {
 	turns := 0 // written only by the leader of the moment
 	var wg sync.WaitGroup
 	for i := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runtime.LockOSThread()
 			m := &member{id: i}
 			for res := p.join(m); res != joinClosed; res = p.join(m) {
@@ -55,7 +53,7 @@ func benchHandOff(b *testing.B, order Promotion, threads int) {
 				}
 				p.promote(m)
 			}
-		}()
+		})
 	}
 	for p.followers() < threads {
 		runtime.Gosched()

@@ -58,7 +58,7 @@ func TestLanePlacement(t *testing.T) {
 			want := map[string]uint64{"lane0_conns": 3, "lane1_conns": 2, "lane2_conns": 2, "lane_moves": 4, "lane_undecided": 0}
 			wantReq := map[string]uint64{"lane0_requests": 3 * 3, "lane1_requests": 2 * 3, "lane2_requests": 2 * 3}
 			for i, p := range prios {
-				c, err := dialTest(srv.Addr().String(), codec)
+				c, err := modeltest.Dial(srv.Addr().String(), codec)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,8 +66,8 @@ func TestLanePlacement(t *testing.T) {
 				for j := range 3 {
 					reqs = append(reqs, &wire.Request{ID: uint64(10*i + j + 1), Op: wire.OpWork, Priority: p, Size: 16})
 				}
-				err = c.roundTrip(reqs)
-				c.close()
+				err = c.RoundTrip(reqs...)
+				c.Close()
 				if err != nil {
 					t.Fatalf("priority %d: %v", p, err)
 				}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"concbench/handleset"
-	"concbench/internal/futex"
 	"concbench/models"
 	"concbench/models/internal/connio"
 )
@@ -210,13 +209,10 @@ type Server struct {
 	closeSh  *models.Shard // connections closed by Close, after every thread exited
 	inv      *leaderCheck  // lanes[0].inv
 
-	connMu futex.Mutex
-	conns  map[int]*conn  // open connections by descriptor; guarded by connMu
-	reaper *connio.Reaper // the header timeout (nil if disabled)
-	limit  *connio.Limit  // the connection cap (Config.MaxConns)
-
-	failMu  sync.Mutex
-	failErr error // the first fatal error of a pool thread
+	conns  *connio.Conns[*conn] // open connections by descriptor
+	reaper *connio.Reaper       // the header timeout (nil if disabled)
+	limit  *connio.Limit        // the connection cap (Config.MaxConns)
+	fatal  connio.Fatal         // the first fatal error of a pool thread
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -293,7 +289,6 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		pool:  lanes[0].pool,
 		lanes: lanes,
 		inv:   &lanes[0].inv,
-		conns: make(map[int]*conn),
 	}
 	if len(lanes) > 1 {
 		s.rt = readRTBudget()
@@ -303,6 +298,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	s.closeSh = s.counters.NewConnShard()
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	s.limit = connio.NewLimit(&s.cfg, "leaderfollowers")
+	s.conns = connio.NewConns[*conn](s.reaper, s.limit)
 	fail := func(err error) (*Server, error) {
 		s.reaper.Close()
 		handleset.Close(tfd)
@@ -364,14 +360,11 @@ func (s *Server) Stats() models.Stats {
 		batches += th.acceptBatches.Load()
 		retries += th.acceptRetries.Load()
 	}
-	s.connMu.Lock()
-	open := len(s.conns)
-	s.connMu.Unlock()
 	st.Counters = map[string]uint64{
 		"no_follower_promotions": noFollower,
 		"accept_batches":         batches,
 		"accept_retries":         retries,
-		"open_conns":             uint64(open),
+		"open_conns":             uint64(s.conns.Len()),
 	}
 	var followers int
 	var stale uint64
@@ -427,11 +420,7 @@ func (s *Server) variant() string {
 // listener failed in a way that leaves the pool unable to serve) and stops
 // the pool; Close returns the error.
 func (s *Server) fail(err error) {
-	s.failMu.Lock()
-	if s.failErr == nil {
-		s.failErr = fmt.Errorf("leaderfollowers: pool stopped: %w", err)
-	}
-	s.failMu.Unlock()
+	s.fatal.Set("leaderfollowers: pool stopped", err)
 	for _, l := range s.lanes {
 		l.pool.close()
 		l.set.Close()
@@ -453,17 +442,8 @@ func (s *Server) Close() error {
 		s.wg.Wait()
 		// Every pool thread has exited: this goroutine is the only owner of
 		// what is left (the lock is for Stats).
-		s.connMu.Lock()
-		for fd := range s.conns {
-			errs = append(errs, handleset.Close(fd))
-			s.closeSh.AddClosed()
-		}
-		clear(s.conns)
-		s.connMu.Unlock()
-		errs = append(errs, s.ln.Close(), handleset.Close(s.timer.fd))
-		s.failMu.Lock()
-		errs = append(errs, s.failErr)
-		s.failMu.Unlock()
+		errs = append(errs, s.conns.CloseAll(s.closeSh)...)
+		errs = append(errs, s.ln.Close(), handleset.Close(s.timer.fd), s.fatal.Err())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

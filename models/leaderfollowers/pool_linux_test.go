@@ -347,9 +347,7 @@ func TestPoolHandOffStress(t *testing.T) {
 			sink := make([]uint32, threads) // keeps the spins from being optimized away
 			var wg sync.WaitGroup
 			for i := range threads {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					runtime.LockOSThread()
 					m := &member{id: i, nice: i % 2}
 					x := uint32(i)*0x9e3779b9 + 1
@@ -379,7 +377,7 @@ func TestPoolHandOffStress(t *testing.T) {
 						p.promote(m)
 						spin() // processing
 					}
-				}()
+				})
 			}
 			done := make(chan struct{})
 			go func() { wg.Wait(); close(done) }()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,27 +221,23 @@ func TestCloseWhileEveryThreadBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	tids := threadIDs(srv)
-	var clients []*testClient
+	var clients []net.Conn
 	defer func() {
 		for _, c := range clients {
-			c.close()
+			c.Close()
 		}
 	}()
-	for range 4 { // idle
-		c, err := dialTest(srv.Addr().String(), cfg.Codec)
+	for i := range 4 + threads { // idle, then busy
+		c, err := net.Dial("tcp", srv.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		clients = append(clients, c)
-	}
-	for i := range threads { // busy
-		c, err := dialTest(srv.Addr().String(), cfg.Codec)
-		if err != nil {
-			t.Fatal(err)
+		if i < 4 {
+			continue
 		}
-		clients = append(clients, c)
-		req := &wire.Request{ID: uint64(i), Op: wire.OpWork, Block: time.Second}
-		if _, err := c.c.Write(cfg.Codec.AppendRequest(nil, req)); err != nil {
+		req := &wire.Request{ID: uint64(i - 4), Op: wire.OpWork, Block: time.Second}
+		if _, err := c.Write(cfg.Codec.AppendRequest(nil, req)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,8 +258,8 @@ func TestCloseWhileEveryThreadBusy(t *testing.T) {
 		t.Errorf("%d of %d connections closed, %d open", st.ConnsClosed, st.ConnsAccepted, st.Counters["open_conns"])
 	}
 	for i, c := range clients {
-		c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		if _, err := io.ReadAll(c.c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadAll(c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("client %d: %v, want end of stream", i, err)
 		}
 	}
@@ -326,12 +323,12 @@ func TestEMFILEChild(t *testing.T) {
 	defer srv.Close()
 	addr := srv.Addr().String()
 	req := []*wire.Request{{ID: 1, Op: wire.OpWork, Size: 10}}
-	c1, err := dialTest(addr, cfg.Codec)
+	c1, err := modeltest.Dial(addr, cfg.Codec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c1.close()
-	if err := c1.roundTrip(req); err != nil {
+	defer c1.Close()
+	if err := c1.RoundTrip(req...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -377,11 +374,11 @@ func TestEMFILEChild(t *testing.T) {
 	free() // for the client's socket
 
 	t0 := time.Now()
-	c2, err := dialTest(addr, cfg.Codec) // the server cannot accept it
+	c2, err := modeltest.Dial(addr, cfg.Codec) // the server cannot accept it
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c2.close()
+	defer c2.Close()
 	const fails = 5
 	var k uint64
 	modeltest.WaitFor(t, fmt.Sprintf("%d accepts failed", fails), func() bool {
@@ -393,12 +390,12 @@ func TestEMFILEChild(t *testing.T) {
 		t.Fatalf("%d accepts failed in %v; backing off needs at least %v for that many: the listener is not backing off", k, elapsed, need)
 	}
 	t.Logf("%d accepts failed with EMFILE in %v (backoff allows at most that many in at least %v)", k, elapsed, minBackoffTime(k))
-	if err := c1.roundTrip(req); err != nil {
+	if err := c1.RoundTrip(req...); err != nil {
 		t.Fatalf("the open connection during the backoff: %v", err)
 	}
 
 	free() // for the server's socket
-	if err := c2.roundTrip(req); err != nil {
+	if err := c2.RoundTrip(req...); err != nil {
 		t.Fatalf("the connection waiting in the backlog after the shortage: %v", err)
 	}
 	st := srv.Stats()
@@ -467,12 +464,12 @@ func priorityChild(t *testing.T) {
 		t.Fatalf("non-negative nice values: %v", err)
 	}
 	defer srv.Close()
-	c, err := dialTest(srv.Addr().String(), cfg.Codec)
+	c, err := modeltest.Dial(srv.Addr().String(), cfg.Codec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
-	if err := c.roundTrip([]*wire.Request{{ID: 1, Op: wire.OpWork, Size: 10}}); err != nil {
+	defer c.Close()
+	if err := c.RoundTrip(&wire.Request{ID: 1, Op: wire.OpWork, Size: 10}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -209,25 +209,7 @@ func (c *conn) HandleEvent(fd int, _ handleset.Events) {
 // handle set is closed (the server is stopping).
 func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	c := &conn{s: s, ln: s.lanes[0], sess: connio.NewSession(&s.cfg), placed: len(s.lanes) == 1}
-	s.connMu.Lock()
-	s.conns[fd] = c
-	s.connMu.Unlock()
-	s.reaper.Track(fd, &c.sess.Timer)
-	err := s.set.Register(fd, handleset.Readable|handleset.OneShot, c)
-	if err == nil {
-		return true
-	}
-	if !errors.Is(err, handleset.ErrClosed) {
-		sh.AddError(models.ErrIO)
-	}
-	s.reaper.Untrack(fd)
-	s.connMu.Lock()
-	delete(s.conns, fd)
-	s.connMu.Unlock()
-	handleset.Close(fd)
-	s.limit.Release()
-	sh.AddClosed()
-	return !errors.Is(err, handleset.ErrClosed)
+	return s.conns.Register(s.set, fd, c, &c.sess.Timer, sh)
 }
 
 // dropConn unregisters and closes a connection of lane ln that is done. It
@@ -235,13 +217,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 // reused by the next accept at once.
 func (s *Server) dropConn(fd int, sh *models.Shard, ln *lane) {
 	ln.set.Unregister(fd) // fails only if the set is closed (which closes nothing) or fd left it
-	s.reaper.Untrack(fd)
-	s.connMu.Lock()
-	delete(s.conns, fd)
-	s.connMu.Unlock()
-	handleset.Close(fd)
-	s.limit.Release()
-	sh.AddClosed()
+	s.conns.Close(fd, sh)
 }
 
 // acceptor is the concrete event handler of the listening socket.
@@ -256,7 +232,7 @@ type acceptor struct {
 
 var _ handler = (*acceptor)(nil)
 
-// HandleEvent accepts a batch of connections (connio.AcceptBatch: at most
+// HandleEvent accepts a batch of connections (connio.AcceptAdmitted: at most
 // connio.MaxAcceptsPerEvent, so a connection storm cannot keep a thread
 // from rejoining the pool), registers each with its own Session, and
 // reactivates the listener. When accept fails for lack of descriptors or
@@ -269,19 +245,9 @@ var _ handler = (*acceptor)(nil)
 func (a *acceptor) HandleEvent(fd int, _ handleset.Events) {
 	s, th := a.s, a.th
 	th.acceptBatches.Inc()
-	closed := false
-	wait, err := connio.AcceptBatch(s.ln, &a.backoff, th.sh, func(nfd int) bool {
-		if !s.limit.Admit() {
-			connio.Refuse(nfd, s.limit.Refusal(), th.sh) // past Config.MaxConns
-			return true
-		}
-		th.sh.AddAccepted()
-		closed = !s.addConn(nfd, th.sh)
-		return !closed
+	wait, closed := connio.AcceptAdmitted(s.ln, &a.backoff, s.limit, th.sh, func(nfd int) bool {
+		return s.addConn(nfd, th.sh)
 	})
-	if err != nil {
-		th.sh.AddError(models.ErrAccept)
-	}
 	switch {
 	case closed:
 		return

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"testing"
 	"time"
 
+	"concbench/models"
+	"concbench/service"
 	"concbench/wire"
 )
 
@@ -16,10 +19,14 @@ type client struct {
 	out   []byte
 	in    []byte
 	off   int
+	last  int // where the response recv decoded last begins in in
 }
 
-func dial(addr string, codec wire.Codec) (*client, error) {
-	c, err := net.Dial("tcp", addr)
+func dial(addr string, codec wire.Codec) (*client, error) { return dialVia(&net.Dialer{}, addr, codec) }
+
+// dialVia is dial through d.
+func dialVia(d *net.Dialer, addr string, codec wire.Codec) (*client, error) {
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +63,7 @@ func (c *client) recv(resp *wire.Response) error {
 				return fmt.Errorf("decode response: %w", err)
 			}
 			if n > 0 {
+				c.last = c.off
 				c.off += n
 				return nil
 			}
@@ -150,9 +158,102 @@ func Dial(addr string, codec wire.Codec) (*Client, error) {
 // Send encodes reqs back to back and writes them in one write (pipelined).
 func (c *Client) Send(reqs ...*wire.Request) error { return c.c.send(reqs...) }
 
+// RecvRaw is Recv that also returns the response as the server encoded
+// it, valid until the next Recv.
+func (c *Client) RecvRaw(resp *wire.Response) ([]byte, error) {
+	if err := c.c.recv(resp); err != nil {
+		return nil, err
+	}
+	return c.c.in[c.c.last:c.c.off], nil
+}
+
+// SendRaw writes b as it is: part of a request, or bytes of no protocol.
+func (c *Client) SendRaw(b []byte) error { return c.c.sendRaw(b) }
+
 // Recv reads the next response into resp. resp.Payload aliases the
 // client's buffer until the next Recv.
 func (c *Client) Recv(resp *wire.Response) error { return c.c.recv(resp) }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.c.Close() }
+
+// Conn returns the client's connection, for a test that half-closes or
+// resets it.
+func (c *Client) Conn() *net.TCPConn { return c.c.c }
+
+// Expect reads one response per request of reqs, in order, and checks each
+// against its request (wire.Verify): status OK and a checksum, whatever
+// the operation — a stricter check than the suite's own, for a model's
+// tests whose every request must succeed.
+func (c *Client) Expect(reqs ...*wire.Request) error {
+	var resp wire.Response
+	for i, r := range reqs {
+		if err := c.c.recv(&resp); err != nil {
+			return fmt.Errorf("response %d of %d: %w", i+1, len(reqs), err)
+		}
+		if resp.Status != wire.StatusOK {
+			return fmt.Errorf("request %d: status %v", r.ID, resp.Status)
+		}
+		if err := checkResponse(r, &resp); err != nil {
+			return fmt.Errorf("response %d of %d (in request order): %w", i+1, len(reqs), err)
+		}
+	}
+	return nil
+}
+
+// RoundTrip sends reqs pipelined (Send) and Expects their responses.
+func (c *Client) RoundTrip(reqs ...*wire.Request) error {
+	if err := c.Send(reqs...); err != nil {
+		return err
+	}
+	return c.Expect(reqs...)
+}
+
+// Connect is Dial for a test's own goroutine, through d (nil: a plain
+// net.Dialer; SmallReceiveBuffer's, say): a failed dial fails t, and the
+// connection is closed when t ends.
+func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client {
+	t.Helper()
+	if d == nil {
+		d = &net.Dialer{}
+	}
+	c, err := dialVia(d, addr, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	return &Client{c: c}
+}
+
+// Config returns the configuration of a server for a model's own tests:
+// listening on 127.0.0.1:0, threads threads (0: the model's default),
+// speaking protocol with the default limits, serving a new service of
+// scfg (its NsPerIter set spares the tests the calibration).
+func Config(t testing.TB, protocol string, threads int, scfg service.Config) models.Config {
+	t.Helper()
+	codec, err := wire.New(protocol, wire.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+}
+
+// Start returns the server start starts, closed when t ends (an error
+// of Close fails t); an error of start fails t at once.
+func Start[S models.Server](t testing.TB, start func() (S, error)) S {
+	t.Helper()
+	s, err := start()
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}

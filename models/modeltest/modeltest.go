@@ -247,9 +247,7 @@ func parallel(n int, fn func(i int) error) error {
 	var errs []error
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := fn(i); err != nil {
 				mu.Lock()
 				if len(errs) < 5 {
@@ -257,7 +255,7 @@ func parallel(n int, fn func(i int) error) error {
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -641,11 +639,9 @@ func testMalformed(t *testing.T, e *env) {
 	cases := malformedCases(e.codec)
 	var wg sync.WaitGroup
 	var goodErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		goodErr = serveWell(addr, e.codec, 1<<40, 16, 4, 4)
-	}()
+	})
 	want := map[string]uint64{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,8 +67,8 @@
 //     put a lock around submission, since any thread may initiate.
 //   - Draining one CQ by turns is a promotion protocol: the leader reaps,
 //     hands leadership to a follower and runs handlers. A futex hand-off
-//     between two locked threads measured 5–7 µs per round trip on the
-//     project's 2-vCPU VM, with context switches, paid per batch; and two
+//     between two locked threads costs context switches and a round trip
+//     through the kernel (docs/findings.md), paid per batch; and two
 //     threads could run completions of one connection at once, so each
 //     session would need a lock or a per-connection serialization.
 //   - With a ring per thread nothing is shared on the request path: no

@@ -1,6 +1,9 @@
 package proactor
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Receive modes, for Options.Recv.
 const (
@@ -53,15 +56,9 @@ type Options struct {
 // withDefaults returns o with zero fields replaced by their defaults, or an
 // error naming the first field out of range.
 func (o Options) withDefaults() (Options, error) {
-	if o.Buffers == 0 {
-		o.Buffers = DefaultBuffers
-	}
-	if o.BufferSize == 0 {
-		o.BufferSize = DefaultBufferSize
-	}
-	if o.Entries == 0 {
-		o.Entries = DefaultEntries
-	}
+	o.Buffers = cmp.Or(o.Buffers, DefaultBuffers)
+	o.BufferSize = cmp.Or(o.BufferSize, DefaultBufferSize)
+	o.Entries = cmp.Or(o.Entries, DefaultEntries)
 	pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
 	switch {
 	case o.Recv != RecvAuto && o.Recv != RecvMultishot && o.Recv != RecvSingle:

@@ -339,15 +339,13 @@ func (p *proactor) handleAccept(cqe *uring.CQE) {
 			break
 		}
 		p.backoff.Reset()
-		if !p.s.limit.Admit() {
-			// Note: the refusal is one synchronous write(2), not a send
-			// on the ring: a new connection's send buffer is empty and
-			// the refusal small, so it cannot block, and a connection
-			// that is never served needs no completion handling.
-			connio.Refuse(fd, p.s.limit.Refusal(), p.sh)
+		// Note: a refusal (Limit.Accept) is one synchronous write(2),
+		// not a send on the ring: a new connection's send buffer is
+		// empty and the refusal small, so it cannot block, and a
+		// connection that is never served needs no completion handling.
+		if !p.s.limit.Accept(fd, p.sh) {
 			break
 		}
-		p.sh.AddAccepted()
 		p.cnt.accepts.Inc()
 		p.adopt(fd, true)
 	case p.stopping && errors.Is(err, unix.ECANCELED):

@@ -64,86 +64,20 @@ func TestConformance(t *testing.T) {
 // testConfig returns a configuration for tests of the model alone.
 func testConfig(t testing.TB, protocol string) models.Config {
 	t.Helper()
-	codec, err := wire.New(protocol, wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: 2, Codec: codec, Service: svc}
+	return modeltest.Config(t, protocol, 2, service.Config{Accounts: 8, InitialBalance: 100})
 }
 
 // start starts a server, closed at cleanup.
 func start(t testing.TB, cfg models.Config, opts Options) *Server {
 	t.Helper()
-	s, err := Start(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
+	return modeltest.Start(t, func() (*Server, error) { return Start(cfg, opts) })
 }
 
-// client is a minimal synchronous client.
-type client struct {
-	net.Conn
-	codec wire.Codec
-	in    []byte
-}
-
-func dial(t testing.TB, s *Server, codec wire.Codec, dialer *net.Dialer) *client {
+// dial connects a client to s through dialer (nil: a plain one), closed
+// when t ends.
+func dial(t testing.TB, s *Server, codec wire.Codec, dialer *net.Dialer) *modeltest.Client {
 	t.Helper()
-	if dialer == nil {
-		dialer = &net.Dialer{}
-	}
-	c, err := dialer.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &client{Conn: c, codec: codec}
-}
-
-func (c *client) send(reqs ...*wire.Request) error {
-	var out []byte
-	for _, r := range reqs {
-		out = c.codec.AppendRequest(out, r)
-	}
-	_, err := c.Write(out)
-	return err
-}
-
-// expect reads the responses to reqs, in order, and verifies them.
-func (c *client) expect(reqs ...*wire.Request) error {
-	var resp wire.Response
-	for _, r := range reqs {
-		for {
-			n, err := c.codec.DecodeResponse(c.in, &resp)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				if err := wire.Verify(r, &resp); err != nil {
-					return err
-				}
-				c.in = c.in[n:]
-				break
-			}
-			buf := make([]byte, 64<<10)
-			k, err := c.Read(buf)
-			if k == 0 && err != nil {
-				return fmt.Errorf("request %d: %w", r.ID, err)
-			}
-			c.in = append(c.in, buf[:k]...)
-		}
-	}
-	return nil
+	return modeltest.Connect(t, dialer, s.Addr().String(), codec)
 }
 
 func TestStats(t *testing.T) {
@@ -157,10 +91,10 @@ func TestStats(t *testing.T) {
 		for k := range reqs {
 			reqs[k] = &wire.Request{ID: uint64(i*depth + k), Op: wire.OpWork, Size: 100 * k}
 		}
-		if err := c.send(reqs...); err != nil {
+		if err := c.Send(reqs...); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.expect(reqs...); err != nil {
+		if err := c.Expect(reqs...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -221,12 +155,8 @@ func TestStats(t *testing.T) {
 // read.
 func TestCloseReleasesRings(t *testing.T) {
 	requireURing(t)
-	before, err := uringtest.RingFDs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := uringtest.Before(t)
 	cfg := testConfig(t, "binary")
-	mappedBefore := uring.MappedBytes()
 	cfg.Threads = 3
 	s, err := Start(cfg, Options{})
 	if err != nil {
@@ -236,13 +166,7 @@ func TestCloseReleasesRings(t *testing.T) {
 	for _, p := range s.procs {
 		regions = append(regions, p.ring.Regions()...)
 	}
-	if n, _ := uringtest.RingFDs(); n != before+cfg.Threads {
-		t.Errorf("%d io_uring descriptors while serving, %d before; want one per thread", n, before)
-	}
-	mapped, err := uringtest.Mapped(regions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapped := base.Opened(t, cfg.Threads, regions) // a ring per thread
 	for i := range 6 {
 		c := dial(t, s, cfg.Codec, nil)
 		raw := cfg.Codec.AppendRequest(nil, &wire.Request{ID: uint64(i), Op: wire.OpWork, Size: 1 << 20})
@@ -252,7 +176,7 @@ func TestCloseReleasesRings(t *testing.T) {
 		case 2:
 			raw = nil // idle
 		}
-		if _, err := c.Write(raw); err != nil {
+		if err := c.SendRaw(raw); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -262,15 +186,7 @@ func TestCloseReleasesRings(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := uringtest.RingFDs(); n != before {
-		t.Errorf("%d io_uring descriptors after Close, %d before", n, before)
-	}
-	if live, err := mapped.StillMapped(); err != nil || len(live) != 0 {
-		t.Errorf("still mapped after Close: %+v (%v)", live, err)
-	}
-	if n := uring.MappedBytes(); n != mappedBefore {
-		t.Errorf("rings hold %d bytes mapped after Close, %d before", n, mappedBefore)
-	}
+	base.Released(t, mapped)
 	if st := s.Stats(); st.ConnsClosed != st.ConnsAccepted {
 		t.Errorf("closed %d of %d connections", st.ConnsClosed, st.ConnsAccepted)
 	}
@@ -303,7 +219,7 @@ func TestBackPressure(t *testing.T) {
 			// n × 256 KiB of responses is far more than the socket buffers
 			// hold, so the server must stop; the requests themselves are
 			// small and all sent at once.
-			if err := c.send(reqs...); err != nil {
+			if err := c.Send(reqs...); err != nil {
 				t.Fatal(err)
 			}
 			if !modeltest.Settle(func() bool { return s.Stats().Counters["backpressure_pauses"] > 0 }) {
@@ -312,7 +228,7 @@ func TestBackPressure(t *testing.T) {
 			if st := s.Stats(); st.Requests >= n {
 				t.Errorf("served all %d requests into a client that reads nothing", st.Requests)
 			}
-			if err := c.expect(reqs...); err != nil {
+			if err := c.Expect(reqs...); err != nil {
 				t.Fatal(err)
 			}
 			st := s.Stats()
@@ -343,10 +259,10 @@ func TestPartialSends(t *testing.T) {
 				reqs[k] = &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: size - k}
 			}
 			reqs = append(reqs, &wire.Request{ID: 99, Op: wire.OpWork, Size: 10})
-			if err := c.send(reqs...); err != nil {
+			if err := c.Send(reqs...); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.expect(reqs...); err != nil {
+			if err := c.Expect(reqs...); err != nil {
 				t.Fatal(err)
 			}
 			if st := s.Stats(); st.Counters["partial_sends"] == 0 {
@@ -366,10 +282,10 @@ func TestBufferExhaustion(t *testing.T) {
 	s := start(t, cfg, Options{Buffers: 1, BufferSize: 64})
 	c := dial(t, s, cfg.Codec, nil)
 	req := &wire.Request{ID: 5, Op: wire.OpWork, Size: 10, Payload: bytes.Repeat([]byte("p"), 4096)}
-	if err := c.send(req); err != nil {
+	if err := c.Send(req); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.expect(req); err != nil {
+	if err := c.Expect(req); err != nil {
 		t.Fatal(err)
 	}
 	st := s.Stats()

@@ -132,38 +132,13 @@ func (c *conn) resume(sh *models.Shard) {
 func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	c := &conn{fd: fd, s: s}
 	c.sess = connio.NewSessionWith(&s.cfg, c)
-	s.connMu.Lock()
-	s.conns[fd] = c
-	s.connMu.Unlock()
-	s.reaper.Track(fd, &c.sess.Timer)
-	err := s.sched.set.Register(fd, handleset.Readable|handleset.OneShot, c)
-	if err == nil {
-		return true
-	}
-	if !errors.Is(err, handleset.ErrClosed) {
-		sh.AddError(models.ErrIO)
-	}
-	s.closeConn(fd, sh)
-	return !errors.Is(err, handleset.ErrClosed)
+	return s.conns.Register(s.sched.set, fd, c, &c.sess.Timer, sh)
 }
 
 // dropConn unregisters and closes a connection that is done.
 func (s *Server) dropConn(fd int, sh *models.Shard) {
 	s.sched.set.Unregister(fd) // fails only if the set is closed (which closes nothing)
-	s.closeConn(fd, sh)
-}
-
-// closeConn forgets and closes a connection that is out of the handle
-// set. It is forgotten before its descriptor is closed, since the number
-// may be reused by the next accept at once.
-func (s *Server) closeConn(fd int, sh *models.Shard) {
-	s.reaper.Untrack(fd)
-	s.connMu.Lock()
-	delete(s.conns, fd)
-	s.connMu.Unlock()
-	handleset.Close(fd)
-	s.limit.Release()
-	sh.AddClosed()
+	s.conns.Close(fd, sh)
 }
 
 // acceptor is the listener's op (asio's acceptor descriptor and its
@@ -185,26 +160,16 @@ var (
 // HandleEvent is never called: the reactor queues the acceptor's op.
 func (*acceptor) HandleEvent(int, handleset.Events) {}
 
-// perform accepts a batch of connections (connio.AcceptBatch) and
+// perform accepts a batch of connections (connio.AcceptAdmitted) and
 // registers each, then re-arms the listener; after a descriptor or memory
 // shortage it leaves the listener disarmed for the back-off's delay
 // (connio.ListenPause), which bounds the reactor's wait.
 func (a *acceptor) perform(th *thread) {
 	s := a.s
 	th.sh.AddEvent()
-	closed := false
-	wait, err := connio.AcceptBatch(s.ln, &a.backoff, th.sh, func(fd int) bool {
-		if !s.limit.Admit() {
-			connio.Refuse(fd, s.limit.Refusal(), th.sh) // past Config.MaxConns
-			return true
-		}
-		th.sh.AddAccepted()
-		closed = !s.addConn(fd, th.sh)
-		return !closed
+	wait, closed := connio.AcceptAdmitted(s.ln, &a.backoff, s.limit, th.sh, func(fd int) bool {
+		return s.addConn(fd, th.sh)
 	})
-	if err != nil {
-		th.sh.AddError(models.ErrAccept)
-	}
 	switch {
 	case closed:
 		return

@@ -11,7 +11,6 @@ import (
 
 	"concbench/handleset"
 	"concbench/internal/cpuset"
-	"concbench/internal/futex"
 	"concbench/models"
 	"concbench/models/internal/connio"
 	"concbench/service"
@@ -72,14 +71,10 @@ type Server struct {
 	closeSh  *models.Shard // connections closed by Close, after every thread exited
 	reaper   *connio.Reaper
 	limit    *connio.Limit
-
-	connMu futex.Mutex
-	conns  map[int]*conn // open connections by descriptor; guarded by connMu
+	conns    *connio.Conns[*conn] // open connections by descriptor
+	fatal    connio.Fatal
 
 	deferred atomic.Uint64 // connections resumed by a strand that ran their request later
-
-	failMu  sync.Mutex
-	failErr error
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -108,7 +103,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		return nil, fmt.Errorf("sharedqueue: shards %d out of range (accepted: 0 for the default %d, or 1..%d)", opts.Shards, DefaultShards, MaxShards)
 	}
 	opts.Shards = min(opts.Shards, scfg.Accounts)
-	s := &Server{cfg: cfg, opts: opts, hooks: hk, accounts: uint32(scfg.Accounts), conns: make(map[int]*conn)}
+	s := &Server{cfg: cfg, opts: opts, hooks: hk, accounts: uint32(scfg.Accounts)}
 	s.acc.s = s
 	s.sched.wakeup.L = &s.sched.mu
 	s.sched.taskInterrupted = true
@@ -125,6 +120,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	s.closeSh = s.counters.NewConnShard()
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	s.limit = connio.NewLimit(&s.cfg, "sharedqueue")
+	s.conns = connio.NewConns[*conn](s.reaper, s.limit)
 	s.sched.queue.push(&s.sched.task)
 	for range cfg.Threads {
 		s.threads = append(s.threads, &thread{s: s, sh: s.counters.NewThreadShard("pool"), w: s.sched.set.NewWaiter(maxEvents)})
@@ -220,13 +216,10 @@ func (s *Server) Stats() models.Stats {
 		timeouts += sh.guardTimeouts.Load()
 		violations += sh.violations.Load()
 	}
-	s.connMu.Lock()
-	open := len(s.conns)
-	s.connMu.Unlock()
 	for k, v := range map[string]uint64{
 		"shards": uint64(len(s.shards)), "strand_inline": inline, "strand_queued": queued, "strand_runs": runs,
 		"cross_shard_transfers": cross, "guard_waits": waits, "guard_timeouts": timeouts,
-		"deferred_completions": s.deferred.Load(), "open_conns": uint64(open), "stale_events": sc.set.Stale(),
+		"deferred_completions": s.deferred.Load(), "open_conns": uint64(s.conns.Len()), "stale_events": sc.set.Stale(),
 	} {
 		st.Counters[k] = v
 	}
@@ -254,11 +247,7 @@ func (s *Server) waitTimeout() time.Duration {
 // failed in a way that leaves the server unable to serve) and stops the
 // scheduler; Close returns the error.
 func (s *Server) fail(err error) {
-	s.failMu.Lock()
-	if s.failErr == nil {
-		s.failErr = fmt.Errorf("sharedqueue: stopped: %w", err)
-	}
-	s.failMu.Unlock()
+	s.fatal.Set("sharedqueue: stopped", err)
 	s.stop()
 }
 
@@ -286,17 +275,8 @@ func (s *Server) Close() error {
 		s.wg.Wait()
 		// Every thread has exited: this goroutine owns what is left (the
 		// lock is for Stats).
-		s.connMu.Lock()
-		for fd := range s.conns {
-			errs = append(errs, handleset.Close(fd))
-			s.closeSh.AddClosed()
-		}
-		clear(s.conns)
-		s.connMu.Unlock()
-		errs = append(errs, s.ln.Close(), s.sched.intr.w.Close())
-		s.failMu.Lock()
-		errs = append(errs, s.failErr)
-		s.failMu.Unlock()
+		errs = append(errs, s.conns.CloseAll(s.closeSh)...)
+		errs = append(errs, s.ln.Close(), s.sched.intr.w.Close(), s.fatal.Err())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

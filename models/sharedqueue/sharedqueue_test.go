@@ -23,15 +23,7 @@ const (
 // with a ledger of testAccounts accounts.
 func testConfig(t *testing.T, threads int) models.Config {
 	t.Helper()
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: testAccounts, InitialBalance: testInitial, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+	return modeltest.Config(t, "binary", threads, service.Config{Accounts: testAccounts, InitialBalance: testInitial, NsPerIter: 1})
 }
 
 // startTest starts a server with hooks and, when t ends, closes it and

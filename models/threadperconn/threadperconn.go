@@ -78,56 +78,29 @@ func (s *Server) Stats() models.Stats {
 	return st
 }
 
-// acceptor is the accepting thread. Like every model thread it exits still
-// locked, so the runtime destroys the thread instead of reusing it.
+// acceptor is the accepting thread (connio.ThreadAcceptor). Like every
+// model thread it exits still locked, so the runtime destroys the thread
+// instead of reusing it.
 func (s *Server) acceptor() {
 	defer s.wg.Done()
-	runtime.LockOSThread()
-	s.acceptSh.SetTID(models.CurrentThreadID())
-	var backoff connio.AcceptBackoff
-	refusal := s.refusal()
-	for {
-		fd, _, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.stop:
-				return // the listener was shut down
-			default:
-			}
-			if !backoff.AcceptFailed(err, s.acceptSh, s.stop) {
-				return
-			}
-			continue
-		}
-		backoff.Reset()
-		if !s.limit.Admit() {
-			connio.Refuse(fd, s.limit.Refusal(), s.acceptSh)
-			continue
-		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			// Every connection thread is taken: refuse this client at once,
-			// with a reason it can read, rather than leave it hanging in the
-			// listen backlog until a connection ends.
-			s.limit.Release()
-			connio.Refuse(fd, refusal, s.acceptSh)
-			continue
-		}
+	acc := connio.ThreadAcceptor{Listener: s.ln, Shard: s.acceptSh, Stop: s.stop,
+		Limit: s.limit, Slots: s.slots, Refusal: s.refusal()}
+	acc.Run(func(fd int) bool {
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			handleset.Close(fd)
 			s.limit.Release()
 			<-s.slots
-			return
+			return false
 		}
 		s.conns[fd] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.acceptSh.AddAccepted()
 		go s.serveConn(fd)
-	}
+		return true
+	})
 }
 
 // refusal returns the response that refuses a connection at the thread

@@ -39,6 +39,7 @@ package resultstest
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -438,8 +439,27 @@ func summary(n int, floorNs, meanNs float64) (loadgen.Summary, error) {
 
 // WriteRun writes the synthetic run to dir (run.json and points/) and
 // returns its description.
-func WriteRun(dir string) (*results.Run, error) {
+func WriteRun(dir string) (*results.Run, error) { return writeEdited(dir, nil, nil) }
+
+// WriteTemp writes the synthetic run, edited, to a new temporary folder
+// of t's and returns the folder: run, if not nil, edits the run first;
+// point, if not nil, edits each point and reports whether to write it (a
+// partial run writes some). An error fails t.
+func WriteTemp(t testing.TB, run func(*results.Run), point func(*results.Point) bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := writeEdited(dir, run, point); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeEdited is WriteRun with WriteTemp's edits.
+func writeEdited(dir string, run func(*results.Run), point func(*results.Point) bool) (*results.Run, error) {
 	r := Run()
+	if run != nil {
+		run(r)
+	}
 	if err := results.WriteRun(dir, r); err != nil {
 		return nil, err
 	}
@@ -448,6 +468,9 @@ func WriteRun(dir string) (*results.Run, error) {
 		return nil, err
 	}
 	for i := range pts {
+		if point != nil && !point(&pts[i]) {
+			continue
+		}
 		if err := results.WritePoint(dir, &pts[i]); err != nil {
 			return nil, err
 		}
@@ -472,6 +495,17 @@ func Main(m *testing.M, dir *string) int {
 	}
 	*dir = d
 	return m.Run()
+}
+
+// update is go test's -update flag in every package whose tests import
+// resultstest: GoldenFile rewrites the golden files instead of comparing.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// GoldenFile compares got with testdata/name, or rewrites it when the
+// tests run with -update (Golden).
+func GoldenFile(t testing.TB, name string, got []byte) {
+	t.Helper()
+	Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // Golden compares got with the golden file at path, or, with update,

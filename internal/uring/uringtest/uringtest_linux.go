@@ -80,6 +80,54 @@ func (m *Mappings) StillMapped() ([]uring.Region, error) {
 	return live, nil
 }
 
+// Baseline is the process's io_uring resources before a test opens rings:
+// its ring descriptors and the bytes its rings map (uring.MappedBytes).
+type Baseline struct {
+	fds   int
+	bytes int64
+}
+
+// Before records the baseline; an error fails t.
+func Before(t testing.TB) Baseline {
+	t.Helper()
+	n, err := RingFDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Baseline{fds: n, bytes: uring.MappedBytes()}
+}
+
+// Opened checks that rings more descriptors are open than at the baseline,
+// and records the mappings of regions, the open rings' (Mapped), for
+// Released; an unmapped region fails t.
+func (b Baseline) Opened(t testing.TB, rings int, regions []uring.Region) *Mappings {
+	t.Helper()
+	if n, _ := RingFDs(); n != b.fds+rings {
+		t.Errorf("%d io_uring descriptors open, %d before; want %d more", n, b.fds, rings)
+	}
+	m, err := Mapped(regions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Released checks, once the rings are closed, that the process is back at
+// the baseline: no more ring descriptors than before, none of m's mappings
+// left, and no more bytes mapped by rings.
+func (b Baseline) Released(t testing.TB, m *Mappings) {
+	t.Helper()
+	if n, _ := RingFDs(); n != b.fds {
+		t.Errorf("%d io_uring descriptors after Close, %d before", n, b.fds)
+	}
+	if live, err := m.StillMapped(); err != nil || len(live) != 0 {
+		t.Errorf("still mapped after Close: %+v (%v)", live, err)
+	}
+	if n := uring.MappedBytes(); n != b.bytes {
+		t.Errorf("rings hold %d bytes mapped after Close, %d before", n, b.bytes)
+	}
+}
+
 // mappingLines returns, for each region, the /proc/self/maps line whose
 // range holds the whole region, or "" if none does.
 func mappingLines(regions []uring.Region) ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -121,6 +122,28 @@ func AcceptBatch(ln Listener, b *AcceptBackoff, sh *models.Shard, add func(fd in
 	return AcceptUpTo(ln, MaxAcceptsPerEvent, b, sh, add)
 }
 
+// AcceptAdmitted is one listener event of a model that admits every
+// connection it accepts under its cap and counts it before registering it
+// (Leader/Followers, the shared queue, Active Object): an accept batch
+// whose connections are admitted and counted in sh (Limit.Accept; one past
+// the cap is refused) and handed to register, with an accept error
+// counted in sh as models.ErrAccept. It returns the back-off's delay, as
+// AcceptBatch does, and whether register reported false: the handle set
+// is closed, and the server is stopping.
+func AcceptAdmitted(ln Listener, b *AcceptBackoff, limit *Limit, sh *models.Shard, register func(fd int) bool) (wait time.Duration, closed bool) {
+	wait, err := AcceptBatch(ln, b, sh, func(fd int) bool {
+		if !limit.Accept(fd, sh) {
+			return true
+		}
+		closed = !register(fd)
+		return !closed
+	})
+	if err != nil {
+		sh.AddError(models.ErrAccept)
+	}
+	return wait, closed
+}
+
 // AcceptUpTo is AcceptBatch with a bound of its own, n tries (1 to
 // MaxAcceptsPerEvent), under the same policy: for a model that accepts
 // fewer connections per listener event than the batch does, such as an
@@ -179,6 +202,64 @@ func (b *AcceptBackoff) AcceptFailed(err error, sh *models.Shard, stop <-chan st
 		return true
 	case <-stop:
 		return false
+	}
+}
+
+// ThreadAcceptor is the accepting thread of a model that gives each
+// connection a thread of its own (thread per connection, the front end):
+// blocking accepts under the one accept error policy (AcceptFailed), then
+// two caps. Each connection takes a place under Limit and a token of
+// Slots, whose capacity is the model's thread cap; past either cap it is
+// refused at once with a reason its client can read (Refuse, with the
+// Limit's refusal or with Refusal), rather than left hanging in the listen
+// backlog until a connection ends.
+type ThreadAcceptor struct {
+	Listener Listener        // a blocking listener
+	Shard    *models.Shard   // the acceptor thread's own
+	Stop     <-chan struct{} // closed when the server closes
+	Limit    *Limit
+	Slots    chan struct{} // a token per connection thread running
+	Refusal  []byte        // the response past the thread cap (Refusal)
+}
+
+// Run is the acceptor thread's loop. It locks the thread — which exits
+// still locked, so that the runtime destroys it rather than reuse it —
+// records its TID in Shard, and accepts until Stop closes. It hands each
+// connection admitted under both caps to start, with its place and its
+// token taken; start reports false when the server is closing, having
+// given both back, and Run returns.
+func (a *ThreadAcceptor) Run(start func(fd int) bool) {
+	runtime.LockOSThread()
+	a.Shard.SetTID(models.CurrentThreadID())
+	var backoff AcceptBackoff
+	for {
+		fd, _, err := a.Listener.Accept()
+		if err != nil {
+			select {
+			case <-a.Stop:
+				return // the listener was shut down
+			default:
+			}
+			if !backoff.AcceptFailed(err, a.Shard, a.Stop) {
+				return
+			}
+			continue
+		}
+		backoff.Reset()
+		if !a.Limit.Admit() {
+			Refuse(fd, a.Limit.Refusal(), a.Shard)
+			continue
+		}
+		select {
+		case a.Slots <- struct{}{}:
+		default:
+			a.Limit.Release()
+			Refuse(fd, a.Refusal, a.Shard)
+			continue
+		}
+		if !start(fd) {
+			return
+		}
 	}
 }
 

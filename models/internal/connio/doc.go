@@ -29,17 +29,26 @@
 //     model (Leader/Followers, Half-Sync/Half-Reactive, Active Object):
 //     at most MaxAcceptsPerEvent connections under one error policy, with
 //     one exponential back-off (AcceptBackoff) on a descriptor or memory
-//     shortage; ListenPause re-arms the listener after it for models whose
-//     threads wait on the handle set with a timeout. The blocking
-//     acceptors (thread per connection, netpoll, the front end) apply the
-//     same policy and back-off with AcceptBackoff.AcceptFailed.
+//     shortage; AcceptAdmitted is such an event with every connection
+//     admitted under the cap and counted before it is registered;
+//     ListenPause re-arms the listener after it for models whose threads
+//     wait on the handle set with a timeout. The blocking acceptors
+//     (thread per connection, netpoll, the front end) apply the same
+//     policy and back-off with AcceptBackoff.AcceptFailed; ThreadAcceptor
+//     is the whole accepting thread of the models that give each
+//     connection a thread (thread per connection, the front end).
 //   - the connection cap: Limit is models.Config.MaxConns for every
-//     model: a place taken per connection accepted (Limit.Admit) and
-//     given back when it closes (Limit.Release); past the cap a new
-//     connection is answered with the Refusal (status unavailable, HTTP
-//     503, with the reason) and closed by Refuse, counted as refused.
-//     Thread per connection and the front end refuse past their thread
-//     caps with the same Refuse.
+//     model: a place taken per connection accepted (Limit.Admit, or
+//     Limit.Accept, which also counts it) and given back when it closes
+//     (Limit.Release); past the cap a new connection is answered with the
+//     Refusal (status unavailable, HTTP 503, with the reason) and closed
+//     by Refuse, counted as refused. Thread per connection and the front
+//     end refuse past their thread caps with the same Refuse.
+//   - the open connections: Conns is the table of the models whose
+//     threads share one handle set (Leader/Followers, the shared queue):
+//     registering a connection, and closing one (its timer, descriptor,
+//     place and count) in one place; Fatal is a server's first fatal
+//     error.
 //   - reading: In.ReadOnce is the read step of every readiness-driven
 //     model (Session.OnReady, Half-Sync/Half-Reactive's reactor, Active
 //     Object's I/O threads): one read, committed and counted, a truncated

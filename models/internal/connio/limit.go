@@ -62,6 +62,20 @@ func (l *Limit) Admit() bool {
 	}
 }
 
+// Accept admits fd, a connection just accepted, and counts it accepted in
+// sh; past the cap it refuses fd instead (Refuse with the Refusal) and
+// reports false. It is the step after accept of every model that counts a
+// connection before it registers it; one whose registration fails then
+// closes it as any other (Release, and the close counted).
+func (l *Limit) Accept(fd int, sh *models.Shard) bool {
+	if !l.Admit() {
+		Refuse(fd, l.refusal, sh)
+		return false
+	}
+	sh.AddAccepted()
+	return true
+}
+
 // Release gives back the place of an admitted connection that closed. A
 // model calls it after closing the descriptor and before counting the
 // close (models.Shard.AddClosed), so that whoever sees the close in Stats

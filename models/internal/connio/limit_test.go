@@ -76,9 +76,7 @@ func TestLimitConcurrentNeverExceedsTheCap(t *testing.T) {
 	var mu sync.Mutex
 	held, most := 0, 0
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range rounds {
 				if !l.Admit() {
 					continue
@@ -92,7 +90,7 @@ func TestLimitConcurrentNeverExceedsTheCap(t *testing.T) {
 				mu.Unlock()
 				l.Release()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if most > maxConns || l.Open() != 0 {

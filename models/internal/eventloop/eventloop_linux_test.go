@@ -2,9 +2,6 @@ package eventloop_test
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +9,7 @@ import (
 	"concbench/internal/testenv"
 	"concbench/models"
 	"concbench/models/acceptmutex"
+	"concbench/models/modeltest"
 	"concbench/models/partitioned"
 	"concbench/service"
 	"concbench/wire"
@@ -25,15 +23,8 @@ import (
 // and be served over several events, so this holds across events too.
 func TestConnectionsStayWithTheirThread(t *testing.T) {
 	testenv.EndToEnd(t)
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: 64, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 3, Codec: codec, Service: svc}
+	cfg := modeltest.Config(t, "binary", 3, service.Config{Accounts: 64, NsPerIter: 1})
+	codec := cfg.Codec
 	starts := map[string]func() (models.Server, error){
 		"acceptmutex/exclusive": func() (models.Server, error) { return acceptmutex.Start(cfg, acceptmutex.Options{}) },
 		"acceptmutex/mutex/multi_accept": func() (models.Server, error) {
@@ -55,11 +46,9 @@ func TestConnectionsStayWithTheirThread(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make([]error, conns)
 			for i := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					errs[i] = converse(srv.Addr().String(), codec, uint64(i)<<32, rounds, depth)
-				}()
+				})
 			}
 			wg.Wait()
 			if err := errors.Join(errs...); err != nil {
@@ -83,47 +72,18 @@ func TestConnectionsStayWithTheirThread(t *testing.T) {
 // converse makes rounds round trips of depth pipelined requests, each
 // for a body far larger than a socket buffer, on a new connection.
 func converse(addr string, codec wire.Codec, base uint64, rounds, depth int) error {
-	c, err := net.Dial("tcp", addr)
+	c, err := modeltest.Dial(addr, codec)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(time.Minute)) // a lost response fails, not hangs
-	var in []byte
-	buf := make([]byte, 64<<10)
 	for r := range rounds {
-		var out []byte
-		reqs := make([]wire.Request, depth)
+		reqs := make([]*wire.Request, depth)
 		for k := range reqs {
-			reqs[k] = wire.Request{ID: base + uint64(r*depth+k), Op: wire.OpWork, Size: 256 << 10}
-			out = codec.AppendRequest(out, &reqs[k])
+			reqs[k] = &wire.Request{ID: base + uint64(r*depth+k), Op: wire.OpWork, Size: 256 << 10}
 		}
-		if _, err := c.Write(out); err != nil {
+		if err := c.RoundTrip(reqs...); err != nil {
 			return err
-		}
-		var resp wire.Response
-		for k := range reqs {
-			for {
-				n, err := codec.DecodeResponse(in, &resp)
-				if err != nil {
-					return err
-				}
-				if n > 0 {
-					if err := wire.Verify(&reqs[k], &resp); err != nil {
-						return err
-					}
-					in = in[n:]
-					break
-				}
-				m, err := c.Read(buf)
-				in = append(in, buf[:m]...)
-				if m == 0 && err != nil {
-					if errors.Is(err, io.EOF) {
-						err = io.ErrUnexpectedEOF
-					}
-					return fmt.Errorf("request %d: %w", reqs[k].ID, err)
-				}
-			}
 		}
 	}
 	return nil

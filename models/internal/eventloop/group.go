@@ -36,8 +36,7 @@ type Group struct {
 	slotsRefusal []byte
 	closeSh      *models.Shard // connections closed by Close
 
-	failMu  sync.Mutex
-	failErr error // the first fatal error of a loop
+	fatal connio.Fatal // the first fatal error of a loop
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -92,14 +91,12 @@ func (g *Group) Start(run func(l *Loop)) {
 	g.Reaper = connio.NewReaper(&g.Cfg, &g.Counters)
 	started := make(chan struct{}, len(g.Loops))
 	for _, l := range g.Loops {
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
+		g.wg.Go(func() {
 			runtime.LockOSThread()
 			l.Sh.SetTID(models.CurrentThreadID())
 			started <- struct{}{}
 			run(l)
-		}()
+		})
 	}
 	for range g.Loops {
 		<-started
@@ -118,11 +115,7 @@ func (g *Group) Stop(err error) {
 // listener failed in a way that leaves it unable to serve) and stops every
 // loop; Close returns the error. Any thread may call it.
 func (g *Group) Fail(err error) {
-	g.failMu.Lock()
-	if g.failErr == nil {
-		g.failErr = fmt.Errorf("%s: stopped: %w", g.model, err)
-	}
-	g.failMu.Unlock()
+	g.fatal.Set(g.model+": stopped", err)
 	for _, l := range g.Loops {
 		l.Set.Close()
 	}
@@ -154,9 +147,7 @@ func (g *Group) Close() error {
 		for _, ln := range g.lns {
 			errs = append(errs, ln.Close())
 		}
-		g.failMu.Lock()
-		errs = append(errs, g.failErr)
-		g.failMu.Unlock()
+		errs = append(errs, g.fatal.Err())
 		g.closeErr = errors.Join(errs...)
 	})
 	return g.closeErr

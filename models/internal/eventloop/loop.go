@@ -171,11 +171,9 @@ func (l *Loop) add(fd int) bool {
 		connio.Refuse(fd, g.slotsRefusal, l.Sh)
 		return true
 	}
-	if !g.Limit.Admit() {
-		connio.Refuse(fd, g.Limit.Refusal(), l.Sh)
+	if !g.Limit.Accept(fd, l.Sh) {
 		return true
 	}
-	l.Sh.AddAccepted()
 	c := &conn{l: l, fd: fd, sess: connio.NewSession(&g.Cfg), interest: handleset.Readable}
 	ev := handleset.Readable
 	if g.opts.Trigger == Edge {
