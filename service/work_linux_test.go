@@ -30,8 +30,6 @@ func threadUsage(t *testing.T) (cpu time.Duration, voluntary int64) {
 // sleep in the kernel (a voluntary context switch), interrupted or not;
 // negative amounts do neither.
 func TestWork(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	s := newTestService(t) // 1 ns per iteration: 2 ms of work is 2e6 iterations
 	for _, tc := range []struct {
 		name         string
@@ -45,6 +43,13 @@ func TestWork(t *testing.T) {
 		{name: "negative", cpu: -time.Second, block: -time.Second, noSwitches: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Locked here, in the subtest's own goroutine: both readings
+			// and the work must be on one thread. (Locked in the parent
+			// test, the subtests' goroutines were free to move: a move
+			// between the readings read another thread's counters, once
+			// 207 fewer switches than before.)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			cpu0, sw0 := threadUsage(t)
 			s.Work(tc.cpu, tc.block)
 			cpu1, sw1 := threadUsage(t)
