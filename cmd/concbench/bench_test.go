@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,20 +324,43 @@ func TestBenchMissingServerBinary(t *testing.T) {
 	}
 }
 
-// concbenchBinary builds this command into a test folder: the test
-// binary cannot serve.
+// built is this command built once for the test binary's end-to-end
+// tests (concbenchBinary), into a folder TestMain made and removes.
+var built struct {
+	dir  string
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// concbenchBinary returns this command built into a test folder: the
+// test binary cannot serve. It is built on the first call and shared:
+// the tests only run it, and a build per test was the same link done
+// again.
 func concbenchBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "concbench")
+	built.once.Do(func() { built.bin, built.err = buildConcbench(built.dir) })
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// buildConcbench builds this command into dir and returns its path.
+func buildConcbench(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("build concbench: no folder to build into (TestMain makes it)")
+	}
+	bin := filepath.Join(dir, "concbench")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
+		return "", fmt.Errorf("go env GOROOT: %w", err)
 	}
 	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go"), "build", "-o", bin, ".")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build concbench: %v\n%s", err, b)
+		return "", fmt.Errorf("build concbench: %w\n%s", err, b)
 	}
-	return bin
+	return bin, nil
 }
 
 // TestBenchRun runs a tiny experiment end to end through the command: the

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain makes the folder the end-to-end tests' concbench is built into
+// (concbenchBinary), runs the tests and removes it.
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "concbench-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "concbench tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	built.dir = dir
+	return m.Run()
+}
