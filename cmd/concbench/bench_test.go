@@ -365,7 +365,11 @@ func buildConcbench(dir string) (string, error) {
 
 // TestBenchRun runs a tiny experiment end to end through the command: the
 // run folder is printed with the command that renders it, and holds
-// run.json and the points; resuming the finished run measures nothing.
+// run.json and the points, which the figures command renders; resuming
+// the finished run measures nothing. The run is measured with
+// --no-figures and rendered as SVG only: what bench prints when it
+// renders is TestBenchBanner's, and rasterising every figure as PNG under
+// the race detector took longer than the whole measurement.
 func TestBenchRun(t *testing.T) {
 	testenv.EndToEnd(t)
 	bin := concbenchBinary(t)
@@ -373,7 +377,7 @@ func TestBenchRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := runBench(context.Background(), []string{"--profile", "load", "--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
 		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin, "--relax-load-checks", "--validate", "0",
-		"--rates-from-slowest", ""}, nil, &stdout, &stderr)
+		"--rates-from-slowest", "", "--no-figures"}, nil, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -395,7 +399,18 @@ func TestBenchRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if run.Finished.IsZero() || len(pts) != 2 || pts[0].Status != results.StatusOK || pts[1].Status != results.StatusOK {
-		t.Fatalf("run %+v with %d points", run, len(pts))
+		var status []string
+		for _, p := range pts {
+			status = append(status, fmt.Sprintf("%s %s: %s %s", p.Config.Name, p.Kind, p.Status, p.Failure))
+		}
+		t.Fatalf("run %+v with %d points:\n%s", run, len(pts), strings.Join(status, "\n"))
+	}
+	var figOut bytes.Buffer
+	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &figOut, &figOut); err != nil {
+		t.Fatalf("figures --run %s: %v\n%s", dir, err, figOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, plots.ReportHTML)); err != nil {
+		t.Error(err)
 	}
 
 	// --validate 0 as the run had: a resume validates a run that has no
