@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,25 +324,52 @@ func TestBenchMissingServerBinary(t *testing.T) {
 	}
 }
 
-// concbenchBinary builds this command into a test folder: the test
-// binary cannot serve.
+// built is this command built once for the test binary's end-to-end
+// tests (concbenchBinary), into a folder TestMain made and removes.
+var built struct {
+	dir  string
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// concbenchBinary returns this command built into a test folder: the
+// test binary cannot serve. It is built on the first call and shared:
+// the tests only run it, and a build per test was the same link done
+// again.
 func concbenchBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "concbench")
+	built.once.Do(func() { built.bin, built.err = buildConcbench(built.dir) })
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// buildConcbench builds this command into dir and returns its path.
+func buildConcbench(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("build concbench: no folder to build into (TestMain makes it)")
+	}
+	bin := filepath.Join(dir, "concbench")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
+		return "", fmt.Errorf("go env GOROOT: %w", err)
 	}
 	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go"), "build", "-o", bin, ".")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build concbench: %v\n%s", err, b)
+		return "", fmt.Errorf("build concbench: %w\n%s", err, b)
 	}
-	return bin
+	return bin, nil
 }
 
 // TestBenchRun runs a tiny experiment end to end through the command: the
 // run folder is printed with the command that renders it, and holds
-// run.json and the points; resuming the finished run measures nothing.
+// run.json and the points, which the figures command renders; resuming
+// the finished run measures nothing. The run is measured with
+// --no-figures and rendered as SVG only: what bench prints when it
+// renders is TestBenchBanner's, and rasterising every figure as PNG under
+// the race detector took longer than the whole measurement.
 func TestBenchRun(t *testing.T) {
 	testenv.EndToEnd(t)
 	bin := concbenchBinary(t)
@@ -348,7 +377,7 @@ func TestBenchRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := runBench(context.Background(), []string{"--profile", "load", "--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",
 		"--warmup", "100ms", "--duration", "200ms", "--out", out, "--server-binary", bin, "--relax-load-checks", "--validate", "0",
-		"--rates-from-slowest", ""}, nil, &stdout, &stderr)
+		"--rates-from-slowest", "", "--no-figures"}, nil, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -370,12 +399,27 @@ func TestBenchRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if run.Finished.IsZero() || len(pts) != 2 || pts[0].Status != results.StatusOK || pts[1].Status != results.StatusOK {
-		t.Fatalf("run %+v with %d points", run, len(pts))
+		var status []string
+		for _, p := range pts {
+			status = append(status, fmt.Sprintf("%s %s: %s %s", p.Config.Name, p.Kind, p.Status, p.Failure))
+		}
+		t.Fatalf("run %+v with %d points:\n%s", run, len(pts), strings.Join(status, "\n"))
+	}
+	var figOut bytes.Buffer
+	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &figOut, &figOut); err != nil {
+		t.Fatalf("figures --run %s: %v\n%s", dir, err, figOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, plots.ReportHTML)); err != nil {
+		t.Error(err)
 	}
 
+	// --validate 0 as the run had: a resume validates a run that has no
+	// validation yet, with this executable as the server by default, and a
+	// test binary asked to serve runs this package's tests instead until
+	// the validation gives up waiting for it.
 	stdout.Reset()
-	if err := runBench(context.Background(), []string{"--resume", dir, "--no-figures"}, nil, &stdout, &bytes.Buffer{}); err != nil {
-		t.Fatalf("bench --resume --no-figures: %v", err)
+	if err := runBench(context.Background(), []string{"--resume", dir, "--no-figures", "--validate", "0"}, nil, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatalf("bench --resume --no-figures --validate 0: %v", err)
 	}
 	if !strings.Contains(stdout.String(), "2 already measured") {
 		t.Errorf("resume of a finished run: %s", stdout.String())
@@ -384,25 +428,34 @@ func TestBenchRun(t *testing.T) {
 
 // TestBenchBanner checks what bench prints after a run: a mostly invalid
 // run (the synthetic one: netpoll open 0.90 has no valid point) gets the
-// report's banner before the summary line; a mostly valid run does not.
+// report's banner before the summary line; a mostly valid run does not;
+// rendered, the report's path follows. The rendered run is the synthetic
+// run's points that were not measured (its failed and its unavailable
+// one), mostly invalid too: what is checked is what finishRun prints in
+// what order, and a run with nothing to draw checks it without drawing
+// every figure in every format (TestFigures and the plots package check
+// the figures).
 func TestBenchBanner(t *testing.T) {
 	testenv.EndToEnd(t)
+	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		valid   bool // make every point valid
-		banner  bool
-		figures bool
+		name       string
+		valid      bool // make every point valid
+		unmeasured bool // keep only the points that were not measured
+		banner     bool
+		figures    bool
 	}{
 		{name: "mostly invalid", banner: true},
 		{name: "mostly valid", valid: true},
-		{name: "mostly invalid, rendered", banner: true, figures: true},
+		{name: "mostly invalid, rendered", unmeasured: true, banner: true, figures: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := resultstest.WriteTemp(t, nil, func(p *results.Point) bool {
 				if l := p.Load; tc.valid && l != nil {
 					l.Valid, l.Reasons, l.Checks = true, []string{}, nil
 				}
-				return true
+				return !tc.unmeasured || !p.Measured()
 			})
 			read, readPts, err := results.ReadRun(dir)
 			if err != nil {

@@ -28,6 +28,7 @@ func writeRun(t *testing.T, edit func(p *results.Point)) string {
 // row, and only rows of that metric and configuration, differ — B is 2×
 // A, worse.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	a := writeRun(t, nil)
 	var out bytes.Buffer
 	if err := runCompare(context.Background(), []string{"--json", "-", a, a}, nil, &out, &out); err != nil {
@@ -68,6 +69,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareErrors(t *testing.T) {
+	t.Parallel()
 	a := writeRun(t, nil)
 	for _, tc := range []struct {
 		args []string

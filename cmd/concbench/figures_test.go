@@ -17,6 +17,7 @@ import (
 )
 
 func TestFigures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := resultstest.WriteRun(dir); err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestFigures(t *testing.T) {
 }
 
 func TestFiguresPartial(t *testing.T) {
+	t.Parallel()
 	written := 0
 	dir := resultstest.WriteTemp(t, func(r *results.Run) { r.Interrupted, r.Finished = true, time.Time{} },
 		func(*results.Point) bool { written++; return written == 1 }) // the first point only
@@ -65,6 +67,7 @@ func TestFiguresPartial(t *testing.T) {
 // figures: the rest is rendered, and the output and the report's run
 // warnings name the file.
 func TestFiguresUnreadablePoint(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := resultstest.WriteRun(dir); err != nil {
 		t.Fatal(err)
@@ -94,6 +97,7 @@ func TestFiguresUnreadablePoint(t *testing.T) {
 }
 
 func TestFiguresFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := resultstest.WriteRun(dir); err != nil {
 		t.Fatal(err)

@@ -159,6 +159,7 @@ func gateCmd(t *testing.T, args ...string) (string, int, error) {
 // that is not a same-job run, and an interrupted run.
 func TestGateJudgeRun(t *testing.T) {
 	testenv.EndToEnd(t)
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		names    []string

@@ -45,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -424,9 +425,35 @@ func invalidate(res *loadgen.Result, name string, kind results.Kind, frac float6
 	return nil
 }
 
+// summaryKey is summary's arguments, the key of its memo.
+type summaryKey struct {
+	n               int
+	floorNs, meanNs float64
+}
+
+// summaries memoizes summary, which is pure: a test binary asks for the
+// synthetic run many times (Points, WriteRun), and building and encoding
+// its few hundred histograms is most of the cost, many times over under
+// the race detector. A Summary is a value (numbers and a string), so
+// every caller gets its own copy.
+var summaries sync.Map // summaryKey → loadgen.Summary
+
 // summary returns a latency Summary of n values floor + an exponential
 // distribution of the given mean, taken at evenly spaced quantiles.
 func summary(n int, floorNs, meanNs float64) (loadgen.Summary, error) {
+	key := summaryKey{n: n, floorNs: floorNs, meanNs: meanNs}
+	if s, ok := summaries.Load(key); ok {
+		return s.(loadgen.Summary), nil
+	}
+	s, err := newSummary(n, floorNs, meanNs)
+	if err == nil {
+		summaries.Store(key, s)
+	}
+	return s, err
+}
+
+// newSummary computes summary's result.
+func newSummary(n int, floorNs, meanNs float64) (loadgen.Summary, error) {
 	h := hdr.New(int64(loadgen.DefaultHistLowest), int64(loadgen.DefaultHistHighest), loadgen.DefaultHistDigits)
 	for i := range n {
 		v := floorNs - meanNs*math.Log(1-(float64(i)+0.5)/float64(n))
