@@ -583,8 +583,10 @@
 // Some kernel threads wake at a fixed period and then run for
 // milliseconds on whichever CPU they wake on; a stall on the server's CPU
 // delays every request queued behind it, one on a load CPU delays the
-// generator's sends, and either decides the p99 of a window of a second
-// or less. The harness knows them by name (disturbers: DAMON's kdamond,
+// generator's sends, and either can decide the p99 of a window of a
+// second or less. (Measured on one VM, quieting DAMON's thread did not
+// move p99 detectably: the VM's other stalls dominate there;
+// docs/findings.md.) The harness knows them by name (disturbers: DAMON's kdamond,
 // which some hosts run on their guests to find cold memory) and, for the
 // length of a run, gives each SCHED_IDLE — it then runs only in its CPU's
 // idle time and yields at once when a server or generator thread wakes;

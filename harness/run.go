@@ -449,7 +449,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	}
 	for _, kt := range r.prov.KernelThreads {
 		if kt.Err != "" {
-			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE for the run: %s; latency percentiles of short windows are disturbed by it", kt.Name, kt.PID, kt.Why, kt.Err))
+			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE for the run: %s; latency percentiles of short windows may be disturbed by it", kt.Name, kt.PID, kt.Why, kt.Err))
 		}
 	}
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()

@@ -10,29 +10,19 @@
 //	report.md, report.html            the report; the HTML embeds its figures
 //
 // The report opens with the "who wins where" table (winners.go): a row
-// per workload of the run's experiment, a column per metric — capacity,
-// and p99, CPU and context switches per request at the workload's equal
-// absolute load (the highest rate at which every configuration of the
-// workload was measured) — each cell the configuration with the best
-// median, its margin over the runner-up (stats.RatioCI), and two-sided
-// Welch t-tests of the best against every other configuration on the
-// logarithms of their repetitions, Holm-adjusted over all the table's
-// tests (WinnersAlpha). A cell names a single winner only when every
-// other configuration is significantly behind the best; otherwise a
-// "tie" names the leading group (the best and every configuration not
-// significantly behind it) and those behind, or says "no significant
-// difference" when none is. A tie is the common answer on a 2-CPU VM
-// for the closest pairs: there the repetitions of a suite run vary by
-// about as much as the leaders' margins, the p99 at equal load by far
-// more (a millisecond stall of the VM decides a 1 s window's p99), so the
-// leaders' margins stay within the noise while gaps of whole factors are
-// called (docs/findings.md). Welch on logarithms rather than the
-// exact Mann–Whitney U test: with 5 repetitions a side the smallest
-// two-sided U p-value, 2/252, is above Holm's first threshold for even
-// 20 tests (0.05/20), so no cell could ever be called. A run without open-loop
-// points but with rate points at one connection count (the default
-// suite) uses each configuration's equal-load point as the chosen load
-// of the figures and the summary below.
+// per workload of the run's experiment, a column per metric — capacity
+// at the workload's latency objective, and p99, CPU and context switches
+// per request at the workload's equal absolute load. Every cell is
+// decided by results.DecideCells (stats.Decide): a single winner, every
+// other configuration shown to be behind the best by more than the
+// column's margin; a leading group, every member shown to be within the
+// margin of the best and every other one behind by more than it; or
+// undecided, with the repetitions a decision would need. The tests are on
+// the logarithms of the values, paired by repetition; the table and
+// docs/report.md say how, and docs/findings.md what they decided. A run
+// without open-loop points but with rate points at one connection count
+// (the default suite) uses each configuration's equal-load point as the
+// chosen load of the figures and the summary below.
 //
 // After the Answers, a run with mechanisms points (results.KindMechanisms:
 // the harness's short window after each equal-load point that counts

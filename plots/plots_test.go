@@ -145,7 +145,7 @@ func TestReportHTMLSelfContained(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"io_uring_setup: operation not permitted", "halfsynchalfreactive open 0.90 rep 5",
-		"leaderfollowers/fifo open 0.90 rep 2", "achieved 40219 req/s", `<p class="banner">Mostly invalid run:`,
+		"leaderfollowers/fifo open 0.90 rep 2", "achieved 40219 req/s", `<p class="banner">Gaps in this run:`,
 		"<details><summary>Every point that is not valid", "<td>0/6 — generator-lag</td>", "<code>over-capacity</code>: "} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)

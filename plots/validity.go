@@ -306,8 +306,9 @@ type legendItem struct{ Code, Meaning string }
 // before it only counts them.
 const maxEmptyListed = 3
 
-// banner returns the warning for a mostly invalid run, or "" when the run
-// is not: see Banner.
+// banner returns the warning for a mostly invalid run or one with a
+// configuration/load pair without a valid point, or "" when the run is
+// neither: see Banner.
 func (v *validity) banner() string {
 	if 2*v.invalid <= v.measured && len(v.empty) == 0 {
 		if len(v.beyond) == 0 {
@@ -321,7 +322,14 @@ func (v *validity) banner() string {
 	if v.measured > 0 {
 		pct = 100 * float64(v.valid) / float64(v.measured)
 	}
-	fmt.Fprintf(&b, "Mostly invalid run: %d of %d measured points (%.0f%%) have a valid load-generator verdict", v.valid, v.measured, pct)
+	// "Mostly invalid" only when it is: a run 95 % valid whose one-off
+	// mechanisms point of some configuration was spoiled has a gap, and
+	// was called mostly invalid.
+	title := "Gaps in this run"
+	if 2*v.invalid > v.measured {
+		title = "Mostly invalid run"
+	}
+	fmt.Fprintf(&b, "%s: %d of %d measured points (%.0f%%) have a valid load-generator verdict", title, v.valid, v.measured, pct)
 	if n := len(v.empty) + len(v.beyond); n > 0 {
 		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", plural(n, "configuration/load pair has", "configuration/load pairs have"),
 			listed(append(slices.Clone(v.empty), v.beyond...)))

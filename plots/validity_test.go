@@ -105,7 +105,7 @@ func TestBanner(t *testing.T) {
 		want []string // substrings; none: no banner
 	}{
 		{name: "synthetic: one load without a valid point", pts: pts, want: []string{
-			"Mostly invalid run: 86 of 99 measured points (87%) have a valid load-generator verdict",
+			"Gaps in this run: 86 of 99 measured points (87%) have a valid load-generator verdict",
 			"1 configuration/load pair has no valid point at all (netpoll open 0.90)",
 			"Most frequent reason: generator-lag, 9 points (the load generator's own lateness moved a reported latency percentile). What to do: ",
 			"make sure nothing else runs on the load generator's CPU (--load-cpus), and rerun",
@@ -175,7 +175,7 @@ func TestReportExcludesInvalid(t *testing.T) {
 	_, r, pts := synthetic(t)
 	a := analyze(r, pts, Options{Load: 0.9})
 	rep := newReport(a, nil, nil, nil)
-	if !strings.HasPrefix(rep.Banner, "Mostly invalid run:") {
+	if !strings.HasPrefix(rep.Banner, "Gaps in this run:") {
 		t.Errorf("banner %q", rep.Banner)
 	}
 	row := func(name string) []string {

@@ -249,8 +249,9 @@ func decisionDetail(c *winnerCell) string {
 		if r.Paired {
 			how = fmt.Sprintf("%d paired rounds", r.Rounds)
 		}
-		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, fmtP(r.PBehind), pct(c.Column.Margin), fmtP(r.PEquiv), r.Status)
+		m := pct(c.Column.Margin)
+		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind by > %s)=%s, p(within ±%s)=%s → %s",
+			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), r.Status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
 		}
@@ -362,7 +363,8 @@ func winnersNote(t *winnersTable, plan *results.DecisionPlan) string {
 	return fmt.Sprintf("%d of %d cells decided. Each cell: the winner in bold, ahead of the runner-up by the factor shown; or the leading "+
 		"group, every member shown to be within the column's margin of the best (%s) and ahead of the rest by the factor shown; or "+
 		"undecided, with the repetitions a decision would need at the spread measured (80 %% power). A cell's claim is %s: the best "+
-		"against every other configuration, one-sided for \"behind\" and by two one-sided tests for \"within the margin\", on the "+
+		"against every other configuration, one-sided for \"behind by more than the margin\" and by two one-sided tests for \"within "+
+		"the margin\" (disjoint, so that no configuration can be shown to be both), on the "+
 		"logarithms of the values, paired by repetition (repetitions are interleaved, so a round shares the machine's drift); a value of "+
 		"0 (no rate met the objective) stands at half the lowest measured, behind every other. [n] is the cell's line in Decisions in "+
 		"detail. The equal load is one absolute rate for every configuration of the workload (0.7 of the slowest one's capacity in a "+

@@ -50,10 +50,11 @@ func TestDecideCellLooks(t *testing.T) {
 	})
 	t.Run("decided at the first look", func(t *testing.T) {
 		clear := map[int]float64{0: 130, 1: 131, 2: 129, 3: 130, 4: 132}
+		steady := map[int]float64{0: 100, 1: 102, 2: 98, 3: 101, 4: 99}
 		for r := 5; r < 15; r++ {
-			clear[r] = 100 // the extra rounds alone would say otherwise
+			clear[r], steady[r] = 100, 100 // the extra rounds alone would say otherwise
 		}
-		c := DecideCell([]*Group{sloGroup("a/cpu", clear), sloGroup("b/cpu", other)}, w, col, 0, plan)
+		c := DecideCell([]*Group{sloGroup("a/cpu", clear), sloGroup("b/cpu", steady)}, w, col, 0, plan)
 		if c.Look != 1 || c.Decision.Verdict != stats.Winner || c.Decision.Best != "a" {
 			t.Errorf("decision %s at look %d, want winner a at look 1", c.Decision, c.Look)
 		}

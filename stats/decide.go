@@ -39,15 +39,15 @@ type Verdict string
 // The verdicts.
 const (
 	// Winner: every other configuration is shown to be behind the best
-	// (and not equivalent to it).
+	// by more than the margin.
 	Winner Verdict = "winner"
 	// Group: a leading group, every member shown to be equivalent to the
 	// best within the margin, and every other configuration shown to be
-	// behind the best.
+	// behind the best by more than the margin.
 	Group Verdict = "group"
 	// Undecided: some configuration is neither shown to be behind the
-	// best nor shown to be equivalent to it; Need says how many
-	// repetitions would decide it.
+	// best by more than the margin nor shown to be within it; Need says
+	// how many repetitions would decide it.
 	Undecided Verdict = "undecided"
 	// NoTest: there is nothing to test (fewer than two configurations
 	// with values, too few values); Why says why.
@@ -76,12 +76,17 @@ type Rival struct {
 	// 1 − 2α (the interval the equivalence test is the dual of).
 	Ratio, Lo, Hi float64
 	// PBehind is the one-sided p-value of the rival being behind the
-	// best; PEquiv the p-value of the two one-sided tests of the ratio
-	// lying within the margin (TOST). NaN: no test.
+	// best by more than the margin (the ratio beyond 1 + Margin); PEquiv
+	// the p-value of the two one-sided tests of the ratio lying within
+	// the margin (TOST). NaN: no test.
 	PBehind, PEquiv float64
-	// Status is Behind, Equivalent or Undetermined. Equivalence takes
-	// precedence: a rival 3 % behind with a narrow spread is both, and
-	// "within the margin" is the answer a reader can use.
+	// Status is Behind, Equivalent or Undetermined. The two hypotheses
+	// are disjoint — the ratio within the margin, or beyond it — so that
+	// no rival can be shown to be both, and two runs of one experiment
+	// can differ only by being undetermined, not by calling a rival a
+	// member in one and behind in the other (a rival 7 % behind with a
+	// 10 % margin was, when "behind" meant any amount: 2026-11-28,
+	// docs/findings.md).
 	Status string
 	// Need is, for an undetermined rival, the repetitions that would
 	// decide it at the spread measured (0: decided, -1: not estimable,
@@ -123,8 +128,9 @@ const minPairs = 3
 const maxNeed = 1000
 
 // Decide says which of arms is best, and whether that is decided: a
-// single winner (every other arm shown to be behind the best, one-sided
-// test at Alpha), a leading group shown to be equivalent within Margin
+// single winner (every other arm shown to be behind the best by more than
+// Margin, one-sided test at Alpha), a leading group shown to be
+// equivalent within Margin
 // (two one-sided tests at Alpha each, so that the group's claim — every
 // member equivalent, every other arm behind — is an intersection–union
 // test at level Alpha), or undecided, with the repetitions that a
@@ -271,7 +277,7 @@ func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival
 		switch {
 		case math.Abs(mean) < delta:
 			rv.Status, rv.PEquiv, rv.Need = Equivalent, 0, 0
-		case mean > 0:
+		case mean > delta:
 			rv.Status, rv.PBehind, rv.Need = Behind, 0, 0
 		}
 		return rv
@@ -279,7 +285,7 @@ func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival
 	t := moremath.TDist{V: dof}
 	q := moremath.InvCDF(t)(1 - opt.Alpha)
 	rv.Lo, rv.Hi = math.Exp(mean-q*se), math.Exp(mean+q*se)
-	rv.PBehind = 1 - t.CDF(mean/se)
+	rv.PBehind = 1 - t.CDF((mean-delta)/se)
 	rv.PEquiv = math.Max(1-t.CDF((mean+delta)/se), t.CDF((mean-delta)/se))
 	switch {
 	case rv.PEquiv < opt.Alpha:
@@ -297,16 +303,16 @@ func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival
 // need estimates the repetitions that decide a comparison whose
 // differences have mean m and standard deviation sd (per repetition): the
 // fewest n at which the test that the mean points to — behind (m beyond
-// the margin's reach of equivalence) or equivalent (m within the margin)
-// — reaches Alpha with probability Power, by the normal approximation;
-// the smaller of the two where both apply; -1 when neither can (the best
-// by median is not the best on average, by more than the margin).
+// the margin) or equivalent (m within it) — reaches Alpha with
+// probability Power, by the normal approximation; -1 when neither can
+// (the best by median is not the best on average, by more than the
+// margin; or m is the margin itself).
 func need(m, sd, delta float64, opt DecideOptions) int {
 	z := moremath.StdNormal.InvCDF
 	za, zb := z(1-opt.Alpha), z(opt.Power)
 	est := math.Inf(1)
-	if m > 0 {
-		est = math.Pow((za+zb)*sd/m, 2)
+	if m > delta {
+		est = math.Pow((za+zb)*sd/(m-delta), 2)
 	}
 	if math.Abs(m) < delta {
 		zb2 := z(1 - (1-opt.Power)/2)

@@ -16,7 +16,8 @@ func rounds(name string, xs ...float64) Arm {
 
 // TestDecide checks the decision rule on made-up repetitions with known
 // effects: a clear winner, a pair equivalent within the margin ahead of
-// the rest, an undecided pair with the repetitions it needs, values of 0,
+// the rest, an undecided pair with the repetitions it needs, a rival at
+// the margin (neither behind nor within it), values of 0,
 // the lower-is-better direction, and the unpaired fallback.
 func TestDecide(t *testing.T) {
 	higher := DecideOptions{HigherIsBetter: true, Margin: 0.10}
@@ -72,16 +73,34 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		{
+			// Old rule: b was "behind" (significantly worse, by any
+			// amount), and in another run of the same experiment shown
+			// "within the margin": one configuration both in and out of
+			// the leading group. Behind now means beyond the margin.
+			name: "a rival at the margin is undetermined, not behind",
+			arms: []Arm{
+				rounds("a", 100, 101, 99, 100, 100.5),
+				rounds("b", 91, 90, 90.5, 91.5, 90.8),
+			},
+			opt: higher, want: Undecided, wantBest: "a",
+			check: func(t *testing.T, d Decision) {
+				r := d.Rivals[0]
+				if r.Status != Undetermined || r.Ratio < 1.09 || r.Ratio > 1.12 || r.PBehind < 0.05 || r.PEquiv < 0.05 {
+					t.Errorf("rival %+v, want undetermined at about 1.1×, neither p below 0.05", r)
+				}
+			},
+		},
+		{
 			name: "values of 0 stand below every measured value",
 			arms: []Arm{
 				rounds("a", 1000, 1020, 990, 1010, 1005),
 				rounds("none", 0, 0, 0, 0, 0),
-				rounds("some", 800, 0, 790, 810, 805),
+				rounds("some", 700, 0, 690, 710, 705),
 			},
 			opt: higher, want: Winner, wantBest: "a",
 			check: func(t *testing.T, d Decision) {
-				if d.Floor != 395 {
-					t.Errorf("floor %g, want half of the smallest positive value, 395", d.Floor)
+				if d.Floor != 345 {
+					t.Errorf("floor %g, want half of the smallest positive value, 345", d.Floor)
 				}
 				if !slices.Equal(d.Rest, []string{"some", "none"}) {
 					t.Errorf("rest %v", d.Rest)
