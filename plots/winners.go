@@ -260,7 +260,10 @@ func undecidedText(d stats.Decision, margin float64) string {
 		parts = append(parts, fmt.Sprintf("%d behind", behind))
 	}
 	need := "too few valid repetitions to estimate what would decide"
-	if d.Need > 0 {
+	switch {
+	case d.Need >= stats.MaxNeed:
+		need = fmt.Sprintf("%d or more repetitions would decide", stats.MaxNeed)
+	case d.Need > 0:
 		need = fmt.Sprintf("about %d repetitions would decide", d.Need)
 	}
 	return "undecided (" + strings.Join(append(parts, need), "; ") + ")"
@@ -295,6 +298,8 @@ func decisionDetail(c *winnerCell) string {
 		}
 		switch {
 		case r.Status != stats.Undetermined, math.IsNaN(r.Ratio):
+		case r.Need >= stats.MaxNeed:
+			p += fmt.Sprintf(" (%d or more repetitions would decide)", stats.MaxNeed)
 		case r.Need > 0:
 			p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
 		default:

@@ -217,6 +217,10 @@ func TestUndecidedText(t *testing.T) {
 				Rivals: []stats.Rival{rival("b", stats.Undetermined), rival("c", stats.Undetermined), rival("d", stats.Undetermined)}},
 			want: "undecided (a leads; 3 open; too few valid repetitions to estimate what would decide)",
 		},
+		{
+			d:    stats.Decision{Best: "a", Group: []string{"a"}, Need: stats.MaxNeed, Rivals: []stats.Rival{rival("b", stats.Undetermined)}},
+			want: "undecided (a leads; b open; 1000 or more repetitions would decide)",
+		},
 	} {
 		if got := undecidedText(tc.d, 0.10); got != tc.want {
 			t.Errorf("undecidedText = %q, want %q", got, tc.want)
