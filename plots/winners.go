@@ -210,10 +210,7 @@ func (t *winnersTable) add(c *winnerCell) string {
 			text += fmt.Sprintf(", %s ahead", factorText(firstOf(d, d.Rest[0]).Ratio))
 		}
 	default:
-		text = fmt.Sprintf("undecided (%s leads; too few valid repetitions to estimate what would decide)", d.Best)
-		if d.Need > 0 {
-			text = fmt.Sprintf("undecided (%s leads; about %d repetitions would decide)", d.Best, d.Need)
-		}
+		text = undecidedText(d, c.Column.Margin)
 	}
 	if d.Verdict != stats.Undecided {
 		t.decided++
@@ -226,6 +223,50 @@ func (t *winnersTable) add(c *winnerCell) string {
 	}
 	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.Workload, c.Column.Label, decisionDetail(c)))
 	return text + ref
+}
+
+// maxOpenListed is how many undetermined rivals an undecided cell names
+// before it only counts them.
+const maxOpenListed = 2
+
+// undecidedText is an undecided cell's text: what the cell did show —
+// the best and those shown to be within the margin of it, how many are
+// shown to be behind — the rivals still open, and the repetitions that
+// would decide them. A cell left undecided by one rival at the margin's
+// edge still says who leads and who is out of it.
+func undecidedText(d stats.Decision, margin float64) string {
+	lead := d.Best + " leads"
+	if len(d.Group) > 1 {
+		lead = fmt.Sprintf("%s within ±%s", strings.Join(d.Group, " ≈ "), pct(margin))
+	}
+	var open []string
+	behind := 0
+	for _, r := range d.Rivals {
+		switch r.Status {
+		case stats.Undetermined:
+			open = append(open, r.Name)
+		case stats.Behind:
+			behind++
+		}
+	}
+	parts := []string{lead}
+	switch {
+	case len(open) > maxOpenListed:
+		parts = append(parts, fmt.Sprintf("%d open", len(open)))
+	case len(open) > 0:
+		parts = append(parts, strings.Join(open, ", ")+" open")
+	}
+	if behind > 0 {
+		parts = append(parts, fmt.Sprintf("%d behind", behind))
+	}
+	need := "too few valid repetitions to estimate what would decide"
+	switch {
+	case d.Need >= stats.MaxNeed:
+		need = fmt.Sprintf("%d or more repetitions would decide", stats.MaxNeed)
+	case d.Need > 0:
+		need = fmt.Sprintf("about %d repetitions would decide", d.Need)
+	}
+	return "undecided (" + strings.Join(append(parts, need), "; ") + ")"
 }
 
 // firstOf returns d's comparison with the configuration named name.
@@ -257,6 +298,8 @@ func decisionDetail(c *winnerCell) string {
 		}
 		switch {
 		case r.Status != stats.Undetermined, math.IsNaN(r.Ratio):
+		case r.Need >= stats.MaxNeed:
+			p += fmt.Sprintf(" (%d or more repetitions would decide)", stats.MaxNeed)
 		case r.Need > 0:
 			p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
 		default:

@@ -8,6 +8,7 @@ import (
 
 	"concbench/results"
 	"concbench/results/resultstest"
+	"concbench/stats"
 )
 
 // winnersRun builds a two-workload suite run from a valid synthetic
@@ -182,8 +183,8 @@ func TestWinnersUndecided(t *testing.T) {
 		}
 	}
 	tab := analyze(r, pts, Options{}).winners()
-	if got := tab.Rows[0][2]; !strings.HasPrefix(got, "undecided (a leads; about ") || !strings.Contains(got, "repetitions would decide)") {
-		t.Errorf("cpu SLO capacity %q, want undecided with the repetitions it needs", got)
+	if got := tab.Rows[0][2]; !strings.HasPrefix(got, "undecided (a leads; b open; 1 behind; about ") || !strings.Contains(got, "repetitions would decide)") {
+		t.Errorf("cpu SLO capacity %q, want undecided with what it showed, the open rival and the repetitions it needs", got)
 	}
 	if got := tab.Rows[1][2]; !strings.HasPrefix(got, "**b**") {
 		t.Errorf("block SLO capacity %q, want b ahead of c's zeros", got)
@@ -194,5 +195,35 @@ func TestWinnersUndecided(t *testing.T) {
 	}
 	if !strings.Contains(tab.Note, "of 8 cells decided") || tab.Repro == "" {
 		t.Errorf("note %q, repro %q", tab.Note, tab.Repro)
+	}
+}
+
+// TestUndecidedText: an undecided cell says what it did show — the
+// leading group, how many are behind — and which rivals are open, named
+// up to maxOpenListed, counted beyond.
+func TestUndecidedText(t *testing.T) {
+	rival := func(name, status string) stats.Rival { return stats.Rival{Name: name, Status: status} }
+	for _, tc := range []struct {
+		d    stats.Decision
+		want string
+	}{
+		{
+			d: stats.Decision{Best: "a", Group: []string{"a", "b"}, Need: 72,
+				Rivals: []stats.Rival{rival("b", stats.Equivalent), rival("c", stats.Undetermined), rival("d", stats.Behind), rival("e", stats.Behind)}},
+			want: "undecided (a ≈ b within ±10 %; c open; 2 behind; about 72 repetitions would decide)",
+		},
+		{
+			d: stats.Decision{Best: "a", Group: []string{"a"}, Need: -1,
+				Rivals: []stats.Rival{rival("b", stats.Undetermined), rival("c", stats.Undetermined), rival("d", stats.Undetermined)}},
+			want: "undecided (a leads; 3 open; too few valid repetitions to estimate what would decide)",
+		},
+		{
+			d:    stats.Decision{Best: "a", Group: []string{"a"}, Need: stats.MaxNeed, Rivals: []stats.Rival{rival("b", stats.Undetermined)}},
+			want: "undecided (a leads; b open; 1000 or more repetitions would decide)",
+		},
+	} {
+		if got := undecidedText(tc.d, 0.10); got != tc.want {
+			t.Errorf("undecidedText = %q, want %q", got, tc.want)
+		}
 	}
 }

@@ -123,9 +123,9 @@ type Decision struct {
 // fewer the comparison is unpaired.
 const minPairs = 3
 
-// maxNeed bounds the repetitions estimate: beyond it, more repetitions
+// MaxNeed bounds the repetitions estimate: beyond it, more repetitions
 // are not a practical way to a decision.
-const maxNeed = 1000
+const MaxNeed = 1000
 
 // Decide says which of arms is best, and whether that is decided: a
 // single winner (every other arm shown to be behind the best by more than
@@ -321,8 +321,8 @@ func need(m, sd, delta float64, opt DecideOptions) int {
 	switch {
 	case math.IsInf(est, 1) || math.IsNaN(est):
 		return -1
-	case est > maxNeed:
-		return maxNeed
+	case est > MaxNeed:
+		return MaxNeed
 	}
 	return max(int(math.Ceil(est)), minPairs)
 }
