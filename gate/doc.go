@@ -88,7 +88,7 @@
 //     of the run's U tests, so that the probability of any false
 //     regression in a run is at most Alpha (5 %) when nothing changed,
 //     AND a change of the medians of at least MinEffect (10 %
-//     throughput, CPU and p50, 25 % p99): a
+//     throughput, CPU and p50, 100 % p99: DefaultP99Effect says why): a
 //     significant 5 % shift does not fail the build — two builds of
 //     identical server code differed by more than that at capacity, once
 //     significantly (DefaultCapacityEffect; docs/findings.md has the
