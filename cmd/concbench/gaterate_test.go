@@ -31,7 +31,7 @@ func TestGaterateFlags(t *testing.T) {
 // results/gaterate (--runs 0: nothing is measured) from copies of their
 // runs, and gets each summary.md exactly as committed.
 func TestGaterateRecount(t *testing.T) {
-	for _, kind := range []string{"nochange", "cpu", "handoff", "stall"} {
+	for _, kind := range []string{"nochange", "nochange-2026-11-28", "cpu", "handoff", "stall"} {
 		t.Run(kind, func(t *testing.T) {
 			src := filepath.Join("..", "..", "results", "gaterate", kind)
 			runs, _ := filepath.Glob(filepath.Join(src, "run-*.json"))
@@ -49,7 +49,7 @@ func TestGaterateRecount(t *testing.T) {
 				}
 			}
 			args := []string{"gaterate", "--runs", "0", "--out", dir}
-			if kind != "nochange" {
+			if !strings.HasPrefix(kind, "nochange") {
 				args = append(args, "--tags", "concbench_regress_"+kind)
 			}
 			var stdout bytes.Buffer
