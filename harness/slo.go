@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -330,6 +332,21 @@ type probeKey struct {
 	rep, probe int
 }
 
+// dropStaleProbes removes the stored probes of configuration name's
+// repetition rep after probe i, which was just measured anew: they came
+// from an earlier search whose probe i (or its result) was lost, and
+// their rates followed from outcomes this search no longer has. Left in
+// the folder they would count as points of a search they are not part
+// of.
+func (r *runner) dropStaleProbes(name string, rep, i int) {
+	for k, p := range r.probes {
+		if k.name == name && k.rep == rep && k.probe > i {
+			os.Remove(filepath.Join(r.dir, results.PointsDir, results.PointFileName(p)))
+			delete(r.probes, k)
+		}
+	}
+}
+
 // sloPrior returns the median of configuration name's valid SLO
 // capacities in repetitions before rep that found a passing rate, or 0.
 func (r *runner) sloPrior(name string, rep int) float64 {
@@ -415,6 +432,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 				if err := r.pointAt(rc, p, l.seedIdx, verdict); err != nil {
 					return err
 				}
+				r.dropStaleProbes(rc.name, rep, i)
 			}
 			o, why := judgeProbe(p, slo)
 			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
