@@ -260,13 +260,19 @@ func undecidedText(d stats.Decision, margin float64) string {
 		parts = append(parts, fmt.Sprintf("%d behind", behind))
 	}
 	need := "too few valid repetitions to estimate what would decide"
-	switch {
-	case d.Need >= stats.MaxNeed:
-		need = fmt.Sprintf("%d or more repetitions would decide", stats.MaxNeed)
-	case d.Need > 0:
-		need = fmt.Sprintf("about %d repetitions would decide", d.Need)
+	if d.Need > 0 {
+		need = needText(d.Need)
 	}
 	return "undecided (" + strings.Join(append(parts, need), "; ") + ")"
+}
+
+// needText says how many repetitions would decide, n > 0 (stats.Decide's
+// estimate, capped at stats.MaxNeed).
+func needText(n int) string {
+	if n >= stats.MaxNeed {
+		return fmt.Sprintf("%d or more repetitions would decide", stats.MaxNeed)
+	}
+	return fmt.Sprintf("about %d repetitions would decide", n)
 }
 
 // firstOf returns d's comparison with the configuration named name.
@@ -298,10 +304,8 @@ func decisionDetail(c *winnerCell) string {
 		}
 		switch {
 		case r.Status != stats.Undetermined, math.IsNaN(r.Ratio):
-		case r.Need >= stats.MaxNeed:
-			p += fmt.Sprintf(" (%d or more repetitions would decide)", stats.MaxNeed)
 		case r.Need > 0:
-			p += fmt.Sprintf(" (about %d repetitions would decide)", r.Need)
+			p += " (" + needText(r.Need) + ")"
 		default:
 			p += " (no estimate: " + r.Why + ")"
 		}
