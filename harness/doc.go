@@ -444,7 +444,12 @@
 // ones start at the median of the earlier repetitions' results and check
 // a bracket of ±SLOPriorWidth around it with their second probe, then
 // bisect, so that 3 probes resolve the rate to about 5% of it when the
-// earlier repetitions were right (capacity/8 without them); a search
+// earlier repetitions were right (capacity/8 without them). While every
+// probe fails, each next one steps down twice as far (to 0.73 of the
+// median after two failures, where a bisection of the remaining bracket
+// would probe half of it: the median's first probe fails about half the
+// time by chance, a stall fails a probe at any rate, and one pass at half
+// the rate was a result half the truth); a search
 // stops early once its bracket is narrower than SLOResolution of the
 // capacity. A search whose probes all failed has found no rate that
 // meets the objective, only rates that miss it: it goes on halving the

@@ -144,9 +144,9 @@ func spoiled(done []sloProbe) int {
 // it, m·(1+SLOPriorWidth) after a pass or m·(1−SLOPriorWidth) after a
 // failure, and the rest bisect the bracket: when the earlier repetitions
 // were right, 3 probes narrow the rate to SLOPriorWidth·m/2 (5% of m),
-// where a bisection of [0, capacity] would leave capacity/8; when they
-// were wrong (the edge check goes the same way as the first probe), the
-// bisection continues over the whole remaining bracket.
+// where a bisection of [0, capacity] would leave capacity/8. While every
+// probe fails, the search steps down from the last one by twice as large
+// a step each time (stepOut) until one passes, and then bisects.
 //
 // A search whose probes all failed has found no rate that meets the
 // objective, only rates that do not: it goes on halving the lowest
@@ -187,38 +187,39 @@ func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
 		return 0, false
 	}
 	var r float64
+	prior := s.prior > 0 && s.prior < s.capacity
 	switch {
-	case s.prior > 0 && s.prior < s.capacity && judged == 0:
+	case prior && judged == 0:
 		r = s.prior
-	case s.prior > 0 && s.prior < s.capacity && judged == 1:
-		if first := judgedProbe(done, 0); first.outcome == probePass {
-			r = s.prior * (1 + SLOPriorWidth)
-		} else {
-			r = s.prior * (1 - SLOPriorWidth)
-		}
-		if r <= lo || r >= hi {
-			r = (lo + hi) / 2
-		}
+	case prior && lo == 0:
+		// Every probe failed: step down from the lowest failing rate.
+		r = hi * math.Pow(1-SLOPriorWidth, stepOut(judged))
+	case prior && judged == 1:
+		// The first passed: check the bracket's upper edge.
+		r = lo * (1 + SLOPriorWidth)
 	default:
+		r = (lo + hi) / 2
+	}
+	if r <= lo || r >= hi {
 		r = (lo + hi) / 2
 	}
 	return math.Round(r), true
 }
 
-// judgedProbe returns the i-th probe of done that the generator did not
-// spoil.
-func judgedProbe(done []sloProbe, i int) sloProbe {
-	for _, p := range done {
-		if p.outcome == probeGenerator {
-			continue
-		}
-		if i == 0 {
-			return p
-		}
-		i--
-	}
-	return sloProbe{}
-}
+// stepOut is the exponent of the step down (1−SLOPriorWidth) a search
+// with a prior takes after judged probes that all failed: 1, 2, 4, …, so
+// that the second probe checks the lower edge of the bracket around the
+// prior and each later one moves twice as far again. The prior is the
+// median of the earlier results, so its first probe fails about half the
+// time by chance and a second failure at the edge is not rare either (a
+// stall of the machine fails a probe at any rate): a bisection of
+// [0, edge] would then probe half the prior, and one pass there would
+// report a rate half the truth. Stepping down puts the third probe at
+// (1−SLOPriorWidth)³ ≈ 0.73 of the prior, and still reaches a fifth of it
+// by the fifth probe when the earlier repetitions were far off. Only
+// downward: a stall never passes a probe, so a pass is the server's, and
+// the search bisects above it as before.
+func stepOut(judged int) float64 { return math.Exp2(float64(judged - 1)) }
 
 // sloResult returns the search's result after done.
 func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {

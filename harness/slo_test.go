@@ -109,9 +109,43 @@ func TestSLOSearchNoPass(t *testing.T) {
 func TestSLOSearchExtends(t *testing.T) {
 	s := sloSearch{capacity: 100_000, prior: 50_000, probes: 3}
 	done, res := runSearch(s, threshold(6_000))
-	// 50 000, 45 000, 22 500 fail; then 11 250 fails and 5 625 passes.
-	if len(done) != 5 || res.RatePerS != 5_625 || res.HiPerS != 11_250 || res.Invalid != "" {
-		t.Fatalf("result %+v after probes %+v, want 5625 after 5", res, done)
+	// 50 000, 45 000 and 36 450 (stepping out) fail; then the halvings
+	// 18 225 and 9 113 fail and 4 557 passes.
+	if len(done) != 6 || res.RatePerS != 4_557 || res.HiPerS != 9_113 || res.Invalid != "" {
+		t.Fatalf("result %+v after probes %+v, want 4557 after 6", res, done)
+	}
+}
+
+// TestSLOSearchChanceFailures checks that two chance failures at the
+// prior and at its edge cost a search with a prior at most the next step
+// out, (1−SLOPriorWidth)³ of the prior, not half of it: the prior is
+// the median of the earlier results, so its probe fails about half the
+// time.
+func TestSLOSearchChanceFailures(t *testing.T) {
+	const prior = 60_000
+	for _, tc := range []struct {
+		name     string
+		unlucky  int // the first probes that fail whatever their rate
+		lo, hi   float64
+		maxProbe int
+	}{
+		{"one", 1, 57_000, 60_000, 3},
+		{"two", 2, 43_740, 54_000, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			s := sloSearch{capacity: 100_000, prior: prior, probes: 3}
+			done, res := runSearch(s, func(r float64) (probeOutcome, string) {
+				defer func() { n++ }()
+				if n < tc.unlucky {
+					return probeFail, "p99 above (a stall)"
+				}
+				return threshold(61_000)(r)
+			})
+			if len(done) > tc.maxProbe || res.RatePerS != tc.lo || res.HiPerS != tc.hi {
+				t.Fatalf("result [%g, %g] after probes %+v, want [%g, %g]", res.RatePerS, res.HiPerS, done, tc.lo, tc.hi)
+			}
+		})
 	}
 }
 

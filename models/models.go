@@ -129,6 +129,15 @@ func (c Config) WithDefaults(defThreads int) Config {
 	return c
 }
 
+// Resolve validates c and returns it with its defaults (WithDefaults),
+// what every model's Start does first.
+func (c Config) Resolve(defThreads int) (Config, error) {
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c.WithDefaults(defThreads), nil
+}
+
 // Validate reports the first setting of c outside its accepted range.
 func (c Config) Validate() error {
 	switch {

@@ -65,11 +65,11 @@ var _ models.Server = (*Server)(nil)
 // Start listens on cfg.Addr and starts cfg.Threads locked OS threads
 // (default DefaultThreads), each with its own poll set.
 func Start(cfg models.Config, opts Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads())
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads())
-	opts, err := opts.withDefaults()
+	opts, err = opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -41,11 +41,11 @@ var _ models.Server = (*Server)(nil)
 func Start(cfg models.Config, opts Options) (*Server, error) { return start(cfg, opts, hooks{}) }
 
 func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads())
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads())
-	opts, err := opts.withDefaults()
+	opts, err = opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -131,10 +131,10 @@ var _ models.Server = (*Server)(nil)
 // Start starts the active objects (their scheduler threads), listens on
 // cfg.Addr and starts cfg.Threads I/O threads (default DefaultThreads).
 func Start(cfg models.Config, opts Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads)
 	opts = opts.withDefaults()
 	scfg := cfg.Service.Config()
 	if err := opts.validate(scfg.Accounts); err != nil {
@@ -142,7 +142,6 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, opts: opts, conns: make(map[*conn]struct{})}
 	s.limit = connio.NewLimit(&s.cfg, "activeobject")
-	var err error
 	if s.set, err = handleset.New(); err != nil {
 		return nil, err
 	}

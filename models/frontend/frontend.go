@@ -160,10 +160,10 @@ var _ models.Server = (*Server)(nil)
 // Start dials the back end (the multiplexed connections, for bound and
 // queue), listens on cfg.Addr and starts the acceptor thread.
 func Start(cfg models.Config, opts Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads)
 	opts.UpstreamConns = cmp.Or(opts.UpstreamConns, DefaultUpstreamConns)
 	switch {
 	case opts.Backend == "":

@@ -32,6 +32,10 @@
 //     once with status unavailable (HTTP 503) and a reason naming the
 //     cap, closed, and counted as refused; the first two keep their
 //     service, and a connection closed frees its place.
+//   - BadConfig: a backlog, connection cap or pending-output bound out of
+//     range fails Start with an error naming it and leaves nothing open
+//     (every model validates its Config before it listens:
+//     models.Config.Resolve).
 //   - ConnectionClose (HTTP): "Connection: close" is honoured.
 //   - Ledger: concurrent transfers over many connections conserve money.
 //   - LedgerLimits: a deposit that would take the ledger's money past

@@ -65,6 +65,7 @@ func Run(t *testing.T, start StartFunc) {
 				{name: "AbruptDisconnect", fn: testAbruptDisconnect},
 				{name: "Malformed", fn: testMalformed},
 				{name: "MaxConns", fn: testMaxConns},
+				{name: "BadConfig", fn: testBadConfig},
 				{name: "ConnectionClose", fn: testConnectionClose, only: "http"},
 				{name: "Ledger", fn: testLedger},
 				{name: "LedgerLimits", fn: testLedgerLimits},
@@ -686,6 +687,32 @@ func testMalformed(t *testing.T, e *env) {
 		if st.Errors[kind] != n {
 			t.Errorf("errors[%s] = %d, want %d (all: %v)", kind, st.Errors[kind], n, st.Errors)
 		}
+	}
+}
+
+// testBadConfig: a setting out of range fails Start with an error that
+// names it, and leaves nothing behind (no listener, goroutine or thread).
+func testBadConfig(t *testing.T, e *env) {
+	for _, tc := range []struct {
+		name string
+		set  func(*models.Config)
+	}{
+		{"backlog", func(c *models.Config) { c.Backlog = models.MaxBacklog + 1 }},
+		{"max conns", func(c *models.Config) { c.MaxConns = -1 }},
+		{"max pending output", func(c *models.Config) { c.MaxPendingOutput = -1 }},
+	} {
+		before := takeResources()
+		cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+		tc.set(&cfg)
+		srv, err := e.start(cfg)
+		if err == nil {
+			srv.Close()
+			t.Fatalf("%s out of range: the server started", tc.name)
+		}
+		if !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s out of range: error %q does not name it", tc.name, err)
+		}
+		checkReleased(t, before, nil)
 	}
 }
 

@@ -37,10 +37,10 @@ var _ models.Server = (*Server)(nil)
 
 // Start listens on cfg.Addr and starts the accept loop.
 func Start(cfg models.Config, _ Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(0)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(0)
 	// Note: net.Listen takes its backlog from net.core.somaxconn; Go offers
 	// no per-listener backlog, so Config.Backlog is ignored by this model.
 	//

@@ -35,10 +35,10 @@ var _ models.Server = (*Server)(nil)
 // DefaultThreads), each a locked OS thread with its own handle set that
 // holds its own listening socket and the connections it accepts.
 func Start(cfg models.Config, _ Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads())
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads())
 	g, err := eventloop.NewGroup("partitioned", cfg, eventloop.Options{Trigger: eventloop.Level, MaxEvents: MaxEvents}, "thread")
 	if err != nil {
 		return nil, err

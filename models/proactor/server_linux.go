@@ -46,11 +46,11 @@ func DefaultThreads() int { return cpuset.Count() }
 // io_uring is unavailable it fails with an error that names the reason
 // (see uring.SetupError); it never falls back to another mechanism.
 func Start(cfg models.Config, opts Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads())
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads())
-	opts, err := opts.withDefaults()
+	opts, err = opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}

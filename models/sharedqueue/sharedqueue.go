@@ -91,10 +91,10 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 }
 
 func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads())
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads())
 	scfg := cfg.Service.Config()
 	switch {
 	case opts.Shards == 0:

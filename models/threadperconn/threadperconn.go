@@ -41,10 +41,10 @@ var _ models.Server = (*Server)(nil)
 
 // Start listens on cfg.Addr and starts the acceptor thread.
 func Start(cfg models.Config, _ Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads)
 	ln, err := handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog, Blocking: true})
 	if err != nil {
 		return nil, err
