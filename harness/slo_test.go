@@ -124,13 +124,12 @@ func TestSLOSearchExtends(t *testing.T) {
 func TestSLOSearchChanceFailures(t *testing.T) {
 	const prior = 60_000
 	for _, tc := range []struct {
-		name     string
-		unlucky  int // the first probes that fail whatever their rate
-		lo, hi   float64
-		maxProbe int
+		name    string
+		unlucky int // the first probes that fail whatever their rate
+		lo, hi  float64
 	}{
-		{"one", 1, 57_000, 60_000, 3},
-		{"two", 2, 43_740, 54_000, 3},
+		{"one", 1, 57_000, 60_000},
+		{"two", 2, 43_740, 54_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -142,7 +141,7 @@ func TestSLOSearchChanceFailures(t *testing.T) {
 				}
 				return threshold(61_000)(r)
 			})
-			if len(done) > tc.maxProbe || res.RatePerS != tc.lo || res.HiPerS != tc.hi {
+			if len(done) > s.probes || res.RatePerS != tc.lo || res.HiPerS != tc.hi {
 				t.Fatalf("result [%g, %g] after probes %+v, want [%g, %g]", res.RatePerS, res.HiPerS, done, tc.lo, tc.hi)
 			}
 		})

@@ -98,13 +98,13 @@ var _ models.Server = (*Server)(nil)
 // thread and cfg.Threads worker threads (default DefaultThreads). It returns
 // once every thread runs, so Stats reports all their TIDs from the start.
 func Start(cfg models.Config, opts Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.Resolve(DefaultThreads)
+	if err != nil {
 		return nil, err
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults(DefaultThreads)
 	opts = opts.WithDefaults()
 
 	s := &Server{cfg: cfg, opts: opts}
@@ -116,7 +116,6 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	if opts.Priority {
 		s.q.prio = newPrioHeap(opts.QueueSize)
 	}
-	var err error
 	if s.ln, err = handleset.Listen(cfg.Addr, handleset.ListenOptions{Backlog: cfg.Backlog}); err != nil {
 		return nil, err
 	}

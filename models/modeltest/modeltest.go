@@ -151,6 +151,11 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// config is the suite's configuration of a server.
+func (e *env) config() models.Config {
+	return models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+}
+
 // startServer starts the model with the suite's configuration and
 // registers a cleanup that closes it and checks that it leaked nothing.
 func (e *env) startServer(t *testing.T) models.Server {
@@ -163,7 +168,7 @@ func (e *env) startServer(t *testing.T) models.Server {
 func (e *env) startServerWith(t *testing.T, set func(*models.Config)) models.Server {
 	t.Helper()
 	before := takeResources()
-	cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+	cfg := e.config()
 	set(&cfg)
 	srv, err := e.start(cfg)
 	if err != nil {
@@ -702,7 +707,7 @@ func testBadConfig(t *testing.T, e *env) {
 		{"max pending output", func(c *models.Config) { c.MaxPendingOutput = -1 }},
 	} {
 		before := takeResources()
-		cfg := models.Config{Addr: "127.0.0.1:0", Threads: 4, Codec: e.codec, Service: e.svc}
+		cfg := e.config()
 		tc.set(&cfg)
 		srv, err := e.start(cfg)
 		if err == nil {
