@@ -18,6 +18,7 @@ import (
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // tinyExperiment is two cheap models and one that does not exist, one
@@ -63,10 +64,7 @@ func connsWorkload(conns int) results.Workload {
 // readPoints reads the run folder and indexes its points.
 func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[pointKey]*results.Point) {
 	t.Helper()
-	run, pts, err := results.ReadRun(dir)
-	if err != nil {
-		t.Fatalf("ReadRun: %v", err)
-	}
+	run, pts := resultstest.ReadRun(t, dir)
 	byKey := map[pointKey]*results.Point{}
 	for i := range pts {
 		byKey[keyOf(&pts[i])] = &pts[i]
