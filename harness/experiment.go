@@ -410,22 +410,37 @@ func (p *problems) window(prefix string, warmup, duration Duration) {
 	}
 }
 
+// count adds a problem for a number n of things (what: "configurations")
+// outside 1..most; an experiment's configurations and workloads are
+// bounded alike.
+func (p *problems) count(n, most int, what string) {
+	if n < 1 || n > most {
+		p.add("%d %s (accepted: 1..%d)", n, what, most)
+	}
+}
+
+// name adds a problem for the name of the ith thing of a kind
+// ("configuration", "workload") that is not a validName (the accepted
+// set, then more, a further condition) or that seen holds already, and
+// adds it to seen: configurations and workloads are named by one rule.
+func (p *problems) name(kind string, i int, name, more string, seen map[string]bool) {
+	switch {
+	case !validName(name):
+		p.add("%s %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +%s)", kind, i, name, more)
+	case seen[name]:
+		p.add("%s %d: name %q used twice (accepted: unique names)", kind, i, name)
+	}
+	seen[name] = true
+}
+
 // validateConfigs validates the configurations, adding to p, and returns
 // their names.
 func (e *Experiment) validateConfigs(p *problems) map[string]bool {
-	if n := len(e.Configs); n < 1 || n > MaxConfigs {
-		p.add("%d configurations (accepted: 1..%d)", n, MaxConfigs)
-	}
+	p.count(len(e.Configs), MaxConfigs, "configurations")
 	names := map[string]bool{}
 	for i := range e.Configs {
 		c := &e.Configs[i]
-		switch {
-		case !validName(c.Name):
-			p.add("configuration %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +)", i, c.Name)
-		case names[c.Name]:
-			p.add("configuration %d: name %q used twice (accepted: unique names)", i, c.Name)
-		}
-		names[c.Name] = true
+		p.name("configuration", i, c.Name, "", names)
 		c.validate(p)
 		e.validateConfigRefs(p, c)
 	}
@@ -512,19 +527,11 @@ func (e *Experiment) validateConfigRefs(p *problems, c *Config) {
 // configuration they name is one of names and gets point files of its
 // own, adding to p.
 func (e *Experiment) validateWorkloads(p *problems, names map[string]bool) {
-	if n := len(e.Workloads); n < 1 || n > MaxWorkloads {
-		p.add("%d workloads (accepted: 1..%d)", n, MaxWorkloads)
-	}
+	p.count(len(e.Workloads), MaxWorkloads, "workloads")
 	wnames := map[string]bool{}
 	for i, w := range e.Workloads {
 		if len(e.Workloads) > 1 || w.Name != "" {
-			switch {
-			case !validName(w.Name):
-				p.add("workload %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +; required with several workloads)", i, w.Name)
-			case wnames[w.Name]:
-				p.add("workload %d: name %q used twice (accepted: unique names)", i, w.Name)
-			}
-			wnames[w.Name] = true
+			p.name("workload", i, w.Name, "; required with several workloads", wnames)
 		}
 		if _, err := w.LoadConfig(); err != nil {
 			p.add("workload %d (%s): %v", i, w.label(), err)
