@@ -72,6 +72,19 @@ func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[po
 	return run, pts, byKey
 }
 
+// readStored reads the run in dir as readPoints does, with the
+// experiment its run.json records (ExperimentOf), which the tests of
+// what a run derives (a calibration, rates) check.
+func readStored(t *testing.T, dir string) (*results.Run, []results.Point, Experiment) {
+	t.Helper()
+	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	return run, pts, stored
+}
+
 // TestRunEndToEnd runs the tiny experiment through every path of a run:
 // a model that cannot start (unavailable, with serve's reason, the run
 // going on), a server killed in mid-point (a failed point with its stderr
@@ -352,11 +365,7 @@ func TestRunRatesAndCap(t *testing.T) {
 	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
 		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
 	}
-	run, pts, _ := readPoints(t, dir)
-	stored, err := ExperimentOf(run)
-	if err != nil {
-		t.Fatalf("ExperimentOf: %v", err)
-	}
+	run, pts, stored := readStored(t, dir)
 	ns := stored.NsPerIter
 	if !(ns > 0) || run.Provenance.NsPerIter != ns {
 		t.Fatalf("calibrated once: run.json's experiment has %g ns per iteration, its provenance %g; want one positive value in both", ns, run.Provenance.NsPerIter)
@@ -415,11 +424,7 @@ func TestRunRatesFromSlowest(t *testing.T) {
 	if sum.Points != 6 || sum.Failed != 0 || sum.Unavailable != 0 {
 		t.Fatalf("summary %s: want 6 points (3 configurations × capacity and one rate), none failed", sum)
 	}
-	run, pts, _ := readPoints(t, dir)
-	stored, err := ExperimentOf(run)
-	if err != nil {
-		t.Fatalf("ExperimentOf: %v", err)
-	}
+	_, pts, stored := readStored(t, dir)
 	caps := map[string]float64{}
 	for _, p := range pts {
 		if p.Kind == results.KindCapacity && p.Load != nil && p.Load.Valid {
