@@ -411,11 +411,11 @@ func (p *problems) window(prefix string, warmup, duration Duration) {
 }
 
 // count adds a problem for a number n of things (what: "configurations")
-// outside 1..most; an experiment's configurations and workloads are
-// bounded alike.
-func (p *problems) count(n, most int, what string) {
-	if n < 1 || n > most {
-		p.add("%d %s (accepted: 1..%d)", n, what, most)
+// outside least..most: an experiment's lists of configurations,
+// workloads and rates are bounded alike.
+func (p *problems) count(n, least, most int, what string) {
+	if n < least || n > most {
+		p.add("%d %s (accepted: %d..%d)", n, what, least, most)
 	}
 }
 
@@ -436,7 +436,7 @@ func (p *problems) name(kind string, i int, name, more string, seen map[string]b
 // validateConfigs validates the configurations, adding to p, and returns
 // their names.
 func (e *Experiment) validateConfigs(p *problems) map[string]bool {
-	p.count(len(e.Configs), MaxConfigs, "configurations")
+	p.count(len(e.Configs), 1, MaxConfigs, "configurations")
 	names := map[string]bool{}
 	for i := range e.Configs {
 		c := &e.Configs[i]
@@ -527,7 +527,7 @@ func (e *Experiment) validateConfigRefs(p *problems, c *Config) {
 // configuration they name is one of names and gets point files of its
 // own, adding to p.
 func (e *Experiment) validateWorkloads(p *problems, names map[string]bool) {
-	p.count(len(e.Workloads), MaxWorkloads, "workloads")
+	p.count(len(e.Workloads), 1, MaxWorkloads, "workloads")
 	wnames := map[string]bool{}
 	for i, w := range e.Workloads {
 		if len(e.Workloads) > 1 || w.Name != "" {
@@ -567,9 +567,7 @@ func (e *Experiment) validateLoads(p *problems) {
 	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 && len(e.RatesFromSlowest) == 0 && !e.hasSLO() {
 		p.add("%d fractions (accepted: 1..%d, or 0 with rates, rates from the slowest or a latency objective)", n, MaxFractions)
 	}
-	if n := len(e.Rates); n > MaxRates {
-		p.add("%d rates (accepted: 0..%d)", n, MaxRates)
-	}
+	p.count(len(e.Rates), 0, MaxRates, "rates")
 	keys := map[string]bool{}
 	for _, f := range e.Fractions {
 		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
@@ -594,9 +592,7 @@ func (e *Experiment) validateLoads(p *problems) {
 	if math.IsNaN(e.NsPerIter) || e.NsPerIter != 0 && (e.NsPerIter < MinNsPerIter || e.NsPerIter > MaxNsPerIter) {
 		p.add("ns per iteration %g out of range (accepted: 0, or %g..%g)", e.NsPerIter, MinNsPerIter, MaxNsPerIter)
 	}
-	if n := len(e.RatesFromSlowest); n > MaxFractions {
-		p.add("%d rates from the slowest (accepted: 0..%d)", n, MaxFractions)
-	}
+	p.count(len(e.RatesFromSlowest), 0, MaxFractions, "rates from the slowest")
 	seen := map[float64]bool{}
 	for _, f := range e.RatesFromSlowest {
 		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
