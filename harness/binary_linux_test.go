@@ -92,10 +92,7 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Errorf("window order %v, want %v", order, wantOrder)
 	}
 
-	_, pts, err := results.ReadRun(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pts, _ := readPoints(t, run)
 	for i := range pts {
 		p := &pts[i]
 		commit, dirty := commitA, dirtyA
