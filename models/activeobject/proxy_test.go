@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
-	"concbench/wire"
 )
 
 // waitBound bounds every wait for a future in these tests. It is a liveness
@@ -21,23 +20,8 @@ const waitBound = 30 * time.Second
 // returns it with its proxy; the server is closed when the test ends.
 func startProxy(t *testing.T, accounts int, initial int64, opts Options) (*Server, *Proxy) {
 	t.Helper()
-	svc, err := service.New(service.Config{Accounts: accounts, InitialBalance: initial, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	cfg := modeltest.Config(t, "binary", 0, service.Config{Accounts: accounts, InitialBalance: initial, NsPerIter: 1})
+	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, opts) })
 	return srv, srv.Proxy()
 }
 

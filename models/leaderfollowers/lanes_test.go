@@ -46,10 +46,7 @@ func TestLanePlacement(t *testing.T) {
 	for _, proto := range []string{"binary", "http"} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			cfg := testConfig(t, 0)
-			codec, err := wire.New(proto, wire.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			codec := modeltest.Codec(t, proto, wire.Limits{})
 			cfg.Codec = codec
 			opts := Options{Lanes: []Lane{{MinPriority: 0, Threads: 1}, {MinPriority: 100, Threads: 1}, {MinPriority: 200, Threads: 1}}, LaneSched: SchedNice}
 			skipUnlessLanesPermitted(t, cfg, opts)

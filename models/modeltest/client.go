@@ -231,15 +231,31 @@ func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client
 // scfg (its NsPerIter set spares the tests the calibration).
 func Config(t testing.TB, protocol string, threads int, scfg service.Config) models.Config {
 	t.Helper()
-	codec, err := wire.New(protocol, wire.Limits{})
+	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: Codec(t, protocol, wire.Limits{}), Service: Service(t, scfg)}
+}
+
+// Codec returns protocol's codec with limits (zero fields: the defaults),
+// for a test that speaks to a server or encodes requests itself; an
+// unknown protocol fails t, so a test needs no error path of its own.
+func Codec(t testing.TB, protocol string, limits wire.Limits) wire.Codec {
+	t.Helper()
+	codec, err := wire.New(protocol, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return codec
+}
+
+// Service returns a new service of scfg, for a server a test starts or
+// a reference ledger it compares with (set scfg.NsPerIter to spare the
+// test the calibration); an invalid scfg fails t.
+func Service(t testing.TB, scfg service.Config) *service.Service {
+	t.Helper()
 	svc, err := service.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+	return svc
 }
 
 // Start returns the server start starts, closed when t ends (an error

@@ -394,10 +394,7 @@ func TestListenGroup(t *testing.T) {
 // pending bytes in place, even when the buffer is reallocated, and only
 // Advance consumes them.
 func TestOutPendingBytesStable(t *testing.T) {
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	var out connio.Out
 	out.AppendResponse(codec, &wire.Response{ID: 1, Payload: bytes.Repeat([]byte("a"), 1000)})
 	inFlight := out.Bytes()
