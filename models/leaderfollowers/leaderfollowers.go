@@ -323,20 +323,9 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 			s.threads = append(s.threads, th)
 		}
 	}
-	started := make(chan error, cfg.Threads)
-	for _, th := range s.threads {
-		s.wg.Add(1)
-		go th.run(started)
-	}
-	var errs []error
-	for range s.threads {
-		if err := <-started; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
+	if err := connio.StartThreads(&s.wg, s.threads, (*thread).run); err != nil {
 		s.Close()
-		return nil, errs[0]
+		return nil, err
 	}
 	return s, nil
 }
