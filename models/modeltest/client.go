@@ -90,20 +90,38 @@ func (c *client) recv(resp *wire.Response) error {
 }
 
 // roundTrip sends reqs pipelined and verifies every response, in order.
-func (c *client) roundTrip(reqs []*wire.Request) error {
+func (c *client) roundTrip(reqs []*wire.Request) error { return c.roundTripEach(reqs, nil) }
+
+// roundTripEach is roundTrip that also passes each verified response,
+// with its request, to each (nil: none), for a test that expects more of
+// it; an error of each ends the round trip.
+func (c *client) roundTripEach(reqs []*wire.Request, each func(*wire.Request, *wire.Response) error) error {
 	if err := c.send(reqs...); err != nil {
 		return err
 	}
 	var resp wire.Response
 	for _, r := range reqs {
-		if err := c.recv(&resp); err != nil {
-			return fmt.Errorf("request %d: %w", r.ID, err)
+		if err := c.recvChecked(r, &resp); err != nil {
+			return err
 		}
-		if err := checkResponse(r, &resp); err != nil {
+		if each == nil {
+			continue
+		}
+		if err := each(r, &resp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recvChecked reads the next response into resp and checks it against
+// req, the request it must answer (checkResponse): the suite's read of
+// one response to a request it knows.
+func (c *client) recvChecked(req *wire.Request, resp *wire.Response) error {
+	if err := c.recv(resp); err != nil {
+		return fmt.Errorf("request %d: %w", req.ID, err)
+	}
+	return checkResponse(req, resp)
 }
 
 // checkResponse is wire.Verify plus the expectation of a success status and

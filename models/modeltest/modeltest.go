@@ -345,10 +345,7 @@ func testByteAtATime(t *testing.T, e *env) {
 		}
 		var resp wire.Response
 		for _, r := range reqs {
-			if err := c.recv(&resp); err != nil {
-				return err
-			}
-			if err := checkResponse(r, &resp); err != nil {
+			if err := c.recvChecked(r, &resp); err != nil {
 				return err
 			}
 		}
@@ -427,10 +424,7 @@ func testSlowReader(t *testing.T, e *env) {
 	// Nothing was lost: the slow reader gets every response once it reads.
 	var resp wire.Response
 	for _, r := range reqs {
-		if err := slow.recv(&resp); err != nil {
-			t.Fatalf("slow reader, request %d: %v", r.ID, err)
-		}
-		if err := checkResponse(r, &resp); err != nil {
+		if err := slow.recvChecked(r, &resp); err != nil {
 			t.Fatalf("slow reader: %v", err)
 		}
 	}
@@ -854,20 +848,14 @@ func testLedger(t *testing.T, e *env) {
 				reqs[k] = &wire.Request{ID: uint64(b*depth + k), Op: wire.OpTransfer,
 					Account: from, To: to, Amount: int64(1 + next()%200)}
 			}
-			if err := c.send(reqs...); err != nil {
-				return err
-			}
-			var resp wire.Response
-			for _, r := range reqs {
-				if err := c.recv(&resp); err != nil {
-					return err
-				}
-				if err := checkResponse(r, &resp); err != nil {
-					return err
-				}
+			err := c.roundTripEach(reqs, func(r *wire.Request, resp *wire.Response) error {
 				if resp.Status != wire.StatusOK && resp.Status != wire.StatusInsufficientFunds {
 					return fmt.Errorf("transfer %d→%d of %d: status %v", r.Account, r.To, r.Amount, resp.Status)
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -914,10 +902,7 @@ func testLedgerLimits(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		var resp wire.Response
-		if err := c.recv(&resp); err != nil {
-			t.Fatal(err)
-		}
-		if err := checkResponse(&r, &resp); err != nil {
+		if err := c.recvChecked(&r, &resp); err != nil {
 			t.Fatal(err)
 		}
 		if resp.Status != wire.StatusOK {
