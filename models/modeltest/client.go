@@ -232,6 +232,14 @@ func (c *Client) RoundTrip(reqs ...*wire.Request) error {
 // connection is closed when t ends.
 func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client {
 	t.Helper()
+	return &Client{c: connect(t, d, addr, codec)}
+}
+
+// connect is Connect for the suite's own tests, whose clients are the
+// unexported client: dialled through d (nil: a plain net.Dialer), a failed
+// dial failing t, closed when t ends.
+func connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *client {
+	t.Helper()
 	if d == nil {
 		d = &net.Dialer{}
 	}
@@ -240,7 +248,7 @@ func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.close() })
-	return &Client{c: c}
+	return c
 }
 
 // Config returns the configuration of a server for a model's own tests:
