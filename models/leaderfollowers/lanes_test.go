@@ -173,16 +173,7 @@ func TestParseLanes(t *testing.T) {
 // lanes their priority (not root, no CAP_SYS_NICE).
 func skipUnlessLanesPermitted(t *testing.T, cfg models.Config, opts Options) {
 	t.Helper()
-	srv, err := Start(cfg, opts)
-	if errors.Is(err, ErrPriorityNotPermitted) {
-		t.Skipf("lanes need SCHED_FIFO or negative nice values (root or CAP_SYS_NICE): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
+	skipUnlessPermitted(t, cfg, opts, "lanes need SCHED_FIFO or negative nice values (root or CAP_SYS_NICE)")
 }
 
 // TestLanesUnderLoadgen drives a laned server with the load generator's
