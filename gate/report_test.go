@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -101,15 +100,10 @@ func sampleReport() *Report {
 
 // TestMarkdownGolden checks the Markdown report against its golden file.
 func TestMarkdownGolden(t *testing.T) {
-	r := sampleReport()
-	var b bytes.Buffer
-	if err := r.WriteMarkdown(&b); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, "report.md", b.Bytes())
+	b := resultstest.GoldenWrite(t, "report.md", sampleReport().WriteMarkdown)
 	// The properties the golden file must have, so that an -update
 	// cannot bless a broken report.
-	md := b.String()
+	md := string(b)
 	for _, want := range []string{
 		"## concbench gate: REGRESSION (exit 1)",
 		"- leaderfollowers/lifo capacity: throughput -20.0%",
@@ -138,12 +132,7 @@ func TestMarkdownGolden(t *testing.T) {
 // TestJSON checks the JSON verdict: its golden file, and that numbers a
 // row does not have are null rather than invented.
 func TestJSON(t *testing.T) {
-	r := sampleReport()
-	var b bytes.Buffer
-	if err := r.WriteJSON(&b); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, "report.json", b.Bytes())
+	b := resultstest.GoldenWrite(t, "report.json", sampleReport().WriteJSON)
 	var v struct {
 		Outcome     string   `json:"outcome"`
 		ExitCode    int      `json:"exit_code"`
@@ -154,7 +143,7 @@ func TestJSON(t *testing.T) {
 			Old                                   struct{ N int }
 		} `json:"rows"`
 	}
-	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
 	if v.Outcome != "regression" || v.ExitCode != 1 || len(v.Regressions) != 10 {

@@ -16,24 +16,50 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func newSet(t *testing.T) *Set {
+// mustOpen returns what open opens, failing t if it fails, and closes it
+// when the test ends: sets, wakeups and listeners all open so.
+func mustOpen[C interface{ Close() error }](t *testing.T, open func() (C, error)) C {
 	t.Helper()
-	s, err := New()
+	c, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newSet(t *testing.T) *Set {
+	t.Helper()
+	return mustOpen(t, New)
 }
 
 func newWakeup(t *testing.T) *Wakeup {
 	t.Helper()
-	w, err := NewWakeup()
+	return mustOpen(t, NewWakeup)
+}
+
+// mustRegister registers fd in s with interest and handler h, failing t if
+// the set refuses.
+func mustRegister(t *testing.T, s *Set, fd int, interest Events, h EventHandler) {
+	t.Helper()
+	if err := s.Register(fd, interest, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// socketPair returns a connected pair of non-blocking Unix stream sockets,
+// closed when the test ends.
+func socketPair(t *testing.T) (int, int) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
-	return w
+	t.Cleanup(func() {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	})
+	return fds[0], fds[1]
 }
 
 type nopHandler struct{ name string }
@@ -105,9 +131,7 @@ func TestOneEventWakesExactlyOneWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	wk := newWakeup(t)
-	if err := s.Register(wk.Fd(), Readable|OneShot, nopHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, s, wk.Fd(), Readable|OneShot, nopHandler{})
 	tids, out := startWaiters(t, s, n)
 	awaitBlocked(t, tids)
 	if err := wk.Signal(); err != nil {
@@ -183,9 +207,7 @@ func TestDeactivation(t *testing.T) {
 			s := newSet(t)
 			wk := newWakeup(t)
 			h := nopHandler{name: tc.name}
-			if err := s.Register(wk.Fd(), tc.interest, h); err != nil {
-				t.Fatal(err)
-			}
+			mustRegister(t, s, wk.Fd(), tc.interest, h)
 			w := s.NewWaiter(4)
 			if evs := poll(t, w); len(evs) != 0 {
 				t.Fatalf("idle handle reported %v", evs)
@@ -217,12 +239,8 @@ func TestDeactivation(t *testing.T) {
 func TestUnregisteredEventsAreDropped(t *testing.T) {
 	s := newSet(t)
 	a, b := newWakeup(t), newWakeup(t)
-	if err := s.Register(a.Fd(), Readable, nopHandler{"a"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Register(b.Fd(), Readable, nopHandler{"b"}); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, s, a.Fd(), Readable, nopHandler{"a"})
+	mustRegister(t, s, b.Fd(), Readable, nopHandler{"b"})
 	a.Signal()
 	b.Signal()
 	if err := s.Unregister(a.Fd()); err != nil {
@@ -240,9 +258,7 @@ func TestUnregisteredEventsAreDropped(t *testing.T) {
 	}
 	// Registering again under the same number delivers to the new handler.
 	h2 := nopHandler{"a2"}
-	if err := s.Register(a.Fd(), Readable, h2); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, s, a.Fd(), Readable, h2)
 	if err := s.Register(a.Fd(), Readable, h2); err == nil {
 		t.Error("double Register succeeded")
 	}
@@ -264,9 +280,7 @@ func TestTableGrowsPastInitialSize(t *testing.T) {
 		ws = append(ws, newWakeup(t))
 	}
 	for _, w := range ws {
-		if err := s.Register(w.Fd(), Readable|OneShot, nopHandler{}); err != nil {
-			t.Fatal(err)
-		}
+		mustRegister(t, s, w.Fd(), Readable|OneShot, nopHandler{})
 	}
 	last := ws[len(ws)-1]
 	last.Signal()
@@ -289,9 +303,7 @@ func TestConcurrentDispatchNeverOverlaps(t *testing.T) {
 		w := newWakeup(t)
 		ws = append(ws, w)
 		byFd[w.Fd()] = i
-		if err := s.Register(w.Fd(), Readable|OneShot, nopHandler{}); err != nil {
-			t.Fatal(err)
-		}
+		mustRegister(t, s, w.Fd(), Readable|OneShot, nopHandler{})
 		w.Signal()
 	}
 	var dispatched atomic.Int64
@@ -358,9 +370,7 @@ func TestListenAcceptReadWrite(t *testing.T) {
 				fd, _, err = l.Accept()
 			} else {
 				s := newSet(t)
-				if err := s.Register(l.Fd(), Readable|OneShot, nopHandler{}); err != nil {
-					t.Fatal(err)
-				}
+				mustRegister(t, s, l.Fd(), Readable|OneShot, nopHandler{})
 				if _, err := s.NewWaiter(1).Wait(-1); err != nil {
 					t.Fatal(err)
 				}
@@ -491,13 +501,7 @@ func TestEventsString(t *testing.T) {
 // peer half-closed and filled nothing: with the send buffer full, the handle
 // must stay quiet (no spin on the peer's FIN), and report once writable.
 func TestWritableOnlyIgnoresHalfClose(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	srv, peer := fds[0], fds[1]
+	srv, peer := socketPair(t)
 	// Fill srv's send path until it would block.
 	chunk := make([]byte, 64<<10)
 	for {
@@ -507,9 +511,7 @@ func TestWritableOnlyIgnoresHalfClose(t *testing.T) {
 	}
 	unix.Shutdown(peer, unix.SHUT_WR) // the peer half-closes and does not read
 	s := newSet(t)
-	if err := s.Register(srv, Writable|OneShot, nopHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, s, srv, Writable|OneShot, nopHandler{})
 	w := s.NewWaiter(1)
 	if evs := poll(t, w); len(evs) != 0 {
 		t.Fatalf("writable-only handle with a full buffer and a half-closed peer reported %v", evs[0].Ready)
@@ -582,22 +584,15 @@ func TestListenGroup(t *testing.T) {
 // once when they arrive, not again while they stay unread, and again
 // when more arrive.
 func TestEdgeTriggered(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	rx, tx := socketPair(t)
 	s := newSet(t)
-	if err := s.Register(fds[0], Readable|EdgeTriggered, nopHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, s, rx, Readable|EdgeTriggered, nopHandler{})
 	w := s.NewWaiter(4)
 	if evs := poll(t, w); len(evs) != 0 {
 		t.Fatalf("nothing sent, yet %v", evs[0].Ready)
 	}
 	for round := range 2 {
-		if _, err := unix.Write(fds[1], []byte("x")); err != nil {
+		if _, err := unix.Write(tx, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 		if evs := poll(t, w); len(evs) != 1 || evs[0].Ready&Readable == 0 {
@@ -616,9 +611,7 @@ func TestExclusive(t *testing.T) {
 	wk := newWakeup(t)
 	a, b := newSet(t), newSet(t)
 	for _, s := range []*Set{a, b} {
-		if err := s.Register(wk.Fd(), Readable|Exclusive, nopHandler{}); err != nil {
-			t.Fatal(err)
-		}
+		mustRegister(t, s, wk.Fd(), Readable|Exclusive, nopHandler{})
 	}
 	if err := wk.Signal(); err != nil {
 		t.Fatal(err)
@@ -638,15 +631,10 @@ func TestExclusive(t *testing.T) {
 }
 
 func TestWouldBlockDoesNotAllocate(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	rx, _ := socketPair(t)
 	buf := make([]byte, 16)
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, err := Read(fds[0], buf); !IsWouldBlock(err) {
+		if _, err := Read(rx, buf); !IsWouldBlock(err) {
 			t.Fatalf("Read on an empty socket: %v", err)
 		}
 	})

@@ -143,16 +143,9 @@ var (
 func Read(fd int, p []byte) (int, error) {
 	for {
 		n, err := unix.Read(fd, p)
-		if err == unix.EINTR {
-			continue
+		if err != unix.EINTR {
+			return ioResult(n, err, "read", errReadAgain)
 		}
-		if err == unix.EAGAIN {
-			return 0, errReadAgain
-		}
-		if err != nil {
-			return 0, os.NewSyscallError("read", err)
-		}
-		return n, nil
 	}
 }
 
@@ -163,17 +156,24 @@ func Read(fd int, p []byte) (int, error) {
 func Write(fd int, p []byte) (int, error) {
 	for {
 		n, err := unix.Write(fd, p)
-		if err == unix.EINTR {
-			continue
+		if err != unix.EINTR {
+			return ioResult(n, err, "write", errWriteAgain)
 		}
-		if err == unix.EAGAIN {
-			return 0, errWriteAgain
-		}
-		if err != nil {
-			return 0, os.NewSyscallError("write", err)
-		}
-		return n, nil
 	}
+}
+
+// ioResult is what Read and Write return for a read or write(2), named op,
+// that was not interrupted: n and nil on success, the preallocated again
+// for EAGAIN (so that a would-block costs no allocation), and a
+// *os.SyscallError for any other error.
+func ioResult(n int, err error, op string, again error) (int, error) {
+	switch err {
+	case nil:
+		return n, nil
+	case unix.EAGAIN:
+		return 0, again
+	}
+	return 0, os.NewSyscallError(op, err)
 }
 
 // Shutdown shuts down both directions of a connected socket, waking any

@@ -31,6 +31,11 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitA, dirtyA, ok := vcsStamp(binA)
+	if !ok && gitWorktree() {
+		// Go stamps only a checkout whose .git is a directory: in a git
+		// worktree (.git is a file) it builds without one.
+		t.Skipf("%s built with -buildvcs=true has no VCS stamp: Go stamps none in a git worktree", binA)
+	}
 	if !ok {
 		t.Fatalf("%s built with -buildvcs=true has no VCS stamp", binA)
 	}
@@ -92,10 +97,7 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Errorf("window order %v, want %v", order, wantOrder)
 	}
 
-	_, pts, err := results.ReadRun(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pts, _ := readPoints(t, run)
 	for i := range pts {
 		p := &pts[i]
 		commit, dirty := commitA, dirtyA
@@ -106,4 +108,20 @@ func TestConfigServerBinary(t *testing.T) {
 			t.Errorf("%s: provenance commit %q dirty %t, want its binary's %q %t", p.Label(), p.Provenance.Commit, p.Provenance.Dirty, commit, dirty)
 		}
 	}
+}
+
+// gitWorktree reports whether the nearest .git above the working
+// directory is a file, as in a linked git worktree.
+func gitWorktree() bool {
+	dir, err := os.Getwd()
+	for err == nil {
+		if fi, serr := os.Stat(filepath.Join(dir, ".git")); serr == nil {
+			return fi.Mode().IsRegular()
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return false
 }

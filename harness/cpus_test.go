@@ -33,33 +33,38 @@ func TestSplitCPUs(t *testing.T) {
 			if srv.String() != tc.wantServer || load.String() != tc.wantLoad {
 				t.Errorf("SplitCPUs(%s) = %q, %q; want %q, %q", tc.cpus, srv, load, tc.wantServer, tc.wantLoad)
 			}
-			def, _ := Profile("default")
-			e := def.WithDefaults()
-			e.ServerCPUs, e.LoadCPUs = srv.String(), load.String()
 			if len(srv) == 0 {
 				return // Resolve would split this process's own CPUs
 			}
-			e, err := e.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := resolveDefault(t, srv.String(), load.String(), 0)
 			if e.LoadWorkers != tc.wantWorkers || cpuset.Set(e.LoadWorkerCPUs).String() != tc.wantWorkerCPUs {
 				t.Errorf("load workers on %s: %d on CPUs %q, want %d on %q", load, e.LoadWorkers, cpuset.Set(e.LoadWorkerCPUs), tc.wantWorkers, tc.wantWorkerCPUs)
 			}
 		})
 	}
 	t.Run("fixed workers", func(t *testing.T) {
-		def, _ := Profile("default")
-		e := def.WithDefaults()
-		e.ServerCPUs, e.LoadCPUs, e.LoadWorkers = "0-3", "4-7", 2
-		e, err := e.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := resolveDefault(t, "0-3", "4-7", 2)
 		if e.LoadWorkers != 2 || len(e.LoadWorkerCPUs) != 0 {
 			t.Errorf("load workers %d on %v, want the experiment's 2, unpinned", e.LoadWorkers, e.LoadWorkerCPUs)
 		}
 	})
+}
+
+// resolveDefault returns the default profile resolved with the given
+// server and load generator CPUs and load workers (0: automatic): the
+// sizing tests resolve for machines other than this one.
+func resolveDefault(t *testing.T, server, load string, workers int) Experiment {
+	t.Helper()
+	def, err := Profile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := def.WithDefaults()
+	e.ServerCPUs, e.LoadCPUs, e.LoadWorkers = server, load, workers
+	if e, err = e.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // cpuRange returns CPUs from..from+n-1.
@@ -148,13 +153,7 @@ func TestResolveSizes(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.server, func(t *testing.T) {
-			def, _ := Profile("default")
-			e := def.WithDefaults()
-			e.ServerCPUs, e.LoadCPUs = tc.server, tc.load
-			e, err := e.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := resolveDefault(t, tc.server, tc.load, 0)
 			for name, w := range tc.wants {
 				s, ok := e.Sizes[name]
 				if !ok {

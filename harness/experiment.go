@@ -410,22 +410,37 @@ func (p *problems) window(prefix string, warmup, duration Duration) {
 	}
 }
 
+// count adds a problem for a number n of things (what: "configurations")
+// outside least..most: an experiment's lists of configurations,
+// workloads and rates are bounded alike.
+func (p *problems) count(n, least, most int, what string) {
+	if n < least || n > most {
+		p.add("%d %s (accepted: %d..%d)", n, what, least, most)
+	}
+}
+
+// name adds a problem for the name of the ith thing of a kind
+// ("configuration", "workload") that is not a validName (the accepted
+// set, then more, a further condition) or that seen holds already, and
+// adds it to seen: configurations and workloads are named by one rule.
+func (p *problems) name(kind string, i int, name, more string, seen map[string]bool) {
+	switch {
+	case !validName(name):
+		p.add("%s %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +%s)", kind, i, name, more)
+	case seen[name]:
+		p.add("%s %d: name %q used twice (accepted: unique names)", kind, i, name)
+	}
+	seen[name] = true
+}
+
 // validateConfigs validates the configurations, adding to p, and returns
 // their names.
 func (e *Experiment) validateConfigs(p *problems) map[string]bool {
-	if n := len(e.Configs); n < 1 || n > MaxConfigs {
-		p.add("%d configurations (accepted: 1..%d)", n, MaxConfigs)
-	}
+	p.count(len(e.Configs), 1, MaxConfigs, "configurations")
 	names := map[string]bool{}
 	for i := range e.Configs {
 		c := &e.Configs[i]
-		switch {
-		case !validName(c.Name):
-			p.add("configuration %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +)", i, c.Name)
-		case names[c.Name]:
-			p.add("configuration %d: name %q used twice (accepted: unique names)", i, c.Name)
-		}
-		names[c.Name] = true
+		p.name("configuration", i, c.Name, "", names)
 		c.validate(p)
 		e.validateConfigRefs(p, c)
 	}
@@ -512,19 +527,11 @@ func (e *Experiment) validateConfigRefs(p *problems, c *Config) {
 // configuration they name is one of names and gets point files of its
 // own, adding to p.
 func (e *Experiment) validateWorkloads(p *problems, names map[string]bool) {
-	if n := len(e.Workloads); n < 1 || n > MaxWorkloads {
-		p.add("%d workloads (accepted: 1..%d)", n, MaxWorkloads)
-	}
+	p.count(len(e.Workloads), 1, MaxWorkloads, "workloads")
 	wnames := map[string]bool{}
 	for i, w := range e.Workloads {
 		if len(e.Workloads) > 1 || w.Name != "" {
-			switch {
-			case !validName(w.Name):
-				p.add("workload %d: name %q invalid (accepted: 1..100 of a-z A-Z 0-9 / - _ . = , +; required with several workloads)", i, w.Name)
-			case wnames[w.Name]:
-				p.add("workload %d: name %q used twice (accepted: unique names)", i, w.Name)
-			}
-			wnames[w.Name] = true
+			p.name("workload", i, w.Name, "; required with several workloads", wnames)
 		}
 		if _, err := w.LoadConfig(); err != nil {
 			p.add("workload %d (%s): %v", i, w.label(), err)
@@ -560,9 +567,7 @@ func (e *Experiment) validateLoads(p *problems) {
 	if n := len(e.Fractions); n > MaxFractions || n == 0 && len(e.Rates) == 0 && len(e.RatesFromSlowest) == 0 && !e.hasSLO() {
 		p.add("%d fractions (accepted: 1..%d, or 0 with rates, rates from the slowest or a latency objective)", n, MaxFractions)
 	}
-	if n := len(e.Rates); n > MaxRates {
-		p.add("%d rates (accepted: 0..%d)", n, MaxRates)
-	}
+	p.count(len(e.Rates), 0, MaxRates, "rates")
 	keys := map[string]bool{}
 	for _, f := range e.Fractions {
 		if math.IsNaN(f) || f <= 0 || f > MaxFraction {
@@ -587,9 +592,7 @@ func (e *Experiment) validateLoads(p *problems) {
 	if math.IsNaN(e.NsPerIter) || e.NsPerIter != 0 && (e.NsPerIter < MinNsPerIter || e.NsPerIter > MaxNsPerIter) {
 		p.add("ns per iteration %g out of range (accepted: 0, or %g..%g)", e.NsPerIter, MinNsPerIter, MaxNsPerIter)
 	}
-	if n := len(e.RatesFromSlowest); n > MaxFractions {
-		p.add("%d rates from the slowest (accepted: 0..%d)", n, MaxFractions)
-	}
+	p.count(len(e.RatesFromSlowest), 0, MaxFractions, "rates from the slowest")
 	seen := map[float64]bool{}
 	for _, f := range e.RatesFromSlowest {
 		if math.IsNaN(f) || f <= 0 || f > MaxFraction {

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -25,11 +26,7 @@ func TestNginxConf(t *testing.T) {
 				Listen: "127.0.0.1:40001", Status: "127.0.0.1:40002", Conns: 64,
 				Dir: "/runs/bench-x/nginx", Base: "nginx_" + mode + "_zero",
 			}
-			var buf bytes.Buffer
-			if err := writeNginxConf(&buf, c); err != nil {
-				t.Fatal(err)
-			}
-			resultstest.GoldenFile(t, "nginx-"+mode+".conf", buf.Bytes())
+			resultstest.GoldenWrite(t, "nginx-"+mode+".conf", func(w io.Writer) error { return writeNginxConf(w, c) })
 		})
 	}
 }

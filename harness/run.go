@@ -1093,12 +1093,8 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 // counters' differences or why there are none; a mechanisms point's
 // counters are the caller's to close (runner.closeMechanisms).
 func (e *windowEdges) finish() *window {
-	switch {
-	case e.ps == nil:
-		e.w.perfUnavailable = e.perfUnavailable
-	case e.perfErr != nil:
-		e.w.perfUnavailable = e.perfErr.Error()
-	default:
+	var read bool
+	if e.w.perfUnavailable, read = countersUnavailable(e.ps != nil, e.perfUnavailable, e.perfErr); read {
 		e.w.perf = &results.PerfCounters{
 			ContextSwitches: e.perf1.ContextSwitches - min(e.perf0.ContextSwitches, e.perf1.ContextSwitches),
 			CPUMigrations:   e.perf1.CPUMigrations - min(e.perf0.CPUMigrations, e.perf1.CPUMigrations),
@@ -1108,15 +1104,25 @@ func (e *windowEdges) finish() *window {
 	if e.ps != nil {
 		e.ps.close()
 	}
-	switch {
-	case e.ms == nil:
-		e.w.mechUnavailable = e.mechUnavailable
-	case e.mechErr != nil:
-		e.w.mechUnavailable = e.mechErr.Error()
-	default:
+	if e.w.mechUnavailable, read = countersUnavailable(e.ms != nil, e.mechUnavailable, e.mechErr); read {
 		e.w.mechanisms = e.ms.counts(e.mech0, e.mech1)
 	}
 	return &e.w
+}
+
+// countersUnavailable says why a window has no counters of one kind:
+// why, when they were not opened, or the error in reading them at an
+// edge; read is true when they were opened and read at both edges. The
+// perf counters and a mechanisms point's tracepoint counters end by
+// this one rule.
+func countersUnavailable(opened bool, why string, err error) (_ string, read bool) {
+	switch {
+	case !opened:
+		return why, false
+	case err != nil:
+		return err.Error(), false
+	}
+	return "", true
 }
 
 // closeMechanisms closes a mechanisms point's counters on a goroutine of

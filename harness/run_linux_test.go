@@ -18,6 +18,7 @@ import (
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // tinyExperiment is two cheap models and one that does not exist, one
@@ -63,15 +64,25 @@ func connsWorkload(conns int) results.Workload {
 // readPoints reads the run folder and indexes its points.
 func readPoints(t *testing.T, dir string) (*results.Run, []results.Point, map[pointKey]*results.Point) {
 	t.Helper()
-	run, pts, err := results.ReadRun(dir)
-	if err != nil {
-		t.Fatalf("ReadRun: %v", err)
-	}
+	run, pts := resultstest.ReadRun(t, dir)
 	byKey := map[pointKey]*results.Point{}
 	for i := range pts {
 		byKey[keyOf(&pts[i])] = &pts[i]
 	}
 	return run, pts, byKey
+}
+
+// readStored reads the run in dir as readPoints does, with the
+// experiment its run.json records (ExperimentOf), which the tests of
+// what a run derives (a calibration, rates) check.
+func readStored(t *testing.T, dir string) (*results.Run, []results.Point, Experiment) {
+	t.Helper()
+	run, pts, _ := readPoints(t, dir)
+	stored, err := ExperimentOf(run)
+	if err != nil {
+		t.Fatalf("ExperimentOf: %v", err)
+	}
+	return run, pts, stored
 }
 
 // TestRunEndToEnd runs the tiny experiment through every path of a run:
@@ -354,11 +365,7 @@ func TestRunRatesAndCap(t *testing.T) {
 	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
 		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
 	}
-	run, pts, _ := readPoints(t, dir)
-	stored, err := ExperimentOf(run)
-	if err != nil {
-		t.Fatalf("ExperimentOf: %v", err)
-	}
+	run, pts, stored := readStored(t, dir)
 	ns := stored.NsPerIter
 	if !(ns > 0) || run.Provenance.NsPerIter != ns {
 		t.Fatalf("calibrated once: run.json's experiment has %g ns per iteration, its provenance %g; want one positive value in both", ns, run.Provenance.NsPerIter)
@@ -417,11 +424,7 @@ func TestRunRatesFromSlowest(t *testing.T) {
 	if sum.Points != 6 || sum.Failed != 0 || sum.Unavailable != 0 {
 		t.Fatalf("summary %s: want 6 points (3 configurations × capacity and one rate), none failed", sum)
 	}
-	run, pts, _ := readPoints(t, dir)
-	stored, err := ExperimentOf(run)
-	if err != nil {
-		t.Fatalf("ExperimentOf: %v", err)
-	}
+	_, pts, stored := readStored(t, dir)
 	caps := map[string]float64{}
 	for _, p := range pts {
 		if p.Kind == results.KindCapacity && p.Load != nil && p.Load.Valid {

@@ -317,18 +317,15 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 		}
 		return nil, fmt.Errorf("%w: %s", ErrNotStarted, msg)
 	}
-	timer := time.NewTimer(startTimeout)
-	defer timer.Stop()
-	select {
-	case line, ok := <-s.lines:
-		if !ok {
-			<-s.done
-			return fail("serve exited before listening (%s)", exitText(s.waitErr))
-		}
-		s.addr = strings.TrimSpace(line)
-	case <-timer.C:
+	line, err := s.nextLine(startTimeout)
+	switch {
+	case errors.Is(err, errOutputClosed):
+		<-s.done
+		return fail("serve exited before listening (%s)", exitText(s.waitErr))
+	case err != nil:
 		return fail("no address line within %v", startTimeout)
 	}
+	s.addr = strings.TrimSpace(line)
 	b, err := s.control("info")
 	if err != nil {
 		return fail("info: %v", err)
@@ -363,22 +360,43 @@ func (s *server) control(cmd string) ([]byte, error) {
 	if _, err := io.WriteString(s.stdin, cmd+"\n"); err != nil {
 		return nil, fmt.Errorf("control %q: %w", cmd, err)
 	}
-	timer := time.NewTimer(controlTimeout)
+	line, err := s.nextLine(controlTimeout)
+	switch {
+	case errors.Is(err, errOutputClosed):
+		return nil, fmt.Errorf("control %q: the server closed its output", cmd)
+	case err != nil:
+		return nil, fmt.Errorf("control %q: no answer within %v", cmd, controlTimeout)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(line), &e) == nil && e.Error != "" {
+		return nil, fmt.Errorf("control %q: %s", cmd, e.Error)
+	}
+	return []byte(line), nil
+}
+
+// errOutputClosed and errNoLine are why nextLine returned no line.
+var (
+	errOutputClosed = errors.New("the server closed its output")
+	errNoLine       = errors.New("no line in time")
+)
+
+// nextLine waits up to timeout for the server's next line of output:
+// the start waits so for the address line, control for each answer. Its
+// error is errOutputClosed when the output ended first (the server
+// exited), errNoLine when no line came in time.
+func (s *server) nextLine(timeout time.Duration) (string, error) {
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case line, ok := <-s.lines:
 		if !ok {
-			return nil, fmt.Errorf("control %q: the server closed its output", cmd)
+			return "", errOutputClosed
 		}
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal([]byte(line), &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("control %q: %s", cmd, e.Error)
-		}
-		return []byte(line), nil
+		return line, nil
 	case <-timer.C:
-		return nil, fmt.Errorf("control %q: no answer within %v", cmd, controlTimeout)
+		return "", errNoLine
 	}
 }
 

@@ -43,6 +43,22 @@ func schedule(t *testing.T, cfg Config, n int) [][]arrival {
 	return out
 }
 
+// checkEveryConn checks that every conns consecutive arrivals of all go
+// to every one of the conns connections: the split of a rate below the
+// connection count gives no connection a burst and starves none.
+func checkEveryConn(t *testing.T, all []arrival, conns int) {
+	t.Helper()
+	for k := 0; k+conns <= len(all); k += conns {
+		got := map[int]bool{}
+		for _, a := range all[k : k+conns] {
+			got[a.conn] = true
+		}
+		if len(got) != conns {
+			t.Fatalf("arrivals %d..%d cover %d connections, want all %d", k, k+conns-1, len(got), conns)
+		}
+	}
+}
+
 // merged returns every worker's batches in time order.
 func merged(ws [][]arrival) []arrival {
 	var all []arrival
@@ -182,15 +198,7 @@ func TestRateSplitExact(t *testing.T) {
 			}
 		}
 		if workers == 1 {
-			for k := 0; k+conns <= len(all); k += conns {
-				got := map[int]bool{}
-				for _, a := range all[k : k+conns] {
-					got[a.conn] = true
-				}
-				if len(got) != conns {
-					t.Fatalf("arrivals %d..%d cover %d connections, want all %d", k, k+conns-1, len(got), conns)
-				}
-			}
+			checkEveryConn(t, all, conns)
 			for i := range conns {
 				if all[i].conn != i {
 					t.Fatalf("arrival %d went to connection %d, want %d (first arrivals staggered by connection)", i, all[i].conn, i)
@@ -207,15 +215,7 @@ func TestRateSplitPoissonBelowConns(t *testing.T) {
 	const conns = 64
 	cfg := Config{Addr: "x:1", Rate: 10, Conns: conns, Duration: time.Second, Seed: 7}
 	all := merged(schedule(t, cfg, 100*conns))
-	for k := 0; k+conns <= len(all); k += conns {
-		got := map[int]bool{}
-		for _, a := range all[k : k+conns] {
-			got[a.conn] = true
-		}
-		if len(got) != conns {
-			t.Fatalf("arrivals %d..%d cover %d connections, want all %d", k, k+conns-1, len(got), conns)
-		}
-	}
+	checkEveryConn(t, all, conns)
 	for i := 1; i < len(all); i++ {
 		if all[i].t == all[i-1].t {
 			t.Fatalf("arrivals %d and %d coincide at %v", i-1, i, time.Duration(all[i].t))

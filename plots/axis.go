@@ -111,17 +111,34 @@ func setLogY(p *plot.Plot, min, max float64, format func(float64) string) {
 }
 
 // formatNumber formats a tick value compactly: 0.5, 20, 1500, 2.5k, 3M.
-func formatNumber(v float64) string {
+func formatNumber(v float64) string { return formatScaled(v, numberUnits) }
+
+// tickUnit is a unit a value is written in from a magnitude on: from min,
+// divided by div, with its suffix.
+type tickUnit struct {
+	min, div float64
+	suffix   string
+}
+
+// numberUnits and nsUnits are formatNumber's and formatNs's units,
+// largest first; the last has no minimum.
+var (
+	numberUnits = []tickUnit{{1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}, {0, 1, ""}}
+	nsUnits     = []tickUnit{{1e9, 1e9, "s"}, {1e6, 1e6, "ms"}, {1e3, 1e3, "µs"}, {0, 1, "ns"}}
+)
+
+// formatScaled writes v (trimFloat) in the first of units whose minimum
+// its magnitude reaches, else (NaN) in the last.
+func formatScaled(v float64, units []tickUnit) string {
+	last := units[len(units)-1]
 	a := math.Abs(v)
-	switch {
-	case a >= 1e9:
-		return trimFloat(v/1e9) + "G"
-	case a >= 1e6:
-		return trimFloat(v/1e6) + "M"
-	case a >= 1e4:
-		return trimFloat(v/1e3) + "k"
+	for _, u := range units[:len(units)-1] {
+		if a >= u.min {
+			last = u
+			break
+		}
 	}
-	return trimFloat(v)
+	return trimFloat(v/last.div) + last.suffix
 }
 
 // trimFloat formats v with at most 3 significant digits, no exponent, no
@@ -139,18 +156,7 @@ func trimFloat(v float64) string {
 
 // formatNs formats a nanosecond value as a duration label: "800ns",
 // "20µs", "1.5ms", "2s".
-func formatNs(ns float64) string {
-	a := math.Abs(ns)
-	switch {
-	case a >= 1e9:
-		return trimFloat(ns/1e9) + "s"
-	case a >= 1e6:
-		return trimFloat(ns/1e6) + "ms"
-	case a >= 1e3:
-		return trimFloat(ns/1e3) + "µs"
-	}
-	return trimFloat(ns) + "ns"
-}
+func formatNs(ns float64) string { return formatScaled(ns, nsUnits) }
 
 // spectrumTicks labels a 1/(1-p) axis with the percentiles, without
 // their "%" (the axis's label carries it, so that 99.9 and 99.99 fit

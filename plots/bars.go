@@ -219,6 +219,48 @@ func wrapGrid(n int) [][]int {
 	return grid
 }
 
+// isPanel reports whether a wrapGrid cell holds a panel (not -1).
+func isPanel(k int) bool { return k >= 0 }
+
+// gridPanels builds a wrapped figure's rows of panels from its grid of
+// cells: nil for an empty cell (filled false), else panel's plot of the
+// cell in column c, axis true when no panel stands below it (its value
+// axis's label is the column's). The bar, mechanism and thread figures
+// lay out their grids with it.
+func gridPanels[C any](grid [][]C, filled func(C) bool, panel func(cell C, c int, axis bool) *plot.Plot) [][]*plot.Plot {
+	var rows [][]*plot.Plot
+	for r, row := range grid {
+		var ps []*plot.Plot
+		for c, cell := range row {
+			if !filled(cell) {
+				ps = append(ps, nil)
+				continue
+			}
+			below := r+1 < len(grid) && filled(grid[r+1][c])
+			ps = append(ps, panel(cell, c, !below))
+		}
+		rows = append(rows, ps)
+	}
+	return rows
+}
+
+// wrappedHeight is the height of a figure of bar panels in rows: its
+// title, its rows (a bar pitch for each of the most bars a panel has,
+// the panel's title and axis around them) and the legend's band under
+// them unless legendInCell (an empty last cell holds it). The bar and
+// mechanism figures share it.
+func wrappedHeight(rows, bars int, legendInCell bool) vg.Length {
+	pitch := 0.2
+	if rows > 3 {
+		pitch = 0.15
+	}
+	h := 0.55 + float64(rows)*(pitch*float64(bars)+0.6)
+	if !legendInCell {
+		h += 0.6 // the legend under the panels
+	}
+	return vg.Length(h) * vg.Inch
+}
+
 // arrange lays out the panels — a figure of one metric (or of one
 // workload): its workloads' (metrics') panels wrapped into rows of
 // barColumns; else a row per workload, a column per metric — and
@@ -298,41 +340,23 @@ func (bp *barPlot) extent(ci, pi int) float64 {
 	return m
 }
 
-// height is the figure's height: its title, its rows of panels (a bar
-// pitch each configuration, the panel's title and axis around them)
-// and the legend's band under them unless an empty cell holds it.
+// height is the figure's height (wrappedHeight): a bar each
+// configuration of a cell.
 func (bp *barPlot) height() vg.Length {
 	n := 0
 	for _, c := range bp.cells {
 		n = max(n, len(c.idx))
 	}
-	pitch := 0.2
-	if len(bp.grid) > 3 {
-		pitch = 0.15
-	}
-	h := 0.55 + float64(len(bp.grid))*(pitch*float64(n)+0.6)
-	if last := bp.grid[len(bp.grid)-1]; last[len(last)-1][0] >= 0 {
-		h += 0.6 // the legend under the panels
-	}
-	return vg.Length(h) * vg.Inch
+	last := bp.grid[len(bp.grid)-1]
+	return wrappedHeight(len(bp.grid), n, last[len(last)-1][0] < 0)
 }
 
 // layout returns the figure's grid of panels and its legend
 // (Figure.lay).
 func (bp *barPlot) layout(tx func(string) string) layout {
-	var rows [][]*plot.Plot
-	for r, row := range bp.grid {
-		var ps []*plot.Plot
-		for c, at := range row {
-			if at[0] < 0 {
-				ps = append(ps, nil)
-				continue
-			}
-			below := r+1 < len(bp.grid) && bp.grid[r+1][c][0] >= 0
-			ps = append(ps, bp.panel(tx, at[0], at[1], c == 0 || !bp.sameNames, !below))
-		}
-		rows = append(rows, ps)
-	}
+	rows := gridPanels(bp.grid, func(at [2]int) bool { return at[0] >= 0 }, func(at [2]int, c int, axis bool) *plot.Plot {
+		return bp.panel(tx, at[0], at[1], c == 0 || !bp.sameNames, axis)
+	})
 	l := newLegend()
 	l.Add(tx("bar: median of valid reps"), &bars{Color: color.Gray{Y: 0xC0}, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}})
 	l.Add(tx("whisker: 95% CI (or range)"), lineThumb{draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}})

@@ -31,14 +31,11 @@ func claimsRun(t *testing.T, workloads []string, cost func(cfg, workload string)
 	r, tmpl := syntheticTemplate(t)
 	run := *r
 	run.Configs = nil
-	var names, ws []map[string]any
+	var names []string
 	for _, c := range claimsConfigs {
-		names = append(names, map[string]any{"name": c.Name})
+		names = append(names, c.Name)
 	}
-	for _, w := range workloads {
-		ws = append(ws, map[string]any{"name": w})
-	}
-	run.Experiment = map[string]any{"configs": names, "workloads": ws}
+	run.Experiment = map[string]any{"configs": nameList(names...), "workloads": nameList(workloads...)}
 	spread := []float64{0.97, 0.98, 0.99, 1.01, 1.02, 1.03}
 	var out []results.Point
 	for _, w := range workloads {

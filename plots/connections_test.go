@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,12 +87,8 @@ func TestConnectionsFigure(t *testing.T) {
 	if f == nil {
 		t.Fatal("no connections figure for a run with rate points at three counts")
 	}
-	var csv bytes.Buffer
-	if err := f.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "connections.csv"), csv.Bytes())
-	for _, want := range []string{
+	resultstest.GoldenFile(t, filepath.Join("golden", "connections.csv"), figureCSV(t, f))
+	checkCaption(t, f,
 		"for 2 configuration(s) and their controls at one offered rate",
 		"Per-request CPU at 10000 ÷ at the smallest count ≥ 100 connections",
 		"flat: 1.05× [",
@@ -105,34 +100,17 @@ func TestConnectionsFigure(t *testing.T) {
 		"Control (large rings",
 		"flat with 100 active and 9900 idle: p99 19.9ms [19.4ms, 20.4ms], against 19.8ms [19.4ms, 20.4ms] 93.8% with all 10000 active",
 		"capped with 100 active and 9900 idle: p99 19.9ms [19.4ms, 20.4ms], against not run with all 10000 active",
-	} {
-		if !strings.Contains(f.Caption, want) {
-			t.Errorf("caption %q\nwant it to contain %q", f.Caption, want)
-		}
-	}
+	)
 	if slices.ContainsFunc(f.Notes, func(n string) bool { return strings.Contains(n, "No control in this run") }) {
 		t.Errorf("notes %q: a run with the control says it has none", f.Notes)
 	}
-	for _, format := range []string{"svg", "png"} {
-		var b bytes.Buffer
-		if err := f.Render(&b, format); err != nil {
-			t.Errorf("render %s: %v", format, err)
-		}
-	}
+	checkRenders(t, f, "svg", "png")
 
 	t.Run("no rate points", func(t *testing.T) {
 		_, r, pts := synthetic(t)
 		figs, omitted := Figures(r, pts, Options{})
-		for _, f := range figs {
-			if f.Name == "connections" {
-				t.Error("the connections figure was drawn for a run without rate points")
-			}
-		}
-		for _, o := range omitted {
-			if strings.Contains(o, "connections") {
-				t.Errorf("omitted %q: a run without rate points should not list the connections figure", o)
-			}
-		}
+		checkNotDrawn(t, figs, "connections")
+		checkNotListed(t, omitted, "connections")
 	})
 	t.Run("all invalid", func(t *testing.T) {
 		bad := slices.Clone(pts)

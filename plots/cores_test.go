@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -48,33 +47,20 @@ func TestCoresFigure(t *testing.T) {
 	if f == nil {
 		t.Fatal("no cores figure for a cores run")
 	}
-	for _, want := range []string{
+	checkCaption(t, f,
 		"capacity: lf/lifo best at",
 		"np best at 4 CPUs (150000 [146000, 154000] 93.8%), 4 ÷ 1 CPUs 3.75× [",
 		"] (linear: 4×): more CPUs help",
 		"capacity at the objective: lf/lifo best at",
 		"np best at 4 CPUs (110000 [107000, 113000] 93.8%), 4 ÷ 1 CPUs 3.67× [",
-	} {
-		if !strings.Contains(f.Caption, want) {
-			t.Errorf("caption %q\nwant it to contain %q", f.Caption, want)
-		}
-	}
+	)
 	if strings.Contains(f.Caption, "lf/lifo best at 4 CPUs (40500") && strings.Contains(f.Caption, "more CPUs help; np") {
 		t.Errorf("caption %q: lf does not scale", f.Caption)
 	}
-	var csv bytes.Buffer
-	if err := f.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
+	if csv := string(figureCSV(t, f)); !strings.HasPrefix(csv, "workload,series,role,cpus,metric") {
+		t.Errorf("CSV header %q", strings.SplitN(csv, "\n", 2)[0])
 	}
-	if !strings.HasPrefix(csv.String(), "workload,series,role,cpus,metric") {
-		t.Errorf("CSV header %q", strings.SplitN(csv.String(), "\n", 2)[0])
-	}
-	for _, format := range Formats {
-		var buf bytes.Buffer
-		if err := f.Render(&buf, format); err != nil {
-			t.Errorf("render %s: %v", format, err)
-		}
-	}
+	checkRenders(t, f, Formats...)
 }
 
 // TestCoresOneCPU: a cores run on a server of one CPU (a 2-CPU machine)
@@ -84,11 +70,7 @@ func TestCoresOneCPU(t *testing.T) {
 		map[string]sweepCell{"lf/lifo/cpus=1": {40000, 100}, "np/cpus=1": {45000, 90}},
 		map[string]float64{"lf/lifo/cpus=1": 20000, "np/cpus=1": 30000})
 	figs, omitted := Figures(r, pts, Options{})
-	for _, f := range figs {
-		if f.Name == "cores" {
-			t.Fatal("a cores figure from one CPU count")
-		}
-	}
+	checkNotDrawn(t, figs, "cores")
 	if !strings.Contains(strings.Join(omitted, "\n"), "Cores: not drawn — the run has no model measured on two or more server CPU counts") {
 		t.Errorf("omitted %q, want the cores figure with why", omitted)
 	}

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -56,32 +55,17 @@ func TestFrontEndFigure(t *testing.T) {
 	if f == nil {
 		t.Fatal("no front-end figure for a chain run")
 	}
-	for _, want := range []string{
+	checkCaption(t, f,
 		"frontend/bound/m=1 0.1 hand-offs, 3.98 ctxsw, 39.8 µs CPU", // medians: jitter 0.97..1.02
 		"frontend/queue/m=1 1 hand-offs, 4.97 ctxsw, 39.8 µs CPU",
 		"frontend/perthread 0 hand-offs, 2.98 ctxsw, 39.8 µs CPU",
-	} {
-		if !strings.Contains(f.Caption, want) {
-			t.Errorf("caption %q\nwant it to contain %q", f.Caption, want)
-		}
-	}
+	)
 	if strings.Contains(f.Caption, "netpoll") {
 		t.Errorf("caption %q names netpoll, which has no hand-off counters", f.Caption)
 	}
-	var buf bytes.Buffer
-	if err := f.Render(&buf, "svg"); err != nil {
-		t.Fatalf("render: %v", err)
-	}
+	checkRenders(t, f, "svg")
 	other, otherPts := connectionRun()
 	figs, omitted := Figures(other, otherPts, Options{})
-	for _, g := range figs {
-		if g.Name == "frontend" {
-			t.Error("a run without a front end draws the front-end figure")
-		}
-	}
-	for _, o := range omitted {
-		if strings.Contains(o, "Front end") {
-			t.Errorf("a run without a front end lists the front-end figure as not drawn: %q", o)
-		}
-	}
+	checkNotDrawn(t, figs, "frontend")
+	checkNotListed(t, omitted, "Front end")
 }

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -16,20 +15,8 @@ func TestLineFigure(t *testing.T) {
 		{Label: "lf", X: []float64{1000, 2000}, Y: []float64{150, 900}, InvalidX: []float64{3000}, InvalidY: []float64{40000}},
 		{Label: "lf-lanes", X: []float64{1000, 2000, 3000}, Y: []float64{120, 0, 160}},
 	})
-	var csv bytes.Buffer
-	if err := f.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, "lines.csv", csv.Bytes())
-	for _, format := range []string{"svg", "png"} {
-		var b bytes.Buffer
-		if err := f.Render(&b, format); err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
-		if b.Len() == 0 {
-			t.Fatalf("%s: nothing drawn", format)
-		}
-	}
+	resultstest.GoldenFile(t, "lines.csv", figureCSV(t, f))
+	checkRenders(t, f, "svg", "png")
 	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "not positive") {
 		t.Errorf("notes %q, want one about the value the log axis cannot show", f.Notes)
 	}

@@ -407,21 +407,15 @@ func (mf *mechFigure) extent(wi int) float64 {
 	return m
 }
 
-// height is the figure's height, as a bar figure's (barPlot.height).
+// height is the figure's height, as a bar figure's (wrappedHeight): a
+// bar each configuration of a workload.
 func (mf *mechFigure) height() vg.Length {
 	n := 0
 	for _, rs := range mf.rows {
 		n = max(n, len(rs))
 	}
-	pitch := 0.2
-	if len(mf.grid) > 3 {
-		pitch = 0.15
-	}
-	h := 0.55 + float64(len(mf.grid))*(pitch*float64(n)+0.6)
-	if last := mf.grid[len(mf.grid)-1]; last[len(last)-1] >= 0 {
-		h += 0.6 // the legend under the panels
-	}
-	return vg.Length(h) * vg.Inch
+	last := mf.grid[len(mf.grid)-1]
+	return wrappedHeight(len(mf.grid), n, last[len(last)-1] < 0)
 }
 
 // axesText says in the caption whether the panels share their value
@@ -443,27 +437,17 @@ func (mf *mechFigure) layout(tx func(string) string) layout {
 	for wi := range mf.ws {
 		top = math.Max(top, mf.extent(wi))
 	}
-	var rows [][]*plot.Plot
-	for r, row := range mf.grid {
-		var ps []*plot.Plot
-		for c, wi := range row {
-			if wi < 0 {
-				ps = append(ps, nil)
-				continue
-			}
-			xmax := top
-			if !mf.shared {
-				xmax = mf.extent(wi)
-			}
-			title := mf.a.workloadTitle(mf.ws[wi])
-			if len(mf.ws) == 1 {
-				title = "" // the figure's title says it
-			}
-			below := r+1 < len(mf.grid) && mf.grid[r+1][c] >= 0
-			ps = append(ps, mechPanel(tx, title, mf.rows[wi], xmax, c == 0 || !mf.sameNames, !below))
+	rows := gridPanels(mf.grid, isPanel, func(wi, c int, axis bool) *plot.Plot {
+		xmax := top
+		if !mf.shared {
+			xmax = mf.extent(wi)
 		}
-		rows = append(rows, ps)
-	}
+		title := mf.a.workloadTitle(mf.ws[wi])
+		if len(mf.ws) == 1 {
+			title = "" // the figure's title says it
+		}
+		return mechPanel(tx, title, mf.rows[wi], xmax, c == 0 || !mf.sameNames, axis)
+	})
 	l := newLegend()
 	for _, mk := range mechKinds {
 		l.Add(tx(mk.label), &bars{Color: mk.color, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.4)}})

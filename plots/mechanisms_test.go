@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -187,20 +186,7 @@ func TestMechanismsFigure(t *testing.T) {
 	if f == nil {
 		t.Fatal("no figure")
 	}
-	var csv bytes.Buffer
-	if err := f.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms_suite.csv"), csv.Bytes())
-	for _, format := range Formats {
-		var b bytes.Buffer
-		if err := f.Render(&b, format); err != nil {
-			t.Errorf("%s: %v", format, err)
-		}
-	}
-	for _, want := range []string{"cpu: fewest a (4.30), most b (4.90)", "block: fewest c (2.00), most b (6.60)"} {
-		if !strings.Contains(f.Caption, want) {
-			t.Errorf("caption %q lacks %q", f.Caption, want)
-		}
-	}
+	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms_suite.csv"), figureCSV(t, f))
+	checkRenders(t, f, Formats...)
+	checkCaption(t, f, "cpu: fewest a (4.30), most b (4.90)", "block: fewest c (2.00), most b (6.60)")
 }

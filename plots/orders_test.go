@@ -32,7 +32,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 	tmpl := validOpenPoint(t, pts)
 	run := *r
 	run.Configs = nil
-	var cfgs []map[string]any
+	var cfgs []string
 	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
 	var out []results.Point
 	for _, o := range []string{orderLIFO, orderFIFO, orderPriority, orderOS} {
@@ -42,7 +42,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 		}
 		cfg := results.ModelConfig{Name: modelLF + "/" + o, Model: modelLF, Args: []string{"--promotion", o}, Threads: 4}
 		run.Configs = append(run.Configs, cfg)
-		cfgs = append(cfgs, map[string]any{"name": cfg.Name})
+		cfgs = append(cfgs, cfg.Name)
 		for rep, f := range spread {
 			p := *tmpl
 			load := *tmpl.Load
@@ -73,7 +73,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 			out = append(out, p)
 		}
 	}
-	run.Experiment = map[string]any{"configs": cfgs, "workloads": []map[string]any{{"name": "cpu"}}}
+	run.Experiment = map[string]any{"configs": nameList(cfgs...), "workloads": nameList("cpu")}
 	return &run, out
 }
 

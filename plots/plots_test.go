@@ -96,17 +96,9 @@ func TestDeterministic(t *testing.T) {
 		figs, _ := Figures(r, pts, Options{})
 		for _, f := range figs {
 			for _, format := range []string{"svg", "tex"} {
-				var b bytes.Buffer
-				if err := f.Render(&b, format); err != nil {
-					t.Fatal(err)
-				}
-				out[f.Name+"."+format] = b.Bytes()
+				out[f.Name+"."+format] = rendered(t, f, format)
 			}
-			var b bytes.Buffer
-			if err := f.WriteCSV(&b); err != nil {
-				t.Fatal(err)
-			}
-			out[f.Name+".csv"] = b.Bytes()
+			out[f.Name+".csv"] = figureCSV(t, f)
 		}
 		return out
 	}
@@ -212,6 +204,16 @@ func TestFormatNs(t *testing.T) {
 	}
 }
 
+// nameList is names as a run's experiment lists its configurations or
+// workloads, [{"name": …}, …]: the order analyze reads them in.
+func nameList(names ...string) []map[string]any {
+	var out []map[string]any
+	for _, n := range names {
+		out = append(out, map[string]any{"name": n})
+	}
+	return out
+}
+
 // mutate returns a copy of pts with f applied to each.
 func mutate(pts []results.Point, f func(p *results.Point)) []results.Point {
 	out := append([]results.Point(nil), pts...)
@@ -243,12 +245,7 @@ func TestZerosNeverPanic(t *testing.T) {
 	})
 	figs, omitted := Figures(r, zero, Options{})
 	for _, f := range figs {
-		for _, format := range Formats {
-			var b bytes.Buffer
-			if err := f.Render(&b, format); err != nil {
-				t.Errorf("%s.%s: %v", f.Name, format, err)
-			}
-		}
+		checkRenders(t, f, Formats...)
 	}
 	got := strings.Join(omitted, "\n")
 	for _, want := range []string{"Latency vs offered load: not drawn", "Percentile spectrum: not drawn"} {
@@ -390,11 +387,7 @@ func TestTexEscaped(t *testing.T) {
 	text := regexp.MustCompile(`\\selectfont (.*)\}\}$`)
 	bad := regexp.MustCompile(`(^|[^\\])[%_&#]|µ`)
 	for _, f := range figs {
-		var b bytes.Buffer
-		if err := f.Render(&b, "tex"); err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(b.String(), "\n") {
+		for _, line := range strings.Split(string(rendered(t, f, "tex")), "\n") {
 			if m := text.FindStringSubmatch(line); m != nil && bad.MatchString(m[1]) {
 				t.Errorf("%s.tex: unescaped text %q", f.Name, m[1])
 			}

@@ -211,18 +211,7 @@ func (tp *threadsPlot) arrange() {
 
 // layout returns the figure's panels and its legend (Figure.lay).
 func (tp *threadsPlot) layout(tx func(string) string) layout {
-	var rows [][]*plot.Plot
-	for _, row := range tp.grid {
-		var ps []*plot.Plot
-		for _, k := range row {
-			if k < 0 {
-				ps = append(ps, nil)
-				continue
-			}
-			ps = append(ps, tp.panel(tx, k))
-		}
-		rows = append(rows, ps)
-	}
+	rows := gridPanels(tp.grid, isPanel, func(k, _ int, _ bool) *plot.Plot { return tp.panel(tx, k) })
 	l := newLegend()
 	var named []string
 	crosses := false

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -27,14 +26,7 @@ func sweepRun(t *testing.T, workloads []string, configs []string, cells map[stri
 	r, tmpl := syntheticTemplate(t)
 	run := *r
 	run.Configs = nil
-	var expConfigs, expWorkloads []map[string]any
-	for _, c := range configs {
-		expConfigs = append(expConfigs, map[string]any{"name": c})
-	}
-	for _, w := range workloads {
-		expWorkloads = append(expWorkloads, map[string]any{"name": w})
-	}
-	run.Experiment = map[string]any{"configs": expConfigs, "workloads": expWorkloads}
+	run.Experiment = map[string]any{"configs": nameList(configs...), "workloads": nameList(workloads...)}
 	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
 	var out []results.Point
 	for _, wl := range workloads {
@@ -98,11 +90,7 @@ func TestThreadSweepGolden(t *testing.T) {
 	if f == nil {
 		t.Fatal("no thread-sweep figure for a thread-sweep run")
 	}
-	var csv bytes.Buffer
-	if err := f.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "threadsweep.csv"), csv.Bytes())
+	resultstest.GoldenFile(t, filepath.Join("golden", "threadsweep.csv"), figureCSV(t, f))
 	for _, tc := range []struct{ name, want string }{
 		{"cpu lf capacity", "Under cpu — capacity: lf/lifo best at 1 thread (40000 [38800, 41200] 93.8%), 8 ÷ 1 threads 0.75× ["},
 		{"cpu lf cost", "]: more threads cost; hs best at 2 threads"},
@@ -112,20 +100,9 @@ func TestThreadSweepGolden(t *testing.T) {
 		{"block hs best", "hs best at 4 threads (11000 [10700, 11300] 93.8%), 8 ÷ 1 threads 3.39× ["},
 		{"block help", "]: more threads help"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(f.Caption, tc.want) {
-				t.Errorf("caption %q\nwant it to contain %q", f.Caption, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCaption(t, f, tc.want) })
 	}
-	for _, format := range Formats {
-		t.Run("render "+format, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := f.Render(&buf, format); err != nil {
-				t.Fatalf("render: %v", err)
-			}
-		})
-	}
+	checkRenders(t, f, Formats...)
 	if f.Width > TexMaxWidth {
 		t.Errorf("width %v, more than a page's %v", f.Width, TexMaxWidth)
 	}
@@ -151,11 +128,7 @@ func TestThreadSweepNotDrawn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, pts := sweepRun(t, tc.workloads, tc.configs, cells)
 			figs, omitted := Figures(r, pts, Options{})
-			for _, g := range figs {
-				if g.Name == "threadsweep" {
-					t.Fatal("the thread-sweep figure is drawn for a run without a sweep")
-				}
-			}
+			checkNotDrawn(t, figs, "threadsweep")
 			line := ""
 			for _, o := range omitted {
 				if strings.HasPrefix(o, "Thread sweep: not drawn") {

@@ -26,7 +26,7 @@ func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []re
 	run := *r
 	run.Configs = nil
 	run.Experiment = map[string]any{
-		"configs": []map[string]any{{"name": "a"}, {"name": "b"}, {"name": "c"}},
+		"configs": nameList(names...),
 		"workloads": []map[string]any{
 			{"name": "cpu", "slo": map[string]any{"percentile": 99, "bound": "1ms"}},
 			{"name": "block", "slo": map[string]any{"percentile": 99, "bound": "2ms"}},

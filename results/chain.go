@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -58,7 +59,7 @@ func (p Parts) Sum() int64 { return p.GenLag + p.Queue + p.Dispatch + p.Service 
 // the number of generator records the server has no record of.
 func Join(gen []loadgen.TraceRecord, srv []ServiceRecord) (parts []Parts, unmatched int) {
 	order := slices.Clone(srv)
-	slices.SortFunc(order, func(a, b ServiceRecord) int { return cmpInt64(a.StartNs, b.StartNs) })
+	slices.SortFunc(order, func(a, b ServiceRecord) int { return cmp.Compare(a.StartNs, b.StartNs) })
 	prevEnd := make(map[uint64]int64, len(order)) // id → latest end among its thread's services started before
 	idx := make(map[uint64]int, len(order))
 	latest := map[int64]int64{} // thread → its latest service end so far
@@ -93,16 +94,6 @@ func Join(gen []loadgen.TraceRecord, srv []ServiceRecord) (parts []Parts, unmatc
 		parts = append(parts, p)
 	}
 	return parts, unmatched
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Decomposition is the mean of each Parts field over an experiment's
@@ -198,7 +189,7 @@ func SplitOf(gen []loadgen.TraceRecord, srv []ServiceRecord) []int {
 		thread[r.ID] = r.Thread
 	}
 	order := slices.Clone(gen)
-	slices.SortStableFunc(order, func(a, b loadgen.TraceRecord) int { return cmpInt64(a.SentNs, b.SentNs) })
+	slices.SortStableFunc(order, func(a, b loadgen.TraceRecord) int { return cmp.Compare(a.SentNs, b.SentNs) })
 	index := map[int64]int{}
 	split := make([]int, 0, len(order))
 	for _, g := range order {

@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +19,9 @@ import (
 
 func TestWriteCSV(t *testing.T) {
 	_, r, pts := readSynthetic(t)
-	var buf bytes.Buffer
-	if err := results.WriteCSV(&buf, r, pts); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, "points.csv", buf.Bytes())
+	out := resultstest.GoldenWrite(t, "points.csv", func(w io.Writer) error { return results.WriteCSV(w, r, pts) })
 
-	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +126,7 @@ func TestBenchName(t *testing.T) {
 // points.
 func TestWriteBench(t *testing.T) {
 	_, r, pts := readSynthetic(t)
-	var buf bytes.Buffer
-	if err := results.WriteBench(&buf, r, pts); err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, "bench.txt", buf.Bytes())
+	out := resultstest.GoldenWrite(t, "bench.txt", func(w io.Writer) error { return results.WriteBench(w, r, pts) })
 
 	byName := map[string][]*results.Point{}
 	valid, invalid := 0, 0
@@ -150,7 +143,7 @@ func TestWriteBench(t *testing.T) {
 	if invalid < 2 {
 		t.Fatalf("the synthetic run has %d invalid points; the test needs some", invalid)
 	}
-	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "bench.txt")
+	rd := benchfmt.NewReader(bytes.NewReader(out), "bench.txt")
 	results_, seen := 0, map[string]int{}
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
@@ -222,7 +215,7 @@ func TestWriteBench(t *testing.T) {
 	}
 	// Every repetition of netpoll open 0.90 is invalid: the benchmark is
 	// absent, not a table of rejected measurements.
-	if bytes.Contains(buf.Bytes(), []byte("config=netpoll/kind=open/load=0.90")) {
+	if bytes.Contains(out, []byte("config=netpoll/kind=open/load=0.90")) {
 		t.Errorf("bench.txt has netpoll open 0.90, whose every repetition is invalid")
 	}
 	units := rd.Units()

@@ -29,10 +29,7 @@ func TestMain(m *testing.M) {
 // readSynthetic reads the synthetic run, as every reader of runs does.
 func readSynthetic(t *testing.T) (string, *results.Run, []results.Point) {
 	t.Helper()
-	r, pts, err := results.ReadRun(syntheticDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, pts := resultstest.ReadRun(t, syntheticDir)
 	return syntheticDir, r, pts
 }
 

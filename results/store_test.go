@@ -19,10 +19,7 @@ func TestReadRunUnreadablePoint(t *testing.T) {
 	if _, err := resultstest.WriteRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	_, all, err := results.ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, all := resultstest.ReadRun(t, dir)
 	files, _ := filepath.Glob(filepath.Join(dir, results.PointsDir, "*.json"))
 	if len(files) < 2 || len(files) != len(all) {
 		t.Fatalf("%d point files for %d points", len(files), len(all))

@@ -13,6 +13,26 @@ func near(got, want, relTol float64) bool {
 	return math.Abs(got-want) <= relTol*math.Abs(want)
 }
 
+// checkLatencies checks got's mean, p50, p99 and p99.9 against ref's
+// (named refName in a failure), each within the relative tolerance tol,
+// p99.9 within tolP999: the closed form is held so to its exact values
+// and to a simulation alike.
+func checkLatencies(t *testing.T, got, ref Theory, refName string, tol, tolP999 float64) {
+	t.Helper()
+	for _, f := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"mean", got.MeanNs, ref.MeanNs, tol}, {"p50", got.P50Ns, ref.P50Ns, tol},
+		{"p99", got.P99Ns, ref.P99Ns, tol}, {"p99.9", got.P999Ns, ref.P999Ns, tolP999},
+	} {
+		if !near(f.got, f.want, f.tol) {
+			t.Errorf("%s = %.6g ns, %s %.6g ns (tolerance %g%%)", f.name, f.got, refName, f.want, 100*f.tol)
+		}
+	}
+}
+
 // TestMM1 checks c = 1 against the M/M/1 closed form: the response time is
 // exponential with rate μ−λ, so the p-quantile is −ln(1−p)/(μ−λ) and the
 // mean 1/(μ−λ).
@@ -39,17 +59,7 @@ func TestMM1(t *testing.T) {
 			if !got.Stable || got.C != 1 || got.Model != "M/M/c" || !near(got.Utilization, tc.rho, 1e-12) {
 				t.Fatalf("MMc = %+v, want %+v", got, want)
 			}
-			for _, f := range []struct {
-				name      string
-				got, want float64
-			}{
-				{"mean", got.MeanNs, want.MeanNs}, {"p50", got.P50Ns, want.P50Ns},
-				{"p99", got.P99Ns, want.P99Ns}, {"p99.9", got.P999Ns, want.P999Ns},
-			} {
-				if !near(f.got, f.want, 1e-9) {
-					t.Errorf("%s = %.6g ns, want %.6g ns", f.name, f.got, f.want)
-				}
-			}
+			checkLatencies(t, got, want, "want", 1e-9, 1e-9)
 		})
 	}
 }
@@ -174,18 +184,8 @@ func TestMMcAgainstSimulation(t *testing.T) {
 			}
 			mean /= float64(len(sim))
 			q := func(p float64) float64 { return sim[int(p*float64(len(sim)))] }
-			for _, f := range []struct {
-				name      string
-				got, want float64
-				tol       float64
-			}{
-				{"mean", got.MeanNs, mean, 0.02}, {"p50", got.P50Ns, q(0.5), 0.02},
-				{"p99", got.P99Ns, q(0.99), 0.02}, {"p99.9", got.P999Ns, q(0.999), 0.04},
-			} {
-				if !near(f.got, f.want, f.tol) {
-					t.Errorf("%s = %.5g ns, simulation %.5g ns (tolerance %.0f%%)", f.name, f.got, f.want, 100*f.tol)
-				}
-			}
+			simulated := Theory{MeanNs: mean, P50Ns: q(0.5), P99Ns: q(0.99), P999Ns: q(0.999)}
+			checkLatencies(t, got, simulated, "simulation", 0.02, 0.04)
 		})
 	}
 }

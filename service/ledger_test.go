@@ -11,6 +11,19 @@ import (
 	"concbench/wire"
 )
 
+// checkErrContains checks that err, what call returned, is nil if want is
+// empty and otherwise an error containing want: the validation tests all
+// state the error they expect so.
+func checkErrContains(t *testing.T, call string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s = %v, want nil", call, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s = %v, want an error containing %q", call, err, want)
+	}
+}
+
 // balances returns a copy of l's balances.
 func balances(l *Ledger) []int64 { return slices.Clone(l.bal) }
 
@@ -244,13 +257,7 @@ func TestLedgerAuditDetects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := NewLedger(5, 3, 10)
 			tt.corrupt(l)
-			err := l.Audit(tt.initial)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Audit = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("Audit = %v, want an error containing %q", err, tt.want)
-			}
+			checkErrContains(t, "Audit", l.Audit(tt.initial), tt.want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,12 +40,7 @@ func TestConfigValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.cfg.Validate()
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("Validate() = %v, want an error containing %q", err, tt.want)
-			}
+			checkErrContains(t, "Validate()", err, tt.want)
 			if _, nerr := New(tt.cfg); (nerr == nil) != (err == nil) {
 				t.Errorf("New err = %v, Validate err = %v", nerr, err)
 			}

@@ -109,11 +109,8 @@ func (c *Binary) DecodeRequest(buf []byte, req *Request) (int, error) {
 	if err := checkRequestHeader(buf[:min(len(buf), requestHeaderLen)], &lim); err != nil {
 		return 0, err
 	}
-	if len(buf) < requestHeaderLen {
-		return 0, nil
-	}
-	total := requestHeaderLen + int(le32(buf[36:]))
-	if len(buf) < total {
+	total := wholeFrame(buf, requestHeaderLen, 36)
+	if total == 0 {
 		return 0, nil
 	}
 	r := Request{
@@ -195,7 +192,13 @@ func (*Binary) AppendRequest(dst []byte, req *Request) []byte {
 // carries Checksum(resp.ID, resp.Payload); resp.Checksum and resp.Close are
 // not sent (the server closes the connection itself).
 func (b *Binary) AppendResponse(dst []byte, resp *Response) []byte {
-	dst = b.AppendResponseHead(dst, resp)
+	return appendPatternBody(b.AppendResponseHead(dst, resp), resp)
+}
+
+// appendPatternBody appends resp's Pattern body, if it has one, after the
+// head that AppendResponseHead wrote: both codecs send the same body bytes,
+// whatever the head.
+func appendPatternBody(dst []byte, resp *Response) []byte {
 	if resp.Pattern > 0 {
 		dst = AppendBody(dst, resp.ID, resp.Pattern)
 	}
@@ -275,11 +278,8 @@ func (c *Binary) DecodeResponse(buf []byte, resp *Response) (int, error) {
 	if err := checkResponseHeader(buf[:min(len(buf), responseHeaderLen)], &lim); err != nil {
 		return 0, err
 	}
-	if len(buf) < responseHeaderLen {
-		return 0, nil
-	}
-	total := responseHeaderLen + int(le32(buf[16:]))
-	if len(buf) < total {
+	total := wholeFrame(buf, responseHeaderLen, 16)
+	if total == 0 {
 		return 0, nil
 	}
 	*resp = Response{
@@ -292,6 +292,20 @@ func (c *Binary) DecodeResponse(buf []byte, resp *Response) (int, error) {
 		resp.Payload = buf[responseHeaderLen:total:total]
 	}
 	return total, nil
+}
+
+// wholeFrame returns the length of the frame at the front of buf, whose
+// header is headerLen bytes long with the payload length at offset lenAt,
+// or 0 while buf holds only part of it. Requests and responses are framed
+// alike; the caller has checked the header.
+func wholeFrame(buf []byte, headerLen, lenAt int) int {
+	if len(buf) < headerLen {
+		return 0
+	}
+	if total := headerLen + int(le32(buf[lenAt:])); len(buf) >= total {
+		return total
+	}
+	return 0
 }
 
 // le32 returns the little-endian uint32 at the front of b, widened so that

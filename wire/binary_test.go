@@ -166,10 +166,7 @@ func TestBinaryDecodeRequestErrors(t *testing.T) {
 		{name: "transfer/amount<0", frame: ledgerFrame(OpTransfer, cat(acct, acct, amount(-1<<63))), want: KindMalformed},
 		{name: "total/payload", frame: ledgerFrame(OpTotal, []byte{0}), want: KindMalformed},
 	}
-	c, err := New("binary", lim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCodec(t, "binary", lim)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErrorPrefixes(t, c.DecodeRequest, tc.frame, tc.want)
@@ -180,7 +177,7 @@ func TestBinaryDecodeRequestErrors(t *testing.T) {
 // TestBinaryDecodeRequestLimits checks the accepted edges of each limit.
 func TestBinaryDecodeRequestLimits(t *testing.T) {
 	lim := Limits{MaxPayload: 1000, MaxWork: time.Second}
-	c, _ := New("binary", lim)
+	c := newCodec(t, "binary", lim)
 	tests := []struct {
 		name string
 		req  Request
@@ -193,16 +190,13 @@ func TestBinaryDecodeRequestLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := c.AppendRequest(nil, &tc.req)
-			var got Request
-			if n, err := c.DecodeRequest(b, &got); n != len(b) || err != nil {
-				t.Fatalf("DecodeRequest = %d, %v; want %d, nil", n, err, len(b))
-			}
+			mustDecode(t, c.DecodeRequest, b, len(b))
 		})
 	}
 }
 
 func TestBinaryDecodeResponseErrors(t *testing.T) {
-	c, _ := New("binary", Limits{MaxPayload: 1000})
+	c := newCodec(t, "binary", Limits{MaxPayload: 1000})
 	frame := func(edit func(h []byte)) []byte {
 		h := c.AppendResponse(nil, &Response{ID: 1})
 		edit(h)
@@ -234,10 +228,7 @@ func TestBinaryDecodeResponseKeepsBadChecksum(t *testing.T) {
 	c := &Binary{}
 	b := c.AppendResponse(nil, &Response{ID: 9, Payload: []byte("data")})
 	b[20] ^= 0xff
-	var got Response
-	if n, err := c.DecodeResponse(b, &got); n != len(b) || err != nil {
-		t.Fatalf("DecodeResponse = %d, %v", n, err)
-	}
+	got := mustDecode(t, c.DecodeResponse, b, len(b))
 	if !got.HasChecksum || got.Checksum == Checksum(9, got.Payload) {
 		t.Errorf("checksum %08x (present %v): want the corrupted value", got.Checksum, got.HasChecksum)
 	}

@@ -11,18 +11,48 @@ import (
 // The tests in this file run against every codec, as a conformance suite:
 // what one protocol guarantees, the other must too.
 
+// newCodec returns New(protocol, lim), failing t if New refuses: the tests
+// that build one codec on purpose have no use for the error.
+func newCodec(t testing.TB, protocol string, lim Limits) Codec {
+	t.Helper()
+	c, err := New(protocol, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // testCodecs returns every codec with the limits lim.
 func testCodecs(t testing.TB, lim Limits) []Codec {
 	t.Helper()
 	var cs []Codec
 	for _, p := range Protocols {
-		c, err := New(p, lim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs = append(cs, c)
+		cs = append(cs, newCodec(t, p, lim))
 	}
 	return cs
+}
+
+// mustDecode decodes buf with decode and fails t unless that takes the
+// first n bytes without an error; it returns the message. The decode tests
+// all start so, whatever they then check.
+func mustDecode[M any](t *testing.T, decode func([]byte, *M) (int, error), buf []byte, n int) M {
+	t.Helper()
+	var got M
+	if m, err := decode(buf, &got); err != nil || m != n {
+		t.Fatalf("decoding %q = %d, %v; want %d, nil", clip(buf[:min(n, len(buf))]), m, err, n)
+	}
+	return got
+}
+
+// checkDecode is mustDecode that also checks the message is want. It
+// returns the message, for the checks a test adds.
+func checkDecode[M any](t *testing.T, decode func([]byte, *M) (int, error), buf []byte, n int, want M) M {
+	t.Helper()
+	got := mustDecode(t, decode, buf, n)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded %+v\nwant    %+v", got, want)
+	}
+	return got
 }
 
 type requestCase struct {
@@ -115,14 +145,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		for _, tc := range sampleRequests() {
 			t.Run(fmt.Sprintf("protocol=%s/%s", c.Protocol(), tc.name), func(t *testing.T) {
 				enc := c.AppendRequest(nil, &tc.req)
-				var got Request
-				n, err := c.DecodeRequest(enc, &got)
-				if err != nil || n != len(enc) {
-					t.Fatalf("DecodeRequest(%q) = %d, %v; want %d, nil", clip(enc), n, err, len(enc))
-				}
-				if want := carried(c, tc.req); !reflect.DeepEqual(got, want) {
-					t.Errorf("decoded %+v\nwant    %+v", got, want)
-				}
+				checkDecode(t, c.DecodeRequest, enc, len(enc), carried(c, tc.req))
 			})
 		}
 	}
@@ -133,14 +156,7 @@ func TestResponseRoundTrip(t *testing.T) {
 		for _, tc := range sampleResponses() {
 			t.Run(fmt.Sprintf("protocol=%s/%s", c.Protocol(), tc.name), func(t *testing.T) {
 				enc := c.AppendResponse(nil, &tc.resp)
-				var got Response
-				n, err := c.DecodeResponse(enc, &got)
-				if err != nil || n != len(enc) {
-					t.Fatalf("DecodeResponse(%q) = %d, %v; want %d, nil", clip(enc), n, err, len(enc))
-				}
-				if want := decoded(c, tc.resp); !reflect.DeepEqual(got, want) {
-					t.Errorf("decoded %+v\nwant    %+v", got, want)
-				}
+				got := checkDecode(t, c.DecodeResponse, enc, len(enc), decoded(c, tc.resp))
 				if got.Checksum != Checksum(got.ID, got.Payload) {
 					t.Errorf("checksum %08x does not verify", got.Checksum)
 				}
@@ -166,15 +182,16 @@ func TestResponseChecksumIgnoresField(t *testing.T) {
 	}
 }
 
-// stream is a sequence of encoded messages on one connection, and the
-// decoding of each.
+// stream is a sequence of encoded messages on one connection, the decoding
+// of each, and the decoder that reads them.
 type stream[M any] struct {
-	bytes []byte
-	want  []M
+	bytes  []byte
+	want   []M
+	decode func([]byte, *M) (int, error)
 }
 
 func requestStream(c Codec, maxPayload int) stream[Request] {
-	var s stream[Request]
+	s := stream[Request]{decode: c.DecodeRequest}
 	for _, tc := range sampleRequests() {
 		if len(tc.req.Payload) <= maxPayload {
 			s.bytes = c.AppendRequest(s.bytes, &tc.req)
@@ -185,7 +202,7 @@ func requestStream(c Codec, maxPayload int) stream[Request] {
 }
 
 func responseStream(c Codec, maxPayload int) stream[Response] {
-	var s stream[Response]
+	s := stream[Response]{decode: c.DecodeResponse}
 	for _, tc := range sampleResponses() {
 		if len(tc.resp.Payload) <= maxPayload {
 			s.bytes = c.AppendResponse(s.bytes, &tc.resp)
@@ -193,6 +210,42 @@ func responseStream(c Codec, maxPayload int) stream[Response] {
 		}
 	}
 	return s
+}
+
+// deliver sends s to a fresh receiver in pieces, cut at the increasing
+// offsets cuts, and checks that the receiver decodes s.want.
+func (s stream[M]) deliver(t *testing.T, cuts ...int) {
+	t.Helper()
+	rx := conn[M]{decode: s.decode}
+	from := 0
+	for _, to := range append(cuts, len(s.bytes)) {
+		rx.receive(t, s.bytes[from:to])
+		from = to
+	}
+	rx.check(t, s.want)
+}
+
+func (s stream[M]) len() int { return len(s.bytes) }
+
+// sampleStream is a stream of either message type, so that one test body
+// serves requests and responses.
+type sampleStream interface {
+	len() int
+	deliver(t *testing.T, cuts ...int)
+}
+
+type namedStream struct {
+	name string
+	s    sampleStream
+}
+
+// sampleStreams returns c's request and response streams by name, each
+// holding the samples whose payload is at most maxReq or maxResp bytes.
+func sampleStreams(c Codec, maxReq, maxResp int) []namedStream {
+	return []namedStream{
+		{name: "requests", s: requestStream(c, maxReq)},
+		{name: "responses", s: responseStream(c, maxResp)},
+	}
 }
 
 // conn models a connection's receive buffer: bytes arrive in pieces and the
@@ -258,22 +311,15 @@ func (c *conn[M]) check(t *testing.T, want []M) {
 // TestDecodeOneByteAtATime delivers every sample message one byte at a time.
 func TestDecodeOneByteAtATime(t *testing.T) {
 	for _, c := range testCodecs(t, Limits{}) {
-		t.Run("protocol="+c.Protocol()+"/requests", func(t *testing.T) {
-			s := requestStream(c, 1<<20)
-			rx := conn[Request]{decode: c.DecodeRequest}
-			for i := range s.bytes {
-				rx.receive(t, s.bytes[i:i+1])
-			}
-			rx.check(t, s.want)
-		})
-		t.Run("protocol="+c.Protocol()+"/responses", func(t *testing.T) {
-			s := responseStream(c, 1<<20)
-			rx := conn[Response]{decode: c.DecodeResponse}
-			for i := range s.bytes {
-				rx.receive(t, s.bytes[i:i+1])
-			}
-			rx.check(t, s.want)
-		})
+		for _, st := range sampleStreams(c, 1<<20, 1<<20) {
+			t.Run("protocol="+c.Protocol()+"/"+st.name, func(t *testing.T) {
+				cuts := make([]int, 0, st.s.len())
+				for k := 1; k < st.s.len(); k++ {
+					cuts = append(cuts, k)
+				}
+				st.s.deliver(t, cuts...)
+			})
+		}
 	}
 }
 
@@ -282,24 +328,13 @@ func TestDecodeOneByteAtATime(t *testing.T) {
 // test quadratic in a small size).
 func TestDecodeSplitEverywhere(t *testing.T) {
 	for _, c := range testCodecs(t, Limits{}) {
-		t.Run("protocol="+c.Protocol()+"/requests", func(t *testing.T) {
-			s := requestStream(c, 64)
-			for k := range len(s.bytes) + 1 {
-				rx := conn[Request]{decode: c.DecodeRequest}
-				rx.receive(t, s.bytes[:k])
-				rx.receive(t, s.bytes[k:])
-				rx.check(t, s.want)
-			}
-		})
-		t.Run("protocol="+c.Protocol()+"/responses", func(t *testing.T) {
-			s := responseStream(c, 1000)
-			for k := range len(s.bytes) + 1 {
-				rx := conn[Response]{decode: c.DecodeResponse}
-				rx.receive(t, s.bytes[:k])
-				rx.receive(t, s.bytes[k:])
-				rx.check(t, s.want)
-			}
-		})
+		for _, st := range sampleStreams(c, 64, 1000) {
+			t.Run("protocol="+c.Protocol()+"/"+st.name, func(t *testing.T) {
+				for k := range st.s.len() + 1 {
+					st.s.deliver(t, k)
+				}
+			})
+		}
 	}
 }
 
@@ -307,18 +342,11 @@ func TestDecodeSplitEverywhere(t *testing.T) {
 // does.
 func TestDecodeConcatenated(t *testing.T) {
 	for _, c := range testCodecs(t, Limits{}) {
-		t.Run("protocol="+c.Protocol()+"/requests", func(t *testing.T) {
-			s := requestStream(c, 1<<20)
-			rx := conn[Request]{decode: c.DecodeRequest}
-			rx.receive(t, s.bytes)
-			rx.check(t, s.want)
-		})
-		t.Run("protocol="+c.Protocol()+"/responses", func(t *testing.T) {
-			s := responseStream(c, 1<<20)
-			rx := conn[Response]{decode: c.DecodeResponse}
-			rx.receive(t, s.bytes)
-			rx.check(t, s.want)
-		})
+		for _, st := range sampleStreams(c, 1<<20, 1<<20) {
+			t.Run("protocol="+c.Protocol()+"/"+st.name, func(t *testing.T) {
+				st.s.deliver(t)
+			})
+		}
 	}
 }
 
@@ -384,11 +412,7 @@ func TestAppendErrorStatus(t *testing.T) {
 		for _, tc := range errs {
 			t.Run(fmt.Sprintf("protocol=%s/%s", c.Protocol(), tc.name), func(t *testing.T) {
 				b := c.AppendError(nil, tc.err)
-				var got Response
-				n, err := c.DecodeResponse(b, &got)
-				if err != nil || n != len(b) {
-					t.Fatalf("DecodeResponse(%q) = %d, %v", b, n, err)
-				}
+				got := mustDecode(t, c.DecodeResponse, b, len(b))
 				if got.Status != tc.want || got.ID != 0 {
 					t.Errorf("status %v, id %d; want %v, 0", got.Status, got.ID, tc.want)
 				}

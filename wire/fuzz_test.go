@@ -25,20 +25,14 @@ func FuzzDecodeResponseBinary(f *testing.F) { fuzzDecodeResponse(f, "binary") }
 func FuzzDecodeResponseHTTP(f *testing.F) { fuzzDecodeResponse(f, "http") }
 
 func fuzzDecodeRequest(f *testing.F, protocol string) {
-	c, err := New(protocol, fuzzLimits)
-	if err != nil {
-		f.Fatal(err)
-	}
+	c := newCodec(f, protocol, fuzzLimits)
 	for _, tc := range sampleRequests() {
 		if len(tc.req.Payload) <= fuzzLimits.MaxPayload && tc.req.Size <= fuzzLimits.MaxPayload {
 			f.Add(c.AppendRequest(nil, &tc.req))
 		}
 	}
 	f.Fuzz(func(t *testing.T, buf []byte) {
-		var req Request
-		n, err := c.DecodeRequest(buf, &req)
-		checkDecodeResult(t, buf, n, err)
-		checkIncremental(t, c.DecodeRequest, buf, n, err)
+		req, n := checkFuzzDecode(t, c.DecodeRequest, buf)
 		if n == 0 {
 			return
 		}
@@ -48,11 +42,7 @@ func fuzzDecodeRequest(f *testing.F, protocol string) {
 			// exactly one encoding.
 			t.Errorf("re-encoded %q\nfrom %q", enc, buf[:n])
 		}
-		var again Request
-		m, err := c.DecodeRequest(enc, &again)
-		if err != nil || m != len(enc) {
-			t.Fatalf("re-encoded %+v as %q: decodes to %d, %v", req, enc, m, err)
-		}
+		again := mustDecode(t, c.DecodeRequest, enc, len(enc))
 		if !sameRequest(req, again) {
 			t.Errorf("round trip changed the request:\n%+v\n%+v", req, again)
 		}
@@ -60,10 +50,7 @@ func fuzzDecodeRequest(f *testing.F, protocol string) {
 }
 
 func fuzzDecodeResponse(f *testing.F, protocol string) {
-	c, err := New(protocol, fuzzLimits)
-	if err != nil {
-		f.Fatal(err)
-	}
+	c := newCodec(f, protocol, fuzzLimits)
 	for _, tc := range sampleResponses() {
 		if len(tc.resp.Payload) <= fuzzLimits.MaxPayload {
 			f.Add(c.AppendResponse(nil, &tc.resp))
@@ -71,10 +58,7 @@ func fuzzDecodeResponse(f *testing.F, protocol string) {
 	}
 	f.Add(c.AppendError(nil, errHTTPPath))
 	f.Fuzz(func(t *testing.T, buf []byte) {
-		var resp Response
-		n, err := c.DecodeResponse(buf, &resp)
-		checkDecodeResult(t, buf, n, err)
-		checkIncremental(t, c.DecodeResponse, buf, n, err)
+		resp, n := checkFuzzDecode(t, c.DecodeResponse, buf)
 		if n == 0 {
 			return
 		}
@@ -83,11 +67,7 @@ func fuzzDecodeResponse(f *testing.F, protocol string) {
 		if protocol == "binary" && bytes.Equal(enc, buf[:n]) != valid {
 			t.Errorf("re-encoded %q\nfrom %q (checksum valid: %v)", enc, buf[:n], valid)
 		}
-		var again Response
-		m, err := c.DecodeResponse(enc, &again)
-		if err != nil || m != len(enc) {
-			t.Fatalf("re-encoded %+v as %q: decodes to %d, %v", resp, enc, m, err)
-		}
+		again := mustDecode(t, c.DecodeResponse, enc, len(enc))
 		if again.ID != resp.ID || again.Status != resp.Status || again.Close != resp.Close ||
 			!bytes.Equal(again.Payload, resp.Payload) {
 			t.Errorf("round trip changed the response:\n%+v\n%+v", resp, again)
@@ -96,6 +76,19 @@ func fuzzDecodeResponse(f *testing.F, protocol string) {
 			t.Errorf("re-encoded checksum %08x does not verify", again.Checksum)
 		}
 	})
+}
+
+// checkFuzzDecode decodes the fuzzer's input buf and checks the results
+// (checkDecodeResult) and the decoding of buf's prefixes
+// (checkIncremental), the checks every fuzz target makes of any input. It
+// returns the message and its length, 0 if buf held none.
+func checkFuzzDecode[M any](t *testing.T, decode func([]byte, *M) (int, error), buf []byte) (M, int) {
+	t.Helper()
+	var m M
+	n, err := decode(buf, &m)
+	checkDecodeResult(t, buf, n, err)
+	checkIncremental(t, decode, buf, n, err)
+	return m, n
 }
 
 // checkDecodeResult checks the contract of one decode call's results.

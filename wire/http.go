@@ -538,11 +538,7 @@ func appendKey(dst []byte, sep *byte, key string) []byte {
 // a clock for one: it would cost a clock read and a formatting per
 // response in every model, and no benchmark client reads it.
 func (h *HTTP) AppendResponse(dst []byte, resp *Response) []byte {
-	dst = h.AppendResponseHead(dst, resp)
-	if resp.Pattern > 0 {
-		dst = AppendBody(dst, resp.ID, resp.Pattern)
-	}
-	return dst
+	return appendPatternBody(h.AppendResponseHead(dst, resp), resp)
 }
 
 // AppendResponseHead is AppendResponse without a Pattern body (see Codec).

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,20 +65,10 @@ func TestHTTPDecodeRequest(t *testing.T) {
 		{name: "header/many", raw: get("/work", "Host: h", "User-Agent: wrk", "Accept: */*", "Cookie: a=b; c=d", "Content-Length: 1") + "z",
 			want: Request{Op: OpWork, Payload: []byte("z")}},
 	}
-	c, err := New("http", Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCodec(t, "http", Limits{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var got Request
-			n, err := c.DecodeRequest([]byte(tc.raw+"GET /next"), &got)
-			if err != nil || n != len(tc.raw) {
-				t.Fatalf("DecodeRequest(%q) = %d, %v; want %d, nil", tc.raw, n, err, len(tc.raw))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("decoded %+v\nwant    %+v", got, tc.want)
-			}
+			checkDecode(t, c.DecodeRequest, []byte(tc.raw+"GET /next"), len(tc.raw), tc.want)
 		})
 	}
 }
@@ -173,10 +162,7 @@ func TestHTTPDecodeRequestErrors(t *testing.T) {
 		{name: "content-length/over-limit", raw: get("/work", "Content-Length: 1001"), want: KindTooLarge},
 		{name: "content-length/over-u64", raw: get("/work", "Content-Length: 99999999999999999999999"), want: KindTooLarge},
 	}
-	c, err := New("http", lim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCodec(t, "http", lim)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErrorPrefixes(t, c.DecodeRequest, []byte(tc.raw), tc.want)
@@ -189,21 +175,14 @@ func TestHTTPDecodeRequestErrors(t *testing.T) {
 // buffer holds more than MaxHeader bytes without the end of the head.
 func TestHTTPHeaderLimit(t *testing.T) {
 	const max = 256
-	c, err := New("http", Limits{MaxHeader: max})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCodec(t, "http", Limits{MaxHeader: max})
 	// head returns a request head of exactly n bytes.
 	head := func(n int) string {
 		base := get("/work", "X-Pad: ")
 		return get("/work", "X-Pad: "+strings.Repeat("p", n-len(base)))
 	}
 	t.Run("head=max", func(t *testing.T) {
-		raw := []byte(head(max) + "GET")
-		var got Request
-		if n, err := c.DecodeRequest(raw, &got); n != max || err != nil {
-			t.Fatalf("DecodeRequest = %d, %v; want %d, nil", n, err, max)
-		}
+		mustDecode(t, c.DecodeRequest, []byte(head(max)+"GET"), max)
 	})
 	t.Run("head=max+1", func(t *testing.T) {
 		checkErrorPrefixes(t, c.DecodeRequest, []byte(head(max+1)), KindHeaderTooLarge)
@@ -301,17 +280,10 @@ func TestHTTPDecodeForeignResponse(t *testing.T) {
 		{name: "422/ours", raw: fmt.Sprintf("HTTP/1.1 422 Unprocessable Content\r\nX-Request-Id: 7\r\nX-Checksum: %08x\r\nContent-Length: 0\r\n\r\n", Checksum(7, nil)),
 			want: Response{ID: 7, Status: StatusOverflow, Checksum: Checksum(7, nil), HasChecksum: true}},
 	}
-	c, _ := New("http", Limits{})
+	c := newCodec(t, "http", Limits{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var got Response
-			n, err := c.DecodeResponse([]byte(tc.raw+"HTTP/1.1"), &got)
-			if err != nil || n != len(tc.raw) {
-				t.Fatalf("DecodeResponse(%q) = %d, %v; want %d, nil", tc.raw, n, err, len(tc.raw))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("decoded %+v\nwant    %+v", got, tc.want)
-			}
+			checkDecode(t, c.DecodeResponse, []byte(tc.raw+"HTTP/1.1"), len(tc.raw), tc.want)
 		})
 	}
 }
@@ -339,7 +311,7 @@ func TestHTTPDecodeResponseErrors(t *testing.T) {
 		{name: "request-id/bad", raw: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Request-Id: 1.5\r\n\r\n", want: KindMalformed},
 		{name: "content-length/over-limit", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n", want: KindTooLarge},
 	}
-	c, _ := New("http", Limits{MaxPayload: 1000})
+	c := newCodec(t, "http", Limits{MaxPayload: 1000})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErrorPrefixes(t, c.DecodeResponse, []byte(tc.raw), tc.want)

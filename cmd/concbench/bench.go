@@ -305,6 +305,15 @@ func benchExperiment(f *benchFlags, set map[string]bool) (harness.Experiment, er
 	return applyFlags(exp, f, set)
 }
 
+// given sets *to to v if the flag name was given on the command line:
+// bench's and the gate's flags override their profile's (or file's)
+// fields one by one.
+func given[T any](set map[string]bool, name string, to *T, v T) {
+	if set[name] {
+		*to = v
+	}
+}
+
 // applyFlags returns exp with every flag that was set applied over it,
 // validated.
 func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (harness.Experiment, error) {
@@ -319,50 +328,37 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 			return exp, err
 		}
 	}
-	if set["reps"] {
-		exp.Repetitions = f.reps
-	}
-	if set["budget"] {
-		exp.Budget = harness.Duration(f.budget)
-	}
-	if set["fractions"] {
-		fr, err := parseFloats(f.fractions)
+	given(set, "reps", &exp.Repetitions, f.reps)
+	given(set, "budget", &exp.Budget, harness.Duration(f.budget))
+	for _, fl := range []struct {
+		name, value string
+		to          *[]float64
+		blank       bool // an empty list is none
+	}{
+		{"fractions", f.fractions, &exp.Fractions, false},
+		{"rates", f.rates, &exp.Rates, true},
+		{"rates-from-slowest", f.ratesFromSlowest, &exp.RatesFromSlowest, true},
+	} {
+		if !set[fl.name] {
+			continue
+		}
+		if fl.blank && strings.TrimSpace(fl.value) == "" {
+			*fl.to = nil
+			continue
+		}
+		xs, err := parseFloats(fl.value)
 		if err != nil {
-			return exp, fmt.Errorf("bench: --fractions: %w", err)
+			return exp, fmt.Errorf("bench: --%s: %w", fl.name, err)
 		}
-		exp.Fractions = fr
-	}
-	if set["rates"] {
-		exp.Rates = nil
-		if strings.TrimSpace(f.rates) != "" {
-			rs, err := parseFloats(f.rates)
-			if err != nil {
-				return exp, fmt.Errorf("bench: --rates: %w", err)
-			}
-			exp.Rates = rs
-		}
-	}
-	if set["rates-from-slowest"] {
-		exp.RatesFromSlowest = nil
-		if strings.TrimSpace(f.ratesFromSlowest) != "" {
-			rs, err := parseFloats(f.ratesFromSlowest)
-			if err != nil {
-				return exp, fmt.Errorf("bench: --rates-from-slowest: %w", err)
-			}
-			exp.RatesFromSlowest = rs
-		}
+		*fl.to = xs
 	}
 	if set["mechanisms"] {
 		exp.Mechanisms = f.mechanisms
 	} else if len(exp.RatesFromSlowest) == 0 {
 		exp.Mechanisms = 0 // the profile's follow its equal-load points, and --rates-from-slowest removed them
 	}
-	if set["duration"] {
-		exp.Duration = harness.Duration(f.duration)
-	}
-	if set["warmup"] {
-		exp.Warmup = harness.Duration(f.warmup)
-	}
+	given(set, "duration", &exp.Duration, harness.Duration(f.duration))
+	given(set, "warmup", &exp.Warmup, harness.Duration(f.warmup))
 	if set["cpu"] {
 		for i := range exp.Workloads {
 			exp.Workloads[i].CPU = f.cpu
@@ -390,35 +386,19 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 		}
 	}
 	exp = exp.WithDefaults() // the search's defaults, if --slo added an objective
-	if set["slo-probes"] {
-		exp.SLOProbes = f.sloProbes
-	}
-	if set["slo-warmup"] {
-		exp.SLOWarmup = harness.Duration(f.sloWarmup)
-	}
-	if set["slo-duration"] {
-		exp.SLODuration = harness.Duration(f.sloDuration)
-	}
-	if set["mechanisms-duration"] {
-		exp.MechanismsDuration = harness.Duration(f.mechanismsDuration)
-	}
+	given(set, "slo-probes", &exp.SLOProbes, f.sloProbes)
+	given(set, "slo-warmup", &exp.SLOWarmup, harness.Duration(f.sloWarmup))
+	given(set, "slo-duration", &exp.SLODuration, harness.Duration(f.sloDuration))
+	given(set, "mechanisms-duration", &exp.MechanismsDuration, harness.Duration(f.mechanismsDuration))
 	if set["gomaxprocs"] {
 		for i := range exp.Configs {
 			exp.Configs[i].GOMAXPROCS, exp.Configs[i].GOMAXPROCSPerConn = f.gomaxprocs, false
 		}
 	}
-	if set["server-cpus"] {
-		exp.ServerCPUs = f.serverCPUs
-	}
-	if set["load-cpus"] {
-		exp.LoadCPUs = f.loadCPUs
-	}
-	if set["server-binary"] {
-		exp.ServerBinary = f.serverBinary
-	}
-	if set["seed"] {
-		exp.Seed = f.seed
-	}
+	given(set, "server-cpus", &exp.ServerCPUs, f.serverCPUs)
+	given(set, "load-cpus", &exp.LoadCPUs, f.loadCPUs)
+	given(set, "server-binary", &exp.ServerBinary, f.serverBinary)
+	given(set, "seed", &exp.Seed, f.seed)
 	if f.relaxLoadChecks {
 		exp.LoadLimits = relaxedLimits
 	}

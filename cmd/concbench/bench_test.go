@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,22 +24,13 @@ import (
 
 // TestBenchHelp checks that --help documents every flag with its default.
 func TestBenchHelp(t *testing.T) {
-	var out bytes.Buffer
-	err := runBench(context.Background(), []string{"--help"}, nil, &out, &out)
-	if !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("runBench --help = %v, want flag.ErrHelp", err)
-	}
-	for _, want := range []string{
+	checkHelp(t, "bench",
 		"usage: concbench bench", "-profile", `(default "default")`, "-experiment", "-resume", "-out", `(default "out")`,
 		"-models", "-reps", "(default 5)", "-fractions", "-rates-from-slowest", "-duration", "-warmup",
 		"-conns", `(default "64")`, "-protocol", "-cpu", `(default "exp:10us")`, "-gomaxprocs", "-server-cpus",
 		"-load-cpus", "-server-binary", "-seed", "-print-experiment", "-slo", "-slo-percentile", "-slo-probes",
 		"-mechanisms", "(default 1)", "-mechanisms-duration",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("help lacks %q", want)
-		}
-	}
+	)
 }
 
 // printExperiment runs bench --print-experiment with args and decodes the
@@ -77,13 +67,10 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "threads profile", args: []string{"--profile", "threads", "--models", "activeobject,netpoll"}, check: func(t *testing.T, e harness.Experiment) {
-			var names []string
-			for _, c := range e.Configs {
-				names = append(names, c.Name)
-			}
+			got := names(e.Configs)
 			want := []string{"activeobject/threads=1", "activeobject/threads=2", "activeobject/threads=4", "activeobject/threads=8", "netpoll"}
-			if e.Profile != "threads" || !slices.Equal(names, want) || len(e.Workloads) != 2 || len(e.RatesFromSlowest) != 1 || len(e.Fractions) != 0 {
-				t.Errorf("configurations %v (want %v), experiment %+v", names, want, e)
+			if e.Profile != "threads" || !slices.Equal(got, want) || len(e.Workloads) != 2 || len(e.RatesFromSlowest) != 1 || len(e.Fractions) != 0 {
+				t.Errorf("configurations %v (want %v), experiment %+v", got, want, e)
 			}
 		}},
 		{name: "suite objectives", args: nil, check: func(t *testing.T, e harness.Experiment) {
@@ -149,12 +136,9 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "models choose the suite's configurations", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
-			var names []string
-			for _, c := range e.Configs {
-				names = append(names, c.Name)
-			}
-			if !slices.Equal(names, []string{"netpoll", "activeobject"}) || len(e.Workloads) != 5 {
-				t.Errorf("configurations %v under %d workloads, want netpoll and activeobject under 5", names, len(e.Workloads))
+			got := names(e.Configs)
+			if !slices.Equal(got, []string{"netpoll", "activeobject"}) || len(e.Workloads) != 5 {
+				t.Errorf("configurations %v under %d workloads, want netpoll and activeobject under 5", got, len(e.Workloads))
 			}
 		}},
 		{name: "a variant in the suite", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
@@ -187,20 +171,12 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "models by model and name", args: []string{"--models", "netpoll,leaderfollowers/os,halfsynchalfreactive"}, check: func(t *testing.T, e harness.Experiment) {
-			var names []string
-			for _, c := range e.Configs {
-				names = append(names, c.Name)
-			}
-			if got := strings.Join(names, " "); got != "netpoll leaderfollowers/os halfsynchalfreactive" {
+			if got := strings.Join(names(e.Configs), " "); got != "netpoll leaderfollowers/os halfsynchalfreactive" {
 				t.Errorf("configurations %s", got)
 			}
 		}},
 		{name: "model and one of its configurations", args: []string{"--models", "halfsynchalfreactive,halfsynchalfreactive/pooled"}, check: func(t *testing.T, e harness.Experiment) {
-			var names []string
-			for _, c := range e.Configs {
-				names = append(names, c.Name)
-			}
-			if got := strings.Join(names, " "); got != "halfsynchalfreactive halfsynchalfreactive/pooled" {
+			if got := strings.Join(names(e.Configs), " "); got != "halfsynchalfreactive halfsynchalfreactive/pooled" {
 				t.Errorf("configurations %s", got)
 			}
 		}},
@@ -280,11 +256,7 @@ func TestBenchExperimentFile(t *testing.T) {
 // TestBenchErrors checks that bad flags are refused with a message naming
 // the problem, before anything runs.
 func TestBenchErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefused(t, "bench", nil, []flagCase{
 		{name: "profile", args: []string{"--profile", "huge"}, want: `unknown profile "huge" (accepted: ` + strings.Join(harness.ProfileNames, ", ") + ")"},
 		{name: "model", args: []string{"--models", "nginx"}, want: `no configuration or model "nginx" (accepted: leaderfollowers/lifo`},
 		{name: "fraction", args: []string{"--fractions", "0.5,2"}, want: "fraction 2 out of range"},
@@ -301,14 +273,7 @@ func TestBenchErrors(t *testing.T) {
 		{name: "resume with flags", args: []string{"--resume", "out/x", "--reps", "3"}, want: "--reps cannot change it"},
 		{name: "argument", args: []string{"now"}, want: `unexpected argument "now"`},
 		{name: "resume nothing", args: []string{"--resume", "/nonexistent/run"}, want: "resume"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := runBench(context.Background(), tc.args, nil, &bytes.Buffer{}, &bytes.Buffer{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("bench %v = %v, want an error containing %q", tc.args, err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestBenchMissingServerBinary: a server binary that does not exist is

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,34 +101,14 @@ func TestFiguresFlags(t *testing.T) {
 	if _, err := resultstest.WriteRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr string // substring; "" for flag.ErrHelp
-		help    bool
-	}{
-		{name: "help", args: []string{"--help"}, help: true},
-		{name: "no run", args: nil, wantErr: "--run is required"},
-		{name: "positional argument", args: []string{dir}, wantErr: "unexpected argument"},
-		{name: "unknown format", args: []string{"--run", dir, "--formats", "svg,gif"}, wantErr: `"gif"`},
-		{name: "empty formats", args: []string{"--run", dir, "--formats", ","}, wantErr: "--formats is empty"},
-		{name: "load out of range", args: []string{"--run", dir, "--spectrum-load", "0"}, wantErr: "--spectrum-load"},
-		{name: "no run folder", args: []string{"--run", filepath.Join(dir, "missing")}, wantErr: "run.json"},
-		{name: "unknown flag", args: []string{"--run", dir, "--color"}, wantErr: "concbench help figures"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := runFigures(context.Background(), tc.args, nil, &out, &out)
-			if tc.help {
-				if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "usage: concbench figures") || !strings.Contains(out.String(), "-spectrum-load") {
-					t.Errorf("--help: err %v, output:\n%s", err, out.String())
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("err %v, want one containing %q", err, tc.wantErr)
-			}
-		})
-	}
+	checkHelp(t, "figures", "usage: concbench figures", "-spectrum-load")
+	checkRefused(t, "figures", nil, []flagCase{
+		{name: "no run", args: nil, want: "--run is required"},
+		{name: "positional argument", args: []string{dir}, want: "unexpected argument"},
+		{name: "unknown format", args: []string{"--run", dir, "--formats", "svg,gif"}, want: `"gif"`},
+		{name: "empty formats", args: []string{"--run", dir, "--formats", ","}, want: "--formats is empty"},
+		{name: "load out of range", args: []string{"--run", dir, "--spectrum-load", "0"}, want: "--spectrum-load"},
+		{name: "no run folder", args: []string{"--run", filepath.Join(dir, "missing")}, want: "run.json"},
+		{name: "unknown flag", args: []string{"--run", dir, "--color"}, want: "concbench help figures"},
+	})
 }

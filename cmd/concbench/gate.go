@@ -180,18 +180,10 @@ func gateExperiment(f *gateFlags, set map[string]bool) (harness.Experiment, erro
 			return exp, fmt.Errorf("gate: %w", err)
 		}
 	}
-	if set["reps"] {
-		exp.Repetitions = f.reps
-	}
-	if set["conns"] {
-		exp.Workloads[0].Conns = f.conns
-	}
-	if set["duration"] {
-		exp.Duration = harness.Duration(f.duration)
-	}
-	if set["warmup"] {
-		exp.Warmup = harness.Duration(f.warmup)
-	}
+	given(set, "reps", &exp.Repetitions, f.reps)
+	given(set, "conns", &exp.Workloads[0].Conns, f.conns)
+	given(set, "duration", &exp.Duration, harness.Duration(f.duration))
+	given(set, "warmup", &exp.Warmup, harness.Duration(f.warmup))
 	if f.relaxLoadChecks {
 		exp.LoadLimits = relaxedLimits
 	}

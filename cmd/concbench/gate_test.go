@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,31 +20,18 @@ import (
 // TestGateHelp checks that --help documents the modes, the exit
 // statuses and every flag.
 func TestGateHelp(t *testing.T) {
-	var out bytes.Buffer
-	err := runGate(context.Background(), []string{"--help"}, nil, &out, &out)
-	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
-		t.Fatalf("runGate --help = %v (exit %d), want flag.ErrHelp (exit 0)", err, exitCode(err))
-	}
-	for _, want := range []string{
+	checkHelp(t, "gate",
 		"usage: concbench gate --base REV", "Exit status: 0 pass, 1 regression, 2 the gate could not decide",
 		"-base", "-reference", "-run", "-base-binary", "-head-binary", "-head-tags", "-md", "-json",
 		"-out", "-models", "-reps", "-conns", "-duration", "-warmup", "-min-samples", "(default 5)", "Holm",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("help lacks %q", want)
-		}
-	}
+	)
 }
 
 // TestGateFlagErrors checks that bad flags are refused with exit status 2
 // (the gate could not decide; never 1, which means a regression) and a
 // message naming the problem, before anything is built or run.
 func TestGateFlagErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefusedExit(t, "gate", nil, 2, []flagCase{
 		{name: "no mode", args: nil, want: "give one base: --base REV, --reference or --base-binary FILE"},
 		{name: "two modes", args: []string{"--base", "HEAD", "--reference"}, want: "give one base"},
 		{name: "two bases", args: []string{"--base", "HEAD", "--base-binary", "/bin/true"}, want: "give one base"},
@@ -59,15 +44,7 @@ func TestGateFlagErrors(t *testing.T) {
 		{name: "reps", args: []string{"--base", "HEAD", "--reps", "0"}, want: "repetitions 0 out of range"},
 		{name: "unknown flag", args: []string{"--bsae", "HEAD"}, want: "flag provided but not defined: -bsae"},
 		{name: "argument", args: []string{"--base", "HEAD", "now"}, want: `unexpected argument "now"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := runGate(context.Background(), tc.args, nil, &out, &out)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
-				t.Errorf("gate %v = %v (exit %d), want exit 2 and an error containing %q", tc.args, err, exitCode(err), tc.want)
-			}
-		})
-	}
+	})
 }
 
 // point is one synthetic measured point's numbers.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -109,15 +108,11 @@ func gaterate(ctx context.Context, f *gaterateFlags, stdout, stderr io.Writer) e
 	slices.Sort(all)
 	var reps []gateReport
 	for _, js := range all {
-		b, err := os.ReadFile(js)
+		r, err := readJSON[gateReport](js)
 		if err != nil {
 			return fmt.Errorf("gaterate: %w", err)
 		}
-		var r gateReport
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("gaterate: %s: %w", js, err)
-		}
-		reps = append(reps, r)
+		reps = append(reps, *r)
 	}
 	s := summarizeGateRuns(reps, f.tags)
 	fmt.Fprint(stdout, s)
@@ -191,15 +186,11 @@ type gateReport struct {
 // runDirOf returns the run folder a gate report names in its notes
 // ("Run folder: DIR (…").
 func runDirOf(js string) (string, error) {
-	b, err := os.ReadFile(js)
+	v, err := readJSON[struct {
+		Notes []string `json:"notes"`
+	}](js)
 	if err != nil {
 		return "", err
-	}
-	var v struct {
-		Notes []string `json:"notes"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return "", fmt.Errorf("%s: %w", js, err)
 	}
 	for _, n := range v.Notes {
 		// A measured run's note, or a re-judged one's.

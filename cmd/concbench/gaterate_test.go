@@ -20,11 +20,7 @@ func TestGaterateFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 		{name: "unknown flag", args: []string{"--bin", "x"}, want: "flag provided but not defined: -bin"},
 	})
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"help", "gaterate"}, nil, &out, io.Discard); exitCode(err) != 0 ||
-		!strings.Contains(out.String(), "--runs 0 measures nothing") || !strings.Contains(out.String(), "-tags") {
-		t.Errorf("help gaterate: %v, %q", err, out.String())
-	}
+	checkHelp(t, "gaterate", "--runs 0 measures nothing", "-tags")
 }
 
 // TestGaterateRecount recounts the committed campaigns under

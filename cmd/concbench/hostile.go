@@ -261,14 +261,9 @@ func slowHeader(ctx context.Context, srv *harness.Server, codec wire.Codec, conn
 	}
 	defer victim.Close()
 	attackers := make([]net.Conn, 0, conns)
-	stop := make(chan struct{})
-	dripped := make(chan struct{})
-	dripping := false
+	stopDrip := func() {}
 	defer func() {
-		close(stop)
-		if dripping {
-			<-dripped
-		}
+		stopDrip()
 		for _, c := range attackers {
 			c.Close()
 		}
@@ -284,22 +279,11 @@ func slowHeader(ctx context.Context, srv *harness.Server, codec wire.Codec, conn
 			return "", err
 		}
 	}
-	dripping = true
-	go func() { // one more header byte a second on every attacker
-		defer close(dripped)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				for _, c := range attackers {
-					c.Write([]byte("a")) // fails once the server closed it
-				}
-			}
+	stopDrip = every(time.Second, func() { // one more header byte a second on every attacker
+		for _, c := range attackers {
+			c.Write([]byte("a")) // fails once the server closed it
 		}
-	}()
+	})
 	// The victim is measured once the attack has gone on for during.
 	timer := time.NewTimer(during)
 	select {

@@ -33,11 +33,7 @@ func TestHostileFlags(t *testing.T) {
 		{name: "configuration without label", args: []string{"netpoll"}, want: `configuration "netpoll": want label=serve flags`},
 		{name: "unknown flag", args: []string{"--bin", "x", "a=--model netpoll"}, want: "flag provided but not defined: -bin"},
 	})
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"help", "hostile"}, nil, &out, io.Discard); exitCode(err) != 0 ||
-		!strings.Contains(out.String(), "usage: concbench hostile") || !strings.Contains(out.String(), "-attack") {
-		t.Errorf("help hostile: %v, %q", err, out.String())
-	}
+	checkHelp(t, "hostile", "usage: concbench hostile", "-attack")
 }
 
 // TestHostileRun runs both attacks end to end against netpoll, small, with

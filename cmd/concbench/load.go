@@ -273,6 +273,21 @@ func writeJSON(path string, stdout io.Writer, res any) error {
 	return results.WriteFile(path, b)
 }
 
+// readJSON reads the JSON file at path into a new T: a load generator's
+// result as "load --json" writes it, a gate report as "gate --json" does.
+// A file that does not decode is an error naming it.
+func readJSON[T any](path string) (*T, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &v, nil
+}
+
 // runLoadAgents is "load --agents": the run coordinated over agents, its
 // merged result printed and written as load's own.
 func runLoadAgents(ctx context.Context, cfg loadgen.Config, f *loadFlags, stdout, stderr io.Writer) error {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -48,20 +46,12 @@ func load(args ...string) (stdout, stderr string, err error) {
 // TestLoadHelp checks that --help documents every flag the issue asks for,
 // with defaults.
 func TestLoadHelp(t *testing.T) {
-	help, _, err := load("-h")
-	if !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("load -h: %v", err)
-	}
+	help := checkHelp(t, "load", "(default 16)", "(default 10s)", "(default 1s)", `(default "poisson")`, `(default "full")`, "default: no pinning")
 	for _, name := range []string{"addr", "protocol", "rate", "conns", "duration", "requests", "closed",
 		"outstanding", "depth", "arrival", "on", "off", "warmup", "cpu", "block", "size", "prio", "ops",
 		"json", "hlog", "seed", "cpus", "verify", "workers", "max-in-flight", "timeout", "allow-invalid"} {
 		if !strings.Contains(help, "\n  -"+name+" ") && !strings.Contains(help, "\n  -"+name+"\n") {
 			t.Errorf("help does not document --%s", name)
-		}
-	}
-	for _, want := range []string{"(default 16)", "(default 10s)", "(default 1s)", `(default "poisson")`, `(default "full")`, "default: no pinning"} {
-		if !strings.Contains(help, want) {
-			t.Errorf("help lacks %q", want)
 		}
 	}
 }
@@ -166,24 +156,16 @@ func TestLoadErrors(t *testing.T) {
 	}
 	closedAddr := ln.Addr().String()
 	ln.Close()
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{args: []string{"--addr", "x:1", "--rate", "10", "--cpu", "exp:10"}, want: `--cpu: distribution "exp:10"`},
-		{args: []string{"--addr", "x:1", "--rate", "10", "--ops", "steal=1"}, want: `--ops: op mix "steal=1": unknown op "steal"`},
-		{args: []string{"--addr", "x:1"}, want: "rate 0 req/s out of range"},
-		{args: []string{"--addr", "x:1", "--closed", "--rate", "5"}, want: "rate 5 given with closed loop"},
-		{args: []string{"--addr", "x:1", "--rate", "10", "--arrival", "onoff"}, want: "on/off periods"},
-		{args: []string{"--addr", "x:1", "--rate", "10", "--cpus", "a"}, want: "--cpus"},
-		{args: []string{"--addr", "x:1", "--rate", "10", "extra"}, want: `unexpected argument "extra"`},
-		{args: []string{"--addr", "x:1", "--rate", "10", "--conns", "0"}, want: "--conns 0 out of range"},
-		{args: []string{"--addr", "x:1", "--rate", "10", "--depth", "-1"}, want: "--depth -1 out of range"},
-		{args: []string{"--addr", closedAddr, "--rate", "10", "--duration", "1s"}, want: "connect to " + closedAddr},
-	} {
-		_, _, err := load(tc.args...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
-			t.Errorf("load %q: %v, want exit 1 and an error containing %q", tc.args, err, tc.want)
-		}
-	}
+	checkRefused(t, "load", nil, []flagCase{
+		{name: "cpu", args: []string{"--addr", "x:1", "--rate", "10", "--cpu", "exp:10"}, want: `--cpu: distribution "exp:10"`},
+		{name: "ops", args: []string{"--addr", "x:1", "--rate", "10", "--ops", "steal=1"}, want: `--ops: op mix "steal=1": unknown op "steal"`},
+		{name: "no rate", args: []string{"--addr", "x:1"}, want: "rate 0 req/s out of range"},
+		{name: "rate with closed loop", args: []string{"--addr", "x:1", "--closed", "--rate", "5"}, want: "rate 5 given with closed loop"},
+		{name: "onoff without periods", args: []string{"--addr", "x:1", "--rate", "10", "--arrival", "onoff"}, want: "on/off periods"},
+		{name: "cpus", args: []string{"--addr", "x:1", "--rate", "10", "--cpus", "a"}, want: "--cpus"},
+		{name: "stray argument", args: []string{"--addr", "x:1", "--rate", "10", "extra"}, want: `unexpected argument "extra"`},
+		{name: "conns", args: []string{"--addr", "x:1", "--rate", "10", "--conns", "0"}, want: "--conns 0 out of range"},
+		{name: "depth", args: []string{"--addr", "x:1", "--rate", "10", "--depth", "-1"}, want: "--depth -1 out of range"},
+		{name: "unreachable server", args: []string{"--addr", closedAddr, "--rate", "10", "--duration", "1s"}, want: "connect to " + closedAddr},
+	})
 }

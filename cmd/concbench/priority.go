@@ -293,7 +293,7 @@ func (f *priorityFlags) measureCapacity(ctx context.Context, flags []string) (ca
 	if out, err := ld.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("load: %v: %s", err, firstLine(string(out)))
 	}
-	r, err := readLoadResult(res)
+	r, err := readJSON[loadgen.Result](res)
 	if err != nil {
 		return 0, err
 	}
@@ -360,7 +360,7 @@ func (f *priorityFlags) measurePoint(ctx context.Context, flags []string, low fl
 			p.failed = fmt.Sprintf("%s stream: %v: %s", s.name, rn.err, firstLine(rn.stderr))
 			continue
 		}
-		r, err := readLoadResult(s.path)
+		r, err := readJSON[loadgen.Result](s.path)
 		if err != nil {
 			p.failed = err.Error()
 			continue

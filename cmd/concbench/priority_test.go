@@ -47,11 +47,7 @@ func TestPriorityFlags(t *testing.T) {
 		{name: "label with a slash", args: []string{"a/b=--model netpoll"}, want: `configuration "a/b=--model netpoll"`},
 		{name: "unknown flag", args: []string{"--bin", "x"}, want: "flag provided but not defined: -bin"},
 	})
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"help", "priority"}, nil, &out, io.Discard); exitCode(err) != 0 ||
-		!strings.Contains(out.String(), "usage: concbench priority") || !strings.Contains(out.String(), "-high-prio") {
-		t.Errorf("help priority: %v, %q", err, out.String())
-	}
+	checkHelp(t, "priority", "usage: concbench priority", "-high-prio")
 }
 
 // TestLaneCounts lists a laned server's requests per lane, in lane order,

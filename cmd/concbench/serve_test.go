@@ -323,11 +323,7 @@ func TestHelp(t *testing.T) {
 	if !strings.Contains(out.String(), "serve") {
 		t.Errorf("help: %q", out.String())
 	}
-	out.Reset()
-	err := run(context.Background(), []string{"help", "serve"}, nil, &out, io.Discard)
-	if exitCode(err) != 0 || !strings.Contains(out.String(), "snapshot tasks") || !strings.Contains(out.String(), "threadperconn") {
-		t.Errorf("help serve: %v, %q", err, out.String())
-	}
+	checkHelp(t, "serve", "snapshot tasks", "threadperconn")
 	if err := run(context.Background(), []string{"frob"}, nil, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
 		t.Errorf("unknown command: %v", err)
 	}

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"concbench/harness"
-	"concbench/loadgen"
 )
 
 // What the measuring commands that start servers themselves (priority,
-// hostile) share: their configurations, the server they start through
-// the harness's driver, and reading a load generator's result.
+// hostile) share: their configurations and the server they start through
+// the harness's driver (a load generator's result is read with readJSON).
 
 // serveConfig is one server configuration a measuring command compares:
 // a label and the serve flags, given on its command line as
@@ -57,18 +57,26 @@ func executable(bin string) (string, error) {
 	return exe, nil
 }
 
-// readLoadResult reads a load generator's result, as "concbench load
-// --json path" writes it.
-func readLoadResult(path string) (*loadgen.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r loadgen.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &r, nil
+// every calls fn every period, on a goroutine of its own, until the
+// returned stop is called; stop waits for a call in progress, so that
+// what fn uses may be released after it. The slow-header attack drips
+// its bytes with it, the soak prints its progress.
+func every(period time.Duration, fn func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // firstLine returns the first line of s, trimmed: a child's error

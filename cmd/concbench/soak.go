@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"concbench/harness"
@@ -378,25 +377,13 @@ func progress(f *soakFlags, srv *harness.Server, name string, stdout io.Writer) 
 	if f.progress <= 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		start := time.Now()
-		tick := time.NewTicker(f.progress)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			if s, err := srv.Snapshot(); err == nil {
-				fmt.Fprintf(stdout, "  %s: %d requests served (%.0f%% of %d), %v\n", name, s.Stats.Requests,
-					100*float64(s.Stats.Requests)/float64(f.requests), f.requests, time.Since(start).Round(time.Second))
-			}
+	start := time.Now()
+	return every(f.progress, func() {
+		if s, err := srv.Snapshot(); err == nil {
+			fmt.Fprintf(stdout, "  %s: %d requests served (%.0f%% of %d), %v\n", name, s.Stats.Requests,
+				100*float64(s.Stats.Requests)/float64(f.requests), f.requests, time.Since(start).Round(time.Second))
 		}
 	})
-	return func() { close(done); wg.Wait() }
 }
 
 // transport are the error kinds of a request that was sent and never

@@ -47,23 +47,15 @@ func TestTheory(t *testing.T) {
 
 // TestTheoryFlagErrors: bad input is refused by name.
 func TestTheoryFlagErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{args: []string{"--servers", "0"}, want: "--servers 0 out of range"},
-		{args: []string{"--rho", "1"}, want: "--rho 1 out of range"},
-		{args: []string{"--rho", "x"}, want: "--rho"},
-		{args: []string{"--dist", "pareto"}, want: `service distribution "pareto" unknown`},
-		{args: []string{"--requests", "10"}, want: "--requests 10 out of range"},
-		{args: []string{"--mean", "0s"}, want: "--mean 0s"},
-		{args: []string{"extra"}, want: `unexpected argument "extra"`},
-	} {
-		err := run(context.Background(), append([]string{"theory"}, tc.args...), nil, io.Discard, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
-		}
-	}
+	checkRefused(t, "theory", nil, []flagCase{
+		{name: "servers", args: []string{"--servers", "0"}, want: "--servers 0 out of range"},
+		{name: "rho", args: []string{"--rho", "1"}, want: "--rho 1 out of range"},
+		{name: "rho list", args: []string{"--rho", "x"}, want: "--rho"},
+		{name: "dist", args: []string{"--dist", "pareto"}, want: `service distribution "pareto" unknown`},
+		{name: "requests", args: []string{"--requests", "10"}, want: "--requests 10 out of range"},
+		{name: "mean", args: []string{"--mean", "0s"}, want: "--mean 0s"},
+		{name: "stray argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+	})
 }
 
 // TestCrossover checks the crossover's reading of a ratio series.

@@ -42,13 +42,7 @@ func (s *SQE) PrepMultishotAccept(fd int, flags int) {
 
 // PrepRecv prepares a recv(2) from fd into buf with msg flags. See the
 // buffer ownership note above: buf must stay referenced until the CQE.
-func (s *SQE) PrepRecv(fd int, buf []byte, msgFlags int) {
-	s.Opcode = OpRecv
-	s.Fd = int32(fd)
-	s.Addr = addrOf(buf)
-	s.Len = uint32(len(buf))
-	s.OpFlags = uint32(msgFlags)
-}
+func (s *SQE) PrepRecv(fd int, buf []byte, msgFlags int) { s.prepMsg(OpRecv, fd, buf, msgFlags) }
 
 // PrepRecvProvided prepares a single receive into a buffer the kernel picks
 // from buffer group group when data arrives (IOSQE_BUFFER_SELECT); the CQE
@@ -74,8 +68,12 @@ func (s *SQE) PrepRecvMultishot(fd int, group uint16, msgFlags int) {
 // unix.MSG_NOSIGNAL for sockets). On a stream socket the CQE's Res may be
 // less than len(buf): a partial send, whose remainder the caller submits
 // again. buf must stay referenced and unmodified until the CQE.
-func (s *SQE) PrepSend(fd int, buf []byte, msgFlags int) {
-	s.Opcode = OpSend
+func (s *SQE) PrepSend(fd int, buf []byte, msgFlags int) { s.prepMsg(OpSend, fd, buf, msgFlags) }
+
+// prepMsg prepares op, a recv or a send, of buf on fd with msg flags: the
+// kernel reads both from the same fields.
+func (s *SQE) prepMsg(op Op, fd int, buf []byte, msgFlags int) {
+	s.Opcode = op
 	s.Fd = int32(fd)
 	s.Addr = addrOf(buf)
 	s.Len = uint32(len(buf))

@@ -3,9 +3,9 @@ package acceptmutex
 import (
 	"cmp"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"concbench/models/internal/enum"
 )
 
 // Mode is how the workers come to accept (nginx's accept_mutex, the
@@ -36,41 +36,20 @@ const (
 // modeNames must match the constants above.
 var modeNames = [...]string{Exclusive: "exclusive", Mutex: "mutex", ReusePort: "reuseport"}
 
+// modes is the text form of Mode.
+var modes = enum.New[Mode]("Mode", "acceptmutex", "accept mode", modeNames[:])
+
 // String returns the mode's name: exclusive, mutex or reuseport.
-func (m Mode) String() string {
-	if m < 0 || int(m) >= len(modeNames) {
-		return "Mode(" + strconv.Itoa(int(m)) + ")"
-	}
-	return modeNames[m]
-}
+func (m Mode) String() string { return modes.String(m) }
 
 // ParseMode returns the mode named s (exclusive, mutex or reuseport).
-func ParseMode(s string) (Mode, error) {
-	for i, n := range modeNames {
-		if s == n {
-			return Mode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("acceptmutex: unknown accept mode %q (accepted: %s)", s, strings.Join(modeNames[:], ", "))
-}
+func ParseMode(s string) (Mode, error) { return modes.Parse(s) }
 
 // MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
-func (m Mode) MarshalText() ([]byte, error) {
-	if m < 0 || int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("acceptmutex: invalid accept mode %d", int(m))
-	}
-	return []byte(modeNames[m]), nil
-}
+func (m Mode) MarshalText() ([]byte, error) { return modes.MarshalText(m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseMode.
-func (m *Mode) UnmarshalText(b []byte) error {
-	v, err := ParseMode(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
+func (m *Mode) UnmarshalText(b []byte) error { return modes.UnmarshalText(b, m) }
 
 // Defaults: nginx's.
 const (
@@ -116,9 +95,10 @@ type Options struct {
 // withDefaults returns o with its zero values replaced by the defaults,
 // or the first setting out of range.
 func (o Options) withDefaults() (Options, error) {
+	if err := modes.Check(o.Accept); err != nil {
+		return o, err
+	}
 	switch {
-	case o.Accept < 0 || int(o.Accept) >= len(modeNames):
-		return o, fmt.Errorf("acceptmutex: invalid accept mode %d (accepted: %s)", int(o.Accept), strings.Join(modeNames[:], ", "))
 	case o.AcceptDelay < 0:
 		return o, fmt.Errorf("acceptmutex: accept delay %v is negative (accepted: 0 for %v, or a positive duration)", o.AcceptDelay, DefaultAcceptDelay)
 	case o.WorkerConns < 0 || o.WorkerConns > MaxWorkerConns:

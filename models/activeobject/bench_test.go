@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	"concbench/internal/sysstat"
-	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
-	"concbench/wire"
 )
 
 // BenchmarkProxy measures the active object's own round trip, without the
@@ -35,20 +34,8 @@ func BenchmarkProxy(b *testing.B) {
 
 func benchProxy(b *testing.B, op string, depth int) {
 	const accounts = 64
-	svc, err := service.New(service.Config{Accounts: accounts, NsPerIter: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, Options{Objects: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	p := srv.Proxy()
+	cfg := modeltest.Config(b, "binary", 0, service.Config{Accounts: accounts, NsPerIter: 1})
+	p := modeltest.Start(b, func() (*Server, error) { return Start(cfg, Options{Objects: 2}) }).Proxy()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 

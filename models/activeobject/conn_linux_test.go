@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"concbench/handleset"
-	"concbench/models"
 	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
@@ -29,14 +28,7 @@ import (
 // and without the fix the connection hangs every time, not by chance.
 func TestAdmissionReopenedAfterRounds(t *testing.T) {
 	const n, size = 24, 16 << 10
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := modeltest.Config(t, "binary", 0, service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
 	reached := make(chan struct{})
 	// Guarded by the connection's mutex (the test makes one connection).
 	shrunk, done := false, false
@@ -67,13 +59,9 @@ func TestAdmissionReopenedAfterRounds(t *testing.T) {
 	// An output bound of one response: a request is admitted only when
 	// nothing is in flight and the output is (nearly) written, so each
 	// step collects at most one completion.
-	cfg := models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc, MaxPendingOutput: size}
-	srv, err := Start(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c := modeltest.Connect(t, modeltest.SmallReceiveBuffer(4<<10), srv.Addr().String(), codec)
+	cfg.MaxPendingOutput = size
+	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, opts) })
+	c := modeltest.Connect(t, modeltest.SmallReceiveBuffer(4<<10), srv.Addr().String(), cfg.Codec)
 	reqs := make([]*wire.Request, n)
 	for i := range reqs {
 		reqs[i] = &wire.Request{ID: uint64(i), Op: wire.OpWork, Size: size}

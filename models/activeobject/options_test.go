@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
-	"concbench/wire"
 )
 
 func TestStartRejectsBadSettings(t *testing.T) {
@@ -24,26 +23,19 @@ func TestStartRejectsBadSettings(t *testing.T) {
 		{name: "in-flight", opts: Options{MaxInFlight: -2}, want: "max in flight"},
 		{name: "listen", addr: "256.0.0.1:0", want: "listen"},
 	}
-	svc, err := service.New(service.Config{Accounts: 8, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec, err := wire.New("http", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := modeltest.Config(t, "http", 0, service.Config{Accounts: 8, NsPerIter: 1})
 	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := tc.addr
-			if addr == "" {
-				addr = "127.0.0.1:0"
+			cfg := cfg
+			if tc.addr != "" {
+				cfg.Addr = tc.addr
 			}
 			before := fds()
-			srv, err := Start(models.Config{Addr: addr, Codec: codec, Service: svc}, tc.opts)
+			srv, err := Start(cfg, tc.opts)
 			if err == nil {
 				srv.Close()
-				t.Fatalf("Start accepted %+v on %s", tc.opts, addr)
+				t.Fatalf("Start accepted %+v on %s", tc.opts, cfg.Addr)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not mention %q", err, tc.want)

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
-	"concbench/wire"
 )
 
 // waitBound bounds every wait for a future in these tests. It is a liveness
@@ -21,24 +20,18 @@ const waitBound = 30 * time.Second
 // returns it with its proxy; the server is closed when the test ends.
 func startProxy(t *testing.T, accounts int, initial int64, opts Options) (*Server, *Proxy) {
 	t.Helper()
-	svc, err := service.New(service.Config{Accounts: accounts, InitialBalance: initial, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	cfg := modeltest.Config(t, "binary", 0, service.Config{Accounts: accounts, InitialBalance: initial, NsPerIter: 1})
+	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, opts) })
 	return srv, srv.Proxy()
+}
+
+// eachObjectCount runs fn as the subtest "objects=N" for N of 2 and 3:
+// the tests of money moving between active objects, over one pair of
+// objects and over more than one.
+func eachObjectCount(t *testing.T, fn func(t *testing.T, objects int)) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("objects=%d", n), func(t *testing.T) { fn(t, n) })
+	}
 }
 
 // await waits for f within waitBound.
@@ -112,110 +105,101 @@ func TestOwnerMapsEveryAccountToItsShard(t *testing.T) {
 // between objects included), and once every transfer is done nothing may be
 // in flight and the balances alone must hold all the money.
 func TestTransfersConserveMoney(t *testing.T) {
-	tests := []struct {
-		name    string
-		objects int
-	}{
-		{name: "objects=2", objects: 2},
-		{name: "objects=3", objects: 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			const accounts, initial = 48, 1000
-			const clients, rounds, depth = 8, 60, 8
-			srv, p := startProxy(t, accounts, initial, Options{Objects: tc.objects})
-			want := int64(accounts * initial)
+	eachObjectCount(t, func(t *testing.T, objects int) {
+		const accounts, initial = 48, 1000
+		const clients, rounds, depth = 8, 60, 8
+		srv, p := startProxy(t, accounts, initial, Options{Objects: objects})
+		want := int64(accounts * initial)
 
-			var wg sync.WaitGroup
-			errs := make(chan error, clients+1)
-			for i := range clients {
-				wg.Go(func() {
-					x := uint64(i)*0x9e3779b97f4a7c15 + 1
-					next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
-					fs := make([]*Future, depth)
-					for range rounds {
-						for k := range fs {
-							from := uint32(next() % accounts)
-							to := uint32(next() % accounts)
-							fs[k] = p.Transfer(from, to, int64(1+next()%300))
+		var wg sync.WaitGroup
+		errs := make(chan error, clients+1)
+		for i := range clients {
+			wg.Go(func() {
+				x := uint64(i)*0x9e3779b97f4a7c15 + 1
+				next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+				fs := make([]*Future, depth)
+				for range rounds {
+					for k := range fs {
+						from := uint32(next() % accounts)
+						to := uint32(next() % accounts)
+						fs[k] = p.Transfer(from, to, int64(1+next()%300))
+					}
+					for _, f := range fs {
+						if !f.WaitTimeout(waitBound) {
+							errs <- errors.New("transfer: no result")
+							return
 						}
-						for _, f := range fs {
-							if !f.WaitTimeout(waitBound) {
-								errs <- errors.New("transfer: no result")
-								return
-							}
-							if f.Err() != nil && f.Err() != service.ErrInsufficientFunds {
-								errs <- fmt.Errorf("transfer: %v", f.Err())
-								return
-							}
+						if f.Err() != nil && f.Err() != service.ErrInsufficientFunds {
+							errs <- fmt.Errorf("transfer: %v", f.Err())
+							return
 						}
-					}
-				})
-			}
-			// The auditor: Total and Audit while transfers are in flight.
-			stop := make(chan struct{})
-			audited := make(chan [2]int)
-			go func() {
-				audits, inFlight := 0, 0
-				defer func() { audited <- [2]int{audits, inFlight} }()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					f := p.Total()
-					if !f.WaitTimeout(waitBound) {
-						errs <- errors.New("total: no result")
-						return
-					}
-					if f.Err() != nil || f.Value() != want {
-						errs <- fmt.Errorf("total during transfers: %d (%v), want %d", f.Value(), f.Err(), want)
-						return
-					}
-					a, err := p.Audit()
-					if err == nil {
-						err = a.Check()
-					}
-					if err != nil {
-						errs <- fmt.Errorf("audit during transfers: %v", err)
-						return
-					}
-					audits++
-					if a.InFlight != 0 {
-						inFlight++
 					}
 				}
-			}()
-			wg.Wait()
-			close(stop)
-			n := <-audited
-			t.Logf("%d audits during the transfers, %d of them with money in flight", n[0], n[1])
-			select {
-			case err := <-errs:
-				t.Fatal(err)
-			default:
+			})
+		}
+		// The auditor: Total and Audit while transfers are in flight.
+		stop := make(chan struct{})
+		audited := make(chan [2]int)
+		go func() {
+			audits, inFlight := 0, 0
+			defer func() { audited <- [2]int{audits, inFlight} }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f := p.Total()
+				if !f.WaitTimeout(waitBound) {
+					errs <- errors.New("total: no result")
+					return
+				}
+				if f.Err() != nil || f.Value() != want {
+					errs <- fmt.Errorf("total during transfers: %d (%v), want %d", f.Value(), f.Err(), want)
+					return
+				}
+				a, err := p.Audit()
+				if err == nil {
+					err = a.Check()
+				}
+				if err != nil {
+					errs <- fmt.Errorf("audit during transfers: %v", err)
+					return
+				}
+				audits++
+				if a.InFlight != 0 {
+					inFlight++
+				}
 			}
+		}()
+		wg.Wait()
+		close(stop)
+		n := <-audited
+		t.Logf("%d audits during the transfers, %d of them with money in flight", n[0], n[1])
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
 
-			a, err := p.Audit()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Check(); err != nil {
-				t.Fatal(err)
-			}
-			if a.InFlight != 0 || a.Balances != want || a.Initial != want {
-				t.Fatalf("after all transfers completed: balances %d, in flight %d, initial %d; want %d, 0, %d",
-					a.Balances, a.InFlight, a.Initial, want, want)
-			}
-			if f := await(t, "total", p.Total()); f.Value() != want {
-				t.Fatalf("total after transfers: %d, want %d", f.Value(), want)
-			}
-			if n := srv.Stats().Counters["cross_shard_transfers"]; n == 0 {
-				t.Fatal("no transfer crossed active objects: the test did not exercise the protocol")
-			}
-		})
-	}
+		a, err := p.Audit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if a.InFlight != 0 || a.Balances != want || a.Initial != want {
+			t.Fatalf("after all transfers completed: balances %d, in flight %d, initial %d; want %d, 0, %d",
+				a.Balances, a.InFlight, a.Initial, want, want)
+		}
+		if f := await(t, "total", p.Total()); f.Value() != want {
+			t.Fatalf("total after transfers: %d, want %d", f.Value(), want)
+		}
+		if n := srv.Stats().Counters["cross_shard_transfers"]; n == 0 {
+			t.Fatal("no transfer crossed active objects: the test did not exercise the protocol")
+		}
+	})
 }
 
 // TestFlowConservesMoney mixes deposits, withdrawals and transfers from many

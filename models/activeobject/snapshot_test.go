@@ -22,45 +22,36 @@ import (
 // fix the first contributor counted last and completed the Total with
 // its own part alone, every time.
 func TestTotalCountsEveryPart(t *testing.T) {
-	tests := []struct {
-		name    string
-		objects int
-	}{
-		{name: "objects=2", objects: 2},
-		{name: "objects=3", objects: 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			const accounts, initial = 64, 1000
-			var first atomic.Bool
-			held := make(chan int, 1)
-			release := make(chan struct{})
-			var releaseOnce sync.Once
-			hook := func(object int) {
-				if first.CompareAndSwap(false, true) {
-					held <- object
-					<-release
-				}
+	eachObjectCount(t, func(t *testing.T, objects int) {
+		const accounts, initial = 64, 1000
+		var first atomic.Bool
+		held := make(chan int, 1)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		hook := func(object int) {
+			if first.CompareAndSwap(false, true) {
+				held <- object
+				<-release
 			}
-			_, p := startProxy(t, accounts, initial, Options{Objects: tc.objects, contributed: hook})
-			// Cleanups run last first: the held scheduler is let go before
-			// the server closes, even if the test fails.
-			t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+		}
+		_, p := startProxy(t, accounts, initial, Options{Objects: objects, contributed: hook})
+		// Cleanups run last first: the held scheduler is let go before
+		// the server closes, even if the test fails.
+		t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 
-			total := p.Total()
-			x := within(t, "the first part contributed", held)
-			for i := range tc.objects {
-				if i == x {
-					continue
-				}
-				acct, _ := shardRange(i, tc.objects, accounts)
-				await(t, "a balance on another object", p.Balance(acct))
+		total := p.Total()
+		x := within(t, "the first part contributed", held)
+		for i := range objects {
+			if i == x {
+				continue
 			}
-			releaseOnce.Do(func() { close(release) })
-			await(t, "the total", total)
-			if total.Err() != nil || total.Value() != accounts*initial {
-				t.Fatalf("total: %d, %v; want %d (every object's part)", total.Value(), total.Err(), accounts*initial)
-			}
-		})
-	}
+			acct, _ := shardRange(i, objects, accounts)
+			await(t, "a balance on another object", p.Balance(acct))
+		}
+		releaseOnce.Do(func() { close(release) })
+		await(t, "the total", total)
+		if total.Err() != nil || total.Value() != accounts*initial {
+			t.Fatalf("total: %d, %v; want %d (every object's part)", total.Value(), total.Err(), accounts*initial)
+		}
+	})
 }

@@ -23,11 +23,7 @@ type wireClient struct {
 // codec and connects to it; both are closed when the test ends.
 func dialNew(t *testing.T, codec wire.Codec) *wireClient {
 	t.Helper()
-	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}
+	cfg := models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: modeltest.Service(t, service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})}
 	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, Options{Objects: 2}) })
 	return &wireClient{Client: modeltest.Connect(t, nil, srv.Addr().String(), codec), srv: srv}
 }
@@ -56,14 +52,8 @@ func TestResponsesMatchService(t *testing.T) {
 	}
 	for _, proto := range wire.Protocols {
 		t.Run("protocol="+proto, func(t *testing.T) {
-			codec, err := wire.New(proto, wire.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, err := service.New(service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			codec := modeltest.Codec(t, proto, wire.Limits{})
+			ref := modeltest.Service(t, service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
 			reqs := all
 			if proto == "binary" {
 				reqs = all[:len(all)-1]
@@ -112,10 +102,7 @@ func TestResponsesMatchService(t *testing.T) {
 func TestResponsesLeaveInRequestOrder(t *testing.T) {
 	for _, proto := range wire.Protocols {
 		t.Run("protocol="+proto, func(t *testing.T) {
-			codec, err := wire.New(proto, wire.Limits{MaxWork: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
+			codec := modeltest.Codec(t, proto, wire.Limits{MaxWork: time.Hour})
 			w := dialNew(t, codec)
 			reqs := []*wire.Request{
 				{ID: 1, Op: wire.OpWithdraw, Account: 0, Amount: 500, Timeout: time.Hour},

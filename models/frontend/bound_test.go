@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"concbench/models"
 	"concbench/models/modeltest"
 	"concbench/wire"
 )
@@ -54,13 +53,11 @@ func newScriptedBackend(t *testing.T) *scriptedBackend {
 // notification), keeps leading, and reads its own.
 func TestBoundHandoff(t *testing.T) {
 	back := newScriptedBackend(t)
-	codec := newCodec(t, "binary")
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: newService(t)},
-		Options{Backend: back.ln.Addr().String(), Handoff: Bound, UpstreamConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	cfg := testConfig(t, "binary")
+	codec := cfg.Codec
+	srv := modeltest.Start(t, func() (*Server, error) {
+		return Start(cfg, Options{Backend: back.ln.Addr().String(), Handoff: Bound, UpstreamConns: 1})
+	})
 	conn := <-back.conn
 	l := srv.shared[0].cur.Load()
 	pool := func() (leader bool, followers int) {

@@ -14,23 +14,26 @@ import (
 	"concbench/wire"
 )
 
-// newService returns a small service for the package's own tests.
+// testLedger is the small ledger of the package's own tests.
+var testLedger = service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1}
+
+// newService returns a new service of testLedger.
 func newService(t *testing.T) *service.Service {
 	t.Helper()
-	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 100, NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return modeltest.Service(t, testLedger)
 }
 
+// newCodec returns proto's codec with the default limits.
 func newCodec(t *testing.T, proto string) wire.Codec {
 	t.Helper()
-	c, err := wire.New(proto, wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return modeltest.Codec(t, proto, wire.Limits{})
+}
+
+// testConfig returns the configuration of a front end for the package's
+// own tests: speaking proto, serving a new service of testLedger.
+func testConfig(t *testing.T, proto string) models.Config {
+	t.Helper()
+	return modeltest.Config(t, proto, 0, testLedger)
 }
 
 // exchange sends reqs pipelined over one new connection to addr and
@@ -86,19 +89,14 @@ func TestExactlyTheBackendsResponses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			bin, http := newCodec(t, "binary"), newCodec(t, "http")
-			svc := newService(t)
-			binChain, err := startChain(models.Config{Addr: "127.0.0.1:0", Codec: bin, Service: svc}, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { binChain.Close() })
-			httpFront, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: http, Service: svc},
-				Options{Backend: binChain.backend.Addr().String(), Handoff: tc.opts.Handoff, UpstreamConns: tc.opts.UpstreamConns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { httpFront.Close() })
+			binCfg := testConfig(t, "binary")
+			httpCfg := binCfg
+			httpCfg.Codec = newCodec(t, "http")
+			bin, http := binCfg.Codec, httpCfg.Codec
+			binChain := modeltest.Start(t, func() (*chain, error) { return startChain(binCfg, tc.opts) })
+			httpFront := modeltest.Start(t, func() (*Server, error) {
+				return Start(httpCfg, Options{Backend: binChain.backend.Addr().String(), Handoff: tc.opts.Handoff, UpstreamConns: tc.opts.UpstreamConns})
+			})
 
 			direct := exchange(t, binChain.backend.Addr().String(), bin, reqs)
 			viaBin := exchange(t, binChain.Addr().String(), bin, reqs)
@@ -213,16 +211,14 @@ func TestBackendFails(t *testing.T) {
 	for _, mode := range []Handoff{Bound, PerThread, Queue} {
 		for _, reset := range []bool{false, true} {
 			t.Run(fmt.Sprintf("handoff=%s/reset=%v", mode, reset), func(t *testing.T) {
-				codec := newCodec(t, "http")
+				cfg := testConfig(t, "http")
+				codec := cfg.Codec
 				// Each client's first request reaches the back end; its
 				// second waits for the first's answer.
 				addr := fakeBackend(t, clients, reset)
-				srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: newService(t)},
-					Options{Backend: addr, Handoff: mode, UpstreamConns: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { srv.Close() })
+				srv := modeltest.Start(t, func() (*Server, error) {
+					return Start(cfg, Options{Backend: addr, Handoff: mode, UpstreamConns: 1})
+				})
 				var wg sync.WaitGroup
 				errs := make(chan error, clients)
 				for i := range clients {
@@ -309,12 +305,9 @@ func TestHandoffCounters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			codec := newCodec(t, "binary")
-			srv, err := startChain(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: newService(t)}, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.Close() })
+			cfg := testConfig(t, "binary")
+			codec := cfg.Codec
+			srv := modeltest.Start(t, func() (*chain, error) { return startChain(cfg, tc.opts) })
 			var wg sync.WaitGroup
 			for i := range clients {
 				wg.Go(func() {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
+	"concbench/models/internal/enum"
 	"concbench/wire"
 )
 
@@ -39,41 +39,20 @@ const (
 
 var handoffNames = [...]string{Bound: "bound", PerThread: "perthread", Queue: "queue"}
 
+// handoffs is the text form of Handoff.
+var handoffs = enum.New[Handoff]("Handoff", "frontend", "hand-off", handoffNames[:])
+
 // String returns the mode's name.
-func (h Handoff) String() string {
-	if h < 0 || int(h) >= len(handoffNames) {
-		return fmt.Sprintf("Handoff(%d)", int(h))
-	}
-	return handoffNames[h]
-}
+func (h Handoff) String() string { return handoffs.String(h) }
 
 // ParseHandoff returns the mode named s (bound, perthread or queue).
-func ParseHandoff(s string) (Handoff, error) {
-	for i, n := range handoffNames {
-		if s == n {
-			return Handoff(i), nil
-		}
-	}
-	return 0, fmt.Errorf("frontend: unknown hand-off %q (accepted: %s)", s, strings.Join(handoffNames[:], ", "))
-}
+func ParseHandoff(s string) (Handoff, error) { return handoffs.Parse(s) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (h Handoff) MarshalText() ([]byte, error) {
-	if h < 0 || int(h) >= len(handoffNames) {
-		return nil, fmt.Errorf("frontend: invalid hand-off %d", int(h))
-	}
-	return []byte(handoffNames[h]), nil
-}
+func (h Handoff) MarshalText() ([]byte, error) { return handoffs.MarshalText(h) }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseHandoff.
-func (h *Handoff) UnmarshalText(b []byte) error {
-	v, err := ParseHandoff(string(b))
-	if err != nil {
-		return err
-	}
-	*h = v
-	return nil
-}
+func (h *Handoff) UnmarshalText(b []byte) error { return handoffs.UnmarshalText(b, h) }
 
 // DefaultThreads is the default bound on client connection threads.
 const DefaultThreads = 1024
@@ -170,7 +149,7 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("frontend: no back end address (--backend host:port)")
 	case opts.UpstreamConns < 0 || opts.UpstreamConns > MaxUpstreamConns:
 		return nil, fmt.Errorf("frontend: upstream connections %d out of range (accepted: 0 for %d, or 1..%d)", opts.UpstreamConns, DefaultUpstreamConns, MaxUpstreamConns)
-	case opts.Handoff < 0 || int(opts.Handoff) >= len(handoffNames):
+	case !handoffs.Valid(opts.Handoff):
 		return nil, fmt.Errorf("frontend: invalid hand-off %d", int(opts.Handoff))
 	case opts.UpstreamTimeout < 0:
 		return nil, fmt.Errorf("frontend: upstream timeout %v out of range (accepted: 0 for the default, %v here, or more)", opts.UpstreamTimeout, DefaultUpstreamTimeout(cfg.Codec.Limits()))

@@ -205,13 +205,12 @@ func TestUpstreamTimeout(t *testing.T) {
 	for _, mode := range []Handoff{Bound, PerThread, Queue} {
 		for _, proto := range []string{"binary", "http"} {
 			t.Run(fmt.Sprintf("handoff=%s/protocol=%s", mode, proto), func(t *testing.T) {
-				codec := newCodec(t, proto)
-				srv, err := Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: newService(t)},
-					Options{Backend: fakeBackend(t, 0, false), Handoff: mode, UpstreamTimeout: 50 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { srv.Close() })
+				cfg := testConfig(t, proto)
+				codec := cfg.Codec
+				backend := fakeBackend(t, 0, false)
+				srv := modeltest.Start(t, func() (*Server, error) {
+					return Start(cfg, Options{Backend: backend, Handoff: mode, UpstreamTimeout: 50 * time.Millisecond})
+				})
 				// Two pipelined requests on one connection: the second goes
 				// over a link dialled again, in every mode.
 				reqs := []wire.Request{{ID: 1, Op: wire.OpWork, Size: 10}, {ID: 2, Op: wire.OpWork, Size: 10}}

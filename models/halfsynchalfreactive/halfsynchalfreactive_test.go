@@ -70,38 +70,21 @@ func TestOptions(t *testing.T) {
 // newService returns a service with a small ledger.
 func newService(t testing.TB) *service.Service {
 	t.Helper()
-	svc, err := service.New(service.Config{Accounts: 8, InitialBalance: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return modeltest.Service(t, service.Config{Accounts: 8, InitialBalance: 1000})
 }
 
 // newCodec returns the protocol's codec, allowing work (and withdrawal
 // timeouts) of up to a minute.
 func newCodec(t testing.TB, proto string) wire.Codec {
 	t.Helper()
-	codec, err := wire.New(proto, wire.Limits{MaxWork: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return codec
+	return modeltest.Codec(t, proto, wire.Limits{MaxWork: time.Minute})
 }
 
 // start starts the model and closes it when the test ends.
 func start(t *testing.T, cfg models.Config, opts Options) *Server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := Start(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return srv
+	return modeltest.Start(t, func() (*Server, error) { return Start(cfg, opts) })
 }
 
 // dial connects a client to srv, closed when t ends.

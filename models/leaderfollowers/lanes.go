@@ -9,6 +9,7 @@ import (
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/internal/enum"
 	"concbench/wire"
 )
 
@@ -43,32 +44,17 @@ const (
 // laneSchedNames must match the constants above.
 var laneSchedNames = [...]string{SchedAuto: "auto", SchedFIFO: "fifo", SchedNice: "nice"}
 
+// laneScheds is the text form of LaneSched.
+var laneScheds = enum.New[LaneSched]("LaneSched", "leaderfollowers", "lane scheduling", laneSchedNames[:])
+
 // String returns the name: auto, fifo or nice.
-func (m LaneSched) String() string {
-	if m < 0 || int(m) >= len(laneSchedNames) {
-		return "LaneSched(" + strconv.Itoa(int(m)) + ")"
-	}
-	return laneSchedNames[m]
-}
+func (m LaneSched) String() string { return laneScheds.String(m) }
 
 // MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
-func (m LaneSched) MarshalText() ([]byte, error) {
-	if m < 0 || int(m) >= len(laneSchedNames) {
-		return nil, fmt.Errorf("leaderfollowers: invalid lane scheduling %d", int(m))
-	}
-	return []byte(laneSchedNames[m]), nil
-}
+func (m LaneSched) MarshalText() ([]byte, error) { return laneScheds.MarshalText(m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler: auto, fifo or nice.
-func (m *LaneSched) UnmarshalText(b []byte) error {
-	for i, n := range laneSchedNames {
-		if string(b) == n {
-			*m = LaneSched(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("leaderfollowers: unknown lane scheduling %q (accepted: %s)", b, strings.Join(laneSchedNames[:], ", "))
-}
+func (m *LaneSched) UnmarshalText(b []byte) error { return laneScheds.UnmarshalText(b, m) }
 
 // ParseLanes parses a lane list "MINPRIO:THREADS,…", e.g. "0:2,128:2" (two
 // threads for priorities 0..127, two for 128..255). An empty string gives

@@ -46,10 +46,7 @@ func TestLanePlacement(t *testing.T) {
 	for _, proto := range []string{"binary", "http"} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			cfg := testConfig(t, 0)
-			codec, err := wire.New(proto, wire.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			codec := modeltest.Codec(t, proto, wire.Limits{})
 			cfg.Codec = codec
 			opts := Options{Lanes: []Lane{{MinPriority: 0, Threads: 1}, {MinPriority: 100, Threads: 1}, {MinPriority: 200, Threads: 1}}, LaneSched: SchedNice}
 			skipUnlessLanesPermitted(t, cfg, opts)
@@ -176,16 +173,7 @@ func TestParseLanes(t *testing.T) {
 // lanes their priority (not root, no CAP_SYS_NICE).
 func skipUnlessLanesPermitted(t *testing.T, cfg models.Config, opts Options) {
 	t.Helper()
-	srv, err := Start(cfg, opts)
-	if errors.Is(err, ErrPriorityNotPermitted) {
-		t.Skipf("lanes need SCHED_FIFO or negative nice values (root or CAP_SYS_NICE): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
+	skipUnlessPermitted(t, cfg, opts, "lanes need SCHED_FIFO or negative nice values (root or CAP_SYS_NICE)")
 }
 
 // TestLanesUnderLoadgen drives a laned server with the load generator's

@@ -12,6 +12,7 @@ import (
 	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
+	"concbench/models/internal/enum"
 )
 
 // DefaultThreads is the pool size when Config.Threads is 0.
@@ -40,41 +41,20 @@ const (
 // promotionNames must match the constants above.
 var promotionNames = [...]string{LIFO: "lifo", FIFO: "fifo", Priority: "priority", OS: "os"}
 
+// promotions is the text form of Promotion.
+var promotions = enum.New[Promotion]("Promotion", "leaderfollowers", "promotion order", promotionNames[:])
+
 // String returns the order's name: lifo, fifo, priority or os.
-func (p Promotion) String() string {
-	if p < 0 || int(p) >= len(promotionNames) {
-		return "Promotion(" + strconv.Itoa(int(p)) + ")"
-	}
-	return promotionNames[p]
-}
+func (p Promotion) String() string { return promotions.String(p) }
 
 // ParsePromotion returns the order named s (lifo, fifo, priority or os).
-func ParsePromotion(s string) (Promotion, error) {
-	for i, n := range promotionNames {
-		if s == n {
-			return Promotion(i), nil
-		}
-	}
-	return 0, fmt.Errorf("leaderfollowers: unknown promotion order %q (accepted: %s)", s, strings.Join(promotionNames[:], ", "))
-}
+func ParsePromotion(s string) (Promotion, error) { return promotions.Parse(s) }
 
 // MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
-func (p Promotion) MarshalText() ([]byte, error) {
-	if p < 0 || int(p) >= len(promotionNames) {
-		return nil, fmt.Errorf("leaderfollowers: invalid promotion order %d", int(p))
-	}
-	return []byte(promotionNames[p]), nil
-}
+func (p Promotion) MarshalText() ([]byte, error) { return promotions.MarshalText(p) }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParsePromotion.
-func (p *Promotion) UnmarshalText(b []byte) error {
-	v, err := ParsePromotion(string(b))
-	if err != nil {
-		return err
-	}
-	*p = v
-	return nil
-}
+func (p *Promotion) UnmarshalText(b []byte) error { return promotions.UnmarshalText(b, p) }
 
 // The range of nice values (setpriority(2)).
 const (
@@ -128,11 +108,11 @@ type Options struct {
 
 // validate checks o for a pool of n threads.
 func (o Options) validate(n int) error {
-	if o.Promotion < 0 || int(o.Promotion) >= len(promotionNames) {
-		return fmt.Errorf("leaderfollowers: invalid promotion order %d (accepted: %s)", int(o.Promotion), strings.Join(promotionNames[:], ", "))
+	if err := promotions.Check(o.Promotion); err != nil {
+		return err
 	}
-	if o.LaneSched < 0 || int(o.LaneSched) >= len(laneSchedNames) {
-		return fmt.Errorf("leaderfollowers: invalid lane scheduling %d (accepted: %s)", int(o.LaneSched), strings.Join(laneSchedNames[:], ", "))
+	if err := laneScheds.Check(o.LaneSched); err != nil {
+		return err
 	}
 	if len(o.Lanes) > 0 && o.Promotion == Priority {
 		return errors.New("leaderfollowers: lanes and promotion=priority do not combine (lanes give priority per lane; use lifo, fifo or os in each lane)")
@@ -323,20 +303,9 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 			s.threads = append(s.threads, th)
 		}
 	}
-	started := make(chan error, cfg.Threads)
-	for _, th := range s.threads {
-		s.wg.Add(1)
-		go th.run(started)
-	}
-	var errs []error
-	for range s.threads {
-		if err := <-started; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
+	if err := connio.StartThreads(&s.wg, s.threads, (*thread).run); err != nil {
 		s.Close()
-		return nil, errs[0]
+		return nil, err
 	}
 	return s, nil
 }

@@ -45,9 +45,19 @@ func TestConformance(t *testing.T) {
 // nice values (not root, no CAP_SYS_NICE).
 func skipUnlessPrioritiesPermitted(t *testing.T) {
 	t.Helper()
-	srv, err := Start(testConfig(t, 2), Options{Promotion: Priority, Priorities: []int{-5, 5}})
+	skipUnlessPermitted(t, testConfig(t, 2), Options{Promotion: Priority, Priorities: []int{-5, 5}},
+		"promotion=priority with negative nice values needs root or CAP_SYS_NICE")
+}
+
+// skipUnlessPermitted skips t, saying need, if this process may not give
+// threads the priorities opts asks for (Start fails with
+// ErrPriorityNotPermitted): it starts a server of cfg and opts to find
+// out, and closes it. Any other failure fails t.
+func skipUnlessPermitted(t *testing.T, cfg models.Config, opts Options, need string) {
+	t.Helper()
+	srv, err := Start(cfg, opts)
 	if errors.Is(err, ErrPriorityNotPermitted) {
-		t.Skipf("promotion=priority with negative nice values needs root or CAP_SYS_NICE: %v", err)
+		t.Skipf("%s: %v", need, err)
 	}
 	if err != nil {
 		t.Fatal(err)

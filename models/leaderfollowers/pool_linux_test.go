@@ -87,6 +87,25 @@ func startFollower(t *testing.T, p *pool, m *member, led chan<- int) *testFollow
 	return f
 }
 
+// parkFollowers returns a pool of order whose leader is first (id -1),
+// with a follower parked per nice value, in turn (ids 0, 1, …: see
+// startFollower); the followers report each promotion on led.
+func parkFollowers(t *testing.T, order Promotion, nice []int) (p *pool, first *member, fs []*testFollower, led chan int) {
+	t.Helper()
+	n := len(nice)
+	p = newPool(order, n+1)
+	first = &member{id: -1}
+	if res := p.join(first); res != joinLeader {
+		t.Fatalf("first join into an empty pool: %v, want joinLeader", res)
+	}
+	led = make(chan int, n)
+	fs = make([]*testFollower, n)
+	for i := range n {
+		fs[i] = startFollower(t, p, &member{id: i, nice: nice[i]}, led)
+	}
+	return p, first, fs, led
+}
+
 // TestPromotionOrder parks followers in a known order with known
 // priorities, then promotes one at a time and checks which thread each
 // promotion made leader.
@@ -109,16 +128,7 @@ func TestPromotionOrder(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := len(tc.nice)
-			p := newPool(tc.order, n+1)
-			first := &member{id: -1}
-			if res := p.join(first); res != joinLeader {
-				t.Fatalf("first join into an empty pool: %v, want joinLeader", res)
-			}
-			led := make(chan int, n)
-			fs := make([]*testFollower, n)
-			for i := range n {
-				fs[i] = startFollower(t, p, &member{id: i, nice: tc.nice[i]}, led)
-			}
+			p, first, fs, led := parkFollowers(t, tc.order, tc.nice)
 			// The first leader promotes; each promoted follower, when
 			// told, promotes the next.
 			if !p.promote(first) {
@@ -240,16 +250,7 @@ func TestPromotionOS(t *testing.T) {
 	}
 	t.Logf("futex wake-order probe: this kernel woke the waiters of a shared word longest-waiting first (%v)", order)
 
-	p := newPool(OS, n+1)
-	first := &member{id: -1}
-	if res := p.join(first); res != joinLeader {
-		t.Fatalf("first join: %v, want joinLeader", res)
-	}
-	led := make(chan int, n)
-	fs := make([]*testFollower, n)
-	for i := range n {
-		fs[i] = startFollower(t, p, &member{id: i}, led)
-	}
+	p, first, fs, led := parkFollowers(t, OS, make([]int, n))
 	if !p.promote(first) {
 		t.Fatal("promote found no follower")
 	}
@@ -302,13 +303,7 @@ func TestPoolCloseWakesFollowers(t *testing.T) {
 	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
 		t.Run("promotion="+order.String(), func(t *testing.T) {
 			const n = 3
-			p := newPool(order, n+1)
-			p.join(&member{id: -1})
-			led := make(chan int, n)
-			fs := make([]*testFollower, n)
-			for i := range n {
-				fs[i] = startFollower(t, p, &member{id: i}, led)
-			}
+			p, _, fs, _ := parkFollowers(t, order, make([]int, n))
 			p.close()
 			for _, f := range fs {
 				if res := receive(t, f.result, "a follower's join after close"); res != joinClosed {

@@ -23,11 +23,16 @@ import (
 )
 
 // anyPriorities returns nice values for n threads that any process may set
-// (non-negative), spread so that priority order differs from lifo and fifo.
+// (none below the process's own: under nice(1) that is above 0), spread so
+// that priority order differs from lifo and fifo.
 func anyPriorities(n int) []int {
+	base, err := niceOf(unix.Gettid())
+	if err != nil {
+		base = 0
+	}
 	p := make([]int, n)
 	for i := range p {
-		p[i] = []int{6, 0, 12, 3, 19, 9}[i%6]
+		p[i] = min(base+[]int{6, 0, 12, 3, 19, 9}[i%6], 19)
 	}
 	return p
 }
@@ -129,10 +134,14 @@ func niceOf(tid int) (int, error) {
 // value, and that the other threads of the process are not changed.
 func TestPrioritiesApplied(t *testing.T) {
 	const threads = 4
+	own, err := niceOf(unix.Gettid()) // 0, or what nice(1) gave the test
+	if err != nil {
+		t.Fatal(err)
+	}
 	prios := rootPriorities(threads)
 	srv, err := Start(testConfig(t, threads), Options{Promotion: Priority, Priorities: prios})
 	if errors.Is(err, ErrPriorityNotPermitted) {
-		t.Logf("negative nice values refused (%v); checking non-negative ones", err)
+		t.Logf("nice values below the process's refused (%v); checking the others", err)
 		prios = anyPriorities(threads)
 		srv, err = Start(testConfig(t, threads), Options{Promotion: Priority, Priorities: prios})
 	}
@@ -149,8 +158,8 @@ func TestPrioritiesApplied(t *testing.T) {
 			t.Errorf("thread %d (tid %d): nice %d, want %d", i, th.TID, nice, prios[i])
 		}
 	}
-	if nice, err := niceOf(unix.Gettid()); err != nil || nice != 0 {
-		t.Errorf("the test's own thread: nice %d (%v), want 0: priorities leaked", nice, err)
+	if nice, err := niceOf(unix.Gettid()); err != nil || nice != own {
+		t.Errorf("the test's own thread: nice %d (%v), want %d: priorities leaked", nice, err, own)
 	}
 }
 
@@ -441,11 +450,16 @@ func TestPriorityChild(t *testing.T) {
 	priorityChild(t)
 }
 
-// priorityChild runs in an unprivileged process: a negative nice value is
-// refused with ErrPriorityNotPermitted and advice; non-negative ones work.
+// priorityChild runs in an unprivileged process: a nice value below the
+// process's is refused with ErrPriorityNotPermitted and advice that names
+// the process's; higher ones work.
 func priorityChild(t *testing.T) {
 	cfg := testConfig(t, 2)
-	srv, err := Start(cfg, Options{Promotion: Priority, Priorities: []int{0, -5}})
+	own, err := niceOf(unix.Gettid()) // 0, or what nice(1) gave the test
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start(cfg, Options{Promotion: Priority, Priorities: []int{own, max(own-5, -20)}})
 	if err == nil {
 		srv.Close()
 		t.Skip("this process may lower nice values (CAP_SYS_NICE or RLIMIT_NICE)")
@@ -453,15 +467,16 @@ func priorityChild(t *testing.T) {
 	if !errors.Is(err, ErrPriorityNotPermitted) {
 		t.Fatalf("error %v does not wrap ErrPriorityNotPermitted", err)
 	}
-	for _, advice := range []string{"pool thread 1", "setpriority", "root", "CAP_SYS_NICE", "non-negative nice values"} {
+	for _, advice := range []string{"pool thread 1", "setpriority", "root", "CAP_SYS_NICE",
+		fmt.Sprintf("nice values no lower than the process's (%d)", own)} {
 		if !strings.Contains(err.Error(), advice) {
 			t.Errorf("error %q does not mention %q", err, advice)
 		}
 	}
 	t.Logf("refused as expected: %v", err)
-	srv, err = Start(cfg, Options{Promotion: Priority, Priorities: []int{3, 7}})
+	srv, err = Start(cfg, Options{Promotion: Priority, Priorities: []int{min(own+3, 19), min(own+7, 19)}})
 	if err != nil {
-		t.Fatalf("non-negative nice values: %v", err)
+		t.Fatalf("nice values above the process's: %v", err)
 	}
 	defer srv.Close()
 	c, err := modeltest.Dial(srv.Addr().String(), cfg.Codec)

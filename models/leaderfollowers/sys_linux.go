@@ -19,6 +19,16 @@ func setNice(tid, nice int) error {
 	return nil
 }
 
+// threadNice returns the nice value of thread tid. getpriority(2) returns
+// 20 − nice, so that no valid result is negative.
+func threadNice(tid int) (int, error) {
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		return 0, os.NewSyscallError("getpriority", err)
+	}
+	return 20 - p, nil
+}
+
 // setFIFO puts thread tid, which must be the calling thread, under
 // SCHED_FIFO at real-time priority rtprio (1..99). It needs root,
 // CAP_SYS_NICE or RLIMIT_RTPRIO ≥ rtprio, and, where the kernel groups

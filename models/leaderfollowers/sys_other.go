@@ -13,6 +13,8 @@ import (
 
 func setNice(tid, nice int) error { return handleset.ErrUnsupported }
 
+func threadNice(tid int) (int, error) { return 0, handleset.ErrUnsupported }
+
 func setFIFO(tid, rtprio int) error { return handleset.ErrUnsupported }
 
 func readRTBudget() rtBudget { return rtBudget{Err: handleset.ErrUnsupported} }

@@ -91,16 +91,23 @@ func (th *thread) applyLaneSched(tid int) error {
 }
 
 // niceError explains why pool thread id (tid) could not take nice value
-// nice.
+// nice. The thread still has the nice value it was created with, the
+// process's (a nice value passes from a thread to those it creates), so
+// the advice names it: "non-negative" was wrong for a process started
+// under nice(1).
 func niceError(id, tid, nice int, err error) error {
 	if errors.Is(err, os.ErrPermission) {
 		// EACCES: a nice value below the process's without CAP_SYS_NICE
 		// (or a sufficient RLIMIT_NICE); EPERM: another user's thread.
+		least := "the process's"
+		if base, berr := threadNice(tid); berr == nil {
+			least = fmt.Sprintf("the process's (%d)", base)
+		}
 		return fmt.Errorf("%w: pool thread %d (tid %d) at nice %d: %w; "+
 			"lowering a thread's nice value below the process's needs root or CAP_SYS_NICE: "+
 			"run as root, grant the binary the capability (setcap cap_sys_nice+ep), "+
-			"raise RLIMIT_NICE, or use non-negative nice values",
-			ErrPriorityNotPermitted, id, tid, nice, err)
+			"raise RLIMIT_NICE, or use nice values no lower than %s",
+			ErrPriorityNotPermitted, id, tid, nice, err, least)
 	}
 	return fmt.Errorf("leaderfollowers: pool thread %d (tid %d) at nice %d: %w", id, tid, nice, err)
 }

@@ -90,20 +90,38 @@ func (c *client) recv(resp *wire.Response) error {
 }
 
 // roundTrip sends reqs pipelined and verifies every response, in order.
-func (c *client) roundTrip(reqs []*wire.Request) error {
+func (c *client) roundTrip(reqs []*wire.Request) error { return c.roundTripEach(reqs, nil) }
+
+// roundTripEach is roundTrip that also passes each verified response,
+// with its request, to each (nil: none), for a test that expects more of
+// it; an error of each ends the round trip.
+func (c *client) roundTripEach(reqs []*wire.Request, each func(*wire.Request, *wire.Response) error) error {
 	if err := c.send(reqs...); err != nil {
 		return err
 	}
 	var resp wire.Response
 	for _, r := range reqs {
-		if err := c.recv(&resp); err != nil {
-			return fmt.Errorf("request %d: %w", r.ID, err)
+		if err := c.recvChecked(r, &resp); err != nil {
+			return err
 		}
-		if err := checkResponse(r, &resp); err != nil {
+		if each == nil {
+			continue
+		}
+		if err := each(r, &resp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recvChecked reads the next response into resp and checks it against
+// req, the request it must answer (checkResponse): the suite's read of
+// one response to a request it knows.
+func (c *client) recvChecked(req *wire.Request, resp *wire.Response) error {
+	if err := c.recv(resp); err != nil {
+		return fmt.Errorf("request %d: %w", req.ID, err)
+	}
+	return checkResponse(req, resp)
 }
 
 // checkResponse is wire.Verify plus the expectation of a success status and
@@ -214,6 +232,14 @@ func (c *Client) RoundTrip(reqs ...*wire.Request) error {
 // connection is closed when t ends.
 func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client {
 	t.Helper()
+	return &Client{c: connect(t, d, addr, codec)}
+}
+
+// connect is Connect for the suite's own tests, whose clients are the
+// unexported client: dialled through d (nil: a plain net.Dialer), a failed
+// dial failing t, closed when t ends.
+func connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *client {
+	t.Helper()
 	if d == nil {
 		d = &net.Dialer{}
 	}
@@ -222,7 +248,7 @@ func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.close() })
-	return &Client{c: c}
+	return c
 }
 
 // Config returns the configuration of a server for a model's own tests:
@@ -231,15 +257,31 @@ func Connect(t testing.TB, d *net.Dialer, addr string, codec wire.Codec) *Client
 // scfg (its NsPerIter set spares the tests the calibration).
 func Config(t testing.TB, protocol string, threads int, scfg service.Config) models.Config {
 	t.Helper()
-	codec, err := wire.New(protocol, wire.Limits{})
+	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: Codec(t, protocol, wire.Limits{}), Service: Service(t, scfg)}
+}
+
+// Codec returns protocol's codec with limits (zero fields: the defaults),
+// for a test that speaks to a server or encodes requests itself; an
+// unknown protocol fails t, so a test needs no error path of its own.
+func Codec(t testing.TB, protocol string, limits wire.Limits) wire.Codec {
+	t.Helper()
+	codec, err := wire.New(protocol, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return codec
+}
+
+// Service returns a new service of scfg, for a server a test starts or
+// a reference ledger it compares with (set scfg.NsPerIter to spare the
+// test the calibration); an invalid scfg fails t.
+func Service(t testing.TB, scfg service.Config) *service.Service {
+	t.Helper()
 	svc, err := service.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return models.Config{Addr: "127.0.0.1:0", Threads: threads, Codec: codec, Service: svc}
+	return svc
 }
 
 // Start returns the server start starts, closed when t ends (an error

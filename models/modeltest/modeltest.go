@@ -345,10 +345,7 @@ func testByteAtATime(t *testing.T, e *env) {
 		}
 		var resp wire.Response
 		for _, r := range reqs {
-			if err := c.recv(&resp); err != nil {
-				return err
-			}
-			if err := checkResponse(r, &resp); err != nil {
+			if err := c.recvChecked(r, &resp); err != nil {
 				return err
 			}
 		}
@@ -402,11 +399,7 @@ func testSlowReader(t *testing.T, e *env) {
 	size := min(1<<20, e.codec.Limits().MaxPayload)
 	srv := e.startServer(t)
 	base := liveHeap()
-	slow, err := dial(srv.Addr().String(), e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.close()
+	slow := connect(t, nil, srv.Addr().String(), e.codec)
 	reqs := make([]*wire.Request, slowN)
 	for k := range reqs {
 		reqs[k] = &wire.Request{ID: uint64(k), Op: wire.OpWork, Size: size}
@@ -427,10 +420,7 @@ func testSlowReader(t *testing.T, e *env) {
 	// Nothing was lost: the slow reader gets every response once it reads.
 	var resp wire.Response
 	for _, r := range reqs {
-		if err := slow.recv(&resp); err != nil {
-			t.Fatalf("slow reader, request %d: %v", r.ID, err)
-		}
-		if err := checkResponse(r, &resp); err != nil {
+		if err := slow.recvChecked(r, &resp); err != nil {
 			t.Fatalf("slow reader: %v", err)
 		}
 	}
@@ -501,19 +491,11 @@ func testAmplification(t *testing.T, e *env) {
 func testSlowHeader(t *testing.T, e *env) {
 	srv := e.startServerWith(t, func(c *models.Config) { c.HeaderTimeout = 50 * time.Millisecond })
 	addr := srv.Addr().String()
-	idle, err := dial(addr, e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.close()
+	idle := connect(t, nil, addr, e.codec)
 	if err := idle.roundTrip([]*wire.Request{workRequest(1, 8)}); err != nil {
 		t.Fatalf("idle connection's first request: %v", err)
 	}
-	slow, err := dial(addr, e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.close()
+	slow := connect(t, nil, addr, e.codec)
 	whole := e.codec.AppendRequest(nil, workRequest(2, 8))
 	if err := slow.sendRaw(whole[:len(whole)/2]); err != nil {
 		t.Fatal(err)
@@ -651,11 +633,7 @@ func testMalformed(t *testing.T, e *env) {
 	want := map[string]uint64{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := dial(addr, e.codec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.close()
+			c := connect(t, nil, addr, e.codec)
 			if err := c.sendRaw(tc.input); err != nil {
 				t.Fatal(err)
 			}
@@ -753,11 +731,7 @@ func testMaxConns(t *testing.T, e *env) {
 		serve(fmt.Sprintf("connection %d of %d", i+1, maxConns), c)
 	}
 
-	extra, err := dial(addr, e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer extra.close()
+	extra := connect(t, nil, addr, e.codec)
 	var resp wire.Response
 	if err := extra.recv(&resp); err != nil {
 		t.Fatalf("connection past the cap: no refusal: %v", err)
@@ -812,11 +786,7 @@ func testConnectionClose(t *testing.T, e *env) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := dial(srv.Addr().String(), e.codec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.close()
+			c := connect(t, nil, srv.Addr().String(), e.codec)
 			if err := c.sendRaw(tc.raw); err != nil {
 				t.Fatal(err)
 			}
@@ -854,20 +824,14 @@ func testLedger(t *testing.T, e *env) {
 				reqs[k] = &wire.Request{ID: uint64(b*depth + k), Op: wire.OpTransfer,
 					Account: from, To: to, Amount: int64(1 + next()%200)}
 			}
-			if err := c.send(reqs...); err != nil {
-				return err
-			}
-			var resp wire.Response
-			for _, r := range reqs {
-				if err := c.recv(&resp); err != nil {
-					return err
-				}
-				if err := checkResponse(r, &resp); err != nil {
-					return err
-				}
+			err := c.roundTripEach(reqs, func(r *wire.Request, resp *wire.Response) error {
 				if resp.Status != wire.StatusOK && resp.Status != wire.StatusInsufficientFunds {
 					return fmt.Errorf("transfer %d→%d of %d: status %v", r.Account, r.To, r.Amount, resp.Status)
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -875,11 +839,7 @@ func testLedger(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := dial(addr, e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := connect(t, nil, addr, e.codec)
 	total := &wire.Request{ID: 1, Op: wire.OpTotal}
 	if err := c.send(total); err != nil {
 		t.Fatal(err)
@@ -900,11 +860,7 @@ func testLedger(t *testing.T, e *env) {
 // deposited, so the suite's shared ledger is as it found it.
 func testLedgerLimits(t *testing.T, e *env) {
 	srv := e.startServer(t)
-	c, err := dial(srv.Addr().String(), e.codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := connect(t, nil, srv.Addr().String(), e.codec)
 	var id uint64
 	do := func(r wire.Request) (wire.Status, int64) {
 		t.Helper()
@@ -914,10 +870,7 @@ func testLedgerLimits(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		var resp wire.Response
-		if err := c.recv(&resp); err != nil {
-			t.Fatal(err)
-		}
-		if err := checkResponse(&r, &resp); err != nil {
+		if err := c.recvChecked(&r, &resp); err != nil {
 			t.Fatal(err)
 		}
 		if resp.Status != wire.StatusOK {

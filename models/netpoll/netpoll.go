@@ -125,13 +125,13 @@ func (s *Server) acceptLoop() {
 
 // refuse answers a connection accepted past Config.MaxConns with the
 // limit's refusal and closes it, as connio.Refuse does for a descriptor:
-// the write cannot block for long (a new connection's send buffer is
-// empty, the refusal small), and the FIN follows the response.
+// counted first, the write cannot block for long (a new connection's send
+// buffer is empty, the refusal small), and the FIN follows the response.
 func (s *Server) refuse(c *net.TCPConn) {
+	connio.CountRefused(s.acceptSh)
 	_, _ = c.Write(s.limit.Refusal()) // a client already gone needs no answer
 	_ = c.CloseWrite()
 	c.Close()
-	connio.CountRefused(s.acceptSh)
 }
 
 func (s *Server) serveConn(c *net.TCPConn) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,18 +41,24 @@ func requireMultishot(t testing.TB) {
 	}
 }
 
+// optionsCase is a subtest's name and the options it starts the model with.
+type optionsCase struct {
+	name string
+	opts Options
+}
+
+// recvModes are the model's two ways to receive, for the tests that
+// run both.
+var recvModes = []optionsCase{
+	{name: "recv=auto"},
+	{name: "recv=single", opts: Options{Recv: RecvSingle}},
+}
+
 func TestConformance(t *testing.T) {
 	requireURing(t)
-	tests := []struct {
-		name string
-		opts Options
-	}{
-		{name: "recv=auto"},
-		{name: "recv=single", opts: Options{Recv: RecvSingle}},
-		// Two tiny buffers per ring: receives run out of buffers all the
-		// time, so the ENOBUFS and re-arm paths carry the whole suite.
-		{name: "buffers=2x64", opts: Options{Buffers: 2, BufferSize: 64}},
-	}
+	// Two tiny buffers per ring: receives run out of buffers all the
+	// time, so the ENOBUFS and re-arm paths carry the whole suite.
+	tests := append(slices.Clone(recvModes), optionsCase{name: "buffers=2x64", opts: Options{Buffers: 2, BufferSize: 64}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
@@ -197,14 +204,7 @@ func TestCloseReleasesRings(t *testing.T) {
 // reads.
 func TestBackPressure(t *testing.T) {
 	requireURing(t)
-	tests := []struct {
-		name string
-		opts Options
-	}{
-		{name: "recv=auto"},
-		{name: "recv=single", opts: Options{Recv: RecvSingle}},
-	}
-	for _, tc := range tests {
+	for _, tc := range recvModes {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 64
 			cfg := testConfig(t, "binary")
@@ -394,10 +394,7 @@ func TestListenGroup(t *testing.T) {
 // pending bytes in place, even when the buffer is reallocated, and only
 // Advance consumes them.
 func TestOutPendingBytesStable(t *testing.T) {
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	var out connio.Out
 	out.AppendResponse(codec, &wire.Response{ID: 1, Payload: bytes.Repeat([]byte("a"), 1000)})
 	inFlight := out.Bytes()

@@ -85,20 +85,9 @@ func Start(cfg models.Config, opts Options) (*Server, error) {
 	}
 	s.reaper = connio.NewReaper(&s.cfg, &s.counters)
 	s.limit = connio.NewLimit(&s.cfg, "proactor")
-	ready := make(chan error, len(s.procs))
-	for _, p := range s.procs {
-		s.wg.Add(1)
-		go p.run(ready)
-	}
-	var errs []error
-	for range s.procs {
-		if err := <-ready; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
+	if err := connio.StartThreads(&s.wg, s.procs, (*proactor).run); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("proactor: %w", errs[0])
+		return nil, fmt.Errorf("proactor: %w", err)
 	}
 	return s, nil
 }

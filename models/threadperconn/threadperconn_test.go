@@ -11,7 +11,6 @@ import (
 	"concbench/models"
 	"concbench/models/modeltest"
 	"concbench/service"
-	"concbench/wire"
 )
 
 func TestConformance(t *testing.T) {
@@ -25,19 +24,8 @@ func TestConformance(t *testing.T) {
 // 503 and a reason, counted as refused, instead of hanging in the backlog;
 // once a connection ends, new clients are served again.
 func TestThreadCap(t *testing.T) {
-	svc, err := service.New(service.Config{NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec, err := wire.New("http", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := Start(models.Config{Addr: "127.0.0.1:0", Threads: 2, Codec: codec, Service: svc}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	cfg := modeltest.Config(t, "http", 2, service.Config{NsPerIter: 1})
+	srv := modeltest.Start(t, func() (*Server, error) { return Start(cfg, Options{}) })
 	addr := srv.Addr().String()
 	get := "GET /work HTTP/1.1\r\nHost: x\r\n\r\n"
 	var held []net.Conn

@@ -41,6 +41,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -505,6 +506,18 @@ func writeEdited(dir string, run func(*results.Run), point func(*results.Point) 
 	return r, nil
 }
 
+// ReadRun reads the run in dir (results.ReadRun), failing the test if it
+// cannot: the tests of every package that reads runs, the synthetic one
+// or one they measured, read them so.
+func ReadRun(t testing.TB, dir string) (*results.Run, []results.Point) {
+	t.Helper()
+	r, pts, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatalf("ReadRun %s: %v", dir, err)
+	}
+	return r, pts
+}
+
 // Main is a TestMain for packages that read the synthetic run: it writes
 // the run once to a temporary folder, stores the folder in *dir, runs the
 // tests, removes the folder and returns m.Run's exit code (1 if the run
@@ -533,6 +546,20 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func GoldenFile(t testing.TB, name string, got []byte) {
 	t.Helper()
 	Golden(t, filepath.Join("testdata", name), got, *update)
+}
+
+// GoldenWrite writes with write into a buffer, compares what it wrote
+// with testdata/name (GoldenFile) and returns it: a renderer's test
+// checks its golden file, then reads the same bytes back for the
+// properties the golden file must have.
+func GoldenWrite(t testing.TB, name string, write func(io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	GoldenFile(t, name, b.Bytes())
+	return b.Bytes()
 }
 
 // Golden compares got with the golden file at path, or, with update,

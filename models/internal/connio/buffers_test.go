@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"concbench/models/modeltest"
 	"concbench/wire"
 )
 
@@ -14,10 +15,7 @@ import (
 // holds only heads and inline bodies.
 func TestOutStreamsPatternBodies(t *testing.T) {
 	for _, proto := range wire.Protocols {
-		codec, err := wire.New(proto, wire.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		codec := modeltest.Codec(t, proto, wire.Limits{})
 		rng := rand.New(rand.NewPCG(1, 2))
 		for round := range 50 {
 			var out Out
@@ -65,10 +63,7 @@ func TestOutStreamsPatternBodies(t *testing.T) {
 // being written (pipelining, or a pool's worker completing) leaves after
 // it.
 func TestOutAppendWhileStreaming(t *testing.T) {
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	var out Out
 	var want []byte
 	want = codec.AppendResponse(want, &wire.Response{ID: 1, Payload: wire.AppendBody(nil, 1, 100<<10)})

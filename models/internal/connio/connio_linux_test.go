@@ -7,6 +7,7 @@ import (
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
 
@@ -15,14 +16,8 @@ import (
 
 func testConfig(t *testing.T, maxOut int) *models.Config {
 	t.Helper()
-	codec, err := wire.New("binary", wire.Limits{MaxPayload: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{NsPerIter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{MaxPayload: 1 << 20})
+	svc := modeltest.Service(t, service.Config{NsPerIter: 1})
 	cfg := models.Config{Codec: codec, Service: svc, MaxPendingOutput: maxOut}
 	cfg = cfg.WithDefaults(1)
 	return &cfg
@@ -239,10 +234,7 @@ func TestOnReadyUnread(t *testing.T) {
 
 // TestReadOnce drives the read step through each of its results.
 func TestReadOnce(t *testing.T) {
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	req := requests(codec, 1, 10)
 	tests := []struct {
 		name    string

@@ -10,6 +10,7 @@ import (
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/wire"
 
 	"golang.org/x/sys/unix"
@@ -64,10 +65,7 @@ func must(fd int, err error) int {
 // answered with the refusal and closed; an accept error is counted as
 // ErrAccept; register's false ends the batch as closed.
 func TestAcceptAdmitted(t *testing.T) {
-	codec, err := wire.New("http", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "http", wire.Limits{})
 	tests := []struct {
 		name       string
 		results    []error
@@ -133,10 +131,7 @@ func TestConns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer set.Close()
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	limit := NewLimit(&models.Config{Codec: codec, MaxConns: 3}, "test")
 	var counters models.Counters
 	sh := counters.NewThreadShard("pool")

@@ -49,6 +49,10 @@
 //     registering a connection, and closing one (its timer, descriptor,
 //     place and count) in one place; Fatal is a server's first fatal
 //     error.
+//   - starting threads: StartThreads starts the threads of the models
+//     whose threads set themselves up before they serve
+//     (Leader/Followers, the proactor) and returns the first that could
+//     not.
 //   - reading: In.ReadOnce is the read step of every readiness-driven
 //     model (Session.OnReady, Half-Sync/Half-Reactive's reactor, Active
 //     Object's I/O threads): one read, committed and counted, a truncated

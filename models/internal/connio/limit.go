@@ -103,18 +103,21 @@ func Refusal(codec wire.Codec, reason string) []byte {
 		Payload: []byte(reason + "\n")})
 }
 
-// Refuse answers fd, a connection just accepted, with refusal (see
-// Refusal), shuts it down and closes it, and counts it in sh as accepted,
-// closed and refused (CountRefused). The write cannot block for long, even
-// on a blocking socket: a new connection's send buffer is empty and the
-// refusal is small. The FIN follows the response, so a client that reads
-// finds the reason before the end of the stream. A client that is gone
-// already needs no answer: write and shutdown errors are ignored.
+// Refuse counts fd, a connection just accepted, in sh as accepted, closed
+// and refused (CountRefused), then answers it with refusal (see Refusal),
+// shuts it down and closes it. Counted first, so that a client that has
+// read the refusal or the end of the stream finds it counted: counted
+// after the close, a snapshot taken on the client's answer could miss it
+// (TestThreadCap failed so under load). The write cannot block for long,
+// even on a blocking socket: a new connection's send buffer is empty and
+// the refusal is small. The FIN follows the response, so a client that
+// reads finds the reason before the end of the stream. A client that is
+// gone already needs no answer: write and shutdown errors are ignored.
 func Refuse(fd int, refusal []byte, sh *models.Shard) {
+	CountRefused(sh)
 	_, _ = handleset.Write(fd, refusal)
 	_ = handleset.Shutdown(fd)
 	_ = handleset.Close(fd)
-	CountRefused(sh)
 }
 
 // CountRefused counts in sh a connection refused at the server's limit:

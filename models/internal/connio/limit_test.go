@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/wire"
 )
 
@@ -13,10 +14,7 @@ import (
 // the next, admits one again after a Release; without a cap it admits
 // everything and counts nothing.
 func TestLimitAdmitsUpToTheCap(t *testing.T) {
-	codec, err := wire.New("http", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "http", wire.Limits{})
 	tests := []struct {
 		name     string
 		maxConns int
@@ -66,10 +64,7 @@ func TestLimitAdmitsUpToTheCap(t *testing.T) {
 // TestLimitConcurrentNeverExceedsTheCap: threads admitting and releasing
 // at once never hold more places than the cap.
 func TestLimitConcurrentNeverExceedsTheCap(t *testing.T) {
-	codec, err := wire.New("binary", wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec := modeltest.Codec(t, "binary", wire.Limits{})
 	const maxConns, workers, rounds = 3, 8, 2000
 	l := NewLimit(&models.Config{Codec: codec, MaxConns: maxConns}, "test")
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/models/modeltest"
 	"concbench/wire"
 )
 
@@ -113,10 +114,7 @@ func TestReserve(t *testing.T) {
 func TestResponseOverheadCoversHeads(t *testing.T) {
 	result := strconv.AppendInt(nil, math.MinInt64, 10)
 	for _, proto := range wire.Protocols {
-		codec, err := wire.New(proto, wire.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		codec := modeltest.Codec(t, proto, wire.Limits{})
 		longest := 0
 		for st := range wire.Status(32) {
 			for _, resp := range []wire.Response{
