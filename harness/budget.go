@@ -185,6 +185,7 @@ func (r *runner) extraRound(ctx context.Context, wl string, cells []extraCell, r
 		}
 		if slices.Contains(slo, run) {
 			r.sum.Points += 2 + (&sloSearch{probes: r.exp.SLOProbes}).maxProbes()
+			r.searches.left++
 			if err := r.point(rc, pointLoad{kind: results.KindCapacity}, rep); err != nil {
 				return false, err
 			}

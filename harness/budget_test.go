@@ -54,3 +54,37 @@ func TestUndecided(t *testing.T) {
 		t.Errorf("first %s, want the p99 cell, the cheapest", got[0].column.Label)
 	}
 }
+
+// TestETA: the progress line's estimate counts a search not yet done at
+// the mean probes of those done, not at its most, and a run with a budget
+// at no less than what is left of it. A pure computation at a given time.
+func TestETA(t *testing.T) {
+	begin := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	now := begin.Add(time.Minute)
+	r := &runner{begin: begin, ran: 10, ranTime: 10 * time.Second, pointIdx: 10}
+	r.exp.SLOProbes = 3 // at most 7 probes a search
+	r.sum.Points = 100
+	if _, ok := (&runner{}).eta(now); ok {
+		t.Error("an ETA before any point ran")
+	}
+	for _, tc := range []struct {
+		name     string
+		searches searchCount
+		budget   time.Duration
+		want     time.Duration
+	}{
+		{name: "no search done: the probes planned", searches: searchCount{left: 10}, want: 50 * time.Second},
+		{name: "searches take 5 probes", searches: searchCount{left: 10, done: 2, probes: 10}, want: 70 * time.Second},
+		{name: "searches take 3 probes", searches: searchCount{left: 10, done: 5, probes: 15}, want: 50 * time.Second},
+		{name: "every search done", searches: searchCount{done: 5, probes: 15}, want: 90 * time.Second},
+		{name: "budget longer", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 9 * time.Minute, want: 8 * time.Minute},
+		{name: "budget shorter", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 61 * time.Second, want: 50 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.searches, r.exp.Budget = tc.searches, Duration(tc.budget)
+			if got, ok := r.eta(now); !ok || got != tc.want {
+				t.Errorf("eta = %v, %v; want %v", got, ok, tc.want)
+			}
+		})
+	}
+}

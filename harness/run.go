@@ -253,7 +253,12 @@ type runner struct {
 	ran      int           // points that ran the load generator in this invocation
 	ranTime  time.Duration // their total duration
 	pointIdx int
+	searches searchCount // for the ETA: sum.Points counts a search at its most probes
 }
+
+// searchCount counts the latency-objective searches for the progress
+// line's ETA: those planned and not yet done, and the probes of those done.
+type searchCount struct{ left, done, probes int }
 
 // resolve fixes what the experiment leaves automatic: the CPU split and
 // the server binary; and expands configurations × workloads.
@@ -475,6 +480,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		if searches && rc.wl.SLO != nil {
 			// At most: a search that stops early gives back the rest.
 			r.sum.Points += r.exp.Repetitions * ((&sloSearch{probes: r.exp.SLOProbes}).maxProbes() + 1)
+			r.searches.left += r.exp.Repetitions
 		}
 	}
 	if err := r.runPlan(ctx, loads, searches); err != nil {
@@ -1302,11 +1308,11 @@ func (r *runner) progress(p *results.Point, note func(*results.Point) string) {
 	if r.opt.Progress == nil {
 		return
 	}
-	elapsed := time.Since(r.begin)
+	now := time.Now()
+	elapsed := now.Sub(r.begin)
 	eta := "?"
-	if r.ran > 0 {
-		left := r.sum.Points - r.pointIdx
-		eta = fmtDuration(r.ranTime / time.Duration(r.ran) * time.Duration(left))
+	if d, ok := r.eta(now); ok {
+		eta = fmtDuration(d)
 	}
 	what := "capacity"
 	switch p.Kind {
@@ -1356,6 +1362,31 @@ func (r *runner) progress(p *results.Point, note func(*results.Point) string) {
 	}
 	fmt.Fprintf(r.opt.Progress, "[%d/%d] %s, ETA %s | rep %d %s %s: %s\n",
 		r.pointIdx, r.sum.Points, fmtDuration(elapsed), eta, p.Repetition, p.Config.Name, what, outcome)
+}
+
+// eta estimates how long the run has left at now: the points left at the
+// mean time of those run so far, counting each search not yet done at the
+// mean probes of those done, or before any is done at the probes planned
+// (sum.Points counts it at its most, about twice what a search takes); in
+// a run with a budget, no less than what is left of it, which extra
+// rounds spend on the cells still undecided. False before any point ran.
+func (r *runner) eta(now time.Time) (time.Duration, bool) {
+	if r.ran == 0 {
+		return 0, false
+	}
+	left := float64(r.sum.Points - r.pointIdx)
+	if c := r.searches; c.left > 0 {
+		mean := float64(r.exp.SLOProbes) // before any is done: the probes planned
+		if c.done > 0 {
+			mean = float64(c.probes) / float64(c.done)
+		}
+		left -= float64(c.left) * (float64((&sloSearch{probes: r.exp.SLOProbes}).maxProbes()) - mean)
+	}
+	d := time.Duration(max(left, 0) * float64(r.ranTime) / float64(r.ran))
+	if r.exp.Budget > 0 {
+		d = max(d, r.begin.Add(time.Duration(r.exp.Budget)).Sub(now))
+	}
+	return d, true
 }
 
 func firstLine(s string) string {

@@ -363,6 +363,15 @@ func (r *runner) sloPrior(name string, rep int) float64 {
 	return results.Summarize(xs).Median
 }
 
+// searchDone counts a search that took probes of its most: the run's
+// points give back the rest, and the ETA learns how many a search takes.
+func (r *runner) searchDone(s *sloSearch, probes int) {
+	r.sum.Points -= s.maxProbes() - probes
+	r.searches.left = max(r.searches.left-1, 0)
+	r.searches.done++
+	r.searches.probes += probes
+}
+
 // search runs rc's latency-objective search of repetition rep (sloSearch)
 // on the server that measured its capacity, probe by probe, each written
 // as a KindProbe point, then writes its result as a KindSLO point. A
@@ -382,7 +391,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 		}
 		r.pointIdx += n + 1
 		r.sum.Skipped += n + 1
-		r.sum.Points -= s.maxProbes() - n
+		r.searchDone(&s, n)
 		return nil
 	}
 	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
@@ -439,7 +448,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
 		}
 	}
-	r.sum.Points -= s.maxProbes() - len(done)
+	r.searchDone(&s, len(done))
 	sr := s.sloResult(done)
 	sr.Percentile, sr.BoundNs = slo.percentile(), int64(time.Duration(slo.Bound))
 	if byCeiling {
