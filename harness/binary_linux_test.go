@@ -13,6 +13,7 @@ import (
 
 	"concbench/internal/testenv"
 	"concbench/results"
+	"concbench/results/resultstest"
 )
 
 // TestConfigServerBinary checks Config.ServerBinary: each configuration's
@@ -97,7 +98,7 @@ func TestConfigServerBinary(t *testing.T) {
 		t.Errorf("window order %v, want %v", order, wantOrder)
 	}
 
-	_, pts, _ := readPoints(t, run)
+	_, pts := resultstest.ReadRun(t, run)
 	for i := range pts {
 		p := &pts[i]
 		commit, dirty := commitA, dirtyA

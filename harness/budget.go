@@ -119,7 +119,7 @@ func (r *runner) extraRounds(ctx context.Context) error {
 		plan.Why = "the first look left no cell undecided that extra rounds could decide (each needs at most " + fmt.Sprint(maxExtraNeed) + " more)"
 		return nil
 	}
-	deadline := r.begin.Add(time.Duration(r.exp.Budget))
+	deadline := r.deadline()
 	// Round k of every cell still wanting rounds, cheapest cells first;
 	// a workload's cells share the round's equal-load points.
 	for k := 0; ; k++ {
@@ -184,8 +184,8 @@ func (r *runner) extraRound(ctx context.Context, wl string, cells []extraCell, r
 			continue
 		}
 		if slices.Contains(slo, run) {
-			r.sum.Points += 2 + (&sloSearch{probes: r.exp.SLOProbes}).maxProbes()
-			r.searches.left++
+			r.sum.Points++ // the capacity point the search starts from
+			r.planSearches(1)
 			if err := r.point(rc, pointLoad{kind: results.KindCapacity}, rep); err != nil {
 				return false, err
 			}

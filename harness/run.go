@@ -479,8 +479,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	for _, rc := range r.cfgs {
 		if searches && rc.wl.SLO != nil {
 			// At most: a search that stops early gives back the rest.
-			r.sum.Points += r.exp.Repetitions * ((&sloSearch{probes: r.exp.SLOProbes}).maxProbes() + 1)
-			r.searches.left += r.exp.Repetitions
+			r.planSearches(r.exp.Repetitions)
 		}
 	}
 	if err := r.runPlan(ctx, loads, searches); err != nil {
@@ -1380,14 +1379,18 @@ func (r *runner) eta(now time.Time) (time.Duration, bool) {
 		if c.done > 0 {
 			mean = float64(c.probes) / float64(c.done)
 		}
-		left -= float64(c.left) * (float64((&sloSearch{probes: r.exp.SLOProbes}).maxProbes()) - mean)
+		left -= float64(c.left) * (float64(r.mostProbes()) - mean)
 	}
 	d := time.Duration(max(left, 0) * float64(r.ranTime) / float64(r.ran))
 	if r.exp.Budget > 0 {
-		d = max(d, r.begin.Add(time.Duration(r.exp.Budget)).Sub(now))
+		d = max(d, r.deadline().Sub(now))
 	}
 	return d, true
 }
+
+// deadline is when the run's budget ends: extra rounds start only while
+// they fit before it.
+func (r *runner) deadline() time.Time { return r.begin.Add(time.Duration(r.exp.Budget)) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -363,11 +363,22 @@ func (r *runner) sloPrior(name string, rep int) float64 {
 	return results.Summarize(xs).Median
 }
 
+// mostProbes is the most probes a search of the run takes
+// (sloSearch.maxProbes).
+func (r *runner) mostProbes() int { return (&sloSearch{probes: r.exp.SLOProbes}).maxProbes() }
+
+// planSearches counts n more searches in the run's points, each at its
+// most probes and its result, and among those the ETA has left.
+func (r *runner) planSearches(n int) {
+	r.sum.Points += n * (r.mostProbes() + 1)
+	r.searches.left += n
+}
+
 // searchDone counts a search that took probes of its most: the run's
 // points give back the rest, and the ETA learns how many a search takes.
-func (r *runner) searchDone(s *sloSearch, probes int) {
-	r.sum.Points -= s.maxProbes() - probes
-	r.searches.left = max(r.searches.left-1, 0)
+func (r *runner) searchDone(probes int) {
+	r.sum.Points -= r.mostProbes() - probes
+	r.searches.left--
 	r.searches.done++
 	r.searches.probes += probes
 }
@@ -382,16 +393,15 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 	slo := rc.wl.SLO
 	res := r.newPoint(rc, pointLoad{kind: results.KindSLO}, rep)
 	if results.HasPoint(r.dir, res) {
-		s := sloSearch{probes: r.exp.SLOProbes}
 		n := 0
-		for i := range s.maxProbes() {
+		for i := range r.mostProbes() {
 			if _, ok := r.probes[probeKey{rc.name, rep, i}]; ok {
 				n++
 			}
 		}
 		r.pointIdx += n + 1
 		r.sum.Skipped += n + 1
-		r.searchDone(&s, n)
+		r.searchDone(n)
 		return nil
 	}
 	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
@@ -448,7 +458,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
 		}
 	}
-	r.searchDone(&s, len(done))
+	r.searchDone(len(done))
 	sr := s.sloResult(done)
 	sr.Percentile, sr.BoundNs = slo.percentile(), int64(time.Duration(slo.Bound))
 	if byCeiling {

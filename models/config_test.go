@@ -12,7 +12,8 @@ import (
 // TestResolve: Resolve returns Validate's error, or the configuration with
 // its defaults.
 func TestResolve(t *testing.T) {
-	cfg := func(threads int) models.Config { return modeltest.Config(t, "binary", threads, service.Config{}) }
+	base := modeltest.Config(t, "binary", 0, service.Config{NsPerIter: 1}) // one service, no calibration
+	cfg := func(threads int) models.Config { c := base; c.Threads = threads; return c }
 	if _, err := cfg(models.MaxThreads + 1).Resolve(4); err == nil || !strings.Contains(err.Error(), "threads") {
 		t.Errorf("threads past MaxThreads: error %v, want one naming threads", err)
 	}

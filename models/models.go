@@ -130,7 +130,8 @@ func (c Config) WithDefaults(defThreads int) Config {
 }
 
 // Resolve validates c and returns it with its defaults (WithDefaults),
-// what every model's Start does first.
+// what a model's Start does first (Leader/Followers in two steps: it
+// checks its lanes against the threads asked before the default).
 func (c Config) Resolve(defThreads int) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, err

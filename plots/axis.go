@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,24 +122,20 @@ type tickUnit struct {
 }
 
 // numberUnits and nsUnits are formatNumber's and formatNs's units,
-// largest first; the last has no minimum.
+// largest first; the last's minimum, 0, takes every other number.
 var (
 	numberUnits = []tickUnit{{1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}, {0, 1, ""}}
 	nsUnits     = []tickUnit{{1e9, 1e9, "s"}, {1e6, 1e6, "ms"}, {1e3, 1e3, "µs"}, {0, 1, "ns"}}
 )
 
 // formatScaled writes v (trimFloat) in the first of units whose minimum
-// its magnitude reaches, else (NaN) in the last.
+// its magnitude reaches; NaN, which reaches none, in the last.
 func formatScaled(v float64, units []tickUnit) string {
-	last := units[len(units)-1]
-	a := math.Abs(v)
-	for _, u := range units[:len(units)-1] {
-		if a >= u.min {
-			last = u
-			break
-		}
+	u := units[len(units)-1]
+	if i := slices.IndexFunc(units, func(u tickUnit) bool { return math.Abs(v) >= u.min }); i >= 0 {
+		u = units[i]
 	}
-	return trimFloat(v/last.div) + last.suffix
+	return trimFloat(v/u.div) + u.suffix
 }
 
 // trimFloat formats v with at most 3 significant digits, no exponent, no

@@ -31,11 +31,16 @@ func rendered(t *testing.T, f *Figure, format string) []byte {
 }
 
 // checkRenders renders f in every format given and checks that each
-// draws something, without an error.
+// draws something, without an error; a format that fails does not stop
+// the test's other checks.
 func checkRenders(t *testing.T, f *Figure, formats ...string) {
 	t.Helper()
 	for _, format := range formats {
-		if len(rendered(t, f, format)) == 0 {
+		var b bytes.Buffer
+		switch err := f.Render(&b, format); {
+		case err != nil:
+			t.Errorf("render %s.%s: %v", f.Name, format, err)
+		case b.Len() == 0:
 			t.Errorf("render %s.%s: nothing drawn", f.Name, format)
 		}
 	}

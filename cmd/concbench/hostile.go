@@ -261,9 +261,7 @@ func slowHeader(ctx context.Context, srv *harness.Server, codec wire.Codec, conn
 	}
 	defer victim.Close()
 	attackers := make([]net.Conn, 0, conns)
-	stopDrip := func() {}
 	defer func() {
-		stopDrip()
 		for _, c := range attackers {
 			c.Close()
 		}
@@ -279,11 +277,13 @@ func slowHeader(ctx context.Context, srv *harness.Server, codec wire.Codec, conn
 			return "", err
 		}
 	}
-	stopDrip = every(time.Second, func() { // one more header byte a second on every attacker
+	// One more header byte a second on every attacker; stopped (deferred
+	// last, run first) before the attackers are closed.
+	defer every(time.Second, func() {
 		for _, c := range attackers {
 			c.Write([]byte("a")) // fails once the server closed it
 		}
-	})
+	})()
 	// The victim is measured once the attack has gone on for during.
 	timer := time.NewTimer(during)
 	select {

@@ -23,8 +23,8 @@ import (
 )
 
 // anyPriorities returns nice values for n threads that any process may set
-// (none below the process's own: under nice(1) that is above 0), spread so
-// that priority order differs from lifo and fifo.
+// (none below the process's own: under nice(1) that is above 0), spread
+// over base..19 so that priority order differs from lifo and fifo.
 func anyPriorities(n int) []int {
 	base, err := niceOf(unix.Gettid())
 	if err != nil {
@@ -32,7 +32,7 @@ func anyPriorities(n int) []int {
 	}
 	p := make([]int, n)
 	for i := range p {
-		p[i] = min(base+[]int{6, 0, 12, 3, 19, 9}[i%6], 19)
+		p[i] = base + []int{6, 0, 12, 3, 19, 9}[i%6]*(19-base)/19
 	}
 	return p
 }

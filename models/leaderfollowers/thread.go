@@ -37,7 +37,6 @@ type thread struct {
 // the OS thread (with its nice value) instead of reusing it.
 func (th *thread) run(started chan<- error) {
 	s := th.s
-	defer s.wg.Done()
 	runtime.LockOSThread()
 	tid := models.CurrentThreadID()
 	th.sh.SetTID(tid)

@@ -90,24 +90,13 @@ func (c *client) recv(resp *wire.Response) error {
 }
 
 // roundTrip sends reqs pipelined and verifies every response, in order.
-func (c *client) roundTrip(reqs []*wire.Request) error { return c.roundTripEach(reqs, nil) }
-
-// roundTripEach is roundTrip that also passes each verified response,
-// with its request, to each (nil: none), for a test that expects more of
-// it; an error of each ends the round trip.
-func (c *client) roundTripEach(reqs []*wire.Request, each func(*wire.Request, *wire.Response) error) error {
+func (c *client) roundTrip(reqs []*wire.Request) error {
 	if err := c.send(reqs...); err != nil {
 		return err
 	}
 	var resp wire.Response
 	for _, r := range reqs {
 		if err := c.recvChecked(r, &resp); err != nil {
-			return err
-		}
-		if each == nil {
-			continue
-		}
-		if err := each(r, &resp); err != nil {
 			return err
 		}
 	}

@@ -90,7 +90,6 @@ type proactor struct {
 // ring's life (SetupSingleIssuer requires it) and exits still locked, so
 // the Go runtime destroys the thread rather than reusing it.
 func (p *proactor) run(ready chan<- error) {
-	defer p.s.wg.Done()
 	runtime.LockOSThread()
 	p.sh.SetTID(models.CurrentThreadID())
 	if err := p.init(); err != nil {

@@ -455,8 +455,7 @@ func benchRoundTrip(b *testing.B, protocol string, opts Options) {
 		sh: s.counters.NewThreadShard("dispatcher")}
 	s.procs = []*proactor{p}
 	ready := make(chan error, 1)
-	s.wg.Add(1)
-	go p.run(ready)
+	s.wg.Go(func() { p.run(ready) })
 	if err := <-ready; err != nil {
 		b.Fatal(err)
 	}
