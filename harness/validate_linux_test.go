@@ -47,8 +47,19 @@ func TestValidateChain(t *testing.T) {
 			if sum := d.GenLag + d.Queue + d.Dispatch + d.Service + d.Return; math.Abs(sum-d.Total) > 1e-6*d.Total {
 				t.Errorf("parts sum to %v, mean response time %v", sum, d.Total)
 			}
-			if e.Measured.MeanNs != d.Total || e.Service.MeanNs <= 0 || !e.Predicted.Stable && e.Rho < 1 {
-				t.Errorf("measured %+v, service %+v, predicted %+v", e.Measured, e.Service, e.Predicted)
+			if e.Measured.MeanNs != d.Total || e.Service.MeanNs <= 0 {
+				t.Errorf("measured %+v, service %+v", e.Measured, e.Service)
+			}
+			// Whether the effective queue is stable depends on the gap and
+			// set-up this machine measured (a loaded CI host has pushed it
+			// past 1 at a nominal ρ of 0.3); the mechanics do not: a stable
+			// prediction has a mean, an unstable one is said in the verdict.
+			p := e.Predicted
+			if p.Stable != (p.Utilization < 1) || p.Stable && !(p.MeanNs > 0) {
+				t.Errorf("predicted %+v: stable must mean utilization < 1 and a mean", p)
+			}
+			if !p.Stable && !strings.Contains(strings.Join(e.Reasons, "; "), "no steady state") {
+				t.Errorf("predicted unstable (%+v) but the reasons %q do not say so", p, e.Reasons)
 			}
 			if g := e.Gap; e.Plain.Stable && math.Abs(g.Total-(e.Measured.MeanNs-e.Plain.MeanNs)) > 1e-6*e.Measured.MeanNs {
 				t.Errorf("gap %v, want measured − plain %v", g.Total, e.Measured.MeanNs-e.Plain.MeanNs)
