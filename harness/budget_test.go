@@ -55,9 +55,10 @@ func TestUndecided(t *testing.T) {
 	}
 }
 
-// TestETA: the progress line's estimate counts a search not yet done at
-// the mean probes of those done, not at its most, and a run with a budget
-// at no less than what is left of it. A pure computation at a given time.
+// TestETA: the progress line's estimate and total count a search not yet
+// done at the mean probes of those done, not at its most; a run with a
+// budget is estimated at no less than what is left of it. A pure
+// computation at a given time.
 func TestETA(t *testing.T) {
 	begin := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	now := begin.Add(time.Minute)
@@ -72,18 +73,22 @@ func TestETA(t *testing.T) {
 		searches searchCount
 		budget   time.Duration
 		want     time.Duration
+		total    string // the progress line's total
 	}{
-		{name: "no search done: the probes planned", searches: searchCount{left: 10}, want: 50 * time.Second},
-		{name: "searches take 5 probes", searches: searchCount{left: 10, done: 2, probes: 10}, want: 70 * time.Second},
-		{name: "searches take 3 probes", searches: searchCount{left: 10, done: 5, probes: 15}, want: 50 * time.Second},
-		{name: "every search done", searches: searchCount{done: 5, probes: 15}, want: 90 * time.Second},
-		{name: "budget longer", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 9 * time.Minute, want: 8 * time.Minute},
-		{name: "budget shorter", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 61 * time.Second, want: 50 * time.Second},
+		{name: "no search done: the probes planned", searches: searchCount{left: 10}, want: 50 * time.Second, total: "~60"},
+		{name: "searches take 5 probes", searches: searchCount{left: 10, done: 2, probes: 10}, want: 70 * time.Second, total: "~80"},
+		{name: "searches take 3 probes", searches: searchCount{left: 10, done: 5, probes: 15}, want: 50 * time.Second, total: "~60"},
+		{name: "every search done", searches: searchCount{done: 5, probes: 15}, want: 90 * time.Second, total: "100"},
+		{name: "budget longer", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 9 * time.Minute, want: 8 * time.Minute, total: "~60"},
+		{name: "budget shorter", searches: searchCount{left: 10, done: 5, probes: 15}, budget: 61 * time.Second, want: 50 * time.Second, total: "~60"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r.searches, r.exp.Budget = tc.searches, Duration(tc.budget)
 			if got, ok := r.eta(now); !ok || got != tc.want {
 				t.Errorf("eta = %v, %v; want %v", got, ok, tc.want)
+			}
+			if got := r.pointsExpected(); got != tc.total {
+				t.Errorf("progress total %q, want %q", got, tc.total)
 			}
 		})
 	}

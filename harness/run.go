@@ -253,11 +253,11 @@ type runner struct {
 	ran      int           // points that ran the load generator in this invocation
 	ranTime  time.Duration // their total duration
 	pointIdx int
-	searches searchCount // for the ETA: sum.Points counts a search at its most probes
+	searches searchCount // for the ETA and the progress total: sum.Points counts a search at its most probes
 }
 
 // searchCount counts the latency-objective searches for the progress
-// line's ETA: those planned and not yet done, and the probes of those done.
+// line: those planned and not yet done, and the probes of those done.
 type searchCount struct{ left, done, probes int }
 
 // resolve fixes what the experiment leaves automatic: the CPU split and
@@ -1359,29 +1359,45 @@ func (r *runner) progress(p *results.Point, note func(*results.Point) string) {
 	if note != nil {
 		outcome += " — " + note(p)
 	}
-	fmt.Fprintf(r.opt.Progress, "[%d/%d] %s, ETA %s | rep %d %s %s: %s\n",
-		r.pointIdx, r.sum.Points, fmtDuration(elapsed), eta, p.Repetition, p.Config.Name, what, outcome)
+	fmt.Fprintf(r.opt.Progress, "[%d/%s] %s, ETA %s | rep %d %s %s: %s\n",
+		r.pointIdx, r.pointsExpected(), fmtDuration(elapsed), eta, p.Repetition, p.Config.Name, what, outcome)
 }
 
-// eta estimates how long the run has left at now: the points left at the
-// mean time of those run so far, counting each search not yet done at the
-// mean probes of those done, or before any is done at the probes planned
-// (sum.Points counts it at its most, about twice what a search takes); in
-// a run with a budget, no less than what is left of it, which extra
-// rounds spend on the cells still undecided. False before any point ran.
-func (r *runner) eta(now time.Time) (time.Duration, bool) {
-	if r.ran == 0 {
-		return 0, false
-	}
+// pointsLeft is how many points the run is expected to take after the
+// current one: sum.Points counts each search not yet done at its most
+// probes (about twice what a search takes), so those are counted at the
+// mean probes of the searches done, or before any is done at the probes
+// planned.
+func (r *runner) pointsLeft() float64 {
 	left := float64(r.sum.Points - r.pointIdx)
 	if c := r.searches; c.left > 0 {
-		mean := float64(r.exp.SLOProbes) // before any is done: the probes planned
+		mean := float64(r.exp.SLOProbes)
 		if c.done > 0 {
 			mean = float64(c.probes) / float64(c.done)
 		}
 		left -= float64(c.left) * (float64(r.mostProbes()) - mean)
 	}
-	d := time.Duration(max(left, 0) * float64(r.ranTime) / float64(r.ran))
+	return max(left, 0)
+}
+
+// pointsExpected is the progress line's total: exact once no search is
+// left to shorten it, an estimate ("~") before.
+func (r *runner) pointsExpected() string {
+	if r.searches.left == 0 {
+		return strconv.Itoa(r.sum.Points)
+	}
+	return "~" + strconv.Itoa(r.pointIdx+int(math.Round(r.pointsLeft())))
+}
+
+// eta estimates how long the run has left at now: the points left
+// (pointsLeft) at the mean time of those run so far; in a run with a
+// budget, no less than what is left of it, which extra rounds spend on
+// the cells still undecided. False before any point ran.
+func (r *runner) eta(now time.Time) (time.Duration, bool) {
+	if r.ran == 0 {
+		return 0, false
+	}
+	d := time.Duration(r.pointsLeft() * float64(r.ranTime) / float64(r.ran))
 	if r.exp.Budget > 0 {
 		d = max(d, r.deadline().Sub(now))
 	}
