@@ -271,16 +271,22 @@ func checkMeasured(t *testing.T, p *results.Point) {
 		t.Errorf("%s: perf task clock 0 over a window that served %d requests", name, s.Requests)
 	}
 	// The server served about what the generator measured: the window's
-	// edges differ only by the requests in flight at them.
-	if got, want := float64(s.Requests), float64(p.Load.Requests.Completed); got < 0.5*want || got > 2*want+100 {
+	// edges differ only by the requests in flight at them — unless the
+	// server's snapshot at the start ran late into the window (the
+	// generator warns of that overrun), when it counts fewer.
+	overran := slices.ContainsFunc(p.Load.Warnings, func(w string) bool { return strings.Contains(w, "window-start work") })
+	if got, want := float64(s.Requests), float64(p.Load.Requests.Completed); got < 0.5*want && !overran || got > 2*want+100 {
 		t.Errorf("%s: server counted %g requests in the window, the generator %g", name, got, want)
 	}
 	if p.Config.Model == "leaderfollowers" && len(s.PerThread) != 2 {
 		t.Errorf("%s: %d per-thread deltas, want the pool's 2", name, len(s.PerThread))
 	}
 	if p.Kind == results.KindOpen {
-		if p.Theory == nil || !p.Theory.Stable || p.Theory.C < 1 || p.Theory.ServiceNs != 10e3 || p.Theory.P99Ns <= p.Theory.P50Ns {
-			t.Errorf("%s: theory %+v; want a stable M/M/c with 10 µs service", name, p.Theory)
+		// Stable unless the capacity measured put the rate past c/E[S]
+		// (on 10 µs, not the machine's), and then with no percentiles.
+		th := p.Theory
+		if th == nil || th.C < 1 || th.ServiceNs != 10e3 || th.Stable != (th.Utilization < 1) || th.Stable && th.P99Ns <= th.P50Ns {
+			t.Errorf("%s: theory %+v; want an M/M/c with 10 µs service, its percentiles if stable", name, th)
 		}
 	} else if p.Theory != nil {
 		t.Errorf("%s: a capacity point with theory %+v", name, p.Theory)
