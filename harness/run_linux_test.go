@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"concbench/internal/sysstat"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
@@ -272,16 +271,22 @@ func checkMeasured(t *testing.T, p *results.Point) {
 		t.Errorf("%s: perf task clock 0 over a window that served %d requests", name, s.Requests)
 	}
 	// The server served about what the generator measured: the window's
-	// edges differ only by the requests in flight at them.
-	if got, want := float64(s.Requests), float64(p.Load.Requests.Completed); got < 0.5*want || got > 2*want+100 {
+	// edges differ only by the requests in flight at them — unless the
+	// server's snapshot at the start ran late into the window (the
+	// generator warns of that overrun), when it counts fewer.
+	overran := slices.ContainsFunc(p.Load.Warnings, func(w string) bool { return strings.Contains(w, "window-start work") })
+	if got, want := float64(s.Requests), float64(p.Load.Requests.Completed); got < 0.5*want && !overran || got > 2*want+100 {
 		t.Errorf("%s: server counted %g requests in the window, the generator %g", name, got, want)
 	}
 	if p.Config.Model == "leaderfollowers" && len(s.PerThread) != 2 {
 		t.Errorf("%s: %d per-thread deltas, want the pool's 2", name, len(s.PerThread))
 	}
 	if p.Kind == results.KindOpen {
-		if p.Theory == nil || !p.Theory.Stable || p.Theory.C < 1 || p.Theory.ServiceNs != 10e3 || p.Theory.P99Ns <= p.Theory.P50Ns {
-			t.Errorf("%s: theory %+v; want a stable M/M/c with 10 µs service", name, p.Theory)
+		// Stable unless the capacity measured put the rate past c/E[S]
+		// (on 10 µs, not the machine's), and then with no percentiles.
+		th := p.Theory
+		if th == nil || th.C < 1 || th.ServiceNs != 10e3 || th.Stable != (th.Utilization < 1) || th.Stable && th.P99Ns <= th.P50Ns {
+			t.Errorf("%s: theory %+v; want an M/M/c with 10 µs service, its percentiles if stable", name, th)
 		}
 	} else if p.Theory != nil {
 		t.Errorf("%s: a capacity point with theory %+v", name, p.Theory)
@@ -348,19 +353,16 @@ func TestRunRatesAndCap(t *testing.T) {
 	}, wls...)
 	exp.Fractions, exp.Rates = nil, []float64{rate}
 	exp.CalibrateOnce = true // one calibration for every server the run starts
-	// The harness's own descriptors in each window: the control's idle
-	// connections are open then.
-	ownFDs := map[string]int{}
+	// The harness's own sockets in each window: the control's idle
+	// connections are open then. Sockets, not all descriptors: a previous
+	// server's pipes may still be draining, later on a loaded machine.
+	ownSockets := map[string]int{}
 	opt := Options{onWindow: func(p *results.Point, pid int) {
-		n, err := sysstat.OpenFDs(0)
-		if err != nil {
-			t.Errorf("OpenFDs: %v", err)
-		}
-		ownFDs[p.Config.Name] = n
+		ownSockets[p.Config.Name] = socketFDs(t)
 	}}
 	dir, sum := runTest(t, exp, opt)
-	if got, base := ownFDs["netpoll/conns=2,idle=50"], ownFDs["netpoll/conns=2"]; got < base+idle {
-		t.Errorf("the harness held %d descriptors in the control's window and %d without idle connections; want %d more", got, base, idle)
+	if got, base := ownSockets["netpoll/conns=2,idle=50"], ownSockets["netpoll/conns=2"]; got < base+idle {
+		t.Errorf("the harness held %d sockets in the control's window and %d without idle connections; want %d more", got, base, idle)
 	}
 	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
 		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
@@ -567,4 +569,19 @@ func TestRunMechanisms(t *testing.T) {
 			t.Errorf("kinds %v sum to %d, total %d, on %d threads: want the total, on the pool's threads at least", m.Syscalls, sum, m.Total, m.Threads)
 		}
 	}
+}
+
+// socketFDs counts this process's descriptors that are sockets.
+func socketFDs(t *testing.T) int {
+	names, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Errorf("listing descriptors: %v", err)
+	}
+	n := 0
+	for _, e := range names {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
 }

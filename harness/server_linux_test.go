@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -90,13 +91,18 @@ func TestServerStopEscalates(t *testing.T) {
 	defer sp.close()
 	// A process that ignores SIGTERM and quit: not a server, so build the
 	// server value by hand as startServer would.
-	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM; exec sleep 1000`)
+	// It says when it ignores SIGTERM: a signal before the trap would
+	// end it at once, on a machine slow to run the shell.
+	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM; echo ignoring; exec sleep 1000`)
 	s := &server{lines: make(chan string, 1)}
 	s.stdin, _ = cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var err error
 	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "ignoring\n" {
+		t.Fatalf("the shell said %q (%v), want it ignoring SIGTERM", line, err)
 	}
 	go func() {
 		stdout.Read(make([]byte, 1)) // EOF at exit

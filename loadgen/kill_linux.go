@@ -24,10 +24,10 @@ func (w *worker) nextKill() int { return 1 + w.killRNG.IntN(2*w.cfg.KillEvery-1)
 // countKill counts a response read on c toward the next kill, chooses a
 // connection to kill when one is due, and kills c if it was chosen and
 // may be killed now. It reports whether c was killed. Once the worker
-// has stopped sending (the drain), nothing is killed: a killed
-// connection's unread requests wait to be resent, and in the drain they
-// never are (they ended as unsent: TestRefusedConnectionResent, once, on
-// a fresh-clone .ci/run), while a connection left up answers them.
+// has stopped sending (the drain), nothing is killed: connections are
+// not reopened in the drain, and a connection left up answers its
+// requests (a kill there once left them unsent:
+// TestRefusedConnectionResent, on a fresh-clone .ci/run).
 func (w *worker) countKill(c *conn) bool {
 	if !w.sending {
 		return false

@@ -56,8 +56,8 @@ func (w *worker) run() {
 		}
 	}
 	w.loop(true)
-	// Requests left waiting to be resent (a server close during the drain,
-	// or at the end) were never answered.
+	// Requests left waiting to be resent (no connection was up to take
+	// them in the drain) were never answered.
 	for w.retry.n > 0 {
 		if e := w.retry.pop(); e.flags&flagMeasured != 0 {
 			w.st.unsent++
@@ -103,6 +103,9 @@ func (w *worker) loop(running bool) {
 		worked := false
 		if w.sending && !w.closed {
 			worked = w.pump(now)
+		}
+		if !w.sending && w.retry.n > 0 && w.resendInDrain() {
+			worked = true
 		}
 		if len(w.dirty) > 0 {
 			w.flushAll()

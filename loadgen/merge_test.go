@@ -180,7 +180,12 @@ func TestStartAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := at.Add(100 * time.Millisecond); !r.StartTime.Equal(want) {
-		t.Errorf("measurement started at %v, want %v (StartAt + warm-up)", r.StartTime, want)
+	switch want := at.Add(100 * time.Millisecond); {
+	case r.StartTime.Before(want):
+		t.Errorf("measurement started at %v, before %v (StartAt + warm-up)", r.StartTime, want)
+	case r.StartTime.After(want):
+		// Priming outlasted the second given it: the schedule started at
+		// once (Config.StartAt), which only a very loaded machine does.
+		t.Skipf("measurement started at %v, %v after StartAt + warm-up: priming outlasted StartAt on this machine", r.StartTime, r.StartTime.Sub(want))
 	}
 }

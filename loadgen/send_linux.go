@@ -68,6 +68,26 @@ func (w *worker) pump(now int64) bool {
 	return sent
 }
 
+// resendInDrain re-issues, once the schedule has ended, the requests
+// waiting to be resent — a server refused or closed their connection in
+// the drain — on connections with room, and reports whether it sent any.
+// They were scheduled (or issued, in closed loop) in the window, so the
+// generator owes them an answer; each keeps its intended time, so its
+// corrected latency includes the lost attempt. What finds no connection
+// up is counted unsent at the end (run).
+func (w *worker) resendInDrain() bool {
+	sent := false
+	for w.retry.n > 0 {
+		i := w.pace.pick(len(w.conns), w.hasRoom)
+		if i < 0 {
+			break
+		}
+		w.resend(w.conns[i], w.retry.pop())
+		sent = true
+	}
+	return sent
+}
+
 // fill tops a closed-loop connection up to Outstanding in flight, a batch
 // of Depth at a time (resends first).
 func (w *worker) fill(c *conn, now int64) {

@@ -63,22 +63,22 @@ func TestStalledGeneratorIsFlagged(t *testing.T) {
 	}
 }
 
-// TestOverCapacityIsFlagged measures the capacity of a server that takes
-// 1 ms over each request, one at a time, then offers it 1.3 times that:
-// the point must be flagged over capacity, as its main reason.
+// TestOverCapacityIsFlagged offers a server that takes 1 ms over each
+// request, one at a time — a capacity of 1 000 req/s at most, whatever
+// the machine's load — 1.3 times that: the point must be flagged over
+// capacity, as its main reason. (Offering 1.3 times a measured capacity
+// was not over capacity when the measurement's window ran slower than
+// the next: 488 req/s measured, 554 served, on a loaded machine.)
 func TestOverCapacityIsFlagged(t *testing.T) {
 	testenv.EndToEnd(t)
-	s := startServer(t, "http", func(s *testServer) { s.serviceTime = time.Millisecond })
-	capRes := mustRun(t, Config{Addr: s.addr(), Conns: 4, Closed: true,
-		Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 1})
-	if capRes.AchievedRatePerS <= 0 {
-		t.Fatalf("capacity %v req/s", capRes.AchievedRatePerS)
-	}
-	r := mustRun(t, Config{Addr: s.addr(), Conns: 4, Rate: 1.3 * capRes.AchievedRatePerS,
+	const service = time.Millisecond
+	s := startServer(t, "http", func(s *testServer) { s.serviceTime = service })
+	ceiling := float64(time.Second / service)
+	r := mustRun(t, Config{Addr: s.addr(), Conns: 4, Rate: 1.3 * ceiling,
 		Warmup: 100 * time.Millisecond, Duration: time.Second, Seed: 2})
 	if !r.OverCapacity || r.Valid || len(r.Checks) == 0 || r.Checks[0] != CheckOverCapacity {
-		t.Fatalf("at 1.3 × the capacity of %.0f req/s: over capacity %t, valid %t, checks %q, reasons %q",
-			capRes.AchievedRatePerS, r.OverCapacity, r.Valid, r.Checks, r.Reasons)
+		t.Fatalf("at 1.3 × the most %.0f req/s the server can serve: over capacity %t, valid %t, checks %q, reasons %q",
+			ceiling, r.OverCapacity, r.Valid, r.Checks, r.Reasons)
 	}
 	if r.Trend == nil || r.Trend.InFlight[len(r.Trend.InFlight)-1] <= r.Trend.InFlight[0] {
 		t.Errorf("trend %+v: want the requests in flight to grow", r.Trend)

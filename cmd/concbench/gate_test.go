@@ -343,6 +343,13 @@ func selfTest(t *testing.T, args ...string) string {
 	err := runGate(context.Background(), append([]string{"--base-binary", plain, "--head-tags", "concbench_regress_alloc",
 		"--out", t.TempDir(), "--json", js}, args...), nil, &out, &errOut)
 	t.Logf("report:\n%s", out.String())
+	// The precondition, which a machine far busier than CI's can miss
+	// (1.5k req/s under two concurrent race-enabled test runs): without
+	// 20 000 requests in the capacity window there is no allocation row to
+	// fail. The gate rightly says undecided; the self-test did not run.
+	if exitCode(err) == 2 && strings.Contains(out.String(), "capacity allocs/req: not gated: the windows hold fewer than") {
+		t.Skipf("this machine served too few requests per capacity window to gate allocations (see the report): the self-test could not run")
+	}
 	if err == nil || exitCode(err) != 1 {
 		t.Fatalf("gate returned %v, want exit 1 (regression)\nstderr:\n%s", err, errOut.String())
 	}

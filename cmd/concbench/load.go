@@ -288,6 +288,11 @@ func readJSON[T any](path string) (*T, error) {
 	return &v, nil
 }
 
+// agentMaxUncertainty bounds the agents' clock uncertainty (0: the
+// coordinator's default, agent.DefaultMaxUncertainty). A variable for the
+// tests, whose loaded machine may delay a pong past the default.
+var agentMaxUncertainty time.Duration
+
 // runLoadAgents is "load --agents": the run coordinated over agents, its
 // merged result printed and written as load's own.
 func runLoadAgents(ctx context.Context, cfg loadgen.Config, f *loadFlags, stdout, stderr io.Writer) error {
@@ -307,7 +312,7 @@ func runLoadAgents(ctx context.Context, cfg loadgen.Config, f *loadFlags, stdout
 			addrs = append(addrs, a)
 		}
 	}
-	co := &agent.Coordinator{Agents: addrs, Token: token, Lead: f.agentLead,
+	co := &agent.Coordinator{Agents: addrs, Token: token, Lead: f.agentLead, MaxUncertainty: agentMaxUncertainty,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", args...) }}
 	res, runErr := co.Run(ctx, cfg)
 	if res == nil {

@@ -376,10 +376,21 @@ func TestPoolHandOffStress(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { wg.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				t.Fatalf("hang: %d followers, leader %v after %d turns (lost wake-up?)", p.followers(), p.hasLeader(), chk.turns.Load())
+			// A hang is no progress for 30 s, not a slow run: on a loaded
+			// machine under -race the turns may take minutes.
+			tick := time.NewTicker(30 * time.Second)
+			defer tick.Stop()
+			for last := chk.turns.Load(); ; {
+				select {
+				case <-done:
+				case <-tick.C:
+					if now := chk.turns.Load(); now != last {
+						last = now
+						continue
+					}
+					t.Fatalf("hang: %d followers, leader %v, no turn in 30 s after %d (lost wake-up?)", p.followers(), p.hasLeader(), last)
+				}
+				break
 			}
 			if v := chk.violations.Load(); v != 0 {
 				t.Fatalf("%d turns began while another thread led (max %d at once)", v, chk.maxActing.Load())
