@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/sysstat"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
@@ -358,7 +359,11 @@ func TestRunRatesAndCap(t *testing.T) {
 	// server's pipes may still be draining, later on a loaded machine.
 	ownSockets := map[string]int{}
 	opt := Options{onWindow: func(p *results.Point, pid int) {
-		ownSockets[p.Config.Name] = socketFDs(t)
+		n, err := sysstat.OpenSockets(0)
+		if err != nil {
+			t.Errorf("OpenSockets: %v", err)
+		}
+		ownSockets[p.Config.Name] = n
 	}}
 	dir, sum := runTest(t, exp, opt)
 	if got, base := ownSockets["netpoll/conns=2,idle=50"], ownSockets["netpoll/conns=2"]; got < base+idle {
@@ -571,19 +576,4 @@ func TestRunMechanisms(t *testing.T) {
 			t.Errorf("kinds %v sum to %d, total %d, on %d threads: want the total, on the pool's threads at least", m.Syscalls, sum, m.Total, m.Threads)
 		}
 	}
-}
-
-// socketFDs counts this process's descriptors that are sockets.
-func socketFDs(t *testing.T) int {
-	names, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Errorf("listing descriptors: %v", err)
-	}
-	n := 0
-	for _, e := range names {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
 }

@@ -2,25 +2,19 @@ package loadgen
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"concbench/internal/sysstat"
 )
 
 // sockets counts this process's open sockets (the test server's and the
 // generator's).
 func sockets(t *testing.T) int {
-	ents, err := os.ReadDir("/proc/self/fd")
+	n, err := sysstat.OpenSockets(0)
 	if err != nil {
 		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
 	}
 	return n
 }

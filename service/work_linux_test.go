@@ -50,22 +50,24 @@ func TestWork(t *testing.T) {
 			// 207 fewer switches than before.)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0, sw0 := threadUsage(t)
-			s.Work(tc.cpu, tc.block)
-			cpu1, sw1 := threadUsage(t)
+			work := func() (cpu0, cpu1 time.Duration, switches int64) {
+				cpu0, sw0 := threadUsage(t)
+				s.Work(tc.cpu, tc.block)
+				cpu1, sw1 := threadUsage(t)
+				return cpu0, cpu1, sw1 - sw0
+			}
+			cpu0, cpu1, switches := work()
 			// A locked thread also parks when its goroutine is stopped
 			// for a garbage collection: a switch the work did not make.
 			// Work that blocks switches every time; up to 3 tries.
-			for try := 1; tc.noSwitches && sw1 > sw0 && try < 3; try++ {
-				cpu0, sw0 = threadUsage(t)
-				s.Work(tc.cpu, tc.block)
-				cpu1, sw1 = threadUsage(t)
+			for try := 1; tc.noSwitches && switches > 0 && try < 3; try++ {
+				cpu0, cpu1, switches = work()
 			}
 			if grew := cpu1 > cpu0; tc.wantCPU && !grew {
 				t.Errorf("Work(%v, %v): the thread's CPU time did not grow (%v)", tc.cpu, tc.block, cpu0)
 			}
-			if slept := sw1 > sw0; tc.wantSwitches && !slept || tc.noSwitches && slept {
-				t.Errorf("Work(%v, %v): %d voluntary context switches, want some: %t", tc.cpu, tc.block, sw1-sw0, tc.wantSwitches)
+			if slept := switches > 0; tc.wantSwitches && !slept || tc.noSwitches && slept {
+				t.Errorf("Work(%v, %v): %d voluntary context switches, want some: %t", tc.cpu, tc.block, switches, tc.wantSwitches)
 			}
 		})
 	}

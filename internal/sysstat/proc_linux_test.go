@@ -2,6 +2,7 @@ package sysstat
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"testing"
@@ -81,6 +82,32 @@ func TestThreadsAndOpenFDs(t *testing.T) {
 	}
 	if after-before != 2*pipes {
 		t.Errorf("OpenFDs rose by %d after %d pipes, want %d", after-before, pipes, 2*pipes)
+	}
+}
+
+// TestOpenSockets checks the count against a listener and a pipe the
+// test itself holds: the socket counts, the pipe does not.
+func TestOpenSockets(t *testing.T) {
+	before, err := OpenSockets(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unix.Close(p[0]); unix.Close(p[1]) }()
+	after, err := OpenSockets(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before != 1 {
+		t.Errorf("OpenSockets rose by %d after a listener and a pipe, want 1", after-before)
 	}
 }
 

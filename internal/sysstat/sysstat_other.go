@@ -38,5 +38,8 @@ func Threads(pid int) (int, error) { return 0, ErrUnsupported }
 // OpenFDs returns ErrUnsupported.
 func OpenFDs(pid int) (int, error) { return 0, ErrUnsupported }
 
+// OpenSockets returns ErrUnsupported.
+func OpenSockets(pid int) (int, error) { return 0, ErrUnsupported }
+
 // RaiseNoFile returns ErrUnsupported.
 func RaiseNoFile() (soft, hard uint64, err error) { return 0, 0, ErrUnsupported }
