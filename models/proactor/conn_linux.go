@@ -51,7 +51,26 @@ type conn struct {
 	cancelled bool   // all operations were cancelled (abort)
 	closing   bool   // the close was submitted
 	limited   bool   // accepted: holds a place under the connection cap
+	hupArmed  bool   // the hang-up poll is in flight
+	hupStop   bool   // its cancellation was submitted
+	hungUp    bool   // the hang-up poll fired: receive single-shot from now on
 }
+
+// The hang-up poll (hupPoll). A multishot receive can miss its peer's
+// reset: on the kernel this project was measured on (6.18), a client that
+// sends part of a request and resets the connection at once left about
+// one connection in 2 000 with its multishot receive armed and no
+// completion ever posted — neither the reset's error nor anything else
+// (the conformance suite's AbruptDisconnect, one connection of 20 never
+// closed; liburing issue 1549 reports the same kind of lost wake-up for
+// an end of stream on AF_UNIX). A single-shot receive does not miss it, and
+// neither does a plain poll. So each connection also has a one-shot poll
+// for POLLRDHUP (and, implicitly, POLLERR and POLLHUP), armed once with
+// its first receive: when it fires, an armed multishot receive is
+// cancelled and the connection receives single-shot from then on, which
+// reads what is left and then the end of stream or the error. It costs
+// one operation per connection, not per request, and a normal close
+// cancels it.
 
 // advance is the connection's state machine, run after every completion on
 // it: serve what can be served, and initiate what the state calls for — a
@@ -83,6 +102,10 @@ func (p *proactor) advance(c *conn) {
 	case wantRecv && !c.recv:
 		c.paused = false
 		p.startRecv(c)
+	case c.recv && !c.recvStop && p.multishot && c.hungUp:
+		// The multishot receive may have missed the hang-up: replace it
+		// with a single-shot one (handleHup).
+		p.cancelRecv(c)
 	case !wantRecv && c.recv && !c.recvStop && (p.multishot || c.done):
 		// A multishot receive would keep delivering: cancel it. A
 		// single-shot one is left to complete once (at most one buffer
@@ -94,6 +117,12 @@ func (p *proactor) advance(c *conn) {
 		// or the armed one is being cancelled.
 		c.paused = true
 		p.cnt.pauses.Inc()
+	}
+	switch {
+	case !c.done && !c.hupArmed && !c.hungUp:
+		p.startHupPoll(c)
+	case c.done && c.hupArmed && !c.hupStop:
+		p.cancelHupPoll(c)
 	}
 	if c.done && c.sending == nil && c.sess.Out.Pending() == 0 && c.inflight == 0 {
 		p.startClose(c)
@@ -196,6 +225,19 @@ func (p *proactor) handleSend(c *conn, cqe *uring.CQE) {
 		p.fail(c, unix.EPIPE)
 	default:
 		p.fail(c, err)
+	}
+	p.advance(c)
+}
+
+// handleHup is the hang-up poll's Completion Handler: the peer ended its
+// stream or reset the connection (or the poll was cancelled: the
+// connection is done). advance replaces a multishot receive with
+// single-shot ones, which see what the multishot one may have missed.
+func (p *proactor) handleHup(c *conn, cqe *uring.CQE) {
+	c.inflight--
+	c.hupArmed, c.hupStop = false, false
+	if cqe.Res > 0 {
+		c.hungUp = true
 	}
 	p.advance(c)
 }

@@ -18,8 +18,10 @@
 //   - Asynchronous Operations: a multishot accept per ring
 //     (uring.SQE.PrepMultishotAccept), receives into provided buffers
 //     (PrepRecvMultishot, or PrepRecvProvided re-armed per completion),
-//     sends (PrepSend), cancellations, closes, and a timeout for accept
-//     back-off.
+//     sends (PrepSend), cancellations, closes, a timeout for accept
+//     back-off, and one poll per connection for its peer's hang-up
+//     (PrepPollAdd of POLLRDHUP), which works around a multishot receive
+//     that misses a reset (see conn_linux.go: the hang-up poll).
 //   - Initiator: the proactor's start and cancel methods (startAccept,
 //     startRecv, startSend, cancelRecv, cancelAll, startClose,
 //     startBackoff), called at start-up and from the completion handlers;
@@ -36,7 +38,8 @@
 //     connio.Limit), handleRecv (bytes into the connection's
 //     connio.Session input, served by Session.Process; end of stream;
 //     errors), handleSend (consume what the kernel sent, resubmit the rest
-//     of a partial send), and the bookkeeping handlers handleClose,
+//     of a partial send), handleHup (the peer hung up: receive
+//     single-shot from now on), and the bookkeeping handlers handleClose,
 //     handleBackoff and handleWake. advance is the per-connection state
 //     machine they all end in.
 //

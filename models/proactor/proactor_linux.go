@@ -23,6 +23,7 @@ const (
 	opSend                        // a connection's send
 	opCancel                      // cancellation of a connection's receive, or of all its operations
 	opClose                       // a connection's close
+	opHup                         // a connection's poll for its peer's hang-up (hupPoll)
 )
 
 // bufGroup is the provided-buffer group id of every ring.
@@ -194,6 +195,8 @@ func (p *proactor) dispatch(cqe *uring.CQE) {
 		p.advance(c)
 	case opClose:
 		p.handleClose(c, cqe)
+	case opHup:
+		p.handleHup(c, cqe)
 	default:
 		panic("proactor: completion of an unknown operation")
 	}
@@ -241,7 +244,7 @@ func (p *proactor) startBackoff() {
 // startRecv arms a receive into a provided buffer.
 func (p *proactor) startRecv(c *conn) {
 	s := p.sqe(tag(opRecv, c.slot, c.gen))
-	if p.multishot {
+	if p.multishot && !c.hungUp {
 		s.PrepRecvMultishot(c.fd, bufGroup, 0)
 		if c.arms > 0 {
 			p.cnt.rearms.Inc()
@@ -270,6 +273,25 @@ func (p *proactor) cancelRecv(c *conn) {
 }
 
 // cancelAll cancels every operation in flight on the connection.
+// hupEvents are what the hang-up poll waits for: the peer's end of its
+// stream or a reset (POLLERR and POLLHUP are always reported).
+const hupEvents = unix.POLLRDHUP
+
+// startHupPoll arms the connection's one-shot poll for its peer's
+// hang-up (hupPoll).
+func (p *proactor) startHupPoll(c *conn) {
+	p.sqe(tag(opHup, c.slot, c.gen)).PrepPollAdd(c.fd, hupEvents)
+	c.hupArmed = true
+	c.inflight++
+}
+
+// cancelHupPoll cancels the hang-up poll of a connection that is done.
+func (p *proactor) cancelHupPoll(c *conn) {
+	p.sqe(tag(opCancel, c.slot, c.gen)).PrepCancel(tag(opHup, c.slot, c.gen), 0)
+	c.hupStop = true
+	c.inflight++
+}
+
 func (p *proactor) cancelAll(c *conn) {
 	p.sqe(tag(opCancel, c.slot, c.gen)).PrepCancelFd(c.fd, uring.CancelAll)
 	c.cancelled = true
