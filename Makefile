@@ -25,9 +25,11 @@ GOARCH ?= $(shell $(GO) env GOARCH)
 static:
 	CGO_ENABLED=0 GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=auto -o bin/concbench-linux-$(GOARCH) ./cmd/concbench
 
-## test: vet, then every test under the race detector (what CI runs)
+## test: vet, then every test under the race detector (what CI runs);
+## TESTFLAGS for more (CI: -json, for its list of skipped tests)
+TESTFLAGS ?=
 test: vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 $(TESTFLAGS) $(PKGS)
 
 ## test-short: the unit tier only (-short skips the end-to-end tests that
 ## start servers, drive load or build the command): seconds, for quick work
@@ -68,7 +70,7 @@ clean:
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: browser
 browser:
-	$(SUDO) apt-get install -y chromium
+	$(SUDO) apt-get install -y chromium || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y chromium; }
 
 ## nginx: install Debian's nginx-light, which the nginx profile runs beside
 ## the nginx-style model (its configurations are unavailable without it,
