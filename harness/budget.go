@@ -34,18 +34,17 @@ func (r *runner) extraRoundTime(slo bool) time.Duration {
 	return d
 }
 
-// maxExtraNeed bounds the rounds a cell may ask for: one that needs more
-// is left undecided (its Need says so in the report) rather than take the
-// whole budget.
-const maxExtraNeed = 20
-
 // noEstimateRounds are the extra rounds of a cell whose decision has no
 // estimate of the repetitions it needs.
 const noEstimateRounds = 3
 
 // undecided returns the cells of the first look that it left undecided
-// and that extra rounds can decide, cheapest first.
-func (r *runner) undecided(cells []results.Cell, ws []results.SuiteWorkload) []extraCell {
+// and that the extra rounds the budget has left (left) can decide —
+// those whose own rounds fit in it, at the time a round of their
+// contenders takes —, cheapest first. A cell that needs more is left
+// undecided (its Need says so in the report) rather than take the
+// budget from the others.
+func (r *runner) undecided(cells []results.Cell, ws []results.SuiteWorkload, left time.Duration) []extraCell {
 	var out []extraCell
 	for _, c := range cells {
 		d := c.Decision
@@ -71,6 +70,11 @@ func (r *runner) undecided(cells []results.Cell, ws []results.SuiteWorkload) []e
 			if i := slices.Index(w.Names, n); i >= 0 {
 				runs = append(runs, w.Runs[i])
 			}
+			if w.Twin != "" && n == w.Of {
+				// The A/A twin is measured whenever its original is, like
+				// any other configuration.
+				runs = append(runs, w.Twin)
+			}
 		}
 		more, penalty := d.Need-r.exp.Repetitions, 1
 		if d.Need < 0 {
@@ -79,12 +83,13 @@ func (r *runner) undecided(cells []results.Cell, ws []results.SuiteWorkload) []e
 			// tell; they come after the cells with an estimate.
 			more, penalty = noEstimateRounds, 4
 		}
-		if more > maxExtraNeed || len(runs) < 2 {
+		more = max(more, 1)
+		cost := time.Duration(more*len(runs)) * r.extraRoundTime(!c.Column.AtRate)
+		if cost > left || len(runs) < 2 {
 			continue
 		}
-		more = max(more, 1)
 		out = append(out, extraCell{workload: c.Workload, column: c.Column, runs: runs, rounds: more,
-			cost: time.Duration(penalty*more*len(runs)) * r.extraRoundTime(!c.Column.AtRate)})
+			cost: time.Duration(penalty) * cost})
 	}
 	slices.SortStableFunc(out, func(a, b extraCell) int { return cmp.Compare(a.cost, b.cost) })
 	return out
@@ -104,8 +109,12 @@ func workloadNamed(ws []results.SuiteWorkload, name string) *results.SuiteWorklo
 // look) and spends the rest of the budget on extra rounds for the
 // undecided ones, writing the plan into run.json.
 func (r *runner) extraRounds(ctx context.Context) error {
-	plan := &results.DecisionPlan{Alpha: results.WinnersAlpha, Looks: 2, BaseRounds: r.exp.Repetitions, Budget: time.Duration(r.exp.Budget)}
-	r.run.Decisions = plan
+	plan := r.run.Decisions
+	if plan == nil {
+		plan = r.newPlan()
+		r.run.Decisions = plan
+	}
+	plan.BaseRounds, plan.Planning = r.exp.Repetitions, time.Since(r.begin)
 	defer results.WriteRun(r.dir, r.run)
 	_, pts, err := results.ReadRun(r.dir)
 	if err != nil {
@@ -114,12 +123,12 @@ func (r *runner) extraRounds(ctx context.Context) error {
 	}
 	groups := results.GroupPoints(r.run, pts)
 	ws := results.SuiteWorkloads(r.run, groups)
-	todo := r.undecided(results.DecideCells(r.run, groups), ws)
+	deadline := r.deadline()
+	todo := r.undecided(results.DecideCells(r.run, groups), ws, time.Until(deadline))
 	if len(todo) == 0 {
-		plan.Why = "the first look left no cell undecided that extra rounds could decide (each needs at most " + fmt.Sprint(maxExtraNeed) + " more)"
+		plan.Why = fmt.Sprintf("the first look left no cell undecided whose extra rounds, as many as it is estimated to need, fit in the %v the budget had left", time.Until(deadline).Round(time.Second))
 		return nil
 	}
-	deadline := r.deadline()
 	// Round k of every cell still wanting rounds, cheapest cells first;
 	// a workload's cells share the round's equal-load points.
 	for k := 0; ; k++ {
@@ -170,9 +179,19 @@ func (r *runner) extraRound(ctx context.Context, wl string, cells []extraCell, r
 	runs := append(slices.Clone(rate), slo...)
 	slices.Sort(runs)
 	runs = slices.Compact(runs)
-	if rep%2 == 1 {
+	if r.exp.Shuffle {
+		shuffled := make([]string, len(runs))
+		for i, k := range r.order(rep, len(runs)) {
+			shuffled[i] = runs[k]
+		}
+		runs = shuffled
+	} else if rep%2 == 1 {
 		slices.Reverse(runs)
 	}
+	if r.run.Orders == nil {
+		r.run.Orders = map[int][]string{}
+	}
+	r.run.Orders[rep] = append(r.run.Orders[rep], runs...)
 	need := time.Duration(len(rate))*r.extraRoundTime(false) + time.Duration(len(slo))*r.extraRoundTime(true)
 	if time.Now().Add(need).After(deadline) {
 		return false, nil
@@ -233,4 +252,49 @@ func budgetText(p *results.DecisionPlan) string {
 		parts = append(parts, fmt.Sprintf("%s round %d (%s)", e.Workload, e.Round, strings.Join(e.Cells, ", ")))
 	}
 	return fmt.Sprintf("%d extra rounds: %s", len(p.Extra), strings.Join(parts, "; "))
+}
+
+// newPlan returns a budgeted run's decision plan before its planned
+// points: two looks at LookAlphas.
+func (r *runner) newPlan() *results.DecisionPlan {
+	return &results.DecisionPlan{Alpha: results.WinnersAlpha, Looks: 2, Alphas: slices.Clone(results.LookAlphas),
+		BaseRounds: r.exp.Repetitions, Planned: r.exp.Repetitions, ExtraShare: results.ExtraShare, Budget: time.Duration(r.exp.Budget)}
+}
+
+// roundTimes returns the estimated time of one planned round of the run's
+// points (Experiment.Estimate at one repetition): its capacity points and
+// searches (slo), its equal-load points (rate), and its mechanisms points
+// (mech, measured in the first Mechanisms rounds only).
+func (r *runner) roundTimes() (slo, rate, mech time.Duration) {
+	one := r.exp
+	one.Repetitions, one.Mechanisms = 1, 0
+	_, all := one.Estimate(r.timing)
+	one.RatesFromSlowest = nil
+	_, slo = one.Estimate(r.timing)
+	withMech := r.exp
+	withMech.Repetitions = 1
+	_, m := withMech.Estimate(r.timing)
+	return slo, all - slo, m - all
+}
+
+// enoughRounds reports, after the planned round rep of capacities and
+// searches took took, whether the run should measure no more planned
+// rounds: one more, and the equal-load rounds that go with them, would
+// leave less than ExtraShare of the budget for the extra rounds. The
+// equal-load and mechanisms rounds are estimated (roundTimes) scaled by
+// how much longer than its estimate the round measured took. Never before
+// MinBaseRounds rounds.
+func (r *runner) enoughRounds(rep int, took time.Duration) bool {
+	if r.exp.Budget <= 0 || rep+1 < results.MinBaseRounds || rep+1 >= r.exp.Repetitions {
+		return false
+	}
+	slo, rate, mech := r.roundTimes()
+	scale := 1.0
+	if slo > 0 {
+		scale = float64(took) / float64(slo)
+	}
+	est := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	next := took + time.Duration(rep+2)*est(rate) + est(mech)
+	limit := time.Duration((1 - results.ExtraShare) * float64(r.exp.Budget))
+	return time.Since(r.begin)+next > limit
 }

@@ -50,8 +50,8 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("round 2 points by kind %v, want an equal-load point each (and a capacity point and a search result each: %v)", kinds, e.SLO)
 	}
 	for _, c := range results.DecideCells(run, results.GroupPoints(run, pts)) {
-		if c.Alpha != 0.025 {
-			t.Errorf("cell %s/%s decided at %g, want 0.025 a look", c.Workload, c.Column.Label, c.Alpha)
+		if want := results.LookAlphas[c.Look-1]; c.Alpha != want {
+			t.Errorf("cell %s/%s decided at %g at look %d, want %g", c.Workload, c.Column.Label, c.Alpha, c.Look, want)
 		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 
 // TestUndecided checks which cells of a first look get extra rounds, with
 // which contenders, in which order: undecided cells a few more rounds
-// can decide, cheapest first; never a decided cell, one without an
-// estimate, or one that needs more than maxExtraNeed more rounds.
+// can decide, cheapest first; never a decided cell, or one whose rounds
+// would not fit in the time the budget has left. A cell with no estimate
+// gets a few rounds, after the others.
 func TestUndecided(t *testing.T) {
 	r := &runner{exp: Experiment{Repetitions: 5, Warmup: Duration(200 * time.Millisecond), Duration: Duration(700 * time.Millisecond),
 		SLOProbes: 3, SLOWarmup: Duration(100 * time.Millisecond), SLODuration: Duration(300 * time.Millisecond)}}
@@ -25,10 +26,10 @@ func TestUndecided(t *testing.T) {
 		cell(0, stats.Decision{Verdict: stats.Undecided, Best: "a", Need: 9, Rivals: []stats.Rival{rival("b", stats.Undetermined), rival("c", stats.Undetermined)}}),
 		cell(1, stats.Decision{Verdict: stats.Undecided, Best: "c", Need: 8, Rivals: []stats.Rival{rival("a", stats.Behind), rival("b", stats.Undetermined)}}),
 		cell(2, stats.Decision{Verdict: stats.Winner, Best: "a", Rivals: []stats.Rival{rival("b", stats.Behind), rival("c", stats.Behind)}}),
-		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: 5 + maxExtraNeed + 1, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
+		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: 5 + 400, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
 		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: -1, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
 	}
-	got := r.undecided(cells, ws)
+	got := r.undecided(cells, ws, 5*time.Minute) // 400 rounds of 2 equal-load points do not fit
 	byLabel := map[string]extraCell{}
 	for i, c := range got {
 		byLabel[c.column.Label] = c

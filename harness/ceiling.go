@@ -118,6 +118,9 @@ func (r *runner) measureCeiling(ctx context.Context, w *Workload) (results.Ceili
 	t1 := time.Now()
 	res, err := runLoad(ctx, lc)
 	t := Timing{ServerStart: started, PointOverhead: max(time.Since(t1)-lc.Warmup-lc.Duration, 0)}
+	if r.exp.hasSLO() {
+		r.measureFloor(ctx, w, srv.addr, runLoad)
+	}
 	switch {
 	case err != nil:
 		c.Reason = "the measurement failed: " + err.Error()
@@ -128,6 +131,84 @@ func (r *runner) measureCeiling(ctx context.Context, w *Workload) (results.Ceili
 		c.PerS = c.RatePerS / c.Busy
 	}
 	return c, t
+}
+
+// The floor's run (results.Objective): zero work at a low rate, every
+// request to an idle server, long enough that its p99 rests on tens of
+// requests.
+const (
+	floorRate     = 1000
+	floorWarmup   = 200 * time.Millisecond
+	floorDuration = 2 * time.Second
+)
+
+// measureFloor measures the machine's own tail for w's protocol against
+// the null server at addr (zero work, floorRate), and sets the objectives
+// of the workloads of that protocol (results.Objective, ObjectiveBound).
+// A floor that cannot be measured leaves their published bounds, and
+// says so.
+func (r *runner) measureFloor(ctx context.Context, w *Workload, addr string, runLoad func(context.Context, loadgen.Config) (*loadgen.Result, error)) {
+	null := *w
+	null.CPU, null.Block, null.Size, null.Ops, null.Idle = "0", "0", "0", "work=1", 0
+	lc, _ := null.LoadConfig() // validated with w
+	lc.Addr = addr
+	lc.Workers, lc.WorkerCPUs, lc.Poll = r.exp.LoadWorkers, r.exp.LoadWorkerCPUs, r.poll
+	lc.Warmup, lc.Duration = floorWarmup, floorDuration
+	lc.Rate = floorRate
+	lc.Seed = r.exp.Seed
+	lc.Limits = r.exp.LoadLimits
+	res, err := runLoad(ctx, lc)
+	for _, wl := range r.exp.Workloads {
+		if wl.SLO == nil || wl.Protocol != w.Protocol {
+			continue
+		}
+		pct := wl.SLO.percentile()
+		o := results.Objective{Workload: wl.Name, Percentile: pct, PublishedNs: int64(time.Duration(wl.SLO.Bound))}
+		o.BoundNs = o.PublishedNs
+		var v int64
+		ok := false
+		if err == nil && res != nil && res.Valid {
+			v, ok = percentileNs(&res.Latency, pct)
+		}
+		switch {
+		case !ok:
+			why := "its verdict is invalid"
+			if err != nil {
+				why = err.Error()
+			}
+			o.Note = "the published bound: the floor could not be measured (" + why + ")"
+		default:
+			o.FloorNs, o.FloorRequests, o.FloorRatePerS = v, res.Latency.Count, floorRate
+			o.BoundNs = results.ObjectiveBound(o.PublishedNs, v)
+			if o.BoundNs == o.PublishedNs {
+				o.Note = fmt.Sprintf("the published bound: the machine's floor (p%g %s, zero work at %d req/s) is within %.0f%% of it", pct, loadgen.FormatNs(v), floorRate, 100*results.ObjectiveFloorShare)
+			} else {
+				o.Note = fmt.Sprintf("relative to the machine's floor: its p%g, %s with zero work at %d req/s, is more than %.0f%% of the published %v, so the bound is the floor plus %.0f%% of it, %v",
+					pct, loadgen.FormatNs(v), floorRate, 100*results.ObjectiveFloorShare, time.Duration(o.PublishedNs), 100*(1-results.ObjectiveFloorShare), time.Duration(o.BoundNs).Round(time.Microsecond))
+			}
+		}
+		r.run.Objectives = append(r.run.Objectives, o)
+		if r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "objective of %s: p%g ≤ %v (%s)\n", wl.Name, pct, time.Duration(o.BoundNs).Round(time.Microsecond), o.Note)
+		}
+	}
+}
+
+// objective returns w's latency objective as the run searches for it:
+// its bound relative to the machine's floor where the run set one
+// (results.Objective), else the published one; nil without one.
+func (r *runner) objective(w *Workload) *SLO {
+	if w.SLO == nil {
+		return nil
+	}
+	for _, o := range r.run.Objectives {
+		if o.Workload == w.Name && o.BoundNs > 0 {
+			s := *w.SLO
+			s.Bound = Duration(o.BoundNs)
+			return &s
+		}
+	}
+	return w.SLO
 }
 
 // ceilingFor returns the run's measured ceiling for protocol, or nil.

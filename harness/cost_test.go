@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"concbench/internal/sysstat"
 	"concbench/loadgen"
@@ -207,30 +208,41 @@ func TestCapacityMedian(t *testing.T) {
 	}
 }
 
-// TestFallbackCapacity checks what bounds a latency-objective search
-// that has no valid capacity yet: the lowest rate an invalid capacity
-// point of the repetitions so far achieved.
-func TestFallbackCapacity(t *testing.T) {
-	r := &runner{capacities: map[string]map[int]float64{}}
+// TestSearchBounds checks what bounds a repetition's latency-objective
+// search: its own capacity, or, with none valid, its own invalid
+// capacity point's rate — never another repetition's measurement or
+// result, so that repetitions are independent.
+func TestSearchBounds(t *testing.T) {
+	r := &runner{capacities: map[string]map[int]float64{}, beyondIn: map[string]map[int]bool{}}
+	rc := &runConfig{name: "m"}
+	slo := &SLO{Percentile: 99, Bound: Duration(time.Millisecond)}
 	for _, p := range []struct {
-		rep  int
-		rate float64
-	}{{0, 9000}, {1, 7000}, {3, 5000}} {
+		rep   int
+		rate  float64
+		valid bool
+	}{{0, 9000, true}, {1, 7000, false}, {2, 12000, true}, {3, 5000, false}} {
 		r.remember(&results.Point{
 			Config: results.ModelConfig{Name: "m"}, Kind: results.KindCapacity, Repetition: p.rep, Status: results.StatusOK,
-			Load: &loadgen.Result{Valid: false, AchievedRatePerS: p.rate},
+			Load: &loadgen.Result{Valid: p.valid, AchievedRatePerS: p.rate},
 		})
+		r.remember(&results.Point{Config: results.ModelConfig{Name: "m"}, Kind: results.KindSLO, Repetition: p.rep, Status: results.StatusOK,
+			SLO: &results.SLOResult{RatePerS: p.rate / 2}})
 	}
 	for _, tc := range []struct {
-		rep  int
-		want float64
-	}{{0, 9000}, {1, 7000}, {2, 7000}, {3, 5000}} {
-		if got := r.lowestInvalidCapacity("m", tc.rep); got != tc.want {
-			t.Errorf("bound at repetition %d = %g, want %g", tc.rep, got, tc.want)
+		rep       int
+		want      float64
+		byInvalid bool
+	}{{0, 9000, false}, {1, 7000, true}, {2, 12000, false}, {3, 5000, true}, {4, 0, false}} {
+		s, byCeiling, byInvalid := r.newSearch(rc, tc.rep, slo)
+		if s.capacity != tc.want || byInvalid != tc.byInvalid || byCeiling || s.boundNs != 1e6 {
+			t.Errorf("search of repetition %d: %+v (by an invalid capacity %t), want bounded by %g (%t)", tc.rep, s, byInvalid, tc.want, tc.byInvalid)
 		}
 	}
-	if r.capacity("m", 3) != 0 || r.lowestInvalidCapacity("other", 3) != 0 {
-		t.Error("an invalid capacity counted as valid, or another configuration's bound used")
+	// Another repetition's results change nothing.
+	before, _, _ := r.newSearch(rc, 2, slo)
+	r.capacities["m"][0], r.invalidCaps["m"][1] = 1, 1
+	if after, _, _ := r.newSearch(rc, 2, slo); after != before {
+		t.Errorf("repetition 2's search %+v changed to %+v with repetition 0's results", before, after)
 	}
 }
 

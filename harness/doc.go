@@ -436,32 +436,39 @@
 // (KindProbe points, each with its own short warm-up and window,
 // Experiment.SLOWarmup and SLODuration) at rates it chooses. A probe
 // passes when the load generator's verdict is valid (not over capacity,
-// the rate achieved, the generator healthy), its percentile is trusted,
-// and the percentile is within the bound. The search's upper bracket is
-// the configuration's closed-loop capacity (the median of its valid
-// measurements so far, as the fraction points use); rate 0 its lower. The
-// first repetition, with nothing known, bisects [0, capacity]; later
-// ones start at the median of the earlier repetitions' results and check
-// a bracket of ±SLOPriorWidth around it with their second probe, then
-// bisect, so that 3 probes resolve the rate to about 5% of it when the
-// earlier repetitions were right (capacity/8 without them). While every
-// probe fails, each next one steps down twice as far (to 0.73 of the
-// median after two failures, where a bisection of the remaining bracket
-// would probe half of it: the median's first probe fails about half the
-// time by chance, a stall fails a probe at any rate, and one pass at half
-// the rate was a result half the truth); a search
-// stops early once its bracket is narrower than SLOResolution of the
-// capacity. A search whose probes all failed has found no rate that
-// meets the objective, only rates that miss it: it goes on halving the
-// lowest failing rate, for as many probes again, until one passes — a
-// "0" would stand below every other result in the comparisons when the
-// search had merely started too high. Its result (a KindSLO point,
-// results.SLOResult) is the highest passing rate, with its bracket (that
-// rate, the lowest failing one), or 0 with the reason when no probe
-// passed down to SLOResolution of the capacity. A repetition without a
-// valid capacity point (the generator spoiled it) is bounded by the
-// lowest rate an invalid capacity point achieved, and says so; one whose
-// capacity is beyond the generator's ceiling, by that ceiling. A probe
+// the rate achieved, the generator healthy) and the percentile is within
+// the bound (the generator's own lateness only adds latency: a probe
+// within the bound with it passes; one above it is the generator's only
+// when it is within the bound without it). The search's upper bracket is
+// the repetition's own closed-loop capacity, measured just before on the
+// same server; rate 0 its lower. Nothing of another repetition enters it
+// — not its capacity, not its result —, so that the repetitions are
+// independent and their spread is the spread between runs (until
+// 2026-12 later repetitions started at the median of the earlier ones'
+// results, and their spread understated it: docs/findings.md). The first
+// probe is at half the capacity; each later one where the percentile is
+// expected to reach the bound — interpolated in the logarithm of the
+// percentile between the highest passing and the lowest failing probe,
+// or, with no failure yet, as a queue whose percentile grows as
+// 1/(1 − rate/capacity) would reach it — kept a tenth of the bracket from
+// its ends; a search stops early once its bracket is narrower than
+// SLOResolution of the capacity. A search whose probes all failed has
+// found no rate that meets the objective, only rates that miss it: it
+// goes on halving the lowest failing rate, for as many probes again,
+// until one passes. Its result (a KindSLO point, results.SLOResult) is
+// the rate at which the percentile reaches the bound, interpolated
+// between the highest passing and the lowest failing probe (the midpoint
+// where the failing probe's percentile does not bracket the bound), with
+// the bracket; the highest passing rate when none failed — a lower bound
+// (SLOResult.Censored) when the bracket was the generator's ceiling —;
+// or 0 with the reason when no probe passed down to SLOResolution of the
+// capacity, which the comparisons take as below the lowest failing rate.
+// A repetition without a valid capacity point (the generator spoiled it)
+// is bounded by the rate its invalid capacity point achieved, and says
+// so; one whose capacity is beyond the generator's ceiling, by that
+// ceiling. The bound is the workload's objective as the run states it
+// (results.Objective): relative to the machine's floor where that takes
+// more than a quarter of the published bound. A probe
 // invalid for the generator's own reason (its CPU, its timers:
 // generator-cpu, generator-lag, …; a server reason such as over-capacity
 // or a missed rate is a failure, as results.Point.Fault tells them apart)
@@ -475,22 +482,32 @@
 // # Deciding within a budget
 //
 // A run with a time budget (Experiment.Budget; the default profile's is
-// SuiteBudget) decides the who-wins table in two looks, each at half the
-// table's level (results.DecisionPlan): Bonferroni over the looks keeps
-// every cell's claim at its level whatever the first look led the run to
-// measure next. After its planned points it decides every cell on them
-// (the first look); then it spends what is left of the budget on extra
-// rounds for the cells that look left undecided and that at most
-// maxExtraNeed more rounds are estimated to decide (stats.Decision.Need):
+// SuiteBudget) decides the who-wins table in two looks, at
+// results.LookAlphas (0.01 and 0.04: results.DecisionPlan): Bonferroni
+// over the looks keeps every cell's claim at its level whatever the
+// first look led the run to measure next, and the uneven split keeps most
+// of it for the look that sees every round. The planned rounds are sized
+// from the time a round takes on this machine (enoughRounds): after each
+// planned round of capacities and searches from the third on, the run
+// measures no more of them when one more, and the equal-load rounds that
+// go with them, would leave less than results.ExtraShare of the budget
+// (a third) for the extra rounds; run.json records what it planned and
+// what it measured. After its planned points it decides every cell on
+// them (the first look); then it spends what is left of the budget on
+// extra rounds for the cells that look left undecided and whose rounds —
+// as many as they are estimated to need (stats.Decision.Need) — fit in
+// what is left of it:
 // each round measures the cell's contenders — the best and every
 // configuration the look could show neither behind it nor equivalent to
-// it — once more, interleaved among themselves in alternating order, as a
-// repetition numbered after the planned ones (an equal-load point for the
-// equal-load columns, shared by a workload's cells; a capacity point and
-// a search for the SLO capacity), cheapest cell first (rounds needed ×
-// contenders × a point's time), a round at a time across the cells, until
-// a round no longer fits the budget. The report decides those cells again
-// on every round (the second look); a cell keeps a first-look decision.
+// it, and the A/A twin with its original — once more, interleaved among
+// themselves in a seeded random order, as a repetition numbered after the
+// planned ones (an equal-load point for the equal-load columns, shared by
+// a workload's cells; a capacity point and a search for the SLO
+// capacity), cheapest cell first (rounds needed × contenders × a point's
+// time), a round at a time across the cells, until a round no longer fits
+// the budget. A configuration shown behind is not measured again: its
+// time goes to the contenders. The report decides those cells again on
+// every round (the second look); a cell keeps a first-look decision.
 // run.json records the plan and the rounds (Run.Decisions), and the
 // report says what they were for.
 //

@@ -304,6 +304,78 @@ type Experiment struct {
 	// others: the CI gate's base and head share the machine's drift and
 	// warm-up effects alike.
 	Counterbalance bool `json:"counterbalance,omitempty"`
+	// Shuffle measures the configurations of every round in a random
+	// order, a permutation seeded by Seed and the round (the run records
+	// each in run.json, results.Run.Orders), so that no configuration is
+	// measured in the same place of the round, or after the same one,
+	// every time (randomised multiple interleaved trials: Abedi & Brecht,
+	// ICPE 2017). Counterbalance, where set, takes precedence.
+	Shuffle bool `json:"shuffle,omitempty"`
+	// Twin, if set, is the run's A/A control: the configuration Of
+	// measured a second time as configuration Name (its own server
+	// processes, interleaved like any other). WithDefaults adds it to
+	// Configs (and to the workloads that run Of). Its truth is Of's, so
+	// a decision that separates the two is false; the who-wins table
+	// leaves it out of its answers and reports the control beside them
+	// (results.Control).
+	Twin *Twin `json:"twin,omitempty"`
+}
+
+// Twin names an experiment's A/A twin (Experiment.Twin).
+type Twin struct {
+	Of   string `json:"of"`
+	Name string `json:"name"`
+}
+
+// TwinSuffix ends the name of an A/A twin: "leaderfollowers/lifo/twin".
+const TwinSuffix = "/twin"
+
+// WithoutTwinConfig returns e without its twin's configuration (Twin
+// stays): what a change of the configurations starts from, so that
+// WithDefaults adds the twin again for the configurations that remain.
+func (e Experiment) WithoutTwinConfig() Experiment {
+	if e.Twin == nil || e.Twin.Name == "" {
+		return e
+	}
+	name := e.Twin.Name
+	e.Configs = slices.DeleteFunc(slices.Clone(e.Configs), func(c Config) bool { return c.Name == name })
+	e.Workloads = slices.Clone(e.Workloads)
+	for i := range e.Workloads {
+		if w := &e.Workloads[i]; len(w.Configs) > 0 {
+			w.Configs = slices.DeleteFunc(slices.Clone(w.Configs), func(c string) bool { return c == name })
+		}
+	}
+	return e
+}
+
+// withTwin returns e with its twin's configuration added, once.
+func (e Experiment) withTwin() Experiment {
+	t := e.Twin
+	if t == nil {
+		return e
+	}
+	if t.Name == "" {
+		tw := *t
+		tw.Name = t.Of + TwinSuffix
+		e.Twin, t = &tw, &tw
+	}
+	if slices.ContainsFunc(e.Configs, func(c Config) bool { return c.Name == t.Name }) {
+		return e
+	}
+	i := slices.IndexFunc(e.Configs, func(c Config) bool { return c.Name == t.Of })
+	if i < 0 {
+		return e // Validate says so
+	}
+	c := e.Configs[i]
+	c.Args = slices.Clone(c.Args)
+	c.Name = t.Name
+	e.Configs = append(slices.Clone(e.Configs), c)
+	for k := range e.Workloads {
+		if w := &e.Workloads[k]; len(w.Configs) > 0 && slices.Contains(w.Configs, t.Of) {
+			w.Configs = append(slices.Clone(w.Configs), t.Name)
+		}
+	}
+	return e
 }
 
 // Limits of an experiment.
@@ -360,6 +432,7 @@ func (e Experiment) WithDefaults() Experiment {
 		}
 		w.Ops = cmp.Or(w.Ops, "work=1")
 	}
+	e = e.withTwin()
 	e.CapacityOutstanding = cmp.Or(e.CapacityOutstanding, 1)
 	if e.Mechanisms > 0 {
 		e.MechanismsWarmup = cmp.Or(e.MechanismsWarmup, Duration(DefaultMechanismsWarmup))
@@ -382,6 +455,9 @@ func (e *Experiment) Validate() error {
 		p.add("sweep %q unknown (accepted: %s, %s)", e.Sweep, SweepThreads, SweepCores)
 	}
 	names := e.validateConfigs(&p)
+	if t := e.Twin; t != nil && (!names[t.Of] || t.Of == t.Name) {
+		p.add("twin %q of %q: not a configuration of the experiment (accepted: the name of a configuration to measure twice)", t.Name, t.Of)
+	}
 	e.validateWorkloads(&p, names)
 	e.validateLoads(&p)
 	e.validateSLOs(&p)

@@ -94,6 +94,32 @@ func idFilter(nrs []uint64) string {
 	return strings.Join(terms, " || ")
 }
 
+// MountTracefs makes the system-call tracepoints readable where they can
+// be: if no tracefs root has them, and this process is root, it mounts
+// tracefs at its own mount point (a fresh machine often has the kernel's
+// tracepoints but no tracefs mounted) and leaves it mounted. It returns
+// what it found or did, for the provenance: "" when tracefs was mounted
+// already, else a sentence — mounted, or exactly what to run.
+func MountTracefs() string {
+	for _, r := range tracefsRoots {
+		if _, err := os.Stat(filepath.Join(r, "events", "raw_syscalls", "sys_enter", "id")); err == nil {
+			return ""
+		}
+	}
+	const root = "/sys/kernel/tracing"
+	const howto = "mount -t tracefs nodev " + root + " (as root)"
+	if os.Geteuid() != 0 {
+		return "tracefs is not mounted, and this process is not root: the mechanisms are not counted; run " + howto
+	}
+	if err := unix.Mount("nodev", root, "tracefs", 0, ""); err != nil {
+		return fmt.Sprintf("tracefs is not mounted, and mounting it failed (%v): the mechanisms are not counted; run %s", os.NewSyscallError("mount", err), howto)
+	}
+	if _, err := os.Stat(filepath.Join(root, "events", "raw_syscalls", "sys_enter", "id")); err != nil {
+		return "tracefs was not mounted: the harness mounted it at " + root + ", but the kernel has no system-call tracepoints (CONFIG_FTRACE_SYSCALLS)"
+	}
+	return "tracefs was not mounted: the harness mounted it at " + root + " (and left it mounted)"
+}
+
 // planMechanisms finds the tracepoints (tracefs, readable by root only
 // on most systems) and returns what this kernel can count, or why it
 // cannot count system calls at all.

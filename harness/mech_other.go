@@ -25,3 +25,6 @@ func (*mechSet) read(bool) (mechSample, error) {
 func (*mechSet) counts(mechSample, mechSample) *results.Mechanisms { return nil }
 
 func (*mechSet) close() {}
+
+// MountTracefs says that there is no tracefs where there is no Linux.
+func MountTracefs() string { return "tracefs is Linux-only: the mechanisms are not counted" }

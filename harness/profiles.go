@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
+var ProfileNames = []string{"default", "aa", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -31,7 +31,10 @@ func Profile(name string) (Experiment, error) {
 	case "default":
 		e := suite(base)
 		e.Budget = Duration(SuiteBudget)
+		e.Twin = &Twin{Of: e.Configs[0].Name}
 		return e, nil
+	case "aa":
+		return aaProfile(base), nil
 	case "load":
 		return base, nil
 	case "variants":
@@ -116,6 +119,7 @@ func suite(e Experiment) Experiment {
 	e.Mechanisms = DefaultMechanisms
 	e.MechanismsWarmup = Duration(DefaultMechanismsWarmup)
 	e.MechanismsDuration = Duration(DefaultMechanismsDuration)
+	e.Shuffle = true
 	return e
 }
 
@@ -124,6 +128,26 @@ func suite(e Experiment) Experiment {
 // bench, which also builds the binary and renders the report, is meant
 // to end within 10.
 const SuiteBudget = 9 * time.Minute
+
+// AABudget is the aa profile's time budget: the default's rule (planned
+// rounds that leave a third of it for extra rounds) at the aa profile's
+// size.
+const AABudget = 3 * time.Minute
+
+// aaProfile returns the A/A campaign's experiment (concbench aarate) made
+// from base: the suite's cpu and tiny workloads, every column of the
+// who-wins table, for Leader/Followers (lifo, twinned), netpoll and the
+// Proactor, decided as the default profile decides, within AABudget.
+func aaProfile(base Experiment) Experiment {
+	e := suite(base)
+	e.Configs = slices.DeleteFunc(e.Configs, func(c Config) bool {
+		return c.Name != "leaderfollowers/lifo" && c.Name != "netpoll" && c.Name != "proactor"
+	})
+	e.Workloads = slices.DeleteFunc(e.Workloads, func(w Workload) bool { return w.Name != "cpu" && w.Name != "tiny" })
+	e.Twin = &Twin{Of: "leaderfollowers/lifo"}
+	e.Budget = Duration(AABudget)
+	return e
+}
 
 // gateProfile returns the gate's experiment made from base.
 func gateProfile(base Experiment) Experiment {

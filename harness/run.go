@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -231,11 +232,10 @@ type runner struct {
 	stamps      map[string]stamp           // server binary → its VCS stamp, read once per run
 	capacities  map[string]map[int]float64 // configuration → repetition → valid capacity (req/s)
 	invalidCaps map[string]map[int]float64 // configuration → repetition → achieved rate of an invalid capacity point (req/s)
-	sloRates    map[string]map[int]float64 // configuration → repetition → valid SLO capacity (req/s)
 	probes      map[probeKey]*results.Point
-	started     map[string]bool   // configurations that have run before
-	beyond      map[string]bool   // configurations with a capacity beyond the generator's ceiling
-	unavailable map[string]string // configuration → reason
+	started     map[string]bool         // configurations that have run before
+	beyondIn    map[string]map[int]bool // configuration → the repetitions whose capacity was beyond it
+	unavailable map[string]string       // configuration → reason
 
 	sp     *spawner
 	srv    target
@@ -266,10 +266,9 @@ func (r *runner) resolve() error {
 	r.stamps = map[string]stamp{}
 	r.capacities = map[string]map[int]float64{}
 	r.invalidCaps = map[string]map[int]float64{}
-	r.sloRates = map[string]map[int]float64{}
 	r.probes = map[probeKey]*results.Point{}
 	r.started = map[string]bool{}
-	r.beyond = map[string]bool{}
+	r.beyondIn = map[string]map[int]bool{}
 	r.unavailable = map[string]string{}
 	if r.exp.ServerCPUs == "" {
 		cur, err := cpuset.Current()
@@ -388,7 +387,10 @@ func (r *runner) remember(p *results.Point) {
 		r.started[p.Config.Name] = true
 	}
 	if p.Kind == results.KindCapacity && p.Load != nil && slices.Contains(p.Load.Checks, loadgen.CheckCeiling) {
-		r.beyond[p.Config.Name] = true
+		if r.beyondIn[p.Config.Name] == nil {
+			r.beyondIn[p.Config.Name] = map[int]bool{}
+		}
+		r.beyondIn[p.Config.Name][p.Repetition] = true
 	}
 	if p.Kind == results.KindCapacity && p.Status == results.StatusOK && p.Load != nil && p.Load.Valid && p.Load.AchievedRatePerS > 0 {
 		if r.capacities[p.Config.Name] == nil {
@@ -409,13 +411,6 @@ func (r *runner) remember(p *results.Point) {
 	case results.KindProbe:
 		c := *p
 		r.probes[probeKey{p.Config.Name, p.Repetition, p.Probe}] = &c
-	case results.KindSLO:
-		if v, ok := results.SLOCapacity.Value(p); ok {
-			if r.sloRates[p.Config.Name] == nil {
-				r.sloRates[p.Config.Name] = map[int]float64{}
-			}
-			r.sloRates[p.Config.Name][p.Repetition] = v
-		}
 	}
 }
 
@@ -455,6 +450,12 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 	for _, kt := range r.prov.KernelThreads {
 		if kt.Err != "" {
 			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("kernel thread %s (pid %d) stalls a CPU for milliseconds at a fixed period (%s) and could not be given SCHED_IDLE for the run: %s; latency percentiles of short windows may be disturbed by it", kt.Name, kt.PID, kt.Why, kt.Err))
+		}
+	}
+	if r.exp.Mechanisms > 0 {
+		r.prov.Tracefs = MountTracefs()
+		if r.prov.Tracefs != "" && r.opt.Progress != nil {
+			fmt.Fprintf(r.opt.Progress, "mechanisms: %s\n", r.prov.Tracefs)
 		}
 	}
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
@@ -561,17 +562,49 @@ func (r *runner) announce() {
 // reverse order in every other repetition when the experiment
 // counterbalances.
 func (r *runner) configAt(rep, i int) *runConfig {
-	if r.exp.Counterbalance && rep%2 == 1 {
+	switch {
+	case r.exp.Counterbalance && rep%2 == 1:
 		return &r.cfgs[len(r.cfgs)-1-i]
+	case r.exp.Shuffle:
+		return &r.cfgs[r.order(rep, len(r.cfgs))[i]]
 	}
 	return &r.cfgs[i]
 }
+
+// order returns round rep's permutation of n items (Experiment.Shuffle),
+// seeded by the experiment's seed and the round alone, so that a resumed
+// run measures in the same order; it records the round's order of the
+// run's configurations in run.json's orders.
+func (r *runner) order(rep, n int) []int {
+	perm := rand.New(rand.NewPCG(r.exp.Seed, uint64(rep)+orderStream)).Perm(n)
+	if n == len(r.cfgs) {
+		if r.run.Orders == nil {
+			r.run.Orders = map[int][]string{}
+		}
+		if _, ok := r.run.Orders[rep]; !ok {
+			names := make([]string, n)
+			for i, k := range perm {
+				names[i] = r.cfgs[k].name
+			}
+			r.run.Orders[rep] = names
+		}
+	}
+	return perm
+}
+
+// orderStream separates the orders' random stream from the load
+// generator's, which the same seed seeds.
+const orderStream = 1 << 32
 
 // runPlan measures every repetition of every configuration at each of
 // loads, and, with searches, its latency objective's search, until ctx
 // is done (then the summary says interrupted).
 func (r *runner) runPlan(ctx context.Context, loads []pointLoad, searches bool) error {
-	for rep := range r.exp.Repetitions {
+	if r.exp.Budget > 0 && r.run.Decisions == nil {
+		r.run.Decisions = r.newPlan()
+	}
+	for rep := 0; rep < r.exp.Repetitions; rep++ {
+		start := time.Now()
 		for i := range r.cfgs {
 			rc := r.configAt(rep, i)
 			for _, l := range loads {
@@ -590,6 +623,26 @@ func (r *runner) runPlan(ctx context.Context, loads []pointLoad, searches bool) 
 				}
 			}
 			r.stopServer() // the next configuration gets a fresh process
+		}
+		if r.enoughRounds(rep, time.Since(start)) {
+			// The budget's share for the extra rounds: fewer planned ones.
+			left := r.exp.Repetitions - (rep + 1)
+			r.sum.Points -= left * len(r.cfgs) * (len(loads) + len(r.exp.RatesFromSlowest))
+			for _, rc := range r.cfgs {
+				if searches && rc.wl.SLO != nil {
+					r.sum.Points -= left * (r.mostProbes() + 1)
+					r.searches.left -= left
+				}
+			}
+			r.exp.Repetitions = rep + 1
+			r.run.Experiment = r.exp
+			if r.opt.Progress != nil {
+				fmt.Fprintf(r.opt.Progress, "planned rounds: %d of %d, so that %.0f%% of the %v budget is left for the extra rounds (a round took %v here)\n",
+					r.exp.Repetitions, r.run.Decisions.Planned, 100*results.ExtraShare, time.Duration(r.exp.Budget), time.Since(start).Round(time.Second))
+			}
+			if err := results.WriteRun(r.dir, r.run); err != nil {
+				return fmt.Errorf("harness: %w", err)
+			}
 		}
 	}
 	return nil
@@ -1026,6 +1079,11 @@ func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedId
 		lc.Outstanding = r.exp.CapacityOutstanding * lc.Depth
 	} else {
 		lc.Rate = p.OfferedRatePerS
+	}
+	if p.Kind == results.KindRate || p.Kind == results.KindOpen {
+		// Beside the window's p99, the median of its intervals' p99s
+		// (loadgen.IntervalTail; results.LatencyP99Intervals).
+		lc.TailInterval = loadgen.DefaultTailInterval
 	}
 	return lc
 }

@@ -41,10 +41,6 @@ const (
 	// stops early: once its bracket is narrower, a further probe would
 	// not tell rates apart that the windows' noise does.
 	SLOResolution = 0.01
-	// SLOPriorWidth is the half-width of the narrow bracket a search
-	// checks around the earlier repetitions' median result, as a
-	// fraction of it (see sloNext).
-	SLOPriorWidth = 0.1
 )
 
 // Defaults of the search's settings when a workload has an SLO.
@@ -87,18 +83,33 @@ const (
 	probeGenerator                     // the generator's own fault: the probe says nothing of the server
 )
 
-// sloProbe is one probe's rate and outcome, with why it did not pass.
+// sloProbe is one probe's rate and outcome, with why it did not pass, and
+// the percentile it measured (ns; 0: none).
 type sloProbe struct {
 	rate    float64
 	outcome probeOutcome
 	why     string
+	pctNs   float64
 }
 
-// sloSearch is one repetition's search: its bounds and the probes so far.
+// sloSearch is one repetition's search: its upper bracket, its bound and
+// the probes it may run. Nothing in it comes from another repetition: the
+// bracket is this repetition's own closed-loop capacity (or the load
+// generator's ceiling, the same for every configuration), so that
+// repetitions are independent and their spread is the spread between
+// runs. (Until 2026-12 each search started from the median of the earlier
+// repetitions' results: their spread understated the spread between
+// runs, and a simulation of it called two identical configurations
+// different in 2–37 % of runs, against the 2.5 % the rule states;
+// docs/findings.md.)
 type sloSearch struct {
-	capacity float64 // the upper bracket: closed-loop capacity (req/s)
-	prior    float64 // median of earlier repetitions' results (0: none)
+	capacity float64 // the upper bracket (req/s)
+	boundNs  float64 // the objective's bound, for the interpolation
 	probes   int     // the probes that judge the server, at most this many before the search extends downward
+	// capped says the upper bracket is the load generator's ceiling,
+	// not the server's capacity: a search that passes every probe is then
+	// a lower bound (results.SLOResult.Censored).
+	capped bool
 }
 
 // maxProbes is the most probes a search runs: its probes, as many more
@@ -106,16 +117,17 @@ type sloSearch struct {
 // probe the generator spoiled.
 func (s *sloSearch) maxProbes() int { return 2*s.probes + 1 }
 
-// bracket returns the highest passing rate (0: none) and the lowest
-// failing one (the capacity if none) of done.
-func (s *sloSearch) bracket(done []sloProbe) (lo, hi float64) {
-	hi = s.capacity
+// bracket returns the highest passing probe (its rate 0: none) and the
+// lowest failing one (at the upper bracket, with no percentile, if none
+// failed) of done.
+func (s *sloSearch) bracket(done []sloProbe) (lo, hi sloProbe) {
+	hi = sloProbe{rate: s.capacity, outcome: probeFail}
 	for _, p := range done {
 		switch {
-		case p.outcome == probePass && p.rate > lo:
-			lo = p.rate
-		case p.outcome == probeFail && p.rate < hi:
-			hi = p.rate
+		case p.outcome == probePass && p.rate > lo.rate:
+			lo = p
+		case p.outcome == probeFail && p.rate < hi.rate:
+			hi = p
 		}
 	}
 	return lo, hi
@@ -137,25 +149,23 @@ func spoiled(done []sloProbe) int {
 // probe twice, or the bracket is narrower than SLOResolution of the
 // capacity.
 //
-// Without a prior it bisects [0, capacity]: each probe at the middle of
-// the bracket of the highest passing and the lowest failing rate. With a
-// prior m (the median of the earlier repetitions' results), the first
-// probe is at m, the second checks the edge of a narrow bracket around
-// it, m·(1+SLOPriorWidth) after a pass or m·(1−SLOPriorWidth) after a
-// failure, and the rest bisect the bracket: when the earlier repetitions
-// were right, 3 probes narrow the rate to SLOPriorWidth·m/2 (5% of m),
-// where a bisection of [0, capacity] would leave capacity/8. While every
-// probe fails, the search steps down from the last one by twice as large
-// a step each time (stepOut) until one passes, and then bisects.
+// The first probe is at half the capacity. Each later one is where the
+// percentile is expected to reach the bound (crossing): between a passing
+// and a failing probe, by interpolating the logarithm of the percentile
+// linearly in the rate; above the highest passing probe with no failure
+// yet, where a queue whose percentile grows as 1/(1 − rate/capacity) would
+// reach it. Either is kept inside the bracket, at least a tenth of its
+// width from its ends, and a bracket with nothing to interpolate is
+// bisected. Model-guided probes narrow a bracket faster than bisection,
+// and every probe comes from this repetition's own measurements.
 //
 // A search whose probes all failed has found no rate that meets the
 // objective, only rates that do not: it goes on halving the lowest
 // failing rate, up to its number of probes again, until one passes, so
 // that its result is a rate that met the objective rather than 0 for
-// "not found" (a 0 stands for "no rate met it" in the comparisons, below
-// every other result). A probe the generator spoiled (its own CPU or
-// lateness: the probe says nothing of the server) is measured once more
-// at the same rate; a second spoiled probe ends the search, invalid.
+// "not found". A probe the generator spoiled (its own CPU or lateness:
+// the probe says nothing of the server) is measured once more at the same
+// rate; a second spoiled probe ends the search, invalid.
 func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
 	if len(done) >= s.maxProbes() || s.capacity <= 0 {
 		return 0, false
@@ -174,63 +184,67 @@ func (s *sloSearch) sloNext(done []sloProbe) (float64, bool) {
 	switch {
 	case judged >= 2*s.probes:
 		return 0, false
-	case judged >= s.probes && lo > 0:
+	case judged >= s.probes && lo.rate > 0:
 		return 0, false
 	case judged >= s.probes:
 		// Nothing passed: halve the lowest failing rate.
-		if r := math.Round(hi / 2); r >= SLOResolution*s.capacity {
+		if r := math.Round(hi.rate / 2); r >= SLOResolution*s.capacity {
 			return r, true
 		}
 		return 0, false
 	}
-	if hi-lo < SLOResolution*s.capacity {
+	if hi.rate-lo.rate < SLOResolution*s.capacity {
 		return 0, false
 	}
-	var r float64
-	prior := s.prior > 0 && s.prior < s.capacity
-	switch {
-	case prior && judged == 0:
-		r = s.prior
-	case prior && lo == 0:
-		// Every probe failed: step down from the lowest failing rate.
-		r = hi * math.Pow(1-SLOPriorWidth, stepOut(judged))
-	case prior && judged == 1:
-		// The first passed: check the bracket's upper edge.
-		r = lo * (1 + SLOPriorWidth)
-	default:
-		r = (lo + hi) / 2
-	}
-	if r <= lo || r >= hi {
-		r = (lo + hi) / 2
+	r := (lo.rate + hi.rate) / 2
+	if judged > 0 {
+		if x, ok := s.crossing(lo, hi); ok {
+			edge := 0.1 * (hi.rate - lo.rate)
+			r = min(max(x, lo.rate+edge), hi.rate-edge)
+		}
 	}
 	return math.Round(r), true
 }
 
-// stepOut is the exponent of the step down (1−SLOPriorWidth) a search
-// with a prior takes after judged probes that all failed: 1, 2, 4, …, so
-// that the second probe checks the lower edge of the bracket around the
-// prior and each later one moves twice as far again. The prior is the
-// median of the earlier results, so its first probe fails about half the
-// time by chance and a second failure at the edge is not rare either (a
-// stall of the machine fails a probe at any rate): a bisection of
-// [0, edge] would then probe half the prior, and one pass there would
-// report a rate half the truth. Stepping down puts the third probe at
-// (1−SLOPriorWidth)³ ≈ 0.73 of the prior, and still reaches a fifth of it
-// by the fifth probe when the earlier repetitions were far off. Only
-// downward: a stall never passes a probe, so a pass is the server's, and
-// the search bisects above it as before.
-func stepOut(judged int) float64 { return math.Exp2(float64(judged - 1)) }
+// crossing returns the rate at which the percentile is expected to reach
+// the bound, from the highest passing probe lo and the lowest failing one
+// hi (the upper bracket if none failed): interpolated between their
+// logarithms when both measured a percentile above 0 and hi's is beyond
+// the bound; with no failing probe, from lo alone, as a queue whose
+// percentile grows as 1/(1 − rate/capacity). False when neither applies
+// (nothing passed, or the failing probe's percentile does not bracket the
+// bound: it failed for another reason).
+func (s *sloSearch) crossing(lo, hi sloProbe) (float64, bool) {
+	b := s.boundNs
+	switch {
+	case lo.rate <= 0 || lo.pctNs <= 0 || b <= 0 || lo.pctNs > b:
+		return 0, false
+	case hi.pctNs > b:
+		f := (math.Log(b) - math.Log(lo.pctNs)) / (math.Log(hi.pctNs) - math.Log(lo.pctNs))
+		return lo.rate + f*(hi.rate-lo.rate), true
+	case hi.pctNs == 0 && hi.rate >= s.capacity && lo.rate < s.capacity:
+		// p(r) = p0 / (1 − r/C): p0 from lo, then p(r) = b.
+		p0 := lo.pctNs * (1 - lo.rate/s.capacity)
+		return s.capacity * (1 - p0/b), true
+	}
+	return 0, false
+}
 
-// sloResult returns the search's result after done.
+// sloResult returns the search's result after done: the rate at which
+// the percentile reaches the bound (crossing) between the highest
+// passing and the lowest failing probe, within them (the midpoint when
+// the failing probe's percentile does not bracket the bound); the highest
+// passing probe when none failed; 0 when none passed (Reason says why).
 func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 	lo, hi := s.bracket(done)
-	res := results.SLOResult{RatePerS: lo, LoPerS: lo, HiPerS: hi, CapacityPerS: s.capacity, PriorPerS: s.prior, Probes: len(done)}
+	res := results.SLOResult{RatePerS: lo.rate, LoPerS: lo.rate, HiPerS: hi.rate, CapacityPerS: s.capacity, Probes: len(done)}
 	if n := len(done); n > 0 && done[n-1].outcome == probeGenerator {
 		p := done[n-1]
 		res.Invalid = fmt.Sprintf("probe at %.0f req/s: %s (the load generator's fault, not the server's, twice: the result is not used)", p.rate, p.why)
 		return res
 	}
-	if lo == 0 {
+	switch {
+	case lo.rate == 0:
 		if len(done) == 0 {
 			res.Reason = "no probe was run"
 			return res
@@ -242,6 +256,16 @@ func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 			}
 		}
 		res.Reason = fmt.Sprintf("no probe met the objective: the lowest, %.0f req/s, %s", low.rate, low.why)
+	case hi.rate >= s.capacity:
+		// Every probe passed: the result is the highest, and a lower
+		// bound when the bracket was the generator's ceiling.
+		res.Censored = s.capped
+	default:
+		x, ok := s.crossing(lo, hi)
+		if !ok || x < lo.rate || x > hi.rate {
+			x = (lo.rate + hi.rate) / 2
+		}
+		res.RatePerS = math.Round(x)
 	}
 	return res
 }
@@ -252,7 +276,12 @@ func (s *sloSearch) sloResult(done []sloProbe) results.SLOResult {
 // missed, …: results.Point.Fault, as the gate tells them apart), or the
 // percentile is above the bound. It is the generator's fault when the
 // load could not be run, or the verdict is invalid for the generator's
-// own reasons (its CPU, its timers), or it does not trust the percentile.
+// own reasons (its CPU, its timers). The generator's own lateness is
+// judged against the bound, never against the probe's own percentile (a
+// fast configuration's probes would be spoiled more often than a slow
+// one's by the same lateness): it only adds latency, so a probe within
+// the bound with it passes, and one above the bound is the generator's
+// only when the latency without its lateness is within the bound.
 func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
 	switch {
 	case p.Status == results.StatusUnavailable:
@@ -262,6 +291,7 @@ func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
 	case !p.Measured() || p.Load == nil:
 		return probeFail, "failed: " + firstLine(p.Failure)
 	}
+	lagOnly := !p.Load.Valid && len(p.Load.Checks) > 0 && !slices.ContainsFunc(p.Load.Checks, func(c loadgen.Check) bool { return c != loadgen.CheckBias })
 	switch p.Fault() {
 	case results.ServerFault:
 		if k, n := p.FailedResponses(); k != "" {
@@ -269,21 +299,28 @@ func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
 		}
 		return probeFail, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
 	case results.GeneratorFault:
-		return probeGenerator, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
+		if !lagOnly {
+			return probeGenerator, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
+		}
 	}
 	pct := slo.percentile()
 	label := "p" + strconv.FormatFloat(pct, 'f', -1, 64)
-	if !p.Load.Trusted(pct) {
-		return probeGenerator, label + " untrusted (generator-lag)"
-	}
 	v, ok := percentileNs(&p.Load.Latency, pct)
 	if !ok {
 		return probeFail, "no response measured"
 	}
-	if time.Duration(v) > time.Duration(slo.Bound) {
-		return probeFail, fmt.Sprintf("%s %s > %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
+	bound := time.Duration(slo.Bound)
+	if time.Duration(v) <= bound {
+		return probePass, fmt.Sprintf("%s %s ≤ %v", label, loadgen.FormatNs(v), bound)
 	}
-	return probePass, fmt.Sprintf("%s %s ≤ %v", label, loadgen.FormatNs(v), time.Duration(slo.Bound))
+	if lagOnly || !p.Load.Trusted(pct) {
+		for _, s := range p.Load.LagShares {
+			if s.Percentile == pct && time.Duration(s.WithoutLagNs) <= bound {
+				return probeGenerator, fmt.Sprintf("%s %s > %v, but %s without the generator's own lateness (generator-lag)", label, loadgen.FormatNs(v), bound, loadgen.FormatNs(s.WithoutLagNs))
+			}
+		}
+	}
+	return probeFail, fmt.Sprintf("%s %s > %v", label, loadgen.FormatNs(v), bound)
 }
 
 // percentileNs returns percentile pct (one of SLOPercentiles) of s.
@@ -315,16 +352,17 @@ func joinChecks(cs []loadgen.Check) string {
 	return s
 }
 
-// lowestInvalidCapacity returns the lowest rate that an invalid capacity
-// point of configuration name achieved in repetitions 0..rep, or 0.
-func (r *runner) lowestInvalidCapacity(name string, rep int) float64 {
-	low := 0.0
-	for k, v := range r.invalidCaps[name] {
-		if k <= rep && v > 0 && (low == 0 || v < low) {
-			low = v
-		}
+// probePercentile returns the percentile pct a probe measured (ns), 0 if
+// none.
+func probePercentile(p *results.Point, pct float64) float64 {
+	if p.Load == nil {
+		return 0
 	}
-	return low
+	v, ok := percentileNs(&p.Load.Latency, pct)
+	if !ok {
+		return 0
+	}
+	return float64(v)
 }
 
 // probeKey names one probe of a run.
@@ -348,21 +386,6 @@ func (r *runner) dropStaleProbes(name string, rep, i int) {
 	}
 }
 
-// sloPrior returns the median of configuration name's valid SLO
-// capacities in repetitions before rep that found a passing rate, or 0.
-func (r *runner) sloPrior(name string, rep int) float64 {
-	var xs []float64
-	for k, v := range r.sloRates[name] {
-		if k < rep && v > 0 {
-			xs = append(xs, v)
-		}
-	}
-	if len(xs) == 0 {
-		return 0
-	}
-	return results.Summarize(xs).Median
-}
-
 // mostProbes is the most probes a search of the run takes
 // (sloSearch.maxProbes).
 func (r *runner) mostProbes() int { return (&sloSearch{probes: r.exp.SLOProbes}).maxProbes() }
@@ -383,6 +406,26 @@ func (r *runner) searchDone(probes int) {
 	r.searches.probes += probes
 }
 
+// newSearch returns the search of rc's repetition rep for objective slo:
+// bounded by this repetition's own capacity — never another repetition's
+// measurement or result (sloSearch) —, by the load generator's ceiling
+// when that capacity was beyond it (byCeiling), or by the rate its
+// invalid capacity point achieved when the generator spoiled it
+// (byInvalid: the server sustained at least that much).
+func (r *runner) newSearch(rc *runConfig, rep int, slo *SLO) (s sloSearch, byCeiling, byInvalid bool) {
+	s = sloSearch{capacity: r.capacities[rc.name][rep], boundNs: float64(time.Duration(slo.Bound)), probes: r.exp.SLOProbes}
+	if s.capacity <= 0 && r.beyondIn[rc.name][rep] {
+		if c := r.ceilingFor(rc.wl.Protocol); c != nil {
+			s.capacity, byCeiling, s.capped = c.Fraction*c.PerS, true, true
+		}
+	}
+	if s.capacity <= 0 {
+		s.capacity = r.invalidCaps[rc.name][rep]
+		byInvalid = s.capacity > 0
+	}
+	return s, byCeiling, byInvalid
+}
+
 // search runs rc's latency-objective search of repetition rep (sloSearch)
 // on the server that measured its capacity, probe by probe, each written
 // as a KindProbe point, then writes its result as a KindSLO point. A
@@ -390,7 +433,7 @@ func (r *runner) searchDone(probes int) {
 // whose result is in the folder is skipped whole. An interrupt stops it
 // before the next probe, without a result (Resume continues it).
 func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
-	slo := rc.wl.SLO
+	slo := r.objective(&rc.wl)
 	res := r.newPoint(rc, pointLoad{kind: results.KindSLO}, rep)
 	if results.HasPoint(r.dir, res) {
 		n := 0
@@ -404,22 +447,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 		r.searchDone(n)
 		return nil
 	}
-	s := sloSearch{capacity: r.capacity(rc.name, rep), prior: r.sloPrior(rc.name, rep), probes: r.exp.SLOProbes}
-	byCeiling, byInvalid := false, false
-	if s.capacity <= 0 && r.beyond[rc.name] {
-		// The capacity is beyond what the generator measures: the search
-		// can still find the rate at the objective below that limit.
-		if c := r.ceilingFor(rc.wl.Protocol); c != nil {
-			s.capacity, byCeiling = c.Fraction*c.PerS, true
-		}
-	}
-	if s.capacity <= 0 {
-		// No valid capacity yet (the generator spoiled it): the lowest
-		// rate an invalid capacity point achieved bounds the search
-		// instead — the server sustained at least that much.
-		s.capacity = r.lowestInvalidCapacity(rc.name, rep)
-		byInvalid = s.capacity > 0
-	}
+	s, byCeiling, byInvalid := r.newSearch(rc, rep, slo)
 	var done []sloProbe
 	if _, unavailable := r.unavailable[rc.name]; !unavailable {
 		for i := 0; ; i++ {
@@ -455,7 +483,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 				r.dropStaleProbes(rc.name, rep, i)
 			}
 			o, why := judgeProbe(p, slo)
-			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why})
+			done = append(done, sloProbe{rate: p.OfferedRatePerS, outcome: o, why: why, pctNs: probePercentile(p, slo.percentile())})
 		}
 	}
 	r.searchDone(len(done))
@@ -465,7 +493,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, %.0f%% of the load generator's ceiling: the closed-loop capacity is beyond what the generator measures", s.capacity, 100*CeilingFraction)
 	}
 	if byInvalid {
-		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, the lowest rate an invalid capacity point of repetitions 0..%d achieved: no valid capacity bounded it", s.capacity, rep)
+		sr.Reason = strings.TrimPrefix(sr.Reason+"; ", "; ") + fmt.Sprintf("searched up to %.0f req/s, the rate this repetition's invalid capacity point achieved: no valid capacity bounded it", s.capacity)
 	}
 	res.SLO = &sr
 	res.StartTime = time.Now().UTC()
@@ -475,7 +503,7 @@ func (r *runner) search(ctx context.Context, rc *runConfig, rep int) error {
 		res.Status, res.Failure = results.StatusUnavailable, reason
 	case s.capacity <= 0:
 		res.Status, res.FailedBy = results.StatusFailed, results.FailedNoRate
-		res.Failure = fmt.Sprintf("no valid capacity measurement of %s in repetitions 0..%d to bound the search", rc.name, rep)
+		res.Failure = fmt.Sprintf("no capacity measurement of %s in repetition %d to bound the search", rc.name, rep)
 	default:
 		res.Status = results.StatusOK
 	}

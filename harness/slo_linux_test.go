@@ -58,7 +58,9 @@ func TestRunSLOSearch(t *testing.T) {
 			if probes == 0 || probes > maxProbes || r.Probes != probes {
 				t.Errorf("rep %d: %d probe points, the result counts %d (at most %d)", rep, probes, r.Probes, maxProbes)
 			}
-			if r.Percentile != 99 || r.Bound() != 5*time.Millisecond || r.CapacityPerS <= 0 {
+			// The published bound, or one relative to the machine's floor
+			// (results.Objective): never less.
+			if r.Percentile != 99 || r.Bound() < 5*time.Millisecond || r.CapacityPerS <= 0 {
 				t.Errorf("rep %d: result %+v", rep, r)
 			}
 			if r.RatePerS > r.CapacityPerS || r.LoPerS > r.HiPerS || r.HiPerS > r.CapacityPerS {
@@ -70,7 +72,7 @@ func TestRunSLOSearch(t *testing.T) {
 		}
 	}
 	check(t)
-	for _, want := range []string{"slo probe 0 at", "slo (p99 ≤ 5ms):"} {
+	for _, want := range []string{"slo probe 0 at", "slo (p99 ≤ ", "objective of : p99 ≤ "} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress has no %q:\n%s", want, progress.String())
 		}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -11,95 +12,118 @@ import (
 )
 
 // runSearch runs s against oracle, which says what a probe at a rate
-// gives, and returns its probes and result.
-func runSearch(s sloSearch, oracle func(rate float64) (probeOutcome, string)) ([]sloProbe, results.SLOResult) {
+// gives (and the percentile it measured, 0 for none), and returns its
+// probes and result.
+func runSearch(s sloSearch, oracle func(rate float64) (probeOutcome, string, float64)) ([]sloProbe, results.SLOResult) {
 	var done []sloProbe
 	for {
 		r, ok := s.sloNext(done)
 		if !ok {
 			break
 		}
-		o, why := oracle(r)
-		done = append(done, sloProbe{rate: r, outcome: o, why: why})
+		o, why, pct := oracle(r)
+		done = append(done, sloProbe{rate: r, outcome: o, why: why, pctNs: pct})
 	}
 	return done, s.sloResult(done)
 }
 
-// threshold is an oracle that passes every rate up to t.
-func threshold(t float64) func(float64) (probeOutcome, string) {
-	return func(r float64) (probeOutcome, string) {
+// threshold is an oracle that passes every rate up to t, measuring no
+// percentile.
+func threshold(t float64) func(float64) (probeOutcome, string, float64) {
+	return func(r float64) (probeOutcome, string, float64) {
 		if r <= t {
-			return probePass, "p99 within"
+			return probePass, "p99 within", 0
 		}
-		return probeFail, "p99 above"
+		return probeFail, "p99 above", 0
+	}
+}
+
+// queue is an oracle whose percentile grows as p0/(1 − rate/c), against
+// a bound of b: it reaches b at c·(1 − p0/b).
+func queue(p0, c, b float64) func(float64) (probeOutcome, string, float64) {
+	return func(r float64) (probeOutcome, string, float64) {
+		p := 1e12
+		if r < c {
+			p = p0 / (1 - r/c)
+		}
+		if p <= b {
+			return probePass, "p99 within", p
+		}
+		return probeFail, "p99 above", p
 	}
 }
 
 func TestSLOSearchConverges(t *testing.T) {
 	const capacity = 100_000
 	for _, tc := range []struct {
-		name      string
-		threshold float64
-		prior     float64
-		probes    int
-		// resolution is the widest bracket the search may leave.
-		resolution float64
+		name   string
+		oracle func(float64) (probeOutcome, string, float64)
+		truth  float64
+		probes int
+		// within is the largest error of the result the search may
+		// make, as a fraction of the truth.
+		within float64
 	}{
-		{"bisection, 3 probes", 61_000, 0, 3, capacity / 8},
-		{"bisection, 6 probes", 61_000, 0, 6, capacity / 64},
-		{"bisection, low threshold", 3_000, 0, 6, capacity / 64},
-		{"prior right, 3 probes", 61_000, 60_000, 3, 0.1 * 60_000 / 2},
-		{"prior right, above it", 64_000, 60_000, 3, 0.1 * 60_000 / 2},
-		{"prior right, 4 probes", 57_500, 60_000, 4, 0.1 * 60_000 / 4},
-		{"prior too low", 90_000, 40_000, 5, capacity / 2},
-		{"prior too high", 20_000, 60_000, 5, capacity},
-		{"threshold above capacity", 200_000, 0, 8, SLOResolution * capacity},
+		// A server whose queue fills up before the closed-loop capacity:
+		// the crossing interpolated from the probes' percentiles.
+		{"queue, 3 probes", queue(100e3, 95_000, 1e6), 85_500, 3, 0.03},
+		{"queue, 4 probes", queue(100e3, 95_000, 1e6), 85_500, 4, 0.02},
+		{"queue, low", queue(400e3, 60_000, 1e6), 36_000, 3, 0.05},
+		// No percentile to interpolate: bisection, and the midpoint.
+		{"threshold, 3 probes", threshold(61_000), 61_000, 3, 0.1},
+		{"threshold, 6 probes", threshold(61_000), 61_000, 6, 0.02},
+		{"threshold above capacity", threshold(200_000), capacity, 8, SLOResolution},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := sloSearch{capacity: capacity, prior: tc.prior, probes: tc.probes}
-			done, res := runSearch(s, threshold(tc.threshold))
+			s := sloSearch{capacity: capacity, boundNs: 1e6, probes: tc.probes}
+			done, res := runSearch(s, tc.oracle)
 			if len(done) > tc.probes {
 				t.Fatalf("%d probes, at most %d allowed when one passes", len(done), tc.probes)
 			}
 			if res.Invalid != "" || res.Probes != len(done) {
 				t.Fatalf("result %+v of %d probes", res, len(done))
 			}
-			truth := min(tc.threshold, capacity)
-			if res.RatePerS > truth || res.LoPerS != res.RatePerS || res.HiPerS < truth && res.HiPerS != capacity {
-				t.Fatalf("result %+v does not bracket the threshold %g", res, truth)
+			if res.RatePerS < res.LoPerS || res.RatePerS > res.HiPerS || res.LoPerS > tc.truth || res.HiPerS < tc.truth && res.HiPerS != capacity {
+				t.Fatalf("result %+v outside its bracket, or the bracket misses the truth %g; probes %+v", res, tc.truth, done)
 			}
-			if w := res.HiPerS - res.LoPerS; w > tc.resolution+1 {
-				t.Errorf("bracket [%g, %g] is %g wide, want at most %g; probes %+v", res.LoPerS, res.HiPerS, w, tc.resolution, done)
-			}
-			if res.RatePerS > capacity {
-				t.Errorf("result %g above the capacity %g", res.RatePerS, float64(capacity))
+			if e := math.Abs(res.RatePerS-tc.truth) / tc.truth; e > tc.within {
+				t.Errorf("result %g, truth %g: off by %.1f%%, want at most %.1f%%; probes %+v", res.RatePerS, tc.truth, 100*e, 100*tc.within, done)
 			}
 		})
 	}
 }
 
+// TestSLOSearchCensored checks that a search bounded by the load
+// generator's ceiling whose every probe passes is a lower bound, and
+// one bounded by the server's own capacity is not.
+func TestSLOSearchCensored(t *testing.T) {
+	for _, capped := range []bool{false, true} {
+		s := sloSearch{capacity: 100_000, boundNs: 1e6, probes: 3, capped: capped}
+		_, res := runSearch(s, threshold(200_000))
+		if res.Censored != capped || res.RatePerS == 0 {
+			t.Errorf("capped %t: result %+v, want censored %t", capped, res, capped)
+		}
+		if p := (&results.Point{SLO: &res}); res.Capped() != capped {
+			t.Errorf("capped %t: Capped() of %+v", capped, p.SLO)
+		}
+	}
+}
+
 func TestSLOSearchNoPass(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		prior float64
-	}{{"bisection", 0}, {"with a prior", 50_000}} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := sloSearch{capacity: 100_000, prior: tc.prior, probes: 4}
-			done, res := runSearch(s, func(float64) (probeOutcome, string) { return probeFail, "p99 3ms > 1ms" })
-			if len(done) <= 4 || len(done) > 8 || res.RatePerS != 0 || res.LoPerS != 0 || res.Invalid != "" {
-				t.Fatalf("result %+v after %d probes, want 0 after 5 to 8", res, len(done))
-			}
-			last := done[len(done)-1].rate
-			if len(done) < 8 && last/2 >= SLOResolution*s.capacity {
-				t.Errorf("stopped after %d probes at %g req/s; the next halving, %g, was above %g", len(done), last, last/2, SLOResolution*s.capacity)
-			}
-			if !strings.Contains(res.Reason, "no probe met the objective") || !strings.Contains(res.Reason, "p99 3ms > 1ms") {
-				t.Errorf("reason %q, want the lowest probe's failure", res.Reason)
-			}
-			if res.HiPerS != last {
-				t.Errorf("bracket's upper end %g, want the lowest failing probe %g", res.HiPerS, last)
-			}
-		})
+	s := sloSearch{capacity: 100_000, boundNs: 1e6, probes: 4}
+	done, res := runSearch(s, func(float64) (probeOutcome, string, float64) { return probeFail, "p99 3ms > 1ms", 3e6 })
+	if len(done) <= 4 || len(done) > 8 || res.RatePerS != 0 || res.LoPerS != 0 || res.Invalid != "" {
+		t.Fatalf("result %+v after %d probes, want 0 after 5 to 8", res, len(done))
+	}
+	last := done[len(done)-1].rate
+	if len(done) < 8 && last/2 >= SLOResolution*s.capacity {
+		t.Errorf("stopped after %d probes at %g req/s; the next halving, %g, was above %g", len(done), last, last/2, SLOResolution*s.capacity)
+	}
+	if !strings.Contains(res.Reason, "no probe met the objective") || !strings.Contains(res.Reason, "p99 3ms > 1ms") {
+		t.Errorf("reason %q, want the lowest probe's failure", res.Reason)
+	}
+	if res.HiPerS != last {
+		t.Errorf("bracket's upper end %g, want the lowest failing probe %g", res.HiPerS, last)
 	}
 }
 
@@ -107,44 +131,12 @@ func TestSLOSearchNoPass(t *testing.T) {
 // on halving the lowest failing rate until one passes: its result is a
 // rate that met the objective, not 0.
 func TestSLOSearchExtends(t *testing.T) {
-	s := sloSearch{capacity: 100_000, prior: 50_000, probes: 3}
+	s := sloSearch{capacity: 100_000, boundNs: 1e6, probes: 3}
 	done, res := runSearch(s, threshold(6_000))
-	// 50 000, 45 000 and 36 450 (stepping out) fail; then the halvings
-	// 18 225 and 9 113 fail and 4 557 passes.
-	if len(done) != 6 || res.RatePerS != 4_557 || res.HiPerS != 9_113 || res.Invalid != "" {
-		t.Fatalf("result %+v after probes %+v, want 4557 after 6", res, done)
-	}
-}
-
-// TestSLOSearchChanceFailures checks that two chance failures at the
-// prior and at its edge cost a search with a prior at most the next step
-// out, (1−SLOPriorWidth)³ of the prior, not half of it: the prior is
-// the median of the earlier results, so its probe fails about half the
-// time.
-func TestSLOSearchChanceFailures(t *testing.T) {
-	const prior = 60_000
-	for _, tc := range []struct {
-		name    string
-		unlucky int // the first probes that fail whatever their rate
-		lo, hi  float64
-	}{
-		{"one", 1, 57_000, 60_000},
-		{"two", 2, 43_740, 54_000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			n := 0
-			s := sloSearch{capacity: 100_000, prior: prior, probes: 3}
-			done, res := runSearch(s, func(r float64) (probeOutcome, string) {
-				defer func() { n++ }()
-				if n < tc.unlucky {
-					return probeFail, "p99 above (a stall)"
-				}
-				return threshold(61_000)(r)
-			})
-			if len(done) > s.probes || res.RatePerS != tc.lo || res.HiPerS != tc.hi {
-				t.Fatalf("result [%g, %g] after probes %+v, want [%g, %g]", res.RatePerS, res.HiPerS, done, tc.lo, tc.hi)
-			}
-		})
+	// 50 000, 25 000 and 12 500 fail; then the halving 6 250 fails and
+	// 3 125 passes: the result is within [3 125, 6 250].
+	if len(done) != 5 || res.LoPerS != 3_125 || res.HiPerS != 6_250 || res.RatePerS < 3_125 || res.RatePerS > 6_250 || res.Invalid != "" {
+		t.Fatalf("result %+v after probes %+v, want one in [3125, 6250] after 5", res, done)
 	}
 }
 
@@ -162,16 +154,16 @@ func TestSLOSearchGeneratorFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
 			s := sloSearch{capacity: 100_000, probes: 4}
-			done, res := runSearch(s, func(r float64) (probeOutcome, string) {
+			done, res := runSearch(s, func(r float64) (probeOutcome, string, float64) {
 				defer func() { n++ }()
 				if slices.Contains(tc.faults, n) {
-					return probeGenerator, "invalid (generator-cpu)"
+					return probeGenerator, "invalid (generator-cpu)", 0
 				}
 				return threshold(70_000)(r)
 			})
 			_, got := results.SLOCapacity.Value(&results.Point{Kind: results.KindSLO, Status: results.StatusOK, SLO: &res})
 			if !tc.invalid {
-				if res.Invalid != "" || !got || res.RatePerS > 70_000 || res.HiPerS < 70_000 {
+				if res.Invalid != "" || !got || res.LoPerS > 70_000 || res.HiPerS < 70_000 {
 					t.Fatalf("result %+v after probes %+v, want a valid bracket of 70000", res, done)
 				}
 				if i := tc.faults[0]; done[i+1].rate != done[i].rate {
@@ -204,6 +196,11 @@ func TestJudgeProbe(t *testing.T) {
 	invalid := func(checks ...loadgen.Check) *loadgen.Result {
 		return &loadgen.Result{Latency: loadgen.Summary{Count: 1000, P99Ns: int64(time.Microsecond)}, Checks: checks}
 	}
+	// The generator's own lateness: a p99 with it and one without.
+	lagged := func(p99, without time.Duration) *loadgen.Result {
+		return &loadgen.Result{Latency: loadgen.Summary{Count: 1000, P99Ns: int64(p99)}, Checks: []loadgen.Check{loadgen.CheckBias},
+			LagShares: []loadgen.LagShare{{Percentile: 99, LatencyNs: int64(p99), WithoutLagNs: int64(without), Judged: true, Exceeded: true}}}
+	}
 	for _, tc := range []struct {
 		name string
 		p    results.Point
@@ -215,7 +212,11 @@ func TestJudgeProbe(t *testing.T) {
 		{"over capacity", results.Point{Status: results.StatusOK, Load: invalid(loadgen.CheckOverCapacity)}, probeFail},
 		{"rate missed", results.Point{Status: results.StatusOK, Load: invalid(loadgen.CheckRate)}, probeFail},
 		{"generator CPU", results.Point{Status: results.StatusOK, Load: invalid(loadgen.CheckCPU, loadgen.CheckRate)}, probeGenerator},
-		{"generator lag", results.Point{Status: results.StatusOK, Load: invalid(loadgen.CheckBias)}, probeGenerator},
+		// Lateness only adds latency: within the bound with it is a pass;
+		// above it, the generator's only if within without it.
+		{"generator lag, within", results.Point{Status: results.StatusOK, Load: lagged(900*time.Microsecond, 300*time.Microsecond)}, probePass},
+		{"generator lag decides", results.Point{Status: results.StatusOK, Load: lagged(3*time.Millisecond, 800*time.Microsecond)}, probeGenerator},
+		{"above, lag or not", results.Point{Status: results.StatusOK, Load: lagged(5*time.Millisecond, 2*time.Millisecond)}, probeFail},
 		{"server died", results.Point{Status: results.StatusFailed, FailedBy: results.FailedServer, Failure: "exited"}, probeFail},
 		{"load failed", results.Point{Status: results.StatusFailed, FailedBy: results.FailedLoad, Failure: "no connection"}, probeGenerator},
 	} {

@@ -324,6 +324,11 @@ type Config struct {
 	// latency tagged "uncorrected", one pair per HlogInterval (default 1s).
 	HlogPath     string        `json:"hlog_path,omitempty"`
 	HlogInterval time.Duration `json:"hlog_interval_ns"`
+	// TailInterval, if set, also computes the corrected latency's p99 of
+	// every interval of this length inside the window, and their median
+	// (Result.Intervals, IntervalTail): a tail that one stall cannot set.
+	// With an hlog it must equal HlogInterval.
+	TailInterval time.Duration `json:"tail_interval_ns,omitempty"`
 
 	// Poll is how a worker waits between events: PollSleep (the default)
 	// or PollBusy. Give a generator busy polling when each worker has a
@@ -553,6 +558,10 @@ func (c Config) validateMeasurement() error {
 		return configErr("histogram significant digits %d out of range (accepted: 1..5)", c.HistDigits)
 	case c.HlogInterval < 10*time.Millisecond || c.HlogInterval > time.Hour:
 		return configErr("hlog interval %v out of range (accepted: 10ms..1h)", c.HlogInterval)
+	case c.TailInterval != 0 && (c.TailInterval < 10*time.Millisecond || c.TailInterval > time.Hour):
+		return configErr("tail interval %v out of range (accepted: 0 for none, or 10ms..1h)", c.TailInterval)
+	case c.TailInterval != 0 && c.HlogPath != "" && c.TailInterval != c.HlogInterval:
+		return configErr("tail interval %v differs from the hlog interval %v (accepted: equal, or no hlog)", c.TailInterval, c.HlogInterval)
 	case c.Poll != PollSleep && c.Poll != PollBusy:
 		return configErr("poll %q unknown (accepted: sleep, busy)", c.Poll)
 	case c.Trace < 0 || c.Trace > MaxTrace:

@@ -184,13 +184,14 @@ func (iv *intervals) emit(end int64, last bool) {
 // unlocks the thread: it exits locked, so the runtime discards the thread
 // rather than keep it, at nice 19, to run other goroutines (a worker that
 // locked it would run starved).
-func mergeIntervals(in <-chan ivMsg, ws []*worker, hl *hlog, base time.Time, cfg *Config) error {
+func mergeIntervals(in <-chan ivMsg, ws []*worker, hl *hlog, tail *tailSink, base time.Time, cfg *Config) error {
 	runtime.LockOSThread()
 	// A failure leaves the collector at the process's priority: the log is
 	// the same, only the workers' protection is lost.
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
 
 	mg := newIvMerger(len(ws), hl, base, cfg)
+	mg.tail = tail
 	for m := range in {
 		mg.take(m)
 		m.pair.reset()
@@ -203,7 +204,9 @@ func mergeIntervals(in <-chan ivMsg, ws []*worker, hl *hlog, base time.Time, cfg
 		mg.writeComplete()
 	}
 	mg.writeRest()
-	hl.allocated += mg.allocated
+	if hl != nil {
+		hl.allocated += mg.allocated
+	}
 	return mg.err
 }
 
@@ -224,7 +227,8 @@ type ivMerger struct {
 	next      int64     // the first interval not yet written
 	last      []int64   // per worker: its last interval's index; MaxInt64 until it says
 	spare     []*ivPair // empty pairs for the next pending intervals
-	hl        *hlog
+	hl        *hlog     // nil: no .hlog (the tail alone)
+	tail      *tailSink // nil: no tail estimate
 	base      time.Time
 	cfg       *Config
 	allocated int64
@@ -350,7 +354,10 @@ func (mg *ivMerger) writeRest() {
 // write writes s, the interval next, frees it and moves next on. After an
 // error it writes nothing more.
 func (mg *ivMerger) write(s *ivSlot) {
-	if mg.err == nil {
+	if mg.tail != nil {
+		mg.tail.interval(s.start, s.end, s.pair.corrected)
+	}
+	if mg.err == nil && mg.hl != nil {
 		ms := func(ns int64) int64 { return mg.base.Add(time.Duration(ns)).UnixMilli() }
 		mg.err = mg.hl.interval(ms(s.start), ms(s.end), s.pair.corrected, s.pair.uncorrected)
 	}
@@ -365,7 +372,10 @@ func (mg *ivMerger) write(s *ivSlot) {
 // pair and by mergeIntervals. It is 0 in steady state. Call it after the
 // workers and mergeIntervals have returned.
 func ivAllocated(ws []*worker, hl *hlog) int64 {
-	n := hl.allocated
+	var n int64
+	if hl != nil {
+		n = hl.allocated
+	}
 	for _, w := range ws {
 		if w.iv != nil {
 			n += w.iv.allocated

@@ -49,7 +49,7 @@ func startIvTest(t *testing.T, workers int, every time.Duration) *ivTest {
 	for i := range workers {
 		x.ws = append(x.ws, &worker{iv: newIntervals(&x.cfg, i, x.measureAt, x.out)})
 	}
-	go func() { x.done <- mergeIntervals(x.out, x.ws, x.hl, x.base, &x.cfg) }()
+	go func() { x.done <- mergeIntervals(x.out, x.ws, x.hl, nil, x.base, &x.cfg) }()
 	return x
 }
 

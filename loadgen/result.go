@@ -186,6 +186,9 @@ type Result struct {
 	Generator Generator `json:"generator"`
 	// Hlog is the HdrHistogram log written, if any.
 	Hlog string `json:"hlog,omitempty"`
+	// Intervals is the tail of the window's intervals (Config.TailInterval;
+	// nil without it).
+	Intervals *IntervalTail `json:"intervals,omitempty"`
 	// Ledger is what the run did to the server's ledger, by its
 	// answers: present when the mix has deposits, withdrawals or totals.
 	Ledger *Ledger `json:"ledger,omitempty"`

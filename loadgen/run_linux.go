@@ -88,9 +88,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var ivOut chan ivMsg
 	collected := make(chan error, 1)
-	if hl != nil {
+	var tail *tailSink
+	if cfg.TailInterval > 0 {
+		if hl == nil {
+			cfg.HlogInterval = cfg.TailInterval // the intervals' length (Validate: equal with an hlog)
+		}
+		tail = &tailSink{every: int64(cfg.TailInterval)}
+	}
+	if hl != nil || tail != nil {
 		ivOut = make(chan ivMsg, 1024)
-		go func() { collected <- mergeIntervals(ivOut, ws, hl, base, &cfg) }()
+		go func() { collected <- mergeIntervals(ivOut, ws, hl, tail, base, &cfg) }()
 	}
 	setSchedules(&cfg, ws, t0, measureAt, endAt, ivOut)
 	th.start()
@@ -101,8 +108,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.Timing.ClockStepNs = win.clockStep
 	runWarnings(r, &cfg, ws, win.overrun)
 	win.processCosts(r, &ms0)
-	if hl != nil {
+	switch {
+	case hl != nil:
 		closeHlog(r, &cfg, ws, hl, ivOut, collected)
+	case tail != nil:
+		close(ivOut)
+		if err := <-collected; err != nil {
+			r.Warnings = append(r.Warnings, err.Error())
+		}
+		if n := ivAllocated(ws, nil); n > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the intervals' collector fell behind and allocated %d histogram pairs during the run", n))
+		}
+	}
+	if tail != nil {
+		r.Intervals = tail.result()
 	}
 	interrupted := sh.stop.Load()
 	fatal := judgeRun(r, &cfg, ws, interrupted)

@@ -164,7 +164,18 @@ func (a *analysis) loadText() string {
 // fmtStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
 // or with the reason there is none: "45.1µs (n=5, no CI)". Latencies
 // (unit "ns") are written with their unit, other values as bare numbers.
-func fmtStat(s results.Stats, unit string) string {
+func fmtStat(s results.Stats, unit string) string { return fmtStatLevel(s, unit, true) }
+
+// rangeLevel is the level at which the range of n values holds their
+// median, 1 − 2·2⁻ⁿ, in percent, as fmtStat prints it.
+func rangeLevel(n int) string {
+	return trimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(n))))/10) + "%"
+}
+
+// fmtStatLevel is fmtStat; without level, a range (3 to 5 values) is
+// printed without its level, which a table then states once (the
+// Summary's header).
+func fmtStatLevel(s results.Stats, unit string, level bool) string {
 	if s.N == 0 {
 		return "n/a"
 	}
@@ -178,7 +189,10 @@ func fmtStat(s results.Stats, unit string) string {
 	if s.N >= 3 {
 		// The range of n values holds the median with probability
 		// 1 − 2·2⁻ⁿ: the order-statistic interval below the 95 % level.
-		return fmt.Sprintf("%s [%s, %s] %s%%", format(s.Median), format(s.Min), format(s.Max), trimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(s.N))))/10))
+		if !level {
+			return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Min), format(s.Max))
+		}
+		return fmt.Sprintf("%s [%s, %s] %s", format(s.Median), format(s.Min), format(s.Max), rangeLevel(s.N))
 	}
 	return fmt.Sprintf("%s (n=%d, no CI)", format(s.Median), s.N)
 }

@@ -231,7 +231,7 @@ func (a *analysis) claimTest(c *claim, p claimPair) claimRow {
 	}
 	// Alpha 0.025: the rival's interval is then at 95 %; the p-values
 	// do not depend on it.
-	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.metric.HigherIsBetter, Alpha: 0.025})
+	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.metric.HigherIsBetter, Alpha: 0.025, Unpaired: true})
 	exact := len(d.Rivals) == 1 && d.Rivals[0].Lo == d.Rivals[0].Hi && !math.IsNaN(d.Rivals[0].Lo)
 	if exact && math.IsNaN(d.Rivals[0].PBehind) {
 		// The same in every round: no evidence either way.
@@ -341,7 +341,7 @@ func (t *claimsTable) notes(a *analysis, pairs []claimPair, unpaired []string) {
 			"the other orders are compared with each other under Promotion orders.",
 		fmt.Sprintf("Over the valid repetitions at %s: the ratio LF ÷ HS/HR is the exponential of the mean difference of their logarithms, paired by repetition "+
 			"(repetitions are interleaved, so a round shares the machine's drift; Welch's test on all values where fewer than 3 rounds are shared), with its 95%% interval; "+
-			"p is the one-sided t test in the direction the data lean (stats.Decide, as the who-wins table decides); a value of 0 stands at half the pair's smallest positive one. "+
+			"p is the one-sided t test in the direction the data lean (stats.Decide, as the who-wins table decides); a value of 0 stands at its own configuration's worst, as a bound. "+
 			"Both directions of every row are one family, Holm-adjusted together (family-wise α %g). shown: LF significantly lower than HS/HR; refuted: significantly higher; "+
 			"undecided: neither. An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.loadText(), ClaimsAlpha))
 	if len(unpaired) > 0 {

@@ -69,6 +69,9 @@ type report struct {
 	SummaryHead  []string
 	SummaryRows  [][]string
 	SummaryNotes []string
+	// SummaryLevel states the level of the Summary's intervals once,
+	// above the table.
+	SummaryLevel string
 
 	// Orders compares Leader/Followers' promotion orders (orders.go);
 	// nil unless a workload has two or more of them.
@@ -404,6 +407,8 @@ func (rep *report) summary(a *analysis) {
 	}
 	warned := map[string][]string{}
 	excludedSeen := false
+	ranges := map[int]bool{} // the sizes of the ranges printed
+	withCI := false
 	cell := func(g *results.Group, m results.Metric, what string) string {
 		if g == nil {
 			return "no point"
@@ -415,7 +420,13 @@ func (rep *report) summary(a *analysis) {
 		if agg.Stats.N == 0 && agg.Excluded > 0 {
 			return fmt.Sprintf("no valid repetition (%d invalid excluded)", agg.Excluded)
 		}
-		s := fmtStat(agg.Stats, m.Unit)
+		s := fmtStatLevel(agg.Stats, m.Unit, false)
+		switch n := agg.Stats.N; {
+		case agg.Stats.HasCI():
+			withCI = true
+		case n >= 3:
+			ranges[n] = true
+		}
 		for _, w := range agg.Stats.Warnings {
 			warned[w] = append(warned[w], what)
 		}
@@ -453,10 +464,21 @@ func (rep *report) summary(a *analysis) {
 		}
 		rep.SummaryRows = append(rep.SummaryRows, row)
 	}
+	var levels []string
+	for _, n := range slices.Sorted(maps.Keys(ranges)) {
+		levels = append(levels, fmt.Sprintf("%s for %d repetitions", rangeLevel(n), n))
+	}
+	switch {
+	case len(levels) > 0 && withCI:
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", joinAnd(levels))
+	case len(levels) > 0:
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", joinAnd(levels))
+	default:
+		rep.SummaryLevel = "Medians across the valid repetitions, in brackets their 95% confidence interval."
+	}
 	rep.SummaryNotes = append(rep.SummaryNotes,
-		"Each cell is the median across the valid repetitions with its 95% confidence interval in brackets (order statistics, stats.MedianCI); "+
-			"with 3 to 5 repetitions, too few for a 95% interval, the brackets are the range, which holds the median with the level shown "+
-			"(75% for 3, 87.5% for 4, 93.8% for 5); \"no CI\" below 3.")
+		"The intervals are order statistics (stats.MedianCI): with 6 or more repetitions the median's 95% confidence interval; "+
+			"with 3 to 5, too few for it, the range (at the level stated above the table); \"no CI\" below 3.")
 	if excludedSeen {
 		rep.SummaryNotes = append(rep.SummaryNotes, "\"(k invalid excluded)\": k repetitions were measured but their load-generator verdict is invalid, so they are in no median, interval or test (see Validity).")
 	}
@@ -532,7 +554,9 @@ Nothing to compare: fewer than two configurations have valid repetitions.
 
 {{.Markdown}}{{end}}
 ## Summary
-{{if .Load}}
+{{with .SummaryLevel}}
+{{.}}
+{{end}}{{if .Load}}
 Costs per request at {{.Load}}.
 {{end}}
 |{{range .SummaryHead}} {{cell .}} |{{end}}
@@ -706,7 +730,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 {{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
 {{end}}</table>
 <p class="notes">{{.Note}}</p>
-{{if .Repro}}<p class="notes">{{.Repro}}</p>{{end}}
+{{if .Control}}<p class="notes">{{.Control}}</p>{{end}}
 {{if .Details}}<details><summary>Decisions in detail</summary><ul class="notes">{{range .Details}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{end}}
 <h2>Answers</h2>
@@ -721,7 +745,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 <p class="notes">{{.Note}}</p>{{end}}
 {{end}}
 
-<h2>Summary</h2>
+<h2>Summary</h2>{{with .SummaryLevel}}<p>{{.}}</p>{{end}}
 {{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}
 <table>
 <tr>{{range .SummaryHead}}<th>{{.}}</th>{{end}}</tr>

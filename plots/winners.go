@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -22,10 +23,10 @@ type winnersTable struct {
 	Head    []string
 	Rows    [][]string
 	Details []string
-	// Repro says whether the decisions reproduce on halves of the
-	// repetitions.
-	Repro string
-	Note  string
+	// Control says what the A/A control showed: whether any cell
+	// separated the twin from its original ("" without a twin).
+	Control string
+	Note    string
 	// Budget says what the run's budget bought: its extra rounds.
 	Budget string
 	// decided and cells count the cells with a decision and all cells
@@ -59,13 +60,16 @@ type suiteWorkload struct {
 	// objective is the workload's latency objective ("p99 ≤ 1ms"), ""
 	// if it has none (no search).
 	objective string
+	// sw is the workload as package results has it (its A/A twin
+	// included).
+	sw results.SuiteWorkload
 }
 
 // workloadsOf returns the run's workloads (results.SuiteWorkloads).
 func (a *analysis) workloadsOf() []suiteWorkload {
 	var out []suiteWorkload
 	for _, w := range results.SuiteWorkloads(a.run, a.groups) {
-		out = append(out, suiteWorkload{name: w.Name, runs: w.Runs, names: w.Names, objective: w.Objective})
+		out = append(out, suiteWorkload{name: w.Name, runs: w.Runs, names: w.Names, objective: w.Objective, sw: w})
 	}
 	return out
 }
@@ -77,6 +81,9 @@ func (a *analysis) equalRate(w *suiteWorkload) float64 {
 
 // results returns w as package results has it.
 func (w *suiteWorkload) results() *results.SuiteWorkload {
+	if w.sw.Name == w.name {
+		return &w.sw
+	}
 	return &results.SuiteWorkload{Name: w.name, Runs: w.runs, Names: w.names, Objective: w.objective}
 }
 
@@ -153,40 +160,41 @@ func (a *analysis) winners() *winnersTable {
 	}
 	t.Note = winnersNote(t, a.run.Decisions)
 	t.Budget = budgetNote(a.run.Decisions)
-	t.Repro = reproducibility(tested)
+	t.Control = controlNote(tested)
 	return t
 }
 
-// reproducibility says how far the table's decisions reproduce: each
-// cell decided again on the even and on the odd repetitions alone; a
-// cell decided on both halves either names the same answer on both or
-// differs, and the differing ones are named.
-func reproducibility(cells []*winnerCell) string {
-	decided := results.Decided
-	both, agree := 0, 0
-	var differ []string
+// controlNote says what the cells' A/A controls showed (results.Control):
+// the twin, and whether any cell — by its decision or by a claim that
+// holds — separated it from its original, naming those that did. The
+// twin is in no answer; the control is how far the answers may be
+// trusted.
+func controlNote(cells []*winnerCell) string {
+	var with []*winnerCell
 	for _, c := range cells {
-		if !decided(c.Half[0]) || !decided(c.Half[1]) {
-			continue
-		}
-		both++
-		if same(c.Half[0], c.Half[1]) {
-			agree++
-		} else {
-			differ = append(differ, fmt.Sprintf("%s, %s (%s against %s)", c.Workload, c.Column.Label, c.Half[0], c.Half[1]))
+		if c.Control != nil && c.Control.Decision.Verdict != stats.NoTest {
+			with = append(with, c)
 		}
 	}
-	if len(cells) == 0 {
+	if len(with) == 0 {
 		return ""
 	}
-	text := fmt.Sprintf("Reproducibility: decided again on the even and on the odd repetitions apart, %d of %d cells are decided on both halves", both, len(cells))
-	switch {
-	case both == 0:
-		return text + " (halves of a few repetitions decide little)."
-	case len(differ) == 0:
-		return text + fmt.Sprintf(", and all %d name the same answer on both.", agree)
+	ctl := with[0].Control
+	head := fmt.Sprintf("A/A control: %s is %s measured again under another name (its own server processes, interleaved like the others, in no answer). Every cell was decided again with it as one more configuration", ctl.Twin, ctl.Of)
+	var sep []string
+	decided := 0
+	for _, c := range with {
+		if results.Decided(c.Control.Decision) {
+			decided++
+		}
+		if c.Control.Separated {
+			sep = append(sep, fmt.Sprintf("%s, %s: %s", c.Workload, c.Column.Label, c.Control.Why))
+		}
 	}
-	return text + fmt.Sprintf("; %d name the same answer, %d differ: %s.", agree, len(differ), strings.Join(differ, "; "))
+	if len(sep) == 0 {
+		return head + fmt.Sprintf(": in none of the %d cells (%d of them decided with the twin) did a decision or a claim that holds separate the twin from its original.", len(with), decided)
+	}
+	return head + fmt.Sprintf(": **%d of %d cells separated them — a false decision, so this run's answers are less certain than their level says**: %s.", len(sep), len(with), strings.Join(sep, "; "))
 }
 
 // add records c's decision in the table — its detail line, numbered, and
@@ -235,19 +243,24 @@ const maxOpenListed = 2
 // would decide them. A cell left undecided by one rival at the margin's
 // edge still says who leads and who is out of it.
 func undecidedText(d stats.Decision, margin float64) string {
+	// Only the claims that hold with Holm's adjustment within the cell
+	// (stats.Rival.Held) are stated; the others count as open.
 	lead := d.Best + " leads"
-	if len(d.Group) > 1 {
-		lead = fmt.Sprintf("%s within ±%s", strings.Join(d.Group, " ≈ "), pct(margin))
-	}
+	var within []string
 	var open []string
 	behind := 0
 	for _, r := range d.Rivals {
-		switch r.Status {
-		case stats.Undetermined:
-			open = append(open, r.Name)
-		case stats.Behind:
+		switch {
+		case r.Status == stats.Equivalent && r.Held:
+			within = append(within, r.Name)
+		case r.Status == stats.Behind && r.Held:
 			behind++
+		default:
+			open = append(open, r.Name)
 		}
+	}
+	if len(within) > 0 {
+		lead = fmt.Sprintf("%s within ±%s", strings.Join(append([]string{d.Best}, within...), " ≈ "), pct(margin))
 	}
 	parts := []string{lead}
 	switch {
@@ -261,16 +274,26 @@ func undecidedText(d stats.Decision, margin float64) string {
 	}
 	need := "too few valid repetitions to estimate what would decide"
 	if d.Need > 0 {
-		need = needText(d.Need)
+		need = needText(d.Need, d.NeedLo, d.NeedHi)
 	}
 	return "undecided (" + strings.Join(append(parts, need), "; ") + ")"
 }
 
-// needText says how many repetitions would decide, n > 0 (stats.Decide's
-// estimate, capped at stats.MaxNeed).
-func needText(n int) string {
+// needText says how many repetitions would decide, n > 0, with the range
+// lo–hi the spread's uncertainty gives (stats.Decide's estimates, capped
+// at stats.MaxNeed).
+func needText(n, lo, hi int) string {
 	if n >= stats.MaxNeed {
 		return fmt.Sprintf("%d or more repetitions would decide", stats.MaxNeed)
+	}
+	cap := func(k int) string {
+		if k >= stats.MaxNeed {
+			return fmt.Sprintf("%d+", stats.MaxNeed)
+		}
+		return fmt.Sprint(k)
+	}
+	if lo > 0 && hi > lo {
+		return fmt.Sprintf("about %d (%d–%s) repetitions would decide", n, lo, cap(hi))
 	}
 	return fmt.Sprintf("about %d repetitions would decide", n)
 }
@@ -295,30 +318,65 @@ func decisionDetail(c *winnerCell) string {
 		how := "unpaired"
 		if r.Paired {
 			how = fmt.Sprintf("%d paired rounds", r.Rounds)
+			if r.Pooled {
+				how += fmt.Sprintf(", pooled spread (%g df)", r.DF)
+			}
+			if r.Dropped > 0 {
+				how += fmt.Sprintf(", %d dropped (both bounds)", r.Dropped)
+			}
+			if r.Bounded > 0 {
+				how += fmt.Sprintf(", %d with a bound", r.Bounded)
+			}
 		}
 		m := pct(c.Column.Margin)
+		status := r.Status
+		if r.Status != stats.Undetermined && !r.Held {
+			status += fmt.Sprintf(" per comparison only (Holm-adjusted p=%s)", fmtP(r.PHolm))
+		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind by > %s)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), r.Status)
+			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
+		} else if r.Why != "" && r.Bounded > 0 {
+			p += " (" + r.Why + ")"
 		}
 		switch {
 		case r.Status != stats.Undetermined, math.IsNaN(r.Ratio):
 		case r.Need > 0:
-			p += " (" + needText(r.Need) + ")"
+			p += " (" + needText(r.Need, r.NeedLo, r.NeedHi) + ")"
 		default:
 			p += " (no estimate: " + r.Why + ")"
 		}
 		parts = append(parts, p)
 	}
 	text := fmt.Sprintf("best %s; %s", d.Best, strings.Join(parts, "; "))
+	switch pl := d.Pool; {
+	case pl.Used:
+		text += fmt.Sprintf("; spread pooled over %d configurations (residual sd %.3g in log, %d df; Bartlett p=%s)", pl.Arms, pl.SD, pl.DF, fmtP(pl.BartlettP))
+	case pl.Why != "":
+		text += "; each comparison on its own pairs' spread: " + pl.Why
+	}
 	if c.Look == 2 {
 		text = fmt.Sprintf("second look (every round, at %g): %s", c.Alpha, text)
 	} else if c.Alpha < WinnersAlpha {
 		text = fmt.Sprintf("first look (the planned repetitions, at %g): %s", c.Alpha, text)
 	}
-	if d.Floor > 0 {
-		text += fmt.Sprintf("; a value of 0 (no rate met the objective) stood at %s, half the lowest measured", trimFloat(d.Floor))
+	if d.Bounds > 0 {
+		text += fmt.Sprintf("; %d values were bounds (≥ a search capped by the generator's ceiling, < the lowest rate a search failed, or a 0 standing at its own configuration's worst)", d.Bounds)
+	}
+	var ex []string
+	for _, n := range slices.Sorted(maps.Keys(c.Excluded)) {
+		ex = append(ex, fmt.Sprintf("%s %d", n, len(c.Excluded[n])))
+	}
+	if len(ex) > 0 {
+		text += fmt.Sprintf("; repetitions left out, spoiled by the generator or the machine (left out for both sides of every comparison): %s", strings.Join(ex, ", "))
+	}
+	if ctl := c.Control; ctl != nil && ctl.Decision.Verdict != stats.NoTest {
+		verdict := "not separated"
+		if ctl.Separated {
+			verdict = "SEPARATED: " + ctl.Why
+		}
+		text += fmt.Sprintf("; A/A control (%s beside %s): %s, %s", ctl.Twin, ctl.Of, ctl.Decision, verdict)
 	}
 	return text
 }
@@ -333,13 +391,6 @@ func fmtP(p float64) string {
 
 // pct formats a margin as a percentage: "10 %".
 func pct(m float64) string { return fmt.Sprintf("%g %%", math.Round(m*1000)/10) }
-
-// same reports whether two decisions name the same answer: the same
-// verdict and the same leading configuration or group.
-func same(x, y stats.Decision) bool {
-	gx, gy := slices.Sorted(slices.Values(x.Group)), slices.Sorted(slices.Values(y.Group))
-	return x.Verdict == y.Verdict && slices.Equal(gx, gy)
-}
 
 // budgetNote says what a budgeted run did after its first look: the
 // extra rounds, by workload, with the cells and configurations they
@@ -391,8 +442,8 @@ func budgetNote(p *results.DecisionPlan) string {
 }
 
 // winnersNote is the table's note: how to read a cell, how it was
-// decided — the margins, the level, one look or two (plan) — and how
-// far the decisions reproduce on halves of the repetitions.
+// decided — the margins, the level, one look or two (plan) — and what
+// stands behind a comparison.
 func winnersNote(t *winnersTable, plan *results.DecisionPlan) string {
 	var margins []string
 	for _, c := range results.WinnerColumns {
@@ -402,20 +453,24 @@ func winnersNote(t *winnersTable, plan *results.DecisionPlan) string {
 	if plan != nil {
 		level = fmt.Sprintf("an intersection–union test at level %g", plan.Alpha)
 		if plan.Looks > 1 {
-			level += fmt.Sprintf(", made in %d looks at %g each (Bonferroni): first on the %d planned repetitions, then, for the cells still undecided, "+
+			level += fmt.Sprintf(", made in %d looks at %g and %g (Bonferroni over the looks): first on the %d planned repetitions, then, for the cells still undecided, "+
 				"on those and the extra rounds the run's time budget bought for them (Budget and extra rounds, below); a cell keeps its first decision",
-				plan.Looks, plan.Alpha/float64(plan.Looks), plan.BaseRounds)
+				plan.Looks, plan.AlphaOf(1), plan.AlphaOf(2), plan.BaseRounds)
 		}
 	}
 	return fmt.Sprintf("%d of %d cells decided. Each cell: the winner in bold, ahead of the runner-up by the factor shown; or the leading "+
 		"group, every member shown to be within the column's margin of the best (%s) and ahead of the rest by the factor shown; or "+
-		"undecided, with the repetitions a decision would need at the spread measured (80 %% power). A cell's claim is %s: the best "+
+		"undecided, with the claims that hold with Holm's adjustment over the cell's comparisons and the repetitions a decision would need "+
+		"(t-based, 80 %% power for the whole cell, at the mean difference measured; the range spans the spread's 80 %% interval). A cell's claim is %s: the best "+
 		"against every other configuration, one-sided for \"behind by more than the margin\" and by two one-sided tests for \"within "+
-		"the margin\" (disjoint, so that no configuration can be shown to be both), on the "+
-		"logarithms of the values, paired by repetition (repetitions are interleaved, so a round shares the machine's drift); a value of "+
-		"0 (no rate met the objective) stands at half the lowest measured, behind every other. [n] is the cell's line in Decisions in "+
-		"detail. The equal load is one absolute rate for every configuration of the workload (0.7 of the slowest one's capacity in a "+
-		"suite run); the SLO capacity each configuration's own highest open-loop rate whose percentile met the workload's objective.",
+		"the margin\" (disjoint, so that no configuration can be shown to be both), on the logarithms of the values, paired by repetition "+
+		"(repetitions are interleaved in a random order per round, so a round shares the machine's drift), with the residual spread pooled over "+
+		"the cell's configurations (rounds as blocks) where Bartlett's test finds their spreads alike, else each pair's own. A repetition the "+
+		"load generator or the machine spoiled is left out of every comparison it is in, for both sides, by criteria that do not depend on "+
+		"its own value; a capacity capped by the generator's ceiling is a bound (≥), never equal to another; a search that met its "+
+		"objective at no rate is below its lowest failing rate, and a round in which both sides are such bounds drops out. [n] is the "+
+		"cell's line in Decisions in detail. The equal load is one absolute rate for every configuration of the workload (0.7 of the slowest "+
+		"one's capacity in a suite run); the SLO capacity each configuration's own rate at which its percentile reaches the workload's objective.",
 		t.decided, t.cells, strings.Join(margins, ", "), level)
 }
 
@@ -425,8 +480,8 @@ func (t *winnersTable) Markdown() string {
 	var b strings.Builder
 	mdTable(&b, t.Head, t.Rows)
 	b.WriteString("\n" + t.Note + "\n")
-	if t.Repro != "" {
-		b.WriteString("\n" + t.Repro + "\n")
+	if t.Control != "" {
+		b.WriteString("\n" + t.Control + "\n")
 	}
 	if t.Budget != "" {
 		b.WriteString("\n" + t.Budget + "\n")

@@ -131,9 +131,20 @@ var (
 			return l.AchievedRatePerS, true
 		}}
 
-	LatencyP50  = Metric{Name: "latency_p50_ns", Label: "p50 latency", Unit: "ns", BenchUnit: "p50-ns", Percentile: 50, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P50Ns })}
-	LatencyP90  = Metric{Name: "latency_p90_ns", Label: "p90 latency", Unit: "ns", BenchUnit: "p90-ns", Percentile: 90, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P90Ns })}
-	LatencyP99  = Metric{Name: "latency_p99_ns", Label: "p99 latency", Unit: "ns", BenchUnit: "p99-ns", Percentile: 99, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P99Ns })}
+	LatencyP50 = Metric{Name: "latency_p50_ns", Label: "p50 latency", Unit: "ns", BenchUnit: "p50-ns", Percentile: 50, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P50Ns })}
+	LatencyP90 = Metric{Name: "latency_p90_ns", Label: "p90 latency", Unit: "ns", BenchUnit: "p90-ns", Percentile: 90, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P90Ns })}
+	LatencyP99 = Metric{Name: "latency_p99_ns", Label: "p99 latency", Unit: "ns", BenchUnit: "p99-ns", Percentile: 99, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P99Ns })}
+	// LatencyP99Intervals is the median of the corrected latency's p99s
+	// of the window's 100 ms intervals (loadgen.IntervalTail): a tail that
+	// one stall of the machine cannot set, beside the window's own p99.
+	LatencyP99Intervals = Metric{Name: "latency_p99_intervals_median_ns", Label: "p99 of 100 ms intervals, median", Unit: "ns", BenchUnit: "p99-intervals-ns", Percentile: 99,
+		Value: func(p *Point) (float64, bool) {
+			l, ok := load(p)
+			if !ok || l.Intervals == nil || l.Intervals.Intervals == 0 {
+				return 0, false
+			}
+			return float64(l.Intervals.P99MedianNs), true
+		}}
 	LatencyP999 = Metric{Name: "latency_p99_9_ns", Label: "p99.9 latency", Unit: "ns", BenchUnit: "p99.9-ns", Percentile: 99.9, Value: latency(false, func(s *loadgen.Summary) int64 { return s.P999Ns })}
 
 	UncorrectedP50  = Metric{Name: "uncorrected_latency_p50_ns", Label: "p50 latency (uncorrected)", Unit: "ns", BenchUnit: "uncorrected-p50-ns", Value: latency(true, func(s *loadgen.Summary) int64 { return s.P50Ns })}
@@ -271,7 +282,7 @@ func MechanismMetrics() []Metric {
 func Metrics() []Metric {
 	return append([]Metric{
 		Capacity, SLOCapacity, AchievedRate,
-		LatencyP50, LatencyP90, LatencyP99, LatencyP999,
+		LatencyP50, LatencyP90, LatencyP99, LatencyP999, LatencyP99Intervals,
 		UncorrectedP50, UncorrectedP90, UncorrectedP99, UncorrectedP999,
 		SendLagP99,
 		CtxswPerReq, VoluntaryCtxswPerReq, InvoluntaryCtxswPerReq,

@@ -177,6 +177,11 @@ type SLOResult struct {
 	Invalid string `json:"invalid,omitempty"`
 	// Reason explains a result of 0, or an early stop.
 	Reason string `json:"reason,omitempty"`
+	// Censored says the result is a lower bound: every probe passed, up to
+	// an upper bracket that the load generator's ceiling set, not the
+	// server (the closed-loop capacity was beyond what the generator
+	// measures). Comparisons take it as "≥ RatePerS" (Capped).
+	Censored bool `json:"censored,omitempty"`
 }
 
 // Bound returns r's bound as a duration.
@@ -288,6 +293,10 @@ type Theory struct {
 
 // Provenance is what a result needs to be reproduced and compared.
 type Provenance struct {
+	// Tracefs says what the harness found or did about tracefs, which
+	// the mechanisms points count with: "" when it was mounted, else
+	// mounted by the harness, or what to run where it could not.
+	Tracefs          string `json:"tracefs,omitempty"`
 	Commit           string `json:"commit"` // git HEAD of the tree that was measured ("unknown" outside git)
 	Dirty            bool   `json:"dirty"`  // uncommitted changes were present
 	GoVersion        string `json:"go_version"`

@@ -37,11 +37,63 @@ type Run struct {
 	// with a time budget (two looks, and the extra rounds it measured);
 	// nil: one look at WinnersAlpha.
 	Decisions *DecisionPlan `json:"decisions,omitempty"`
+	// Orders are the order the configurations were measured in, by round
+	// (the experiment's Shuffle: a seeded permutation per round; a round
+	// of extra rounds lists its contenders).
+	Orders map[int][]string `json:"orders,omitempty"`
+	// Objectives are the latency objectives the run's searches met or
+	// missed, by workload: the published bound, or one stated relative to
+	// the machine's own tail where the published one lies inside it
+	// (Objective).
+	Objectives []Objective `json:"objectives,omitempty"`
 
 	// Unreadable lists the point files ReadRun could not read (not
 	// stored: it describes the folder as read). Their points are in no
 	// statistic; every reader of a run must say so.
 	Unreadable []UnreadablePoint `json:"-"`
+}
+
+// Objective is one workload's latency objective as a run searched for
+// it. The machine's own tail — the floor: zero work, a low rate, every
+// request to an idle server, measured at the start of the run on the
+// server CPUs — can lie close to a published bound on a machine that
+// stalls (p99 663 µs of a 1 ms bound, seen on a 2-vCPU VM): a probe then
+// passes or fails on whether a stall hit it, and the capacity at the
+// objective measures the machine. Where the floor's percentile exceeds
+// ObjectiveFloorShare of the bound, the search's bound is the floor's
+// percentile plus the rest of the published one, (1 −
+// ObjectiveFloorShare) of it: on a quiet machine the objective is the
+// published one, on a stalling one it still asks what the model adds.
+type Objective struct {
+	Workload    string  `json:"workload"`
+	Percentile  float64 `json:"percentile"`
+	PublishedNs int64   `json:"published_ns"`
+	BoundNs     int64   `json:"bound_ns"` // what the searches used
+	// FloorNs is the floor's percentile (0: not measured; the published
+	// bound then holds), from FloorRequests requests at FloorRatePerS.
+	FloorNs       int64   `json:"floor_ns,omitempty"`
+	FloorRequests int64   `json:"floor_requests,omitempty"`
+	FloorRatePerS float64 `json:"floor_rate_per_s,omitempty"`
+	// Note says why the bound is what it is.
+	Note string `json:"note,omitempty"`
+}
+
+// ObjectiveFloorShare is the share of a published latency bound the
+// machine's floor may take before the bound is stated relative to the
+// floor (Objective).
+const ObjectiveFloorShare = 0.25
+
+// ObjectiveBound returns the bound a search uses for a published bound,
+// given the floor's percentile (0: not measured): the published bound
+// while the floor is within ObjectiveFloorShare of it, else the floor
+// plus (1 − ObjectiveFloorShare) of it — equal at the threshold, so
+// that the bound grows smoothly with the floor.
+func ObjectiveBound(published, floor int64) int64 {
+	if floor <= int64(ObjectiveFloorShare*float64(published)) {
+		return published
+	}
+	b := floor + int64((1-ObjectiveFloorShare)*float64(published))
+	return int64(time.Duration(b).Round(time.Microsecond))
 }
 
 // Ceiling is the load generator's own ceiling for one protocol: the

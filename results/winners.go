@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -52,8 +53,16 @@ type SuiteWorkload struct {
 	Runs  []string // run names (as in points)
 	Names []string // configuration names, as the table shows them
 	// Objective is the workload's latency objective ("p99 ≤ 1ms"), ""
-	// if it has none (no search).
+	// if it has none (no search); BoundNs its bound.
 	Objective string
+	BoundNs   int64
+	// Twin is the run name of the workload's A/A twin (the experiment's
+	// Twin: a configuration measured a second time under another name),
+	// TwinName its configuration name and Of the name of the
+	// configuration it repeats (in Names); "" without one. The twin is in
+	// no answer (Runs and Names leave it out); it is the control each
+	// cell's decision is checked with (Cell.Control).
+	Twin, TwinName, Of string
 }
 
 // SuiteWorkloads returns r's workloads from its experiment (harness's
@@ -73,6 +82,10 @@ func SuiteWorkloads(r *Run, groups []*Group) []SuiteWorkload {
 				Bound      string  `json:"bound"`
 			} `json:"slo"`
 		} `json:"workloads"`
+		Twin *struct {
+			Name string `json:"name"`
+			Of   string `json:"of"`
+		} `json:"twin"`
 	}
 	b, err := json.Marshal(r.Experiment)
 	if err != nil || json.Unmarshal(b, &exp) != nil || len(exp.Configs) == 0 || len(exp.Workloads) == 0 {
@@ -96,7 +109,13 @@ func SuiteWorkloads(r *Run, groups []*Group) []SuiteWorkload {
 			pct := w.SLO.Percentile
 			pct = cmp.Or(pct, 99) // harness.DefaultSLOPercentile
 			if b, err := time.ParseDuration(w.SLO.Bound); err == nil {
-				sw.Objective = ObjectiveText(pct, b)
+				sw.Objective, sw.BoundNs = ObjectiveText(pct, b), int64(b)
+			}
+			for _, o := range r.Objectives {
+				if o.Workload == w.Name && o.BoundNs > 0 {
+					// The bound the searches used (relative to the floor).
+					sw.Objective, sw.BoundNs = ObjectiveText(pct, time.Duration(o.BoundNs).Round(time.Microsecond)), o.BoundNs
+				}
 			}
 		}
 		for _, c := range exp.Configs {
@@ -107,7 +126,14 @@ func SuiteWorkloads(r *Run, groups []*Group) []SuiteWorkload {
 			if len(exp.Workloads) > 1 {
 				run += "/" + w.Name
 			}
+			if exp.Twin != nil && c.Name == exp.Twin.Name {
+				sw.Twin, sw.TwinName, sw.Of = run, c.Name, exp.Twin.Of
+				continue
+			}
 			sw.Runs, sw.Names = append(sw.Runs, run), append(sw.Names, c.Name)
+		}
+		if !slices.Contains(sw.Names, sw.Of) {
+			sw.Twin, sw.TwinName, sw.Of = "", "", ""
 		}
 		out = append(out, sw)
 	}
@@ -153,10 +179,22 @@ type DecisionPlan struct {
 	Alpha      float64 `json:"alpha"`
 	Looks      int     `json:"looks"`
 	BaseRounds int     `json:"base_rounds"`
+	// Alphas, if set, are the looks' levels, one per look, summing to
+	// Alpha (an uneven split: LookAlphas); else each look tests at
+	// Alpha/Looks.
+	Alphas []float64 `json:"alphas,omitempty"`
 	// Budget is the run's time budget; Extra the extra rounds it spent
 	// what was left of it on, in order.
 	Budget time.Duration `json:"budget_ns,omitempty"`
-	Extra  []ExtraRound  `json:"extra,omitempty"`
+	// Planned is the experiment's repetitions, of which the run measured
+	// BaseRounds before the first look: as many as left ExtraShare of
+	// the budget for the extra rounds at the time a round took on this
+	// machine (at least MinBaseRounds). Planning is when the planned
+	// points ended, from the run's start.
+	Planned    int           `json:"planned,omitempty"`
+	ExtraShare float64       `json:"extra_share,omitempty"`
+	Planning   time.Duration `json:"planning_ns,omitempty"`
+	Extra      []ExtraRound  `json:"extra,omitempty"`
 	// Why says why the plan measured no extra round, if it did not.
 	Why string `json:"why,omitempty"`
 }
@@ -172,11 +210,35 @@ type ExtraRound struct {
 	SLO      bool     `json:"slo"`     // capacity and search, not only the equal-load point
 }
 
-// alphaPerLook is each look's level.
-func (p *DecisionPlan) alphaPerLook() float64 {
+// MinBaseRounds is the fewest planned rounds a budgeted run measures
+// before its first look, whatever the budget: a paired comparison needs 3.
+const MinBaseRounds = 3
+
+// ExtraShare is the share of a budgeted run's time budget that its
+// planned points leave for the extra rounds: the run measures fewer
+// planned rounds (not fewer than MinBaseRounds) when their time on this
+// machine would take more, so that the adaptive part of the run, which
+// spends its time on the cells still open, runs on a slow machine too.
+const ExtraShare = 1.0 / 3
+
+// LookAlphas are a budgeted run's two looks' levels: most of WinnersAlpha
+// is kept for the second look, which sees every round (the extra ones
+// included), so that its critical value is the lower one where most
+// decisions are made; the first look, on the planned rounds, decides only
+// clear cells. Any split of Alpha over the looks keeps each cell's claim
+// at level Alpha, whatever the first look led the run to measure
+// (Bonferroni: the union of the two looks' errors); an uneven one buys
+// power where the data are.
+var LookAlphas = []float64{0.01, 0.04}
+
+// AlphaOf returns look k's level (1 or 2).
+func (p *DecisionPlan) AlphaOf(k int) float64 {
 	a := p.Alpha
 	if a <= 0 {
 		a = WinnersAlpha
+	}
+	if len(p.Alphas) == p.Looks && k >= 1 && k <= p.Looks {
+		return p.Alphas[k-1]
 	}
 	if p.Looks > 1 {
 		return a / float64(p.Looks)
@@ -199,14 +261,33 @@ type Cell struct {
 	Rate float64
 	// Arms are the configurations' values by round (every repetition);
 	// Decision is the cell's decision and Look the look that made it (1
-	// or 2; the last look when undecided); Half are the decisions on the
-	// even and on the odd repetitions apart (the reproducibility check).
+	// or 2; the last look when undecided); Alpha the level that look
+	// tested at. Excluded are the repetitions left out (Spoiled), by
+	// configuration.
 	Arms     []stats.Arm
 	Decision stats.Decision
 	Look     int
-	Half     [2]stats.Decision
-	// Alpha is the level each look tested at.
-	Alpha float64
+	Alpha    float64
+	Excluded map[string][]string
+	// Control is the cell decided again with the workload's A/A twin as
+	// one more configuration; nil without a twin.
+	Control *Control
+}
+
+// Control is a cell's A/A control: the same decision, made the same way,
+// with the twin (a configuration measured a second time under another
+// name) beside its original. The twin's truth is its original's, so a
+// decision or a claim that puts one ahead of the other is false.
+type Control struct {
+	Twin, Of string // configuration names
+	Decision stats.Decision
+	Look     int
+	// Separated says the control's decision, or one of its claims that
+	// holds (stats.Rival.Held: Holm's within the cell), put the twin and
+	// its original apart: one leading (the best, or shown within the
+	// margin of it) and the other shown behind; Why says how.
+	Separated bool
+	Why       string
 }
 
 // Decided reports whether d names a winner or an equivalent leading group.
@@ -214,14 +295,17 @@ func Decided(d stats.Decision) bool { return d.Verdict == stats.Winner || d.Verd
 
 // DecideCell decides column col of workload w (its equal load rate, for
 // an AtRate column) from groups, by plan (nil: one look at
-// WinnersAlpha). A cell with nothing to compare has a NoTest decision.
+// WinnersAlpha), and its A/A control if w has a twin. A cell with nothing
+// to compare has a NoTest decision. The comparisons pool the cell's
+// residual variance (stats.DecideOptions.Pool) and never fall back to an
+// unpaired test: a repetition left out on one side is left out on both.
 func DecideCell(groups []*Group, w *SuiteWorkload, col WinnerColumn, rate float64, plan *DecisionPlan) Cell {
 	if plan == nil {
 		plan = &DecisionPlan{Alpha: WinnersAlpha, Looks: 1}
 	}
-	c := Cell{Workload: w.Name, Column: col, Rate: rate, Alpha: plan.alphaPerLook()}
-	var halves [2][]stats.Arm
-	for k, run := range w.Runs {
+	c := Cell{Workload: w.Name, Column: col, Rate: rate, Excluded: map[string][]string{}}
+	lag := LagBound(w)
+	arm := func(run, name string) (stats.Arm, bool) {
 		var g *Group
 		if col.AtRate {
 			g = Find(groups, run, KindRate, rate)
@@ -229,45 +313,81 @@ func DecideCell(groups []*Group, w *SuiteWorkload, col WinnerColumn, rate float6
 			g = Find(groups, run, KindSLO, 0)
 		}
 		if g == nil {
-			continue
+			return stats.Arm{}, false
 		}
-		agg := g.Aggregate(col.Metric)
-		if len(agg.Values) == 0 {
-			continue
+		a, ex := CellArm(g, name, col.Metric, lag)
+		if len(ex) > 0 {
+			c.Excluded[name] = ex
 		}
-		arm := stats.Arm{Name: w.Names[k], Values: map[int]float64{}}
-		half := [2]stats.Arm{{Name: arm.Name, Values: map[int]float64{}}, {Name: arm.Name, Values: map[int]float64{}}}
-		for i, v := range agg.Values {
-			r := agg.Reps[i]
-			arm.Values[r] = v
-			if plan.Looks < 2 || r < plan.BaseRounds {
-				half[r%2].Values[r] = v
-			}
-		}
-		c.Arms = append(c.Arms, arm)
-		for h := range halves {
-			if len(half[h].Values) > 0 {
-				halves[h] = append(halves[h], half[h])
-			}
+		return a, len(a.Values) > 0
+	}
+	for k, run := range w.Runs {
+		if a, ok := arm(run, w.Names[k]); ok {
+			c.Arms = append(c.Arms, a)
 		}
 	}
-	opt := stats.DecideOptions{HigherIsBetter: col.Metric.HigherIsBetter, Margin: col.Margin, Alpha: c.Alpha}
-	c.Look = 1
-	if plan.Looks > 1 {
-		c.Decision = stats.Decide(Rounds(c.Arms, plan.BaseRounds), opt)
-		if Decided(c.Decision) {
-			for h := range halves {
-				c.Half[h] = stats.Decide(halves[h], opt)
-			}
-			return c
+	c.Decision, c.Look, c.Alpha = decideLooks(c.Arms, col, plan)
+	if w.Twin != "" {
+		if a, ok := arm(w.Twin, w.TwinName); ok {
+			ctl := &Control{Twin: w.TwinName, Of: w.Of}
+			ctl.Decision, ctl.Look, _ = decideLooks(append(slices.Clone(c.Arms), a), col, plan)
+			ctl.Separated, ctl.Why = separated(ctl.Decision, ctl.Twin, ctl.Of)
+			c.Control = ctl
 		}
-		c.Look = 2
-	}
-	c.Decision = stats.Decide(c.Arms, opt)
-	for h := range halves {
-		c.Half[h] = stats.Decide(halves[h], opt)
 	}
 	return c
+}
+
+// decideLooks decides arms by plan: at the first look on the planned
+// rounds, and — unless that decided — at the second on every round. It
+// returns the decision, its look and that look's level.
+func decideLooks(arms []stats.Arm, col WinnerColumn, plan *DecisionPlan) (stats.Decision, int, float64) {
+	opt := stats.DecideOptions{HigherIsBetter: col.Metric.HigherIsBetter, Margin: col.Margin, Pool: true}
+	if plan.Looks > 1 {
+		opt.Alpha = plan.AlphaOf(1)
+		if d := stats.Decide(Rounds(arms, plan.BaseRounds), opt); Decided(d) {
+			return d, 1, opt.Alpha
+		}
+		opt.Alpha = plan.AlphaOf(2)
+		return stats.Decide(arms, opt), 2, opt.Alpha
+	}
+	opt.Alpha = plan.AlphaOf(1)
+	return stats.Decide(arms, opt), 1, opt.Alpha
+}
+
+// separated reports whether d puts configurations a and b apart — one
+// leading (the best, or shown within the margin of it by a claim that
+// holds), the other shown behind by one — and says how.
+func separated(d stats.Decision, a, b string) (bool, string) {
+	lead := func(n string) bool {
+		if n == d.Best {
+			return true
+		}
+		for _, r := range d.Rivals {
+			if r.Name == n {
+				return r.Status == stats.Equivalent && r.Held
+			}
+		}
+		return false
+	}
+	behind := func(n string) (stats.Rival, bool) {
+		for _, r := range d.Rivals {
+			if r.Name == n && r.Status == stats.Behind && r.Held {
+				return r, true
+			}
+		}
+		return stats.Rival{}, false
+	}
+	for _, p := range [][2]string{{a, b}, {b, a}} {
+		if r, ok := behind(p[1]); ok && lead(p[0]) {
+			kind := "a claim that holds"
+			if Decided(d) {
+				kind = "the decision"
+			}
+			return true, fmt.Sprintf("%s puts %s ahead and %s behind by %.2f× [%.2f, %.2f]", kind, p[0], p[1], r.Ratio, r.Lo, r.Hi)
+		}
+	}
+	return false, ""
 }
 
 // Rounds returns arms with the rounds below n only.

@@ -9,6 +9,24 @@ import (
 	moremath "github.com/aclements/go-moremath/stats"
 )
 
+// Censor says what a value of an Arm stands for: a measurement, or a
+// bound on one.
+type Censor int8
+
+// The kinds of value.
+const (
+	// Exact is a measured value.
+	Exact Censor = 0
+	// AtLeast is a lower bound: the true value is at least the one
+	// recorded (a capacity search capped by the load generator's
+	// ceiling: "≥ x").
+	AtLeast Censor = 1
+	// AtMost is an upper bound: the true value is at most the one
+	// recorded (a search that found no rate meeting its objective: below
+	// the lowest rate it failed, "< x").
+	AtMost Censor = -1
+)
+
 // Arm is one configuration's values in a comparison, by round: the
 // repetition that measured it. Repetitions are interleaved across
 // configurations, so that a round's values were measured minutes apart
@@ -16,6 +34,9 @@ import (
 type Arm struct {
 	Name   string
 	Values map[int]float64 // by round
+	// Censored marks the rounds whose value is a bound, not a
+	// measurement; a round absent from it is Exact.
+	Censored map[int]Censor
 }
 
 // DecideOptions are the parameters of Decide.
@@ -28,9 +49,23 @@ type DecideOptions struct {
 	Margin float64
 	// Alpha is each test's level (default 0.05).
 	Alpha float64
-	// Power is the power the repetitions a decision needs are estimated
-	// for (default 0.8).
+	// Power is the power, per cell, that the repetitions a decision
+	// needs are estimated for (default 0.8).
 	Power float64
+	// Pool estimates the spread of the comparisons from every arm at
+	// once: the residual variance of the logarithms with rounds as
+	// blocks (Block), where Bartlett's test does not reject that the
+	// arms' residual variances are equal; otherwise, and without Pool,
+	// each comparison rests on its own pairs' spread.
+	Pool bool
+	// Unpaired lets a comparison whose arms share fewer than minPairs
+	// rounds fall back to Welch's unpaired t-test on all their values.
+	// The who-wins table does not: a round missing on one side (an
+	// invalid point, a spoiled window) is left out for both, so that an
+	// exclusion never favours one side (the report's Claims, which
+	// compare configurations measured at fractions of their own
+	// capacity, do).
+	Unpaired bool
 }
 
 // Verdict is the kind of a Decision.
@@ -64,17 +99,28 @@ const (
 // Rival is the comparison of the best configuration with one other.
 type Rival struct {
 	Name string
-	// Rounds are the rounds both have a value in; a paired comparison
-	// when there are at least minPairs of them, else an unpaired one
-	// (Welch's) on all their values.
-	Rounds int
-	Paired bool
+	// Rounds are the rounds the comparison rests on: those both have a
+	// value in, less those where both values are bounds in the same
+	// direction (Dropped: both below their searches' lowest failing
+	// rates, both beyond the generator — a round that orders nothing).
+	// Paired is false only for Welch's fallback (DecideOptions.Unpaired).
+	Rounds, Dropped int
+	Paired          bool
+	// Bounded counts the rounds where a value is a bound: the gain is
+	// then a bound too, and only the claim it bounds can be made —
+	// "behind" when every bound understates the best's advantage, none
+	// when one overstates it (Why says so).
+	Bounded int
 	// Ratio is the best's advantage over the rival as a factor ≥ 1 when
 	// the best is better on average (its value over the rival's, or the
 	// rival's over its value when lower is better): the exponential of
 	// the mean difference of logarithms. Lo and Hi bound it at level
 	// 1 − 2α (the interval the equivalence test is the dual of).
 	Ratio, Lo, Hi float64
+	// DF is the degrees of freedom of the test; Pooled says its spread
+	// is the cell's pooled residual variance (Decision.Pool).
+	DF     float64
+	Pooled bool
 	// PBehind is the one-sided p-value of the rival being behind the
 	// best by more than the margin (the ratio beyond 1 + Margin); PEquiv
 	// the p-value of the two one-sided tests of the ratio lying within
@@ -84,15 +130,41 @@ type Rival struct {
 	// are disjoint — the ratio within the margin, or beyond it — so that
 	// no rival can be shown to be both, and two runs of one experiment
 	// can differ only by being undetermined, not by calling a rival a
-	// member in one and behind in the other (a rival 7 % behind with a
-	// 10 % margin was, when "behind" meant any amount: 2026-11-28,
-	// docs/findings.md).
+	// member in one and behind in the other.
 	Status string
+	// PHolm is the p-value of Status's claim adjusted by Holm's
+	// procedure over the cell's rivals, and Held whether the claim holds
+	// at Alpha after that adjustment: what an undecided cell may still
+	// claim about this rival (a decided cell's claims hold together, an
+	// intersection–union test). NaN and false for an undetermined rival.
+	PHolm float64
+	Held  bool
 	// Need is, for an undetermined rival, the repetitions that would
-	// decide it at the spread measured (0: decided, -1: not estimable,
-	// and Why says why).
-	Need int
-	Why  string
+	// decide it at the spread measured (its central estimate; NeedLo and
+	// NeedHi the estimates at the ends of the spread's 80 % interval; 0:
+	// decided; -1: not estimable, and Why says why).
+	Need, NeedLo, NeedHi int
+	Why                  string
+
+	needIn needInput // what needs estimates Need from
+}
+
+// PoolInfo is how a decision estimated its spread.
+type PoolInfo struct {
+	// Used says the comparisons rest on the pooled residual variance.
+	Used bool
+	// SD is the residual standard deviation of one logarithm (a round's
+	// value, the arm's and the round's effects removed), DF its degrees
+	// of freedom, Arms the arms it was estimated from.
+	SD   float64
+	DF   int
+	Arms int
+	// BartlettP is the p-value of Bartlett's test that the arms'
+	// residual variances are equal (NaN: not tested).
+	BartlettP float64
+	// Why says why the pooled variance was not used, when Pool was asked
+	// for.
+	Why string
 }
 
 // Decision is the outcome of Decide.
@@ -108,39 +180,119 @@ type Decision struct {
 	// in order of their medians.
 	Rivals []Rival
 	// Need is, for an undecided cell, the repetitions the most demanding
-	// undetermined rival needs; -1 when one cannot be estimated.
-	Need int
-	// Floor is the value that stood for values ≤ 0 (0 if none did): half
-	// the smallest positive value of the comparison.
-	Floor float64
+	// undetermined rival needs (its central estimate; NeedLo and NeedHi
+	// the range); -1 when one cannot be estimated.
+	Need, NeedLo, NeedHi int
+	// Pool is how the spread was estimated (DecideOptions.Pool).
+	Pool PoolInfo
+	// Bounds counts the values that were bounds: censored ones, and
+	// values ≤ 0, which stand for the worst of their own arm (below its
+	// lowest value where higher is better, above its highest where lower
+	// is) as bounds in that direction.
+	Bounds int
 	// Why explains a NoTest decision.
 	Why string
 	// Margin and Alpha are the options the decision was made with.
 	Margin, Alpha float64
 }
 
-// minPairs is the fewest rounds that a paired comparison rests on; with
-// fewer the comparison is unpaired.
+// minPairs is the fewest rounds that a paired comparison rests on.
 const minPairs = 3
 
 // MaxNeed bounds the repetitions estimate: beyond it, more repetitions
 // are not a practical way to a decision.
 const MaxNeed = 1000
 
+// prepared is an arm as Decide compares it: logarithms by round, with
+// their censoring.
+type prepared struct {
+	name   string
+	logs   map[int]float64
+	cens   map[int]Censor
+	median float64
+	// worst: the arm has no positive value; it ranks last and is behind
+	// any arm with one in the rounds they share.
+	worst bool
+}
+
+// prepare turns a into logarithms. A value ≤ 0 (or not finite) is the
+// worst value of its own arm, as a bound: it stands at the arm's lowest
+// positive value as AtMost where higher is better, its highest as
+// AtLeast where lower is better — a stand-in that depends on the arm
+// alone, never on the other configurations of the cell. An arm without
+// a positive value is marked worst.
+func prepare(a Arm, higher bool) (prepared, int) {
+	x := prepared{name: a.Name, logs: map[int]float64{}, cens: map[int]Censor{}}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range a.Values {
+		if v > 0 && !math.IsInf(v, 0) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	bounds := 0
+	for r, v := range a.Values {
+		if math.IsNaN(v) {
+			continue
+		}
+		c := a.Censored[r]
+		if !(v > 0) || math.IsInf(v, 0) {
+			if math.IsInf(lo, 1) {
+				x.worst = true
+				x.logs[r] = math.Inf(-1)
+				if !higher {
+					x.logs[r] = math.Inf(1)
+				}
+				continue
+			}
+			v, c = lo, AtMost
+			if !higher {
+				v, c = hi, AtLeast
+			}
+		}
+		x.logs[r] = math.Log(v)
+		if c != Exact {
+			x.cens[r] = c
+			bounds++
+		}
+	}
+	if x.worst {
+		// Every value is the worst: the arm has no scale of its own.
+		x.median = math.Inf(-1)
+		if !higher {
+			x.median = math.Inf(1)
+		}
+		return x, 0
+	}
+	ls := make([]float64, 0, len(x.logs))
+	for _, l := range x.logs {
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
+	if n := len(ls); n > 0 {
+		x.median = ls[n/2]
+		if n%2 == 0 {
+			x.median = (ls[n/2-1] + ls[n/2]) / 2
+		}
+	}
+	return x, bounds
+}
+
 // Decide says which of arms is best, and whether that is decided: a
 // single winner (every other arm shown to be behind the best by more than
 // Margin, one-sided test at Alpha), a leading group shown to be
-// equivalent within Margin
-// (two one-sided tests at Alpha each, so that the group's claim — every
-// member equivalent, every other arm behind — is an intersection–union
-// test at level Alpha), or undecided, with the repetitions that a
-// decision would need at the spread measured. The tests are on
-// logarithms (the metrics differ by factors), paired by round when the
-// arms share enough rounds — interleaved repetitions share the machine's
-// drift, which pairing cancels — and Welch's unpaired t-test otherwise.
-// Values ≤ 0 (a capacity at an objective no rate met) stand at half the
-// smallest positive value of the comparison: below every measured one,
-// so that they are behind, never dropped.
+// equivalent within Margin (two one-sided tests at Alpha each), so that
+// the cell's claim — every member equivalent, every other arm behind —
+// is an intersection–union test at level Alpha; or undecided, with the
+// repetitions that a decision would need at the spread measured, and the
+// claims about single rivals that still hold with Holm's adjustment
+// over the cell (Rival.Held).
+//
+// The tests are on logarithms (the metrics differ by factors), paired by
+// round — interleaved repetitions share the machine's drift, which
+// pairing cancels — with the spread of the pairs, or with the residual
+// variance pooled over every arm (DecideOptions.Pool). Bounds (Censored
+// values, and values ≤ 0, see prepare) restrict the claims a comparison
+// may make (Rival.Bounded).
 func Decide(arms []Arm, opt DecideOptions) Decision {
 	if opt.Alpha <= 0 {
 		opt.Alpha = 0.05
@@ -148,50 +300,21 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 	if opt.Power <= 0 {
 		opt.Power = 0.8
 	}
-	d := Decision{Margin: opt.Margin, Alpha: opt.Alpha, Need: 0}
-	type arm struct {
-		name   string
-		logs   map[int]float64
-		median float64
-	}
-	floor := math.Inf(1)
+	d := Decision{Margin: opt.Margin, Alpha: opt.Alpha}
+	var as []prepared
+	positive := false
 	for _, a := range arms {
-		for _, v := range a.Values {
-			if v > 0 && !math.IsInf(v, 0) {
-				floor = min(floor, v)
-			}
-		}
-	}
-	var as []arm
-	for _, a := range arms {
-		if len(a.Values) == 0 {
+		x, b := prepare(a, opt.HigherIsBetter)
+		if len(x.logs) == 0 {
 			continue
 		}
-		x := arm{name: a.Name, logs: map[int]float64{}}
-		var ls []float64
-		for r, v := range a.Values {
-			if !(v > 0) || math.IsInf(v, 0) {
-				if math.IsInf(floor, 1) {
-					continue
-				}
-				v, d.Floor = floor/2, floor/2
-			}
-			x.logs[r] = math.Log(v)
-			ls = append(ls, x.logs[r])
-		}
-		if len(ls) == 0 {
-			continue
-		}
-		slices.Sort(ls)
-		x.median = ls[len(ls)/2]
-		if len(ls)%2 == 0 {
-			x.median = (ls[len(ls)/2-1] + ls[len(ls)/2]) / 2
-		}
+		d.Bounds += b
+		positive = positive || !x.worst
 		as = append(as, x)
 	}
 	switch {
-	case math.IsInf(floor, 1) && len(arms) > 0:
-		d.Verdict, d.Why = NoTest, "no positive value (no configuration met the objective in any repetition)"
+	case !positive && len(arms) > 0:
+		d.Verdict, d.Why = NoTest, "no positive value (no configuration has a value above 0 in any repetition)"
 		return d
 	case len(as) < 2:
 		d.Verdict, d.Why = NoTest, "fewer than two configurations with valid repetitions"
@@ -201,29 +324,37 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 	if !opt.HigherIsBetter {
 		sign = -1
 	}
-	slices.SortStableFunc(as, func(x, y arm) int { return cmp.Compare(sign*y.median, sign*x.median) })
+	slices.SortStableFunc(as, func(x, y prepared) int { return cmp.Compare(sign*y.median, sign*x.median) })
+	if opt.Pool {
+		d.Pool = pool(as)
+	}
 	best := as[0]
 	d.Best, d.Group = best.name, []string{best.name}
 	delta := math.Log(1 + opt.Margin)
-	undecided := false
 	for _, o := range as[1:] {
-		rv := compare(best.logs, o.logs, sign, delta, opt)
+		rv := compare(best, o, sign, delta, opt, &d.Pool)
 		rv.Name = o.name
+		d.Rivals = append(d.Rivals, rv)
+	}
+	holm(d.Rivals, opt.Alpha)
+	needs(d.Rivals, opt)
+	undecided := false
+	d.Need, d.NeedLo, d.NeedHi = 0, 0, 0
+	for _, rv := range d.Rivals {
 		switch rv.Status {
 		case Equivalent:
-			d.Group = append(d.Group, o.name)
+			d.Group = append(d.Group, rv.Name)
 		case Behind:
-			d.Rest = append(d.Rest, o.name)
+			d.Rest = append(d.Rest, rv.Name)
 		default:
-			d.Rest = append(d.Rest, o.name)
+			d.Rest = append(d.Rest, rv.Name)
 			undecided = true
 			if rv.Need < 0 || d.Need < 0 {
-				d.Need = -1
+				d.Need, d.NeedLo, d.NeedHi = -1, -1, -1
 			} else {
-				d.Need = max(d.Need, rv.Need)
+				d.Need, d.NeedLo, d.NeedHi = max(d.Need, rv.Need), max(d.NeedLo, rv.NeedLo), max(d.NeedHi, rv.NeedHi)
 			}
 		}
-		d.Rivals = append(d.Rivals, rv)
 	}
 	switch {
 	case undecided:
@@ -233,107 +364,214 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 	default:
 		d.Verdict = Group
 	}
+	if d.Verdict != Undecided {
+		// The cell's claim holds as a whole: every rival's with it.
+		for i := range d.Rivals {
+			d.Rivals[i].Held = true
+		}
+	}
 	return d
 }
 
-// compare tests the best arm (logs b) against another (logs o): the
-// gain g = sign × (log best − log other), positive where the best is
-// better, paired by round when minPairs rounds are shared.
-func compare(b, o map[int]float64, sign, delta float64, opt DecideOptions) Rival {
-	nan := math.NaN()
-	rv := Rival{Ratio: nan, Lo: nan, Hi: nan, PBehind: nan, PEquiv: nan, Status: Undetermined, Need: -1}
-	var g []float64
-	for r, x := range b {
-		if y, ok := o[r]; ok {
-			g = append(g, sign*(x-y))
-		}
+// Kinds of bound a round's gain is, in compare.
+const (
+	gainExact = iota
+	gainLower // the true gain is at least this
+	gainUpper // at most this
+)
+
+// gainKind returns what the gain sign·(best − other) of one round is,
+// from its two values' censoring, and whether the round orders anything
+// (false when both are bounds in the same direction).
+func gainKind(cb, co Censor, sign float64) (int, bool) {
+	// In units where higher is better: a best that is at least its value
+	// and a rival that is at most its value both understate the gain.
+	b, o := int(cb)*int(sign), int(co)*int(sign)
+	switch {
+	case b == 0 && o == 0:
+		return gainExact, true
+	case b == o:
+		return 0, false
+	case b >= 0 && o <= 0:
+		return gainLower, true
 	}
-	rv.Rounds = len(g)
+	return gainUpper, true
+}
+
+// compare tests the best arm b against another, o: the gain g = sign ×
+// (log best − log other) by round, positive where the best is better.
+func compare(b, o prepared, sign, delta float64, opt DecideOptions, pl *PoolInfo) Rival {
+	nan := math.NaN()
+	rv := Rival{Ratio: nan, Lo: nan, Hi: nan, PBehind: nan, PEquiv: nan, PHolm: nan, Status: Undetermined, Need: -1, NeedLo: -1, NeedHi: -1, Paired: true}
+	if o.worst {
+		return worstRival(b, o, rv)
+	}
+	var g []float64
+	lower, upper := 0, 0
+	for _, r := range sortedRounds(b.logs) {
+		y, ok := o.logs[r]
+		if !ok {
+			continue
+		}
+		k, orders := gainKind(b.cens[r], o.cens[r], sign)
+		if !orders {
+			rv.Dropped++
+			continue
+		}
+		switch k {
+		case gainLower:
+			lower++
+		case gainUpper:
+			upper++
+		}
+		g = append(g, sign*(b.logs[r]-y))
+	}
+	rv.Rounds, rv.Bounded = len(g), lower+upper
 	var mean, se, dof float64
-	var n int // the sample size the standard error rests on, for Need
 	switch {
 	case len(g) >= minPairs:
-		rv.Paired = true
 		s := moremath.Sample{Xs: g}
-		mean, se, dof, n = s.Mean(), math.Sqrt(s.Variance()/float64(len(g))), float64(len(g)-1), len(g)
-	default:
-		lb, lo := values(b), values(o)
+		mean, se, dof = s.Mean(), math.Sqrt(s.Variance()/float64(len(g))), float64(len(g)-1)
+		if pl.Used && rv.Bounded == 0 {
+			se, dof, rv.Pooled = math.Sqrt(2*pl.SD*pl.SD/float64(len(g))), float64(pl.DF), true
+		}
+	case opt.Unpaired && rv.Bounded == 0 && len(b.cens) == 0 && len(o.cens) == 0:
+		lb, lo := values(b.logs), values(o.logs)
 		if len(lb) < 2 || len(lo) < 2 {
 			rv.Why = fmt.Sprintf("too few valid repetitions to compare (%d and %d)", len(lb), len(lo))
 			return rv
 		}
+		rv.Paired = false
 		sb, so := moremath.Sample{Xs: lb}, moremath.Sample{Xs: lo}
 		vb, vo := sb.Variance()/float64(len(lb)), so.Variance()/float64(len(lo))
 		mean, se = sign*(sb.Mean()-so.Mean()), math.Sqrt(vb+vo)
 		if vb+vo > 0 {
 			dof = (vb + vo) * (vb + vo) / (vb*vb/float64(len(lb)-1) + vo*vo/float64(len(lo)-1))
 		}
-		n = min(len(lb), len(lo))
+	default:
+		rv.Why = fmt.Sprintf("%d rounds with a value of both (a paired comparison needs %d)", len(g), minPairs)
+		if rv.Dropped > 0 {
+			rv.Why += fmt.Sprintf("; %d more where both are bounds in the same direction (both beyond the generator, or both below every rate probed), which order nothing", rv.Dropped)
+		}
+		return rv
 	}
+	rv.DF = dof
 	rv.Ratio = math.Exp(mean)
+	canBehind, canEquiv := upper == 0, rv.Bounded == 0
+	if !canBehind {
+		rv.Why = fmt.Sprintf("in %d of %d rounds a bound overstates the best's advantage (a rival beyond the generator's ceiling, or a best below every rate it probed): no claim can be made", upper, len(g))
+	} else if !canEquiv {
+		rv.Why = fmt.Sprintf("in %d of %d rounds a value is a bound (beyond the generator's ceiling, or below every rate probed): only \"behind\" can be shown, never \"within the margin\"", lower, len(g))
+	}
 	if se == 0 || dof <= 0 {
 		// No spread: the comparison is exact.
 		rv.Lo, rv.Hi = rv.Ratio, rv.Ratio
 		switch {
-		case math.Abs(mean) < delta:
-			rv.Status, rv.PEquiv, rv.Need = Equivalent, 0, 0
-		case mean > delta:
-			rv.Status, rv.PBehind, rv.Need = Behind, 0, 0
+		case canEquiv && math.Abs(mean) < delta:
+			rv.Status, rv.PEquiv, rv.Need, rv.NeedLo, rv.NeedHi = Equivalent, 0, 0, 0, 0
+		case canBehind && mean > delta:
+			rv.Status, rv.PBehind, rv.Need, rv.NeedLo, rv.NeedHi = Behind, 0, 0, 0, 0
 		}
 		return rv
 	}
 	t := moremath.TDist{V: dof}
 	q := moremath.InvCDF(t)(1 - opt.Alpha)
 	rv.Lo, rv.Hi = math.Exp(mean-q*se), math.Exp(mean+q*se)
-	rv.PBehind = 1 - t.CDF((mean-delta)/se)
-	rv.PEquiv = math.Max(1-t.CDF((mean+delta)/se), t.CDF((mean-delta)/se))
+	if canBehind {
+		rv.PBehind = 1 - t.CDF((mean-delta)/se)
+	}
+	if canEquiv {
+		rv.PEquiv = math.Max(1-t.CDF((mean+delta)/se), t.CDF((mean-delta)/se))
+	}
 	switch {
 	case rv.PEquiv < opt.Alpha:
-		rv.Status, rv.Need = Equivalent, 0
+		rv.Status, rv.Need, rv.NeedLo, rv.NeedHi = Equivalent, 0, 0, 0
 	case rv.PBehind < opt.Alpha:
-		rv.Status, rv.Need = Behind, 0
+		rv.Status, rv.Need, rv.NeedLo, rv.NeedHi = Behind, 0, 0, 0
 	default:
-		if rv.Need = need(mean, se*math.Sqrt(float64(n)), delta, opt); rv.Need < 0 {
-			rv.Why = "the best by median is not ahead on average"
+		// needs (after every rival is compared) fills Need from these.
+		rv.needIn = needInput{mean: mean, sd: se * math.Sqrt(float64(len(g))), df: dof, n: len(g), pooled: rv.Pooled, canEquiv: canEquiv, canBehind: canBehind}
+		if !rv.Pooled && !rv.Paired {
+			rv.needIn.sd = se * math.Sqrt(float64(min(len(values(b.logs)), len(values(o.logs)))))
+			rv.needIn.n = min(len(values(b.logs)), len(values(o.logs)))
 		}
 	}
 	return rv
 }
 
-// need estimates the repetitions that decide a comparison whose
-// differences have mean m and standard deviation sd (per repetition): the
-// fewest n at which the test that the mean points to — behind (m beyond
-// the margin) or equivalent (m within it) — reaches Alpha with
-// probability Power, by the normal approximation; -1 when neither can
-// (the best by median is not the best on average, by more than the
-// margin; or m is the margin itself).
-func need(m, sd, delta float64, opt DecideOptions) int {
-	z := moremath.StdNormal.InvCDF
-	za, zb := z(1-opt.Alpha), z(opt.Power)
-	est := math.Inf(1)
-	if m > delta {
-		est = math.Pow((za+zb)*sd/(m-delta), 2)
+// worstRival compares b with an arm o that has no positive value: o is
+// behind in every round where b has one, exactly (the ratio is
+// infinite), once they share minPairs such rounds.
+func worstRival(b, o prepared, rv Rival) Rival {
+	n := 0
+	for r := range o.logs {
+		if _, ok := b.logs[r]; ok {
+			n++
+		}
 	}
-	if math.Abs(m) < delta {
-		zb2 := z(1 - (1-opt.Power)/2)
-		est = math.Min(est, math.Pow((za+zb2)*sd/(delta-math.Abs(m)), 2))
+	rv.Rounds = n
+	if n < minPairs || b.worst {
+		rv.Why = fmt.Sprintf("no value above 0 in any repetition, and %d rounds shared with the best (%d needed)", n, minPairs)
+		return rv
 	}
-	switch {
-	case math.IsInf(est, 1) || math.IsNaN(est):
-		return -1
-	case est > MaxNeed:
-		return MaxNeed
-	}
-	return max(int(math.Ceil(est)), minPairs)
+	rv.Ratio, rv.Lo, rv.Hi = math.Inf(1), math.Inf(1), math.Inf(1)
+	rv.PBehind, rv.Status, rv.Need, rv.NeedLo, rv.NeedHi = 0, Behind, 0, 0, 0
+	rv.Why = "no value above 0 in any repetition: behind the best in every round"
+	return rv
 }
 
-// values returns m's values, in order of rounds.
-func values(m map[int]float64) []float64 {
-	var rs []int
+// holm adjusts the claims of rivals (each rival's status's p-value) by
+// Holm's step-down procedure over the cell's rivals at alpha: PHolm and
+// Held. An undetermined rival's smallest p-value is in the family too,
+// so that the family is every comparison the cell made.
+func holm(rivals []Rival, alpha float64) {
+	ps := make([]float64, len(rivals))
+	for i, r := range rivals {
+		switch r.Status {
+		case Behind:
+			ps[i] = r.PBehind
+		case Equivalent:
+			ps[i] = r.PEquiv
+		default:
+			ps[i] = minP(r.PBehind, r.PEquiv)
+		}
+	}
+	adj, sig := Holm(ps, alpha)
+	for i := range rivals {
+		if rivals[i].Status == Undetermined {
+			continue
+		}
+		rivals[i].PHolm, rivals[i].Held = adj[i], sig[i]
+	}
+}
+
+// minP is the smaller of two p-values, NaN for neither, 1 when neither
+// was tested but the comparison was (it shows nothing).
+func minP(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 1
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return math.Min(a, b)
+}
+
+// sortedRounds returns m's rounds in order.
+func sortedRounds(m map[int]float64) []int {
+	rs := make([]int, 0, len(m))
 	for r := range m {
 		rs = append(rs, r)
 	}
 	slices.Sort(rs)
+	return rs
+}
+
+// values returns m's values, in order of rounds.
+func values(m map[int]float64) []float64 {
+	rs := sortedRounds(m)
 	out := make([]float64, len(rs))
 	for i, r := range rs {
 		out[i] = m[r]

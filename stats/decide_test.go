@@ -91,7 +91,7 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		{
-			name: "values of 0 stand below every measured value",
+			name: "values of 0 are the worst of their own arm",
 			arms: []Arm{
 				rounds("a", 1000, 1020, 990, 1010, 1005),
 				rounds("none", 0, 0, 0, 0, 0),
@@ -99,11 +99,14 @@ func TestDecide(t *testing.T) {
 			},
 			opt: higher, want: Winner, wantBest: "a",
 			check: func(t *testing.T, d Decision) {
-				if d.Floor != 345 {
-					t.Errorf("floor %g, want half of the smallest positive value, 345", d.Floor)
+				if d.Bounds != 1 {
+					t.Errorf("bounds %d, want 1 (some's 0 stands at its own lowest, 690, as at most that)", d.Bounds)
 				}
 				if !slices.Equal(d.Rest, []string{"some", "none"}) {
 					t.Errorf("rest %v", d.Rest)
+				}
+				if r := d.Rivals[0]; r.Bounded != 1 || r.Status != Behind {
+					t.Errorf("some: %+v, want behind with one bounded round", r)
 				}
 			},
 		},
@@ -126,10 +129,25 @@ func TestDecide(t *testing.T) {
 				{Name: "a", Values: map[int]float64{0: 100, 2: 102, 4: 99}},
 				{Name: "b", Values: map[int]float64{1: 70, 3: 71, 5: 69}},
 			},
-			opt: higher, want: Winner, wantBest: "a",
+			opt: DecideOptions{HigherIsBetter: true, Margin: 0.10, Unpaired: true}, want: Winner, wantBest: "a",
 			check: func(t *testing.T, d Decision) {
 				if d.Rivals[0].Paired || d.Rivals[0].Rounds != 0 {
 					t.Errorf("rival %+v, want an unpaired comparison", d.Rivals[0])
+				}
+			},
+		},
+		{
+			// The who-wins table's comparisons: a round missing on one
+			// side is missing on both, never compared unpaired.
+			name: "no unpaired fallback unless asked for",
+			arms: []Arm{
+				{Name: "a", Values: map[int]float64{0: 100, 2: 102, 4: 99}},
+				{Name: "b", Values: map[int]float64{1: 70, 3: 71, 5: 69}},
+			},
+			opt: higher, want: Undecided, wantBest: "a",
+			check: func(t *testing.T, d Decision) {
+				if r := d.Rivals[0]; r.Status != Undetermined || r.Rounds != 0 || r.Need != -1 {
+					t.Errorf("rival %+v, want undetermined on 0 shared rounds", r)
 				}
 			},
 		},
@@ -151,12 +169,15 @@ func TestDecide(t *testing.T) {
 // TestNeedShrinksWithSpread checks the estimate of repetitions: the same
 // mean difference needs more repetitions at a larger spread.
 func TestNeedShrinksWithSpread(t *testing.T) {
-	opt := DecideOptions{HigherIsBetter: true, Margin: 0.10, Alpha: 0.05, Power: 0.8}
-	narrow, wide := need(0.2, 0.1, 0.0953, opt), need(0.2, 0.4, 0.0953, opt)
+	delta := 0.0953
+	in := func(mean, sd float64) needInput {
+		return needInput{mean: mean, sd: sd, df: 4, n: 5, canEquiv: true, canBehind: true}
+	}
+	narrow, wide := needFor(in(0.2, 0.1), 0.1, delta, 0.05, 0.8), needFor(in(0.2, 0.4), 0.4, delta, 0.05, 0.8)
 	if narrow < 3 || wide <= narrow {
 		t.Errorf("need at sd 0.1 = %d, at sd 0.4 = %d; want more at the larger spread", narrow, wide)
 	}
-	if got := need(-0.5, 0.1, 0.0953, opt); got != -1 {
+	if got := needFor(in(-0.5, 0.1), 0.1, delta, 0.05, 0.8); got != -1 {
 		t.Errorf("need of a best that is worse on average beyond the margin = %d, want -1", got)
 	}
 }

@@ -49,7 +49,10 @@ Ctrl-C stops after the current point; --resume DIR continues it.
 Profiles (--profile; docs/profiles.md has what each measures and why):
   default      the workload suite: cpu, tiny, block, bimodal, ledger; every
                model family under each; capacity, capacity at the latency
-               objective, one equal absolute rate; 5 repetitions
+               objective, one equal absolute rate; 5 repetitions; an A/A
+               twin of Leader/Followers (lifo)
+  aa           the A/A campaign's experiment (concbench aarate): LF (lifo,
+               twinned), netpoll, proactor under cpu and tiny
   load         every family under cpu at its capacity and 10/50/75/90% of it
   variants     the Leader/Followers promotion orders, Half-Sync/Half-
                Reactive pooled, under cpu and bimodal
@@ -101,6 +104,7 @@ type benchFlags struct {
 	duration, warmup, mechanismsDuration      time.Duration
 	slo, sloWarmup, sloDuration               time.Duration
 	budget                                    time.Duration
+	twin                                      string
 	sloPercentile                             float64
 	seed                                      uint64
 	print, noFigures, relaxLoadChecks         bool
@@ -118,6 +122,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this folder, with its own experiment (no other experiment flags)")
 	fs.StringVar(&f.out, "out", "out", "the folder under which the run's folder bench-<UTC time> is made")
 	fs.StringVar(&f.models, "models", "", "comma-separated configurations to run, by name (leaderfollowers/lifo) or by model (leaderfollowers: all its configurations); default: the profile's")
+	fs.StringVar(&f.twin, "twin", twinDefault(def), "the A/A control: the configuration measured a second time, as <name>/twin, whose decisions against its original must never separate them (the default and thesis profiles': their first configuration; none turns it off)")
 	fs.IntVar(&f.reps, "reps", def.Repetitions, "repetitions of every point (the profile's; thesis 7, gate 6)")
 	fs.DurationVar(&f.budget, "budget", time.Duration(def.Budget), "time budget of a suite run, from its start to its last measurement: after the planned points it decides the who-wins table on them and spends the rest on extra rounds for the cells still undecided (the default profile's; 0: no extra rounds)")
 	fs.StringVar(&f.fractions, "fractions", joinFloats(def.Fractions), "comma-separated open-loop loads as fractions of capacity, each in (0, 1] (the profile's)")
@@ -317,8 +322,15 @@ func given[T any](set map[string]bool, name string, to *T, v T) {
 // applyFlags returns exp with every flag that was set applied over it,
 // validated.
 func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (harness.Experiment, error) {
-	exp = exp.WithDefaults()
-
+	exp = exp.WithDefaults().WithoutTwinConfig()
+	if set["twin"] {
+		switch f.twin {
+		case "", "none":
+			exp.Twin = nil
+		default:
+			exp.Twin = &harness.Twin{Of: f.twin}
+		}
+	}
 	if set["models"] {
 		var err error
 		if exp.Configs, err = selectConfigs(exp.Configs, f.models); err != nil {
@@ -326,6 +338,14 @@ func applyFlags(exp harness.Experiment, f *benchFlags, set map[string]bool) (har
 		}
 		if exp.Workloads, err = pruneWorkloads(exp.Workloads, exp.Configs); err != nil {
 			return exp, err
+		}
+		if t := exp.Twin; t != nil && !slices.ContainsFunc(exp.Configs, func(c harness.Config) bool { return c.Name == t.Of }) {
+			if set["twin"] {
+				return exp, fmt.Errorf("bench: --twin %s: not among the configurations --models keeps", t.Of)
+			}
+			// The profile's twin repeats its first configuration: so it
+			// does of the ones kept.
+			exp.Twin = &harness.Twin{Of: exp.Configs[0].Name}
 		}
 	}
 	given(set, "reps", &exp.Repetitions, f.reps)
@@ -636,4 +656,12 @@ func runThesis(ctx context.Context, f *benchFlags, set map[string]bool, opt harn
 	}
 	fmt.Fprintf(stdout, "thesis: %s\n", root)
 	return nil
+}
+
+// twinDefault is --twin's default: the profile's twin, or none.
+func twinDefault(e harness.Experiment) string {
+	if e.Twin == nil {
+		return "none"
+	}
+	return e.Twin.Of
 }

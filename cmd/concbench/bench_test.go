@@ -62,8 +62,26 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "default profile, the suite", args: nil, check: func(t *testing.T, e harness.Experiment) {
-			if e.Profile != "default" || len(e.Configs) != len(harness.Families()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 {
+			if e.Profile != "default" || len(untwinned(e)) != len(harness.Families()) || e.Repetitions != 5 || len(e.Workloads) != 5 || len(e.RatesFromSlowest) != 1 || !e.Shuffle {
 				t.Errorf("experiment %+v", e)
+			}
+			if e.Twin == nil || e.Twin.Of != "leaderfollowers/lifo" || e.Twin.Name != "leaderfollowers/lifo/twin" || !slices.Contains(names(e.Configs), e.Twin.Name) {
+				t.Errorf("twin %+v among %v, want leaderfollowers/lifo's", e.Twin, names(e.Configs))
+			}
+		}},
+		{name: "no twin", args: []string{"--twin", "none"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Twin != nil || len(e.Configs) != len(harness.Families()) {
+				t.Errorf("twin %+v, configurations %v", e.Twin, names(e.Configs))
+			}
+		}},
+		{name: "another twin", args: []string{"--twin", "netpoll"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.Twin == nil || e.Twin.Of != "netpoll" || !slices.Contains(names(e.Configs), "netpoll/twin") || slices.Contains(names(e.Configs), "leaderfollowers/lifo/twin") {
+				t.Errorf("twin %+v among %v, want netpoll's alone", e.Twin, names(e.Configs))
+			}
+		}},
+		{name: "the twin follows --models", args: []string{"--models", "netpoll,proactor"}, check: func(t *testing.T, e harness.Experiment) {
+			if got := names(e.Configs); e.Twin == nil || e.Twin.Of != "netpoll" || !slices.Equal(got, []string{"netpoll", "proactor", "netpoll/twin"}) {
+				t.Errorf("twin %+v among %v, want the first kept configuration's", e.Twin, got)
 			}
 		}},
 		{name: "threads profile", args: []string{"--profile", "threads", "--models", "activeobject,netpoll"}, check: func(t *testing.T, e harness.Experiment) {
@@ -136,13 +154,13 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "models choose the suite's configurations", args: []string{"--models", "netpoll,activeobject"}, check: func(t *testing.T, e harness.Experiment) {
-			got := names(e.Configs)
+			got := untwinned(e)
 			if !slices.Equal(got, []string{"netpoll", "activeobject"}) || len(e.Workloads) != 5 {
 				t.Errorf("configurations %v under %d workloads, want netpoll and activeobject under 5", got, len(e.Workloads))
 			}
 		}},
 		{name: "a variant in the suite", args: []string{"--models", "leaderfollowers/fifo"}, check: func(t *testing.T, e harness.Experiment) {
-			if len(e.Configs) != 1 || e.Configs[0].MinPool != 4 || len(e.Workloads) != 5 {
+			if len(untwinned(e)) != 1 || e.Configs[0].MinPool != 4 || len(e.Workloads) != 5 {
 				t.Errorf("configurations %+v under %d workloads, want the variant with its floor under every workload", e.Configs, len(e.Workloads))
 			}
 		}},
@@ -171,12 +189,12 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "models by model and name", args: []string{"--models", "netpoll,leaderfollowers/os,halfsynchalfreactive"}, check: func(t *testing.T, e harness.Experiment) {
-			if got := strings.Join(names(e.Configs), " "); got != "netpoll leaderfollowers/os halfsynchalfreactive" {
+			if got := strings.Join(untwinned(e), " "); got != "netpoll leaderfollowers/os halfsynchalfreactive" {
 				t.Errorf("configurations %s", got)
 			}
 		}},
 		{name: "model and one of its configurations", args: []string{"--models", "halfsynchalfreactive,halfsynchalfreactive/pooled"}, check: func(t *testing.T, e harness.Experiment) {
-			if got := strings.Join(names(e.Configs), " "); got != "halfsynchalfreactive halfsynchalfreactive/pooled" {
+			if got := strings.Join(untwinned(e), " "); got != "halfsynchalfreactive halfsynchalfreactive/pooled" {
 				t.Errorf("configurations %s", got)
 			}
 		}},
@@ -448,4 +466,15 @@ func TestBenchBanner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// untwinned returns the names of e's configurations but its A/A twin.
+func untwinned(e harness.Experiment) []string {
+	var out []string
+	for _, c := range e.Configs {
+		if e.Twin == nil || c.Name != e.Twin.Name {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

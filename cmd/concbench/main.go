@@ -12,6 +12,7 @@
 //	concbench theory [--servers c]      M/G/c against c × M/G/1: p50/p99 by simulation and closed form, and any crossover
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
 //	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
+//	concbench aarate [--runs N]         the who-wins table's false-decision rate over A/A runs (--runs 0: recount)
 //	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
 //	concbench hostile label=flags …     what hostile clients (amplification, slow headers) cost a server
 //	concbench soak [--requests N]       millions of verified requests per model, connections killed, money conserved
@@ -90,6 +91,7 @@ var commands = []command{
 	{name: "soak", summary: "per configuration, millions of verified requests of a mixed workload, connections killed at random, the ledger's money checked to the unit: nothing lost, nothing duplicated (make soak)", run: runSoak},
 	{name: "hostile", summary: "what hostile clients cost each server configuration: memory amplification by clients that never read, slow headers", run: runHostile},
 	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
+	{name: "aarate", summary: "the who-wins table's false-decision rate: run an experiment with an A/A twin N times and count, per column, the cells that separated the twin from its original (Clopper–Pearson intervals)", run: runAarate},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }
 
