@@ -391,10 +391,19 @@ func (rep *report) summary(a *analysis) {
 	if ok90 {
 		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f90))
 	}
+	intervals := false
 	if a.equal {
 		// A suite run has no fractions of capacity: its p99 is the
-		// who-wins table's, at the equal load.
+		// who-wins table's, at the equal load; beside it, where the run
+		// measured it, the median of its 100 ms intervals' p99s.
 		rep.SummaryHead = append(rep.SummaryHead, "p99 at equal load")
+		intervals = slices.ContainsFunc(a.points, func(p results.Point) bool {
+			_, ok := results.LatencyP99Intervals.Value(&p)
+			return ok
+		})
+		if intervals {
+			rep.SummaryHead = append(rep.SummaryHead, "p99 of 100 ms intervals (median) at equal load")
+		}
 	}
 	costs := []struct {
 		m    results.Metric
@@ -456,6 +465,9 @@ func (rep *report) summary(a *analysis) {
 		}
 		if a.equal {
 			row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
+			if intervals {
+				row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99Intervals, cfg.Name+" p99 of 100 ms intervals at equal load"))
+			}
 		}
 		if a.hasLoad {
 			for _, c := range costs {

@@ -280,6 +280,8 @@ type Cell struct {
 // decision or a claim that puts one ahead of the other is false.
 type Control struct {
 	Twin, Of string // configuration names
+	// Arm is the twin's values (the cell's Arms hold the others').
+	Arm      stats.Arm
 	Decision stats.Decision
 	Look     int
 	// Separated says the control's decision, or one of its claims that
@@ -326,15 +328,61 @@ func DecideCell(groups []*Group, w *SuiteWorkload, col WinnerColumn, rate float6
 			c.Arms = append(c.Arms, a)
 		}
 	}
-	c.Decision, c.Look, c.Alpha = decideLooks(c.Arms, col, plan)
+	var twin *stats.Arm
 	if w.Twin != "" {
 		if a, ok := arm(w.Twin, w.TwinName); ok {
-			ctl := &Control{Twin: w.TwinName, Of: w.Of}
-			ctl.Decision, ctl.Look, _ = decideLooks(append(slices.Clone(c.Arms), a), col, plan)
-			ctl.Separated, ctl.Why = separated(ctl.Decision, ctl.Twin, ctl.Of)
-			c.Control = ctl
+			twin = &a
 		}
 	}
+	c.decide(twin, w.Of, plan)
+	return c
+}
+
+// decide decides c from its arms by plan, and its control with the twin
+// arm beside its original of (none: twin nil).
+func (c *Cell) decide(twin *stats.Arm, of string, plan *DecisionPlan) {
+	c.Decision, c.Look, c.Alpha = decideLooks(c.Arms, c.Column, plan)
+	if twin == nil {
+		return
+	}
+	ctl := &Control{Twin: twin.Name, Of: of, Arm: *twin}
+	ctl.Decision, ctl.Look, _ = decideLooks(append(slices.Clone(c.Arms), *twin), c.Column, plan)
+	ctl.Separated, ctl.Why = separated(ctl.Decision, ctl.Twin, ctl.Of)
+	c.Control = ctl
+}
+
+// CellRecord is a cell's data as a campaign keeps it (concbench
+// aarate): its configurations' values by round, the twin's, and the
+// column, enough to decide it again with another decision rule
+// (DecideRecord) without the run folder it came from.
+type CellRecord struct {
+	Workload       string      `json:"workload"`
+	Column         string      `json:"column"`
+	HigherIsBetter bool        `json:"higher_is_better"`
+	Margin         float64     `json:"margin"`
+	Arms           []stats.Arm `json:"arms"`
+	Twin           *stats.Arm  `json:"twin,omitempty"`
+	Of             string      `json:"of,omitempty"`
+}
+
+// Record returns c's record.
+func (c *Cell) Record() CellRecord {
+	r := CellRecord{Workload: c.Workload, Column: c.Column.Label, HigherIsBetter: c.Column.Metric.HigherIsBetter, Margin: c.Column.Margin, Arms: c.Arms}
+	if c.Control != nil {
+		a := c.Control.Arm
+		r.Twin, r.Of = &a, c.Control.Of
+	}
+	return r
+}
+
+// DecideRecord decides a recorded cell again, by plan (nil: one look).
+func DecideRecord(r CellRecord, plan *DecisionPlan) Cell {
+	if plan == nil {
+		plan = &DecisionPlan{Alpha: WinnersAlpha, Looks: 1}
+	}
+	col := WinnerColumn{Label: r.Column, Metric: Metric{Name: r.Column, Label: r.Column, HigherIsBetter: r.HigherIsBetter}, Margin: r.Margin}
+	c := Cell{Workload: r.Workload, Column: col, Arms: r.Arms}
+	c.decide(r.Twin, r.Of, plan)
 	return c
 }
 
@@ -342,6 +390,9 @@ func DecideCell(groups []*Group, w *SuiteWorkload, col WinnerColumn, rate float6
 // rounds, and — unless that decided — at the second on every round. It
 // returns the decision, its look and that look's level.
 func decideLooks(arms []stats.Arm, col WinnerColumn, plan *DecisionPlan) (stats.Decision, int, float64) {
+	if plan == nil {
+		plan = &DecisionPlan{Alpha: WinnersAlpha, Looks: 1}
+	}
 	opt := stats.DecideOptions{HigherIsBetter: col.Metric.HigherIsBetter, Margin: col.Margin, Pool: true}
 	if plan.Looks > 1 {
 		opt.Alpha = plan.AlphaOf(1)

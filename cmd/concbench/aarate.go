@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,11 +43,15 @@ independent. Flags after -- go to bench (e.g. -- --models ... --twin ...).
 The runs already in DIR count, so an interrupted campaign continues where
 it stopped, and --runs 0 measures nothing: it re-judges and recounts the
 runs there with this binary's rules (any run folder under DIR/runs whose
-experiment names a twin, from this binary or another). The summary
+experiment names a twin, from this binary or another). Each run judged
+leaves a record, DIR/records/<run>.json: every cell's values by round,
+the twin's included, small enough to commit; where a run's folder is
+gone, its record is judged instead (with this binary's decision rule, on
+the values as the binary that wrote the record read them). The summary
 (Markdown) goes to standard output and to DIR/summary.md.
 
   concbench aarate --runs 10 --out out/aarate
-  concbench aarate --runs 0 --out results/aarate/after
+  concbench aarate --runs 0 --out results/aarate/after   (the committed records)
 
 Flags:
 `
@@ -75,23 +81,31 @@ func runAarate(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 
 // aarate runs the campaign f describes and writes its summary.
 func aarate(ctx context.Context, f *aarateFlags, stdout, stderr io.Writer) error {
-	runsDir := filepath.Join(f.out, "runs")
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
-		return fmt.Errorf("aarate: %w", err)
+	runsDir, recDir := filepath.Join(f.out, "runs"), filepath.Join(f.out, "records")
+	for _, d := range []string{runsDir, recDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("aarate: %w", err)
+		}
 	}
-	for i := len(aaRuns(runsDir)); i < f.runs; i++ {
+	for i := len(aaSources(runsDir, recDir)); i < f.runs; i++ {
 		if err := measureAARun(ctx, f, i, stderr); err != nil {
 			return err
 		}
 	}
 	var judged []aaJudged
-	for _, dir := range aaRuns(runsDir) {
-		j, err := judgeAARun(dir)
-		if err != nil {
-			fmt.Fprintf(stderr, "aarate: %s: %v (left out)\n", dir, err)
-			continue
+	for _, src := range aaSources(runsDir, recDir) {
+		rec := src.record
+		if src.dir != "" {
+			var err error
+			if rec, err = recordAARun(src.dir); err != nil {
+				fmt.Fprintf(stderr, "aarate: %s: %v (left out)\n", src.dir, err)
+				continue
+			}
+			if err := writeRecord(filepath.Join(recDir, filepath.Base(src.dir)+".json"), rec); err != nil {
+				return fmt.Errorf("aarate: %w", err)
+			}
 		}
-		judged = append(judged, j)
+		judged = append(judged, judgeAARecord(rec))
 	}
 	s := summarizeAARuns(judged)
 	fmt.Fprint(stdout, s)
@@ -99,6 +113,58 @@ func aarate(ctx context.Context, f *aarateFlags, stdout, stderr io.Writer) error
 		return fmt.Errorf("aarate: %w", err)
 	}
 	return nil
+}
+
+// aaRecord is one run as the campaign keeps it (DIR/records/<run>.json,
+// small enough to commit): its decision plan and every cell's values,
+// the twin's included (results.CellRecord), so that the run can be judged
+// again with another decision rule after its folder is gone.
+type aaRecord struct {
+	Run   string                `json:"run"`
+	Twin  string                `json:"twin"`
+	Plan  *results.DecisionPlan `json:"plan,omitempty"`
+	Cells []results.CellRecord  `json:"cells"`
+}
+
+// aaSource is a run to judge: its folder (judged from its points), or,
+// where the folder is gone, its record.
+type aaSource struct {
+	dir    string
+	record *aaRecord
+}
+
+// aaSources returns the campaign's runs: the finished run folders under
+// runsDir, and the records under recDir whose folder is not there, in
+// order of their names (their start times).
+func aaSources(runsDir, recDir string) []aaSource {
+	byName := map[string]aaSource{}
+	for _, d := range aaRuns(runsDir) {
+		byName[filepath.Base(d)] = aaSource{dir: d}
+	}
+	recs, _ := filepath.Glob(filepath.Join(recDir, "*.json"))
+	for _, js := range recs {
+		name := strings.TrimSuffix(filepath.Base(js), ".json")
+		if _, ok := byName[name]; ok {
+			continue
+		}
+		if r, err := readJSON[aaRecord](js); err == nil {
+			byName[name] = aaSource{record: r}
+		}
+	}
+	var out []aaSource
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// writeRecord writes v to path, indented.
+func writeRecord(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // aaRuns returns the finished run folders under dir, in order.
@@ -159,43 +225,55 @@ type aaJudged struct {
 // honest.
 var aaCandidate = results.WinnerColumn{Label: "p99 of 100 ms intervals at equal load (candidate)", Metric: results.LatencyP99Intervals, AtRate: true, Margin: 0.25}
 
-// judgeAARun decides dir's table with this binary's rules, its candidate
-// column too, and returns every cell's control.
-func judgeAARun(dir string) (aaJudged, error) {
+// recordAARun returns the record of run folder dir: every cell of its
+// table, and of the candidate column, with its values, as this binary
+// reads them (its exclusions and bounds).
+func recordAARun(dir string) (*aaRecord, error) {
 	r, pts, err := results.ReadRun(dir)
 	if err != nil {
-		return aaJudged{}, err
+		return nil, err
 	}
-	j := aaJudged{dir: dir}
+	rec := &aaRecord{Run: filepath.Base(dir), Plan: r.Decisions}
 	groups := results.GroupPoints(r, pts)
 	for _, w := range results.SuiteWorkloads(r, groups) {
 		if w.Twin == "" {
 			continue
 		}
-		j.twin = w.TwinName + " of " + w.Of
+		rec.Twin = w.TwinName + " of " + w.Of
 		rate := results.EqualRate(groups, &w)
 		for _, col := range append(slices.Clone(results.WinnerColumns), aaCandidate) {
 			if col.AtRate && rate == 0 || !col.AtRate && w.Objective == "" {
 				continue
 			}
 			c := results.DecideCell(groups, &w, col, rate, r.Decisions)
-			if c.Control == nil || c.Control.Decision.Verdict == stats.NoTest {
-				continue
-			}
-			if col.Label != aaCandidate.Label && c.Decision.Verdict != stats.NoTest {
-				j.tested++
-				if results.Decided(c.Decision) {
-					j.decided++
-				}
-			}
-			j.cells = append(j.cells, aaCell{workload: w.Name, column: col.Label, decided: results.Decided(c.Decision),
-				ctlDecided: results.Decided(c.Control.Decision), separated: c.Control.Separated, why: c.Control.Why})
+			rec.Cells = append(rec.Cells, c.Record())
 		}
 	}
-	if j.twin == "" {
-		return j, errors.New("its experiment names no A/A twin")
+	if rec.Twin == "" {
+		return nil, errors.New("its experiment names no A/A twin")
 	}
-	return j, nil
+	return rec, nil
+}
+
+// judgeAARecord decides every cell of rec with this binary's rules and
+// returns its controls.
+func judgeAARecord(rec *aaRecord) aaJudged {
+	j := aaJudged{dir: rec.Run, twin: rec.Twin}
+	for _, cr := range rec.Cells {
+		c := results.DecideRecord(cr, rec.Plan)
+		if c.Control == nil || c.Control.Decision.Verdict == stats.NoTest {
+			continue
+		}
+		if cr.Column != aaCandidate.Label && c.Decision.Verdict != stats.NoTest {
+			j.tested++
+			if results.Decided(c.Decision) {
+				j.decided++
+			}
+		}
+		j.cells = append(j.cells, aaCell{workload: cr.Workload, column: cr.Column, decided: results.Decided(c.Decision),
+			ctlDecided: results.Decided(c.Control.Decision), separated: c.Control.Separated, why: c.Control.Why})
+	}
+	return j
 }
 
 // summarizeAARuns writes the campaign's summary in Markdown.
