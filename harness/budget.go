@@ -78,10 +78,21 @@ func (r *runner) undecided(cells []results.Cell, ws []results.SuiteWorkload, lef
 		}
 		more, penalty := d.Need-r.exp.Repetitions, 1
 		if d.Need < 0 {
-			// No estimate: too few valid repetitions to compare, or the
-			// best by median is not ahead on average. A few rounds may
-			// tell; they come after the cells with an estimate.
+			// No estimate. Where rounds the machine spoiled left a rival
+			// fewer shared rounds than a comparison needs, the rounds
+			// missing are what it needs, as cheap as any; otherwise (the
+			// best is not ahead on the rounds they share) a few rounds may
+			// tell, after the cells with an estimate.
+			short := 0
+			for _, rv := range d.Rivals {
+				if rv.Status == stats.Undetermined && rv.Rounds < results.MinBaseRounds {
+					short = max(short, results.MinBaseRounds-rv.Rounds)
+				}
+			}
 			more, penalty = noEstimateRounds, 4
+			if short > 0 {
+				more, penalty = short, 1
+			}
 		}
 		more = max(more, 1)
 		cost := time.Duration(more*len(runs)) * r.extraRoundTime(!c.Column.AtRate)

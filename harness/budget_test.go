@@ -27,7 +27,9 @@ func TestUndecided(t *testing.T) {
 		cell(1, stats.Decision{Verdict: stats.Undecided, Best: "c", Need: 8, Rivals: []stats.Rival{rival("a", stats.Behind), rival("b", stats.Undetermined)}}),
 		cell(2, stats.Decision{Verdict: stats.Winner, Best: "a", Rivals: []stats.Rival{rival("b", stats.Behind), rival("c", stats.Behind)}}),
 		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: 5 + 400, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
-		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: -1, Rivals: []stats.Rival{rival("a", stats.Undetermined)}}),
+		cell(3, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: -1, Rivals: []stats.Rival{{Name: "a", Status: stats.Undetermined, Rounds: 5}}}),
+		// Spoiled rounds left b and c one shared round: 2 more, first.
+		cell(2, stats.Decision{Verdict: stats.Undecided, Best: "b", Need: -1, Rivals: []stats.Rival{{Name: "c", Status: stats.Undetermined, Rounds: 1}}}),
 	}
 	got := r.undecided(cells, ws, 5*time.Minute) // 400 rounds of 2 equal-load points do not fit
 	byLabel := map[string]extraCell{}
@@ -37,8 +39,11 @@ func TestUndecided(t *testing.T) {
 			t.Errorf("cell %d costs %v, less than the one before (%v): want the cheapest first", i, c.cost, got[i-1].cost)
 		}
 	}
-	if len(got) != 3 {
-		t.Fatalf("%d cells get extra rounds, want 3 (the p99, the SLO and the unestimated ctxsw cell): %+v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("%d cells get extra rounds, want 4 (the p99, the SLO, the spoiled CPU and the unestimated ctxsw cell): %+v", len(got), got)
+	}
+	if c := byLabel["CPU per request"]; c.rounds != 2 || !slices.Equal(c.runs, []string{"b/cpu", "c/cpu"}) {
+		t.Errorf("the spoiled cell %+v, want 2 rounds of b and c", c)
 	}
 	// The p99 cell: 3 rounds × 2 contenders of an equal-load point; the
 	// SLO cell: 4 rounds × 3 contenders of a capacity point and a search.
@@ -51,8 +56,8 @@ func TestUndecided(t *testing.T) {
 	if c := byLabel["context switches per request"]; c.rounds != noEstimateRounds {
 		t.Errorf("ctxsw cell %+v, want %d rounds without an estimate", c, noEstimateRounds)
 	}
-	if got[0].column.Label != "p99 at equal load" {
-		t.Errorf("first %s, want the p99 cell, the cheapest", got[0].column.Label)
+	if got[0].column.Label != "CPU per request" || got[1].column.Label != "p99 at equal load" {
+		t.Errorf("first %s, then %s; want the spoiled cell and the p99 cell, the cheapest", got[0].column.Label, got[1].column.Label)
 	}
 }
 

@@ -17,9 +17,12 @@
 // other configuration shown to be behind the best by more than the
 // column's margin; a leading group, every member shown to be within the
 // margin of the best and every other one behind by more than it; or
-// undecided, with the repetitions a decision would need. The tests are on
-// the logarithms of the values, paired by repetition; the table and
-// docs/report.md say how, and docs/findings.md what they decided. A run
+// undecided, with the claims that hold (Holm's within the cell) and the
+// repetitions a decision would need. The tests are on the logarithms of
+// the values, paired by repetition, with the cell's pooled residual
+// spread; the table and docs/report.md say how, and docs/findings.md what
+// they decided. Under the table, the A/A control (results.Control) says
+// whether any cell separated the run's twin from its original. A run
 // without open-loop points but with rate points at one connection count
 // (the default suite) uses each configuration's equal-load point as the
 // chosen load of the figures and the summary below.

@@ -170,14 +170,15 @@ type PoolInfo struct {
 // Decision is the outcome of Decide.
 type Decision struct {
 	Verdict Verdict
-	// Best is the configuration with the best median; Group the leading
+	// Best is the configuration with the best geometric mean (the mean
+	// of its logarithms, the quantity the tests compare); Group the leading
 	// group (Best first; Winner: Best alone; Group: Best and the
 	// equivalent ones); Rest every other configuration, in order.
 	Best  string
 	Group []string
 	Rest  []string
 	// Rivals are the comparisons of Best with every other configuration,
-	// in order of their medians.
+	// in order of their geometric means.
 	Rivals []Rival
 	// Need is, for an undecided cell, the repetitions the most demanding
 	// undetermined rival needs (its central estimate; NeedLo and NeedHi
@@ -209,7 +210,7 @@ type prepared struct {
 	name   string
 	logs   map[int]float64
 	cens   map[int]Censor
-	median float64
+	center float64 // the mean of the logarithms
 	// worst: the arm has no positive value; it ranks last and is behind
 	// any arm with one in the rounds they share.
 	worst bool
@@ -257,22 +258,22 @@ func prepare(a Arm, higher bool) (prepared, int) {
 	}
 	if x.worst {
 		// Every value is the worst: the arm has no scale of its own.
-		x.median = math.Inf(-1)
+		x.center = math.Inf(-1)
 		if !higher {
-			x.median = math.Inf(1)
+			x.center = math.Inf(1)
 		}
 		return x, 0
 	}
-	ls := make([]float64, 0, len(x.logs))
+	// The mean, not the median: the best must be ahead on the quantity
+	// its comparisons test, or a rival ahead of it on average leaves the
+	// cell with no claim to make ("the best by median is not ahead on
+	// average", seen on CPU per request 3 % apart).
+	sum := 0.0
 	for _, l := range x.logs {
-		ls = append(ls, l)
+		sum += l
 	}
-	slices.Sort(ls)
-	if n := len(ls); n > 0 {
-		x.median = ls[n/2]
-		if n%2 == 0 {
-			x.median = (ls[n/2-1] + ls[n/2]) / 2
-		}
+	if n := len(x.logs); n > 0 {
+		x.center = sum / float64(n)
 	}
 	return x, bounds
 }
@@ -324,7 +325,7 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 	if !opt.HigherIsBetter {
 		sign = -1
 	}
-	slices.SortStableFunc(as, func(x, y prepared) int { return cmp.Compare(sign*y.median, sign*x.median) })
+	slices.SortStableFunc(as, func(x, y prepared) int { return cmp.Compare(sign*y.center, sign*x.center) })
 	if opt.Pool {
 		d.Pool = pool(as)
 	}

@@ -16,6 +16,14 @@
 //     proportion (the gate's measured error rates, concbench gaterate).
 //   - Families of tests: Holm, Holm's step-down procedure (the gate's
 //     U tests, the report's who-wins table and promotion orders).
+//   - Deciding among configurations: Decide, the who-wins table's rule —
+//     the best against every other by paired t-tests on logarithms
+//     ("behind by more than the margin"; two one-sided tests for "within
+//     it"), with the spread pooled over the arms where Bartlett's test
+//     allows (Block, the additive fit with rounds as blocks), bounds
+//     (Censor) restricting the claims a round allows, Holm within the
+//     cell for the claims of an undecided one, and the repetitions a
+//     decision needs as a t-based range.
 //   - The load generator's self-checks: KSExp, the Kolmogorov–Smirnov test
 //     against the exponential; Spearman, the rank correlation; and
 //     MannKendallZ, the trend test. Ranks ranks a sample for them and for

@@ -55,9 +55,9 @@ func needs(rivals []Rival, opt DecideOptions) {
 		if r.Need < 0 {
 			r.NeedLo, r.NeedHi = -1, -1
 			if r.Why == "" {
-				r.Why = "the best by median is not ahead on average by more than the margin, nor within it"
+				r.Why = "the best is not ahead of it on the rounds they share by more than the margin, nor within it"
 				if in.mean <= -delta {
-					r.Why = "the best by median is not ahead on average"
+					r.Why = "the best is not ahead of it on the rounds they share"
 				}
 			}
 			continue
