@@ -217,6 +217,8 @@ func (t *winnersTable) add(c *winnerCell) string {
 		if len(d.Rest) > 0 {
 			text += fmt.Sprintf(", %s ahead", factorText(firstOf(d, d.Rest[0]).Ratio))
 		}
+	case stats.Near:
+		text = nearText(d, c.Column.Margin)
 	default:
 		text = undecidedText(d, c.Column.Margin)
 	}
@@ -231,6 +233,27 @@ func (t *winnersTable) add(c *winnerCell) string {
 	}
 	t.Details = append(t.Details, fmt.Sprintf("[%d] %s, %s: %s", n, c.Workload, c.Column.Label, decisionDetail(c)))
 	return text + ref
+}
+
+// nearText is a Near cell's text: the best, within the margin of the
+// true best; the configurations not shown to be behind it, which may be
+// within the margin too; how many are shown to be behind.
+func nearText(d stats.Decision, margin float64) string {
+	text := fmt.Sprintf("**%s**, within %s of the best", d.Best, pct(margin))
+	var parts []string
+	switch open := d.Group[1:]; {
+	case len(open) > maxOpenListed:
+		parts = append(parts, fmt.Sprintf("%d more may be", len(open)))
+	case len(open) > 0:
+		parts = append(parts, strings.Join(open, ", ")+" may be too")
+	}
+	if len(d.Rest) > 0 {
+		parts = append(parts, fmt.Sprintf("%d behind", len(d.Rest)))
+	}
+	if len(parts) > 0 {
+		text += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return text
 }
 
 // maxOpenListed is how many undetermined rivals an undecided cell names
@@ -460,6 +483,9 @@ func winnersNote(t *winnersTable, plan *results.DecisionPlan) string {
 	}
 	return fmt.Sprintf("%d of %d cells decided. Each cell: the winner in bold, ahead of the runner-up by the factor shown; or the leading "+
 		"group, every member shown to be within the column's margin of the best (%s) and ahead of the rest by the factor shown; or "+
+		"the best in bold \"within the margin of the best\" — every other configuration shown not to be ahead of it by more than the margin, "+
+		"each at the level over the number of configurations compared (an indifference-zone selection: Hsu's multiple comparisons with the "+
+		"best, by Bonferroni's bound), so that it is the best or within the margin of it, with those it may share that with; or "+
 		"undecided, with the claims that hold with Holm's adjustment over the cell's comparisons and the repetitions a decision would need "+
 		"(t-based, 80 %% power for the whole cell, at the mean difference measured; the range spans the spread's 80 %% interval). A cell's claim is %s: the best "+
 		"against every other configuration, one-sided for \"behind by more than the margin\" and by two one-sided tests for \"within "+

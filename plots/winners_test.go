@@ -229,3 +229,24 @@ func TestUndecidedText(t *testing.T) {
 		}
 	}
 }
+
+// TestNearText: a near best is named in bold with the margin, the
+// configurations that may share it, named up to maxOpenListed, counted
+// beyond, and how many are behind.
+func TestNearText(t *testing.T) {
+	for _, tc := range []struct {
+		d    stats.Decision
+		want string
+	}{
+		{d: stats.Decision{Verdict: stats.Near, Best: "a", Group: []string{"a", "b"}, Rest: []string{"c", "d"}},
+			want: "**a**, within 10 % of the best (b may be too; 2 behind)"},
+		{d: stats.Decision{Verdict: stats.Near, Best: "a", Group: []string{"a", "b", "c", "d"}},
+			want: "**a**, within 10 % of the best (3 more may be)"},
+		{d: stats.Decision{Verdict: stats.Near, Best: "a", Group: []string{"a"}, Rest: []string{"b"}},
+			want: "**a**, within 10 % of the best (1 behind)"},
+	} {
+		if got := nearText(tc.d, 0.10); got != tc.want {
+			t.Errorf("nearText = %q, want %q", got, tc.want)
+		}
+	}
+}

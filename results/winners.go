@@ -292,8 +292,11 @@ type Control struct {
 	Why       string
 }
 
-// Decided reports whether d names a winner or an equivalent leading group.
-func Decided(d stats.Decision) bool { return d.Verdict == stats.Winner || d.Verdict == stats.Group }
+// Decided reports whether d names a winner, an equivalent leading group,
+// or a best shown to be within the margin of the true best (stats.Near).
+func Decided(d stats.Decision) bool {
+	return d.Verdict == stats.Winner || d.Verdict == stats.Group || d.Verdict == stats.Near
+}
 
 // DecideCell decides column col of workload w (its equal load rate, for
 // an AtRate column) from groups, by plan (nil: one look at
@@ -387,8 +390,12 @@ func DecideRecord(r CellRecord, plan *DecisionPlan) Cell {
 }
 
 // decideLooks decides arms by plan: at the first look on the planned
-// rounds, and — unless that decided — at the second on every round. It
-// returns the decision, its look and that look's level.
+// rounds, and — unless that named a winner or a group — at the second on
+// every round, whose decision is kept unless it is weaker than the
+// first's (a Near at the first look stands when the second decides
+// nothing; each look's claims are at its own level, so any claim made is
+// at their sum). It returns the decision, its look and that look's
+// level.
 func decideLooks(arms []stats.Arm, col WinnerColumn, plan *DecisionPlan) (stats.Decision, int, float64) {
 	if plan == nil {
 		plan = &DecisionPlan{Alpha: WinnersAlpha, Looks: 1}
@@ -396,11 +403,15 @@ func decideLooks(arms []stats.Arm, col WinnerColumn, plan *DecisionPlan) (stats.
 	opt := stats.DecideOptions{HigherIsBetter: col.Metric.HigherIsBetter, Margin: col.Margin, Pool: true}
 	if plan.Looks > 1 {
 		opt.Alpha = plan.AlphaOf(1)
-		if d := stats.Decide(Rounds(arms, plan.BaseRounds), opt); Decided(d) {
-			return d, 1, opt.Alpha
+		first := stats.Decide(Rounds(arms, plan.BaseRounds), opt)
+		if Decided(first) && first.Verdict != stats.Near {
+			return first, 1, opt.Alpha
 		}
 		opt.Alpha = plan.AlphaOf(2)
-		return stats.Decide(arms, opt), 2, opt.Alpha
+		if d := stats.Decide(arms, opt); Decided(d) || first.Verdict != stats.Near {
+			return d, 2, opt.Alpha
+		}
+		return first, 1, plan.AlphaOf(1)
 	}
 	opt.Alpha = plan.AlphaOf(1)
 	return stats.Decide(arms, opt), 1, opt.Alpha

@@ -22,8 +22,9 @@ func sloGroup(name string, byRep map[int]float64) *Group {
 }
 
 // TestDecideCellLooks: a cell decided at the first look keeps that
-// decision; one undecided at the first is decided at the second on the
-// extra rounds; each look tests at Alpha/2.
+// decision; one short of a winner at the first is decided at the second
+// on the extra rounds; a near best at the first stands when the second
+// decides nothing; each look tests at Alpha/2.
 func TestDecideCellLooks(t *testing.T) {
 	w := &SuiteWorkload{Name: "cpu", Runs: []string{"a/cpu", "b/cpu"}, Names: []string{"a", "b"}, Objective: "p99 ≤ 1ms"}
 	col := WinnerColumns[0] // SLO capacity, ±10 %
@@ -41,8 +42,8 @@ func TestDecideCellLooks(t *testing.T) {
 			t.Errorf("alpha per look %g, want 0.025", c.Alpha)
 		}
 		base := stats.Decide(Rounds(c.Arms, 5), stats.DecideOptions{HigherIsBetter: true, Margin: col.Margin, Alpha: 0.025})
-		if Decided(base) {
-			t.Fatalf("the base rounds decide already (%s): the test needs them undecided", base)
+		if base.Verdict == stats.Winner || base.Verdict == stats.Group {
+			t.Fatalf("the base rounds name a winner already (%s): the test needs them short of one", base)
 		}
 		if c.Look != 2 || c.Decision.Verdict != stats.Winner || c.Decision.Best != "a" {
 			t.Errorf("decision %s at look %d, want winner a at look 2", c.Decision, c.Look)
@@ -62,6 +63,19 @@ func TestDecideCellLooks(t *testing.T) {
 			if a.Rounds > 5 {
 				t.Errorf("rival %s compared on %d rounds at the first look, want at most 5", a.Name, a.Rounds)
 			}
+		}
+	})
+	t.Run("a near best at the first look stands when the second decides nothing", func(t *testing.T) {
+		// b sits at the margin in the planned rounds; the extra rounds
+		// scatter it widely.
+		a := map[int]float64{0: 100, 1: 101, 2: 99, 3: 100, 4: 100.5}
+		b := map[int]float64{0: 91, 1: 90, 2: 90.5, 3: 91.5, 4: 90.8}
+		for r := 5; r < 15; r++ {
+			a[r], b[r] = 100, 40+120*float64(r%2)
+		}
+		c := DecideCell([]*Group{sloGroup("a/cpu", a), sloGroup("b/cpu", b)}, w, col, 0, plan)
+		if c.Look != 1 || c.Decision.Verdict != stats.Near || c.Decision.Best != "a" || c.Alpha != 0.025 {
+			t.Errorf("decision %s at look %d (level %g), want a near at look 1, at 0.025", c.Decision, c.Look, c.Alpha)
 		}
 	})
 	t.Run("one look without a plan", func(t *testing.T) {

@@ -80,6 +80,16 @@ const (
 	// best within the margin, and every other configuration shown to be
 	// behind the best by more than the margin.
 	Group Verdict = "group"
+	// Near: an indifference-zone selection (Hsu's multiple comparisons
+	// with the best, by Bonferroni's bound): neither Winner nor Group
+	// holds, but every other configuration is shown not to be ahead of
+	// the best by more than the margin (Rival.PNotAhead below Alpha over
+	// the number of rivals), so that the best is, at level Alpha, the
+	// true best or within the margin of it — whichever configuration
+	// the data happened to put first. Group is the best and the rivals
+	// not shown to be behind (Holm's within the cell), which may be
+	// within the margin too; Rest the rivals shown to be behind.
+	Near Verdict = "near"
 	// Undecided: some configuration is neither shown to be behind the
 	// best by more than the margin nor shown to be within it; Need says
 	// how many repetitions would decide it.
@@ -126,6 +136,10 @@ type Rival struct {
 	// the p-value of the two one-sided tests of the ratio lying within
 	// the margin (TOST). NaN: no test.
 	PBehind, PEquiv float64
+	// PNotAhead is the one-sided p-value of the rival not being ahead of
+	// the best by more than the margin (the ratio above 1/(1 + Margin)):
+	// the claim Near rests on. NaN: no test.
+	PNotAhead float64
 	// Status is Behind, Equivalent or Undetermined. The two hypotheses
 	// are disjoint — the ratio within the margin, or beyond it — so that
 	// no rival can be shown to be both, and two runs of one experiment
@@ -268,9 +282,11 @@ func prepare(a Arm, higher bool) (prepared, int) {
 	// its comparisons test, or a rival ahead of it on average leaves the
 	// cell with no claim to make ("the best by median is not ahead on
 	// average", seen on CPU per request 3 % apart).
+	// Summed in order of rounds: in a map's order, arms of equal values
+	// could differ in the last bit, and their order with them.
 	sum := 0.0
-	for _, l := range x.logs {
-		sum += l
+	for _, r := range sortedRounds(x.logs) {
+		sum += x.logs[r]
 	}
 	if n := len(x.logs); n > 0 {
 		x.center = sum / float64(n)
@@ -358,6 +374,16 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 		}
 	}
 	switch {
+	case undecided && nearBest(d.Rivals, opt.Alpha):
+		d.Verdict = Near
+		d.Group, d.Rest = []string{d.Best}, nil
+		for _, rv := range d.Rivals {
+			if rv.Status == Behind && rv.Held {
+				d.Rest = append(d.Rest, rv.Name)
+			} else {
+				d.Group = append(d.Group, rv.Name)
+			}
+		}
 	case undecided:
 		d.Verdict = Undecided
 	case len(d.Group) == 1:
@@ -365,13 +391,34 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 	default:
 		d.Verdict = Group
 	}
-	if d.Verdict != Undecided {
+	if d.Verdict == Winner || d.Verdict == Group {
 		// The cell's claim holds as a whole: every rival's with it.
 		for i := range d.Rivals {
 			d.Rivals[i].Held = true
 		}
 	}
 	return d
+}
+
+// nearBest reports whether every rival is shown not to be ahead of the best
+// by more than the margin at alpha over the number of rivals. The best
+// was chosen by the data, so one rival's test at alpha would not do:
+// where the true best is ahead of a configuration by more than the
+// margin and the data put that configuration first, the claim is false
+// only if its test against the true best passes, and Bonferroni's bound
+// over the configurations that could be first keeps the chance of that
+// at alpha (Hsu, "Multiple Comparisons", 1996, ch. 4, with Dunnett's
+// critical values where this uses Bonferroni's).
+func nearBest(rivals []Rival, alpha float64) bool {
+	if len(rivals) == 0 {
+		return false
+	}
+	for _, r := range rivals {
+		if !(r.PNotAhead < alpha/float64(len(rivals))) {
+			return false
+		}
+	}
+	return true
 }
 
 // Kinds of bound a round's gain is, in compare.
@@ -403,7 +450,7 @@ func gainKind(cb, co Censor, sign float64) (int, bool) {
 // (log best − log other) by round, positive where the best is better.
 func compare(b, o prepared, sign, delta float64, opt DecideOptions, pl *PoolInfo) Rival {
 	nan := math.NaN()
-	rv := Rival{Ratio: nan, Lo: nan, Hi: nan, PBehind: nan, PEquiv: nan, PHolm: nan, Status: Undetermined, Need: -1, NeedLo: -1, NeedHi: -1, Paired: true}
+	rv := Rival{Ratio: nan, Lo: nan, Hi: nan, PBehind: nan, PEquiv: nan, PNotAhead: nan, PHolm: nan, Status: Undetermined, Need: -1, NeedLo: -1, NeedHi: -1, Paired: true}
 	if o.worst {
 		return worstRival(b, o, rv)
 	}
@@ -467,6 +514,12 @@ func compare(b, o prepared, sign, delta float64, opt DecideOptions, pl *PoolInfo
 	if se == 0 || dof <= 0 {
 		// No spread: the comparison is exact.
 		rv.Lo, rv.Hi = rv.Ratio, rv.Ratio
+		if canBehind {
+			rv.PNotAhead = 0
+			if mean <= -delta {
+				rv.PNotAhead = 1
+			}
+		}
 		switch {
 		case canEquiv && math.Abs(mean) < delta:
 			rv.Status, rv.PEquiv, rv.Need, rv.NeedLo, rv.NeedHi = Equivalent, 0, 0, 0, 0
@@ -479,7 +532,10 @@ func compare(b, o prepared, sign, delta float64, opt DecideOptions, pl *PoolInfo
 	q := moremath.InvCDF(t)(1 - opt.Alpha)
 	rv.Lo, rv.Hi = math.Exp(mean-q*se), math.Exp(mean+q*se)
 	if canBehind {
+		// A lower bound on the gain understates both claims: "behind"
+		// and "not ahead" may still be made from it.
 		rv.PBehind = 1 - t.CDF((mean-delta)/se)
+		rv.PNotAhead = 1 - t.CDF((mean+delta)/se)
 	}
 	if canEquiv {
 		rv.PEquiv = math.Max(1-t.CDF((mean+delta)/se), t.CDF((mean-delta)/se))
@@ -516,7 +572,7 @@ func worstRival(b, o prepared, rv Rival) Rival {
 		return rv
 	}
 	rv.Ratio, rv.Lo, rv.Hi = math.Inf(1), math.Inf(1), math.Inf(1)
-	rv.PBehind, rv.Status, rv.Need, rv.NeedLo, rv.NeedHi = 0, Behind, 0, 0, 0
+	rv.PBehind, rv.PNotAhead, rv.Status, rv.Need, rv.NeedLo, rv.NeedHi = 0, 0, Behind, 0, 0, 0
 	rv.Why = "no value above 0 in any repetition: behind the best in every round"
 	return rv
 }
@@ -587,6 +643,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("winner %s", d.Best)
 	case Group:
 		return fmt.Sprintf("group %v ahead of %v", d.Group, d.Rest)
+	case Near:
+		return fmt.Sprintf("near: %s within the margin of the best (%v not shown behind; %v behind)", d.Best, d.Group[1:], d.Rest)
 	case Undecided:
 		return fmt.Sprintf("undecided (best %s; need %d)", d.Best, d.Need)
 	}

@@ -159,6 +159,46 @@ func TestPartialClaimsAmongEqualArms(t *testing.T) {
 	}
 }
 
+// TestNearBestAtTheLeastFavourable checks Near's error control where it
+// is hardest: one configuration truly ahead of five equal others by just
+// more than the margin, so that a Near naming any of the five is false.
+// The data put one of the five first in many cells; Near's Bonferroni
+// bound over the rivals keeps its false claims within the level, and
+// the cells where it names the true best are most of its decisions.
+// Seeded: the counts are fixed.
+func TestNearBestAtTheLeastFavourable(t *testing.T) {
+	const cells, alpha, margin = 2000, 0.05, 0.10
+	gap := 1.01 * math.Log(1+margin)
+	for _, sd := range []float64{0.03, 0.08} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		opt := DecideOptions{HigherIsBetter: true, Margin: margin, Alpha: alpha, Pool: true}
+		near, falseNear, misled := 0, 0, 0
+		for range cells {
+			arms := equalCell(rng, 6, 5, sd)
+			for r, v := range arms[0].Values {
+				arms[0].Values[r] = v * math.Exp(gap)
+			}
+			d := Decide(arms, opt)
+			if d.Best != "a" {
+				misled++
+			}
+			if d.Verdict == Near {
+				near++
+				if d.Best != "a" {
+					falseNear++
+				}
+			}
+		}
+		t.Logf("sd %g: the data put another first in %d of %d cells; Near in %d, %d of them false", sd, misled, cells, near, falseNear)
+		if lo, _ := ClopperPearson(falseNear, cells, 0.95); lo > alpha {
+			t.Errorf("sd %g: a false Near in %d of %d cells (95%% interval above %.3f), want at most the level %g", sd, falseNear, cells, lo, alpha)
+		}
+		if near == 0 {
+			t.Errorf("sd %g: no cell decided Near: the test cannot tell the rule from one that never decides", sd)
+		}
+	}
+}
+
 // TestPooledVariance checks the pooled residual variance: six arms of
 // equal spread pool (rounds as blocks, (6−1)(5−1) = 20 degrees of
 // freedom), which decides a comparison the pair's own 4 degrees of

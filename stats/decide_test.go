@@ -77,12 +77,15 @@ func TestDecide(t *testing.T) {
 			// amount), and in another run of the same experiment shown
 			// "within the margin": one configuration both in and out of
 			// the leading group. Behind now means beyond the margin.
-			name: "a rival at the margin is undetermined, not behind",
+			// Neither behind nor within the margin, but clearly not
+			// ahead of the best: the best is within the margin of the
+			// true best whichever it is (Near).
+			name: "a rival at the margin is undetermined, not behind; the best is near",
 			arms: []Arm{
 				rounds("a", 100, 101, 99, 100, 100.5),
 				rounds("b", 91, 90, 90.5, 91.5, 90.8),
 			},
-			opt: higher, want: Undecided, wantBest: "a",
+			opt: higher, want: Near, wantBest: "a", wantGroup: []string{"a", "b"},
 			check: func(t *testing.T, d Decision) {
 				r := d.Rivals[0]
 				if r.Status != Undetermined || r.Ratio < 1.09 || r.Ratio > 1.12 || r.PBehind < 0.05 || r.PEquiv < 0.05 {

@@ -22,8 +22,10 @@
 //     it"), with the spread pooled over the arms where Bartlett's test
 //     allows (Block, the additive fit with rounds as blocks), bounds
 //     (Censor) restricting the claims a round allows, Holm within the
-//     cell for the claims of an undecided one, and the repetitions a
-//     decision needs as a t-based range.
+//     cell for the claims of an undecided one, an indifference-zone
+//     selection (Near: the best shown to be within the margin of the
+//     true best) where neither a winner nor a group is shown, and the
+//     repetitions a decision needs as a t-based range.
 //   - The load generator's self-checks: KSExp, the Kolmogorov–Smirnov test
 //     against the exponential; Spearman, the rank correlation; and
 //     MannKendallZ, the trend test. Ranks ranks a sample for them and for
