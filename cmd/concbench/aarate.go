@@ -97,7 +97,10 @@ func aarate(ctx context.Context, f *aarateFlags, stdout, stderr io.Writer) error
 		rec := src.record
 		if src.dir != "" {
 			var err error
-			if rec, err = recordAARun(src.dir); err != nil {
+			if rec, err = recordRun(src.dir); err == nil && rec.Twin == "" {
+				err = errors.New("its experiment names no A/A twin")
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "aarate: %s: %v (left out)\n", src.dir, err)
 				continue
 			}
@@ -225,10 +228,11 @@ type aaJudged struct {
 // honest.
 var aaCandidate = results.WinnerColumn{Label: "p99 of 100 ms intervals at equal load (candidate)", Metric: results.LatencyP99Intervals, AtRate: true, Margin: 0.25}
 
-// recordAARun returns the record of run folder dir: every cell of its
+// recordRun returns the record of run folder dir: every cell of its
 // table, and of the candidate column, with its values, as this binary
-// reads them (its exclusions and bounds).
-func recordAARun(dir string) (*aaRecord, error) {
+// reads them (its exclusions and bounds); Twin is "" where its
+// experiment names none.
+func recordRun(dir string) (*aaRecord, error) {
 	r, pts, err := results.ReadRun(dir)
 	if err != nil {
 		return nil, err
@@ -236,10 +240,9 @@ func recordAARun(dir string) (*aaRecord, error) {
 	rec := &aaRecord{Run: filepath.Base(dir), Plan: r.Decisions}
 	groups := results.GroupPoints(r, pts)
 	for _, w := range results.SuiteWorkloads(r, groups) {
-		if w.Twin == "" {
-			continue
+		if w.Twin != "" {
+			rec.Twin = w.TwinName + " of " + w.Of
 		}
-		rec.Twin = w.TwinName + " of " + w.Of
 		rate := results.EqualRate(groups, &w)
 		for _, col := range append(slices.Clone(results.WinnerColumns), aaCandidate) {
 			if col.AtRate && rate == 0 || !col.AtRate && w.Objective == "" {
@@ -248,9 +251,6 @@ func recordAARun(dir string) (*aaRecord, error) {
 			c := results.DecideCell(groups, &w, col, rate, r.Decisions)
 			rec.Cells = append(rec.Cells, c.Record())
 		}
-	}
-	if rec.Twin == "" {
-		return nil, errors.New("its experiment names no A/A twin")
 	}
 	return rec, nil
 }

@@ -92,6 +92,7 @@ var commands = []command{
 	{name: "hostile", summary: "what hostile clients cost each server configuration: memory amplification by clients that never read, slow headers", run: runHostile},
 	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
 	{name: "aarate", summary: "the who-wins table's false-decision rate: run an experiment with an A/A twin N times and count, per column, the cells that separated the twin from its original (Clopper–Pearson intervals)", run: runAarate},
+	{name: "agree", summary: "check that independent runs of one experiment agree: every claim of a decided who-wins cell against the same cell of every other run, and the contradictions", run: runAgree},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
 }
 
