@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -369,10 +370,16 @@ func TestRunRatesAndCap(t *testing.T) {
 	if got, base := ownSockets["netpoll/conns=2,idle=50"], ownSockets["netpoll/conns=2"]; got < base+idle {
 		t.Errorf("the harness held %d sockets in the control's window and %d without idle connections; want %d more", got, base, idle)
 	}
-	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
-		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed", sum)
-	}
 	run, pts, stored := readStored(t, dir)
+	if sum.Points != 6 || sum.Unavailable != 1 || sum.Failed != 0 {
+		var why []string
+		for _, p := range pts {
+			if p.Status != results.StatusOK {
+				why = append(why, fmt.Sprintf("%s: %s %s", p.Config.Name, p.Status, p.Failure))
+			}
+		}
+		t.Fatalf("summary %s: want 6 points, 1 unavailable, none failed; %s", sum, strings.Join(why, "; "))
+	}
 	ns := stored.NsPerIter
 	if !(ns > 0) || run.Provenance.NsPerIter != ns {
 		t.Fatalf("calibrated once: run.json's experiment has %g ns per iteration, its provenance %g; want one positive value in both", ns, run.Provenance.NsPerIter)
