@@ -194,9 +194,11 @@ type Decision struct {
 	// Rivals are the comparisons of Best with every other configuration,
 	// in order of their geometric means.
 	Rivals []Rival
-	// Need is, for an undecided cell, the repetitions the most demanding
-	// undetermined rival needs (its central estimate; NeedLo and NeedHi
-	// the range); -1 when one cannot be estimated.
+	// Need is, for an undecided cell, the repetitions that would decide
+	// it: those the most demanding undetermined rival needs for a winner
+	// or group, or, where fewer, those that would make it Near (its
+	// central estimate; NeedLo and NeedHi the range); -1 when neither
+	// can be estimated.
 	Need, NeedLo, NeedHi int
 	// Pool is how the spread was estimated (DecideOptions.Pool).
 	Pool PoolInfo
@@ -371,6 +373,13 @@ func Decide(arms []Arm, opt DecideOptions) Decision {
 			} else {
 				d.Need, d.NeedLo, d.NeedHi = max(d.Need, rv.Need), max(d.NeedLo, rv.NeedLo), max(d.NeedHi, rv.NeedHi)
 			}
+		}
+	}
+	if undecided {
+		// The cheaper way to a decision: a winner or group, or a best
+		// within the margin of the best.
+		if n, lo, hi := nearNeed(d.Rivals, opt); n > 0 && (d.Need < 0 || n < d.Need) {
+			d.Need, d.NeedLo, d.NeedHi = n, lo, hi
 		}
 	}
 	switch {

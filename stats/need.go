@@ -74,15 +74,19 @@ func needs(rivals []Rival, opt DecideOptions) {
 // proportion). -1 when neither test can decide; MaxNeed when more are
 // needed.
 func needFor(in needInput, sd, delta, alpha, power float64) int {
-	var dist, q float64
 	switch {
 	case in.canBehind && in.mean > delta:
-		dist, q = in.mean-delta, power
+		return needAt(in, sd, in.mean-delta, alpha, power)
 	case in.canEquiv && math.Abs(in.mean) < delta:
-		dist, q = delta-math.Abs(in.mean), 1-(1-power)/2
-	default:
-		return -1
+		return needAt(in, sd, delta-math.Abs(in.mean), alpha, 1-(1-power)/2)
 	}
+	return -1
+}
+
+// needAt is the fewest rounds n at which a one-sided test of a mean
+// dist > 0 beyond its hypothesis reaches alpha with probability q at
+// spread sd (needFor); MaxNeed when more are needed.
+func needAt(in needInput, sd, dist, alpha, q float64) int {
 	if !(sd > 0) {
 		return minPairs
 	}
@@ -113,6 +117,42 @@ func needFor(in needInput, sd, delta, alpha, power float64) int {
 		}
 	}
 	return hi
+}
+
+// nearNeed estimates the repetitions at which the cell would be Near:
+// every rival whose "not ahead" test does not yet pass at alpha over the
+// rivals (nearBest) passing it, with power Power for the whole cell
+// shared among them as needs does; the range as needs's. -1, -1, -1
+// where one of them cannot get there (no estimate, or the best behind it
+// by the margin or more on the rounds they share).
+func nearNeed(rivals []Rival, opt DecideOptions) (need, lo, hi int) {
+	a := opt.Alpha / float64(len(rivals))
+	var open []needInput
+	for _, r := range rivals {
+		if r.PNotAhead < a {
+			continue
+		}
+		if r.needIn.n == 0 || !r.needIn.canBehind {
+			return -1, -1, -1
+		}
+		open = append(open, r.needIn)
+	}
+	if len(open) == 0 {
+		return 0, 0, 0
+	}
+	power := math.Pow(opt.Power, 1/float64(len(open)))
+	delta := math.Log(1 + opt.Margin)
+	for _, in := range open {
+		dist := in.mean + delta
+		if dist <= 0 {
+			return -1, -1, -1
+		}
+		clo, chi := chiSquareQuantile((1-needSDLevel)/2, in.df), chiSquareQuantile(1-(1-needSDLevel)/2, in.df)
+		need = max(need, needAt(in, in.sd, dist, a, power))
+		lo = max(lo, needAt(in, in.sd*math.Sqrt(in.df/chi), dist, a, power))
+		hi = max(hi, needAt(in, in.sd*math.Sqrt(in.df/clo), dist, a, power))
+	}
+	return need, lo, hi
 }
 
 // chiSquareCDF is the χ² distribution's CDF with df degrees of freedom.
