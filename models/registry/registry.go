@@ -293,16 +293,20 @@ var Models = []Model{
 		},
 	},
 	{
-		// Not in a profile yet (no Configs): serve --model sharedqueue.
 		Name:   "sharedqueue",
 		Family: FamilyPractised, Color: 10,
-		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
-		Configs: []Config{{Name: "sharedqueue"}},
-		Summary: "Leader/Followers as boost.asio practises it: one io_context run by --threads locked OS threads (default one per CPU): one operation queue, the reactor token in it (its holder runs epoll_wait), idle threads on a futex condition; the ledger served through a strand per shard",
+		Sizing: Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Configs: []Config{
+			{Name: "sharedqueue"},
+			{Name: "sharedqueue/inline", Args: []string{"--sq-completion", "inline"}},
+		},
+		Summary: "Leader/Followers as boost.asio practises it: one io_context run by --threads locked OS threads (default one per CPU): one operation queue, the reactor token in it (its holder runs epoll_wait), idle threads on a futex condition; the ledger served through a strand per shard; --sq-completion posted|inline",
 		Flags: func(fs *flag.FlagSet) Start {
 			shards := fs.Int("sq-shards", 0, fmt.Sprintf("sharedqueue: ledger shards, each served through its own strand; 0 for %d (at most the accounts)", sharedqueue.DefaultShards))
+			completion := sharedqueue.Posted
+			fs.TextVar(&completion, "sq-completion", sharedqueue.Posted, "sharedqueue: how a write that completes at once reaches the next read: posted (its completion through the shared queue, waking a thread, as asio delivers it) or inline (the read handler writes and reads on, as an application writing synchronously does)")
 			return func(cfg models.Config) (models.Server, error) {
-				return sharedqueue.Start(cfg, sharedqueue.Options{Shards: *shards})
+				return sharedqueue.Start(cfg, sharedqueue.Options{Shards: *shards, Completion: completion})
 			}
 		},
 	},

@@ -33,6 +33,15 @@ type conn struct {
 	state   atomic.Uint32 // callRunning, callDone or callSuspended
 	resp    wire.Response // its response, built when the connection resumes
 	scratch []byte
+
+	// answered counts the responses the op in progress appended; with
+	// none pending after it, they were written at once.
+	answered int
+	// writing marks the op, posted, as the completion of those writes
+	// (Posted): its performer runs the write handler, which re-arms the
+	// handle with interest, or closes the connection if interest is 0.
+	writing  bool
+	interest handleset.Events
 }
 
 var (
@@ -50,37 +59,66 @@ func (*conn) HandleEvent(int, handleset.Events) {}
 // writes (connio.Session.OnReady), then re-arms the handle, closes the
 // connection, or leaves it suspended on a ledger request in a strand. Run
 // for a resumption (the op posted by the strand that finished the
-// request), it first appends that request's response.
+// request), it first appends that request's response. With Posted, a
+// write of responses that completed at once does not re-arm the handle
+// here: its completion is posted (asio's post_immediate_completion), and
+// the thread that dequeues it runs the write handler, which does (or
+// closes the connection, if it is done).
 func (c *conn) perform(th *thread) {
 	sh := th.sh
-	if c.sess.Suspended() {
+	c.answered = 0
+	switch {
+	case c.writing: // the write handler: it starts the next read, or closes
+		c.writing = false
+		if c.interest == 0 {
+			c.s.dropConn(c.fd, sh)
+		} else {
+			c.rearm(sh, c.interest)
+		}
+		return
+	case c.sess.Suspended():
 		c.resume(sh)
-	} else {
+	default:
 		sh.AddEvent()
 	}
 	for {
 		interest, done := c.sess.OnReady(c.fd, sh)
-		switch {
-		case done:
-			c.s.dropConn(c.fd, sh)
-			return
-		case interest == 0: // suspended on a ledger request
+		if !done && interest == 0 { // suspended on a ledger request
 			if c.state.CompareAndSwap(callRunning, callSuspended) {
 				return // its strand's handler posts the connection when it has run
 			}
 			c.resume(sh) // it ran meanwhile, on another thread
 			continue
 		}
-		// After a successful Reactivate nothing of c is touched: the next
-		// event may already be with another thread.
-		err := c.s.sched.set.Reactivate(c.fd, interest)
-		if err == nil || errors.Is(err, handleset.ErrClosed) {
-			return // closed: Close closes the descriptor
+		if c.answered > 0 && c.sess.Out.Pending() == 0 && c.s.opts.Completion == Posted {
+			// The responses were written at once: the write handler,
+			// posted, re-arms with interest, or closes the connection if
+			// it is done (interest 0). After the post nothing of c is
+			// touched: another thread may already be running it.
+			c.writing, c.interest = true, interest
+			c.s.writesPosted.Add(1)
+			c.s.sched.post(c)
+			return
 		}
-		sh.AddError(models.ErrIO)
-		c.s.dropConn(c.fd, sh)
+		if done {
+			c.s.dropConn(c.fd, sh)
+			return
+		}
+		c.rearm(sh, interest)
 		return
 	}
+}
+
+// rearm re-arms the handle with interest, or drops the connection if that
+// fails. After a successful Reactivate nothing of c is touched: the next
+// event may already be with another thread.
+func (c *conn) rearm(sh *models.Shard, interest handleset.Events) {
+	err := c.s.sched.set.Reactivate(c.fd, interest)
+	if err == nil || errors.Is(err, handleset.ErrClosed) {
+		return // closed: Close closes the descriptor
+	}
+	sh.AddError(models.ErrIO)
+	c.s.dropConn(c.fd, sh)
 }
 
 // Do serves a request at once: every request but the ledger's.
@@ -95,6 +133,7 @@ func (c *conn) Do(req *wire.Request, resp *wire.Response, scratch []byte) []byte
 // once too; otherwise the session suspends until the handler has run.
 func (c *conn) Start(req *wire.Request, resp *wire.Response, scratch []byte) ([]byte, bool) {
 	if req.Op == wire.OpWork || !req.Op.Valid() {
+		c.answered++
 		return c.Do(req, resp, scratch), true
 	}
 	c.s.cfg.Service.Work(req.CPU, req.Block)
@@ -105,6 +144,7 @@ func (c *conn) Start(req *wire.Request, resp *wire.Response, scratch []byte) ([]
 	if c.state.Load() != callDone {
 		return scratch, false
 	}
+	c.answered++
 	return c.call.response(resp, scratch), true
 }
 
@@ -123,6 +163,7 @@ func (c *conn) finished() {
 
 // resume gives the session the response of its ledger request.
 func (c *conn) resume(sh *models.Shard) {
+	c.answered++
 	c.scratch = c.call.response(&c.resp, c.scratch[:0])
 	c.sess.Resume(&c.resp, sh)
 }
@@ -146,6 +187,10 @@ func (s *Server) dropConn(fd int, sh *models.Shard) {
 type acceptor struct {
 	opLink
 	s *Server
+	// again marks the op, posted, as the completion of the next accept
+	// rather than the listener's readiness. Only the thread performing
+	// the (disarmed) listener's op touches it.
+	again bool
 	// backoff is the delay for which the listener stays disarmed after
 	// accept ran out of descriptors or memory. Only the thread performing
 	// the (disarmed) listener's op touches it.
@@ -160,14 +205,21 @@ var (
 // HandleEvent is never called: the reactor queues the acceptor's op.
 func (*acceptor) HandleEvent(int, handleset.Events) {}
 
-// perform accepts a batch of connections (connio.AcceptAdmitted) and
-// registers each, then re-arms the listener; after a descriptor or memory
-// shortage it leaves the listener disarmed for the back-off's delay
+// perform accepts one connection (connio.AcceptAdmittedUpTo) and
+// registers it, as asio's acceptor completes one accept per operation.
+// If it took one, the handler's next accept may complete at once too,
+// and its completion goes through the queue (post_immediate_completion,
+// waking a thread): the op is posted again. Once the backlog is empty
+// the listener is re-armed. After a descriptor or memory shortage it
+// leaves the listener disarmed for the back-off's delay
 // (connio.ListenPause), which bounds the reactor's wait.
 func (a *acceptor) perform(th *thread) {
 	s := a.s
-	th.sh.AddEvent()
-	wait, closed := connio.AcceptAdmitted(s.ln, &a.backoff, s.limit, th.sh, func(fd int) bool {
+	if !a.again {
+		th.sh.AddEvent()
+	}
+	a.again = false
+	took, wait, closed := connio.AcceptAdmittedUpTo(s.ln, 1, &a.backoff, s.limit, th.sh, func(fd int) bool {
 		return s.addConn(fd, th.sh)
 	})
 	switch {
@@ -177,6 +229,11 @@ func (a *acceptor) perform(th *thread) {
 		s.pause.Start(wait)
 		s.sched.mu.Lock()
 		s.sched.interruptAndUnlock() // a blocked reactor must bound its wait by the pause
+		return
+	case took > 0:
+		a.again = true
+		s.acceptsPosted.Add(1)
+		s.sched.post(a)
 		return
 	}
 	s.rearmListener()

@@ -39,20 +39,48 @@
 //     back for the work.
 //   - descriptor_state::perform_io and the handler it runs inline:
 //     conn.perform. Whoever dequeues a connection's op reads, serves every
-//     complete request and writes (connio.Session.OnReady), then re-arms
-//     the handle. The listener's op (acceptor.perform) accepts a batch
-//     (connio.AcceptBatch) and registers each connection.
+//     complete request and writes the responses (connio.Session.OnReady):
+//     the read handler with its async_write, whose first write is tried at
+//     once (start_op's speculative write).
+//   - The write's completion (Options.Completion): with Posted, asio's
+//     default, a write that completed at once is still delivered through
+//     the scheduler (start_op → post_immediate_completion): the
+//     connection's op is posted to the shared queue, waking an idle thread
+//     or interrupting the reactor, and whichever thread dequeues it runs
+//     the write handler (conn.writing), which re-arms the handle for the
+//     next read, or closes a connection that is done. So a request costs
+//     two ops, and the write handler may run on another thread, as in
+//     asio's HTTP server examples, which chain async_read_some →
+//     async_write → async_read_some. With Inline the
+//     read handler re-arms the handle itself, in the one op: an
+//     application that writes synchronously from its read handler. A
+//     write that would block waits for writability either way, and its
+//     completion runs inline in the op that finishes it, as perform_io
+//     runs the first completed operation's handler.
+//   - The acceptor's async_accept: acceptor.perform accepts one
+//     connection per op (connio.AcceptAdmittedUpTo) and registers it; if
+//     it took one, it posts itself again (the handler's next accept,
+//     completing at once while the backlog holds more, is posted as
+//     above), and re-arms the listener once accept finds the backlog
+//     empty.
 //   - post_immediate_completion, post_deferred_completion:
-//     scheduler.post, used by strands and by connections handed back from
-//     a strand.
+//     scheduler.post (the shared queue, then wake_one_thread_and_unlock),
+//     used by write and accept completions, by a strand queued by
+//     dispatch or post, and by connections handed back from a strand.
+//     With is_continuation, from a thread inside run: thread.proceed, the
+//     thread's private queue (thread_info's private_op_queue), moved to
+//     the end of the shared queue when the op returns (work_cleanup),
+//     waking no thread, since the thread dequeues next.
 //   - strand_service::strand_impl with its mutex_, locked_, waiting_queue_
 //     and ready_queue_: strand, one per ledger shard. dispatch (do_dispatch)
 //     runs a handler at once on the calling thread if the strand is free,
 //     otherwise queues it; post (do_post) queues it, and queues the strand
 //     on the scheduler if it was free; a run of the strand from the queue
-//     (do_complete) runs every ready handler, and its exit
-//     (on_do_complete_exit, on_dispatch_exit) makes the waiting ones ready
-//     and queues the strand again, still locked, if there are any.
+//     (do_complete) runs every ready handler. Either exit (exitStrand)
+//     makes the waiting handlers ready and, if there are any, the strand
+//     is queued again, still locked: after a dispatch by scheduler.post
+//     (on_dispatch_exit, not a continuation), after a run by
+//     thread.proceed (on_do_complete_exit, a continuation).
 //   - deadline_timer on the reactor: the scheduler's timers, a heap of the
 //     deadlines of guarded withdrawals, which bound the poller's wait; a
 //     due one queues its shard's expiry.
@@ -91,8 +119,8 @@
 //   - Poller (the leader): at most one thread, the one that dequeued the
 //     token, in epoll_wait; blocked only when the queue was empty.
 //   - Processing: any number of threads, each performing one op: a
-//     connection's I/O and requests, an accept batch, or a strand's
-//     handlers.
+//     connection's I/O and requests, a write's completion, an accept, or a
+//     strand's handlers.
 //   - Idle (the followers): threads waiting on wakeup, the scheduler's
 //     condition, for queued work.
 //
@@ -106,16 +134,26 @@
 //     event, there a mutex per event.
 //   - The interrupter is read when it fires; asio re-arms it with
 //     EPOLL_CTL_MOD and never reads it.
-//   - No speculative operations: asio's start_op tries a read or write
-//     before queuing it. A connection's responses are written at once
-//     after its requests are served (OnReady), which is the speculative
-//     write; reads wait for readiness.
+//   - Reads are not speculative: asio's start_op tries a read before
+//     queuing it, here the write handler re-arms the handle and the read
+//     waits for readiness. When nothing has arrived it is one system call
+//     either way (an epoll_ctl here, a recv that finds nothing there);
+//     when the next request is already there, asio's read completes at
+//     once and its handler is posted, where here it waits for the next
+//     reactor turn to be queued. Writes are speculative: a
+//     connection's responses are written at once after its requests are
+//     served (OnReady), and with Posted their completion then goes
+//     through the queue as asio's does.
+//   - asio's accept handler tries the next accept itself and posts its
+//     completion; here the acceptor posts itself and the thread that
+//     dequeues it accepts: the same pass through the queue and wake-up
+//     per connection, the accept on the other thread.
 //   - The legacy strand_service maps strands onto 193 shared
 //     implementations, so unrelated strands may serialize each other;
 //     here each shard has its own.
-//   - asio's continuations (a strand re-posted from inside the scheduler,
-//     one-thread mode) go to the thread's private queue; here every post
-//     goes to the shared queue.
+//   - asio with a concurrency hint of 1 (one_thread_) sends every post
+//     from inside run to the thread's private queue; here only
+//     continuations go there, as with more threads.
 //   - wait_usec_ and task_usec_ (spinning variants) are not offered: idle
 //     threads and the poller sleep.
 //   - The lock and the condition are futex-based (futex.Mutex,
@@ -129,7 +167,8 @@
 // # Stats
 //
 // PerThread lists the pool threads (role "pool") in order: Events, the
-// connection and listener ops performed after readiness; Requests, the
+// connection and listener ops performed after readiness (not a posted
+// write completion or accept); Requests, the
 // requests served (a ledger request counts on the thread that wrote its
 // response); Promotions, the reactor turns (times the thread took the
 // token). Accepted stays 0: no thread owns a connection. Counters: polls
@@ -139,7 +178,10 @@
 // run at once by their dispatcher), strand_queued (handlers that waited
 // for their strand), strand_runs (strands run from the queue),
 // deferred_completions (connections handed back to the scheduler by a
-// strand), cross_shard_transfers, guard_waits, guard_timeouts,
+// strand), posted_writes (write completions posted, Posted), posted_accepts
+// (accepts posted after one that took a connection), continuations
+// (strands re-queued through their thread's private queue),
+// cross_shard_transfers, guard_waits, guard_timeouts,
 // open_conns, stale_events.
 //
 // # Guarantees
@@ -156,6 +198,8 @@
 // the ledger (one pending at a time per connection). Blocking and CPU work
 // hold the thread that performs the connection's op, as in
 // Leader/Followers; a handler waiting for its strand holds no thread. The
-// poller's turn and every hand-back pass through the one queue and its
-// lock, which every thread contends for.
+// poller's turn, every hand-back and (Posted) every write's completion
+// pass through the one queue and its lock, which every thread contends
+// for; a completion's wake-up may find its op already taken by the thread
+// that posted it, as in asio.
 package sharedqueue

@@ -120,6 +120,15 @@ func (sc *scheduler) push(o op) {
 	}
 }
 
+// pushAll appends every op of q, queued without a wake-up: the thread
+// that queues them goes on to dequeue; mu is held.
+func (sc *scheduler) pushAll(q *opQueue) {
+	sc.queue.pushAll(q)
+	if n := uint64(sc.queue.n); n > sc.highWater.Load() {
+		sc.highWater.Add(n - sc.highWater.Load())
+	}
+}
+
 // wakeOneAndUnlock is asio's wake_one_thread_and_unlock, called with mu
 // held after work was queued: it signals one idle thread if there is one,
 // or else interrupts the reactor if it is blocked, so that the thread
@@ -199,10 +208,13 @@ func (h *timerHeap) Pop() any {
 type thread struct {
 	_ [64]byte
 
-	s       *Server
-	sh      *models.Shard
-	w       *handleset.Waiter // used while the thread holds the token
-	private opQueue           // asio's thread_info private_op_queue: what its reactor turn found
+	s  *Server
+	sh *models.Shard
+	w  *handleset.Waiter // used while the thread holds the token
+	// private is asio's thread_info private_op_queue: what the thread's
+	// reactor turn found, or the continuations its op queued (proceed);
+	// only the thread touches it, and it is empty between ops.
+	private opQueue
 
 	_ [64]byte
 }
@@ -234,10 +246,18 @@ func (th *thread) run(started chan<- struct{}) {
 			}
 			o.perform(th)
 			sc.mu.Lock()
+			sc.pushAll(&th.private) // asio's work_cleanup: the op's continuations, no wake-up
 		}
 	}
 	sc.mu.Unlock()
 }
+
+// proceed queues o as a continuation of the op the thread performs
+// (asio's post_immediate_completion with is_continuation, from a thread
+// inside run): onto the thread's private queue, moved to the end of the
+// shared queue when the op returns, with no thread woken, since this
+// thread dequeues next.
+func (th *thread) proceed(o op) { th.private.push(o) }
 
 // react is the reactor's turn of the thread that dequeued the token, with
 // mu held on entry and on return. The reactor does no I/O: it waits on the
@@ -281,7 +301,7 @@ func (th *thread) react(more bool) {
 	sc.pollEvents.Add(uint64(th.private.n))
 	sc.expireTimers(&th.private)
 	sc.taskInterrupted = true
-	sc.queue.pushAll(&th.private)
+	sc.pushAll(&th.private)
 	sc.push(&sc.task)
 }
 

@@ -13,6 +13,7 @@ import (
 	"concbench/internal/cpuset"
 	"concbench/models"
 	"concbench/models/internal/connio"
+	"concbench/models/internal/enum"
 	"concbench/service"
 )
 
@@ -31,6 +32,44 @@ const maxEvents = 128
 // hardware thread).
 func DefaultThreads() int { return cpuset.Count() }
 
+// Completion is how the completion of a response's write reaches the
+// connection's next read. The zero value is Posted, asio's.
+type Completion int
+
+// The completion modes.
+const (
+	// Posted: a write that completes at once (asio's speculative write in
+	// start_op) is still delivered through the scheduler: its completion
+	// is posted to the shared queue (post_immediate_completion), which
+	// wakes an idle thread or interrupts the reactor, and whichever
+	// thread dequeues it runs the write handler, which starts the next
+	// read. An asio server that chains async_read_some → async_write →
+	// async_read_some, as asio's HTTP server examples do, runs so.
+	Posted Completion = iota
+	// Inline: the read handler writes the responses itself and starts
+	// the next read at once, in the one op: an application that writes
+	// synchronously from its read handler.
+	Inline
+)
+
+// completionNames must match the constants above.
+var completionNames = [...]string{Posted: "posted", Inline: "inline"}
+
+// completions is the text form of Completion.
+var completions = enum.New[Completion]("Completion", "sharedqueue", "completion mode", completionNames[:])
+
+// String returns the mode's name: posted or inline.
+func (c Completion) String() string { return completions.String(c) }
+
+// ParseCompletion returns the mode named s (posted or inline).
+func ParseCompletion(s string) (Completion, error) { return completions.Parse(s) }
+
+// MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
+func (c Completion) MarshalText() ([]byte, error) { return completions.MarshalText(c) }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseCompletion.
+func (c *Completion) UnmarshalText(b []byte) error { return completions.UnmarshalText(b, c) }
+
 // Options are the model's own settings.
 type Options struct {
 	// Shards is how many shards the ledger's accounts are split into,
@@ -38,6 +77,9 @@ type Options struct {
 	// capped at the service's accounts (a shard holds one at least) and
 	// may be at most MaxShards.
 	Shards int
+	// Completion is how a write's completion reaches the next read;
+	// default Posted.
+	Completion Completion
 }
 
 // hooks alter the model for tests; Start uses the zero value.
@@ -74,7 +116,10 @@ type Server struct {
 	conns    *connio.Conns[*conn] // open connections by descriptor
 	fatal    connio.Fatal
 
-	deferred atomic.Uint64 // connections resumed by a strand that ran their request later
+	deferred      atomic.Uint64 // connections resumed by a strand that ran their request later
+	writesPosted  atomic.Uint64 // writes whose completion was posted (Posted)
+	acceptsPosted atomic.Uint64 // accepts posted after the one before took a connection
+	continuations atomic.Uint64 // strands re-queued through their thread's private queue
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -101,6 +146,9 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		opts.Shards = DefaultShards
 	case opts.Shards < 0 || opts.Shards > MaxShards:
 		return nil, fmt.Errorf("sharedqueue: shards %d out of range (accepted: 0 for the default %d, or 1..%d)", opts.Shards, DefaultShards, MaxShards)
+	}
+	if err := completions.Check(opts.Completion); err != nil {
+		return nil, err
 	}
 	opts.Shards = min(opts.Shards, scfg.Accounts)
 	s := &Server{cfg: cfg, opts: opts, hooks: hk, accounts: uint32(scfg.Accounts)}
@@ -194,7 +242,7 @@ func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
 // pool thread (role "pool") in thread order; Counters are listed in the
 // package documentation.
 func (s *Server) Stats() models.Stats {
-	st := models.Stats{Model: "sharedqueue", Variant: "shards=" + strconv.Itoa(len(s.shards)), Threads: s.cfg.Threads}
+	st := models.Stats{Model: "sharedqueue", Variant: "shards=" + strconv.Itoa(len(s.shards)) + ",completion=" + s.opts.Completion.String(), Threads: s.cfg.Threads}
 	s.counters.Stats(&st)
 	sc := &s.sched
 	sc.mu.Lock()
@@ -219,7 +267,8 @@ func (s *Server) Stats() models.Stats {
 	for k, v := range map[string]uint64{
 		"shards": uint64(len(s.shards)), "strand_inline": inline, "strand_queued": queued, "strand_runs": runs,
 		"cross_shard_transfers": cross, "guard_waits": waits, "guard_timeouts": timeouts,
-		"deferred_completions": s.deferred.Load(), "open_conns": uint64(s.conns.Len()), "stale_events": sc.set.Stale(),
+		"deferred_completions": s.deferred.Load(), "posted_writes": s.writesPosted.Load(), "posted_accepts": s.acceptsPosted.Load(),
+		"continuations": s.continuations.Load(), "open_conns": uint64(s.conns.Len()), "stale_events": sc.set.Stale(),
 	} {
 		st.Counters[k] = v
 	}

@@ -135,6 +135,49 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// TestCompletion shows where each completion mode runs a write's
+// completion: Posted posts one per response written at once, Inline none,
+// and with either the acceptor posts itself once after taking the one
+// connection. With Posted the handle is re-armed only by the write
+// handler, so once a response arrives the posts of the responses before
+// it have happened.
+func TestCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		mode   Completion
+		posted bool
+	}{
+		{mode: Posted, posted: true},
+		{mode: Inline},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			s := startTest(t, 2, Options{Completion: tc.mode}, hooks{})
+			c := dialTest(t, s)
+			const n = 10
+			for i := range n + 1 {
+				op := wire.OpBalance
+				if i%2 == 0 {
+					op = wire.OpDeposit
+				}
+				if st, _ := c.do(wire.Request{Op: op, Account: uint32(i % testAccounts), Amount: 1}); st != wire.StatusOK {
+					t.Fatalf("request %d: status %v", i, st)
+				}
+			}
+			st := s.Stats()
+			if got := st.Counters["posted_writes"]; tc.posted && (got < n || got > n+1) || !tc.posted && got != 0 {
+				t.Errorf("%d writes posted after %d responses, want %v", got, n+1, map[bool]string{true: "10 or 11", false: "0"}[tc.posted])
+			}
+			// The acceptor counts its post after registering the
+			// connection, which may be served first.
+			modeltest.WaitFor(t, "the accept posted after the one connection", func() bool {
+				return s.Stats().Counters["posted_accepts"] == 1
+			})
+		})
+	}
+	if _, err := Start(testConfig(t, 1), Options{Completion: Inline + 1}); err == nil {
+		t.Error("an unknown completion mode was accepted")
+	}
+}
+
 // bareServer is a server with shards and a scheduler but no threads, no
 // handle set and no listener: the strands' logic alone, driven by the
 // test.
@@ -163,10 +206,13 @@ func request(s *Server, k callKind, account uint32, amount int64) *conn {
 // queues the strand on the scheduler with them, and its run executes them
 // in arrival order and frees it; a free strand runs a dispatched handler
 // at once, but a posted one only from the queue, and a dispatch behind
-// that waits for it, in the strand's next run.
+// that waits for it, in the strand's next run, which the run before
+// queues as its continuation: on its thread's private queue, not the
+// shared one.
 func TestStrand(t *testing.T) {
 	s := bareServer(t, 1)
 	sh := s.shards[0]
+	th := &thread{s: s}
 	sh.locked = true // another thread is in the strand
 
 	dep := request(s, kindDeposit, 0, 1000)
@@ -176,11 +222,14 @@ func TestStrand(t *testing.T) {
 	if dep.state.Load() != callRunning || wd.state.Load() != callRunning || !s.sched.queue.empty() {
 		t.Fatal("a handler ran, or the strand was queued, while another thread held the strand")
 	}
-	sh.exitStrand()
-	if o := s.sched.queue.pop(); o != op(sh) || !sh.locked {
-		t.Fatalf("after the holder's exit: queue held %v, locked %v; want the strand, still locked", o, sh.locked)
+	if !sh.exitStrand() || !sh.locked {
+		t.Fatal("the holder's exit unlocked the strand with handlers waiting")
 	}
-	sh.perform(nil)
+	s.sched.post(sh) // as the holder's dispatch does
+	if o := s.sched.queue.pop(); o != op(sh) {
+		t.Fatalf("after the holder's exit: queue held %v, want the strand", o)
+	}
+	sh.perform(th)
 	if dep.call.v != 2000 || wd.call.err != nil || wd.call.v != 500 {
 		t.Fatalf("deposit then withdrawal: %d, (%d, %v); want 2000, then 500", dep.call.v, wd.call.v, wd.call.err)
 	}
@@ -206,7 +255,11 @@ func TestStrand(t *testing.T) {
 		if o := s.sched.queue.pop(); o != op(sh) {
 			t.Fatalf("run %d: queue held %v, want the strand", run, o)
 		}
-		sh.perform(nil)
+		sh.perform(th)
+		if run == 0 && (!s.sched.queue.empty() || th.private.n != 1 || s.continuations.Load() != 1) {
+			t.Fatal("the strand's next run was not queued as its run's continuation, on the thread's private queue")
+		}
+		s.sched.pushAll(&th.private) // as the thread does when its op returns
 	}
 	if posted.state.Load() != callDone || after.call.v != 501 || sh.locked || !s.sched.queue.empty() {
 		t.Fatalf("balance after the posted deposit: %d (locked %v), want 501 and a free strand", after.call.v, sh.locked)

@@ -88,7 +88,9 @@ func (sh *shard) dispatch(c *call) {
 	}
 	if sh.take(c, false) {
 		sh.execute(c)
-		sh.exitStrand()
+		if sh.exitStrand() {
+			sh.s.sched.post(sh) // asio's on_dispatch_exit posts, not as a continuation
+		}
 	}
 }
 
@@ -124,30 +126,33 @@ func (st *strand) take(c *call, later bool) bool {
 }
 
 // perform runs the strand from the scheduler's queue (asio's
-// strand_service::do_complete): every ready handler, then the exit.
-func (sh *shard) perform(*thread) {
+// strand_service::do_complete): every ready handler, then the exit, which
+// re-queues the strand as a continuation of this op if handlers arrived
+// meanwhile (on_do_complete_exit: post_immediate_completion(impl, true)):
+// through the thread's private queue, waking no thread.
+func (sh *shard) perform(th *thread) {
 	st := &sh.strand
 	st.runs.Inc()
 	for c := st.ready.pop(); c != nil; c = st.ready.pop() {
 		sh.execute(c)
 	}
-	sh.exitStrand()
+	if sh.exitStrand() {
+		sh.s.continuations.Add(1)
+		th.proceed(sh)
+	}
 }
 
 // exitStrand leaves the strand (asio's on_dispatch_exit and
 // on_do_complete_exit): the handlers that arrived meanwhile become ready
-// and the strand is queued on the scheduler to run them, still locked;
-// with none, the strand is unlocked.
-func (sh *shard) exitStrand() {
+// and it reports true if there are any, the strand staying locked for the
+// caller to queue on the scheduler; with none, the strand is unlocked.
+func (sh *shard) exitStrand() bool {
 	st := &sh.strand
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.ready.pushAll(&st.waiting)
-	more := !st.ready.empty()
-	st.locked = more
-	st.mu.Unlock()
-	if more {
-		sh.s.sched.post(sh)
-	}
+	st.locked = !st.ready.empty()
+	return st.locked
 }
 
 // ownerCheck counts the handlers inside one shard's servant at once; the

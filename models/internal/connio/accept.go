@@ -131,7 +131,17 @@ func AcceptBatch(ln Listener, b *AcceptBackoff, sh *models.Shard, add func(fd in
 // AcceptBatch does, and whether register reported false: the handle set
 // is closed, and the server is stopping.
 func AcceptAdmitted(ln Listener, b *AcceptBackoff, limit *Limit, sh *models.Shard, register func(fd int) bool) (wait time.Duration, closed bool) {
-	wait, err := AcceptBatch(ln, b, sh, func(fd int) bool {
+	_, wait, closed = AcceptAdmittedUpTo(ln, MaxAcceptsPerEvent, b, limit, sh, register)
+	return wait, closed
+}
+
+// AcceptAdmittedUpTo is AcceptAdmitted with a bound of its own, n tries
+// (as AcceptUpTo), that also returns how many connections it took,
+// admitted or refused: for the shared queue, whose acceptor takes one
+// per operation and goes on while the backlog yields one.
+func AcceptAdmittedUpTo(ln Listener, n int, b *AcceptBackoff, limit *Limit, sh *models.Shard, register func(fd int) bool) (took int, wait time.Duration, closed bool) {
+	wait, err := AcceptUpTo(ln, n, b, sh, func(fd int) bool {
+		took++
 		if !limit.Accept(fd, sh) {
 			return true
 		}
@@ -141,7 +151,7 @@ func AcceptAdmitted(ln Listener, b *AcceptBackoff, limit *Limit, sh *models.Shar
 	if err != nil {
 		sh.AddError(models.ErrAccept)
 	}
-	return wait, closed
+	return took, wait, closed
 }
 
 // AcceptUpTo is AcceptBatch with a bound of its own, n tries (1 to

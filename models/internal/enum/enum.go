@@ -1,6 +1,6 @@
 // Package enum is the text form of the models' option enumerations
-// (acceptmutex.Mode, frontend.Handoff, leaderfollowers.Promotion and
-// leaderfollowers.LaneSched): a value's name, parsing a name, the
+// (acceptmutex.Mode, frontend.Handoff, leaderfollowers.Promotion,
+// leaderfollowers.LaneSched and sharedqueue.Completion): a value's name, parsing a name, the
 // encoding.TextMarshaler pair that flag.TextVar and JSON use, and the
 // check of a value out of range, with the same error messages for every
 // enumeration. Each type's methods call its Names.
