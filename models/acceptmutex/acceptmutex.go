@@ -72,6 +72,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 	for i, l := range g.Loops {
 		w := &worker{s: s, l: l}
 		w.lh = &listenHandler{w: w}
+		w.sl = slotsListener{ln: s.ln, l: l}
 		s.workers = append(s.workers, w)
 		switch opts.Accept {
 		case ReusePort:

@@ -17,11 +17,15 @@
 //   - Exclusive (accept_mutex off with EPOLLEXCLUSIVE, nginx's default
 //     since 1.11.3, and this package's): every worker's set holds the
 //     listening socket, registered EPOLLEXCLUSIVE; the kernel wakes one
-//     waiting worker — the last to wait, since epoll waiters are woken
-//     LIFO — so the kernel promotes the leader. A worker re-registers the
-//     socket every ReorderEvery accept events (and after each while it is
-//     short of slots) to go to the back of the kernel's list of exclusive
-//     waiters (ngx_reorder_accept_events, nginx 1.21.6).
+//     waiting worker, so the kernel promotes the leader. Which one: with
+//     an epoll set per worker, the kernel walks the listener's wait queue
+//     in the order the sets were registered and stops at the first set
+//     with a thread waiting in it (ep_poll_callback), "the process which
+//     was first to add the listening socket", in nginx's words, so
+//     without reordering the first worker takes most connections. A
+//     worker re-registers the socket every ReorderEvery accept events (and
+//     after each while it is short of slots) to go to the back of that
+//     queue (ngx_reorder_accept_events, nginx 1.21.6).
 //   - ReusePort (listen … reuseport): a listening socket per worker, all
 //     bound to one port with SO_REUSEPORT; the kernel's hash of each
 //     connection's addresses chooses the worker. No leader, no
@@ -51,8 +55,10 @@
 //     the listening socket (level-triggered, as nginx's listeners are);
 //     ngx_accept_mutex_held is acceptState.held.
 //   - ngx_accept_disabled = connection_n/8 − free_connection_n, computed
-//     after each accept event (disabledAfter) and counted down a round at
-//     a time: acceptState.disabled. worker_connections is
+//     for each connection accepted before it takes a slot
+//     (ngx_get_connection), as slotsListener records the free slots
+//     (disabledAfter), and counted down a round at a time:
+//     acceptState.disabled. worker_connections is
 //     Options.WorkerConns (default 512), a worker's slots
 //     (eventloop.Options.Slots).
 //   - NGX_POST_EVENTS with ngx_posted_accept_events and ngx_posted_events:
@@ -63,7 +69,8 @@
 //   - ngx_event_accept: worker.accept, through eventloop.Loop.Accept and
 //     connio.AcceptUpTo: one connection per event, or with
 //     Options.MultiAccept (multi_accept on) until EAGAIN.
-//   - ngx_reorder_accept_events: the end of worker.accept.
+//   - ngx_reorder_accept_events: the end of worker.accept, skipped, as
+//     nginx returns before it, when the last connection found no slot.
 //   - ngx_epoll_process_events with epoll_events 512: EpollEvents per
 //     wait. ngx_epoll_add_connection, EPOLLIN|EPOLLOUT|EPOLLET|EPOLLRDHUP:
 //     connections are edge-triggered (eventloop.Edge), registered once and
@@ -86,7 +93,13 @@
 //
 //   - Threads for processes: one address space, so the mutex is an atomic
 //     word rather than a word in a shared-memory zone, and a worker's
-//     connections are plain memory that no other worker touches. nginx
+//     connections are plain memory that no other worker touches. And one
+//     descriptor table, where each nginx worker has its own: every
+//     worker's connections and epoll set are descriptors of the one
+//     process, so the descriptor limit (EMFILE) is shared by all workers,
+//     allocating or closing a descriptor takes the one table's lock, and
+//     a system call on a descriptor takes a reference that a
+//     single-threaded process skips (fdget's fast path). nginx
 //     uses neither the mutex nor EPOLLEXCLUSIVE with a single worker; here
 //     every mode runs as configured (one worker always wins the lock, and
 //     an exclusive registration with one waiter changes nothing).

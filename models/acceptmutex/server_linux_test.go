@@ -68,13 +68,15 @@ func TestMutexNeverWaitedOn(t *testing.T) {
 	}
 }
 
-// TestSlotsRule fills a Mutex worker's slots: with under an eighth free it
-// sits out rounds of the lock (ngx_accept_disabled), and past its slots it
-// refuses a connection with a reason that names --worker-conns, counted
-// as refused; a connection closed frees a slot.
+// TestSlotsRule fills a Mutex worker's slots: with under an eighth free
+// before its last connection took one it sits out rounds of the lock
+// (ngx_accept_disabled; 16 slots: the last takes the one free before it,
+// under 2), and past its slots it refuses a connection with a reason that
+// names --worker-conns, counted as refused; a connection closed frees a
+// slot.
 func TestSlotsRule(t *testing.T) {
 	testenv.EndToEnd(t)
-	const slots = 8
+	const slots = 16
 	cfg := testConfig(t, 1)
 	s := startTest(t, cfg, Options{Accept: Mutex, WorkerConns: slots}, hooks{})
 	var conns []*modeltest.Client
@@ -147,6 +149,56 @@ func TestExclusiveReorders(t *testing.T) {
 	}
 	if accepted != n || st.ConnsAccepted != n {
 		t.Errorf("workers accepted %d, server %d; want %d", accepted, st.ConnsAccepted, n)
+	}
+}
+
+// TestExclusiveSlots fills an Exclusive worker's slots one connection at
+// a time. ngx_accept_disabled is computed before a connection takes its
+// slot, so the last slot's connection (one of 8 free before it) does not
+// make the worker short of slots, and it reorders on its first accept
+// only; the connection past the slots is refused and, as nginx returns on
+// it before ngx_reorder_accept_events, neither reorders nor counts as a
+// reorder's accept event.
+func TestExclusiveSlots(t *testing.T) {
+	testenv.EndToEnd(t)
+	const slots = 8
+	cfg := testConfig(t, 1)
+	s, err := Start(cfg, Options{Accept: Exclusive, WorkerConns: slots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range slots {
+		c, err := modeltest.Dial(s.Addr().String(), cfg.Codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.RoundTrip(work(uint64(i + 1))); err != nil {
+			t.Fatalf("connection %d of %d: %v", i+1, slots, err)
+		}
+	}
+	// One worker: its accept of the last connection ended before it
+	// served that connection's request.
+	if got := s.Stats().Counters["reorders"]; got != 1 {
+		t.Errorf("%d reorders with every slot taken, want 1 (the first accept's)", got)
+	}
+	extra, err := modeltest.Dial(s.Addr().String(), cfg.Codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	var resp wire.Response
+	if err := extra.Recv(&resp); err != nil || resp.Status != wire.StatusUnavailable {
+		t.Fatalf("connection past the slots: status %v, %v; want unavailable", resp.Status, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The worker has exited: its fields are this goroutine's to read.
+	w := s.workers[0]
+	if w.calls != slots || w.reorders.Load() != 1 || w.acc.disabled != 1 {
+		t.Errorf("after the refusal: %d accept events counted, %d reorders, disabled %d; want %d, 1, 1",
+			w.calls, w.reorders.Load(), w.acc.disabled, slots)
 	}
 }
 

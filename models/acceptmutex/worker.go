@@ -2,11 +2,13 @@ package acceptmutex
 
 import (
 	"errors"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
 	"concbench/handleset"
 	"concbench/models"
+	"concbench/models/internal/connio"
 	"concbench/models/internal/eventloop"
 )
 
@@ -78,7 +80,9 @@ func (a *acceptState) begin(try func() bool) decision {
 }
 
 // disabledAfter is ngx_accept_disabled as ngx_event_accept computes it
-// after an accept: an eighth of the worker's slots less its free slots.
+// for each connection accepted, before the connection takes a slot
+// (ngx_get_connection): an eighth of the worker's slots less its free
+// slots.
 // Positive — under an eighth free — the worker skips that many rounds of
 // the lock (Mutex) or re-registers the listener after each accept
 // (Exclusive).
@@ -92,6 +96,7 @@ type worker struct {
 	own *eventloop.OwnListener // ReusePort: its own listening socket
 
 	lh  *listenHandler // Mutex, Exclusive: the shared listener's handler in l.Set
+	sl  slotsListener  // Mutex, Exclusive: the shared listener, as the worker accepts from it
 	in  bool           // the shared listener is in l.Set
 	acc acceptState    // Mutex
 	// calls counts the accept events that took their bound (Exclusive):
@@ -102,6 +107,24 @@ type worker struct {
 	taken, missed, satOut models.Counter // Mutex: rounds that took, missed or sat out the lock
 	adds, removes         models.Counter // listener registrations in l.Set, and removals
 	reorders              models.Counter // Exclusive: re-registrations of the listener
+}
+
+// slotsListener is the shared listener as one worker accepts from it: it
+// records the worker's free slots when accept returns a connection,
+// before the connection takes one, where ngx_event_accept computes
+// ngx_accept_disabled. Only the worker's thread uses it.
+type slotsListener struct {
+	ln   connio.Listener
+	l    *eventloop.Loop
+	free int // the free slots when the last connection was accepted
+}
+
+func (sl *slotsListener) Accept() (int, netip.AddrPort, error) {
+	fd, peer, err := sl.ln.Accept()
+	if err == nil {
+		sl.free = sl.l.Free()
+	}
+	return fd, peer, err
 }
 
 // listenHandler is the concrete event handler of the shared listening
@@ -206,16 +229,19 @@ func (w *worker) runExclusive() {
 }
 
 // accept is the shared listener's event in this worker (ngx_event_accept):
-// take one connection, or up to the batch with MultiAccept, then
-// recompute ngx_accept_disabled from the free slots. On an accept back-off
-// the listener leaves the set (and a Mutex worker frees the lock) until
-// the back-off is over. An Exclusive worker then re-registers the listener
-// every ReorderEvery accept events, or after every one while it is short
-// of slots (ngx_reorder_accept_events), so that the kernel, which wakes
-// the first exclusive waiter on its list, puts it at the back.
+// take one connection, or up to the batch with MultiAccept, with
+// ngx_accept_disabled computed from the free slots as the last one was
+// accepted, before it took one. On an accept back-off the listener leaves
+// the set (and a Mutex worker frees the lock) until the back-off is over.
+// An Exclusive worker then re-registers the listener every ReorderEvery
+// accept events, or after every one while it is short of slots
+// (ngx_reorder_accept_events), so that the kernel, which wakes the first
+// exclusive waiter on its list, puts it at the back; unless the last
+// connection found no slot, refused, on which nginx returns before the
+// reorder.
 func (w *worker) accept() {
 	s, l := w.s, w.l
-	took, backoff := l.Accept(s.ln, s.perEvent)
+	took, backoff := l.Accept(&w.sl, s.perEvent)
 	if backoff {
 		w.removeListener()
 		w.acc.held = false
@@ -225,10 +251,10 @@ func (w *worker) accept() {
 	if took == 0 {
 		return // another worker took it
 	}
-	w.acc.disabled = disabledAfter(s.opts.WorkerConns, l.Free())
+	w.acc.disabled = disabledAfter(s.opts.WorkerConns, w.sl.free)
 	// nginx reorders only after an accept loop that did not end on
 	// EAGAIN: one accept, or a batch that took its bound.
-	if s.opts.Accept != Exclusive || took < s.perEvent {
+	if s.opts.Accept != Exclusive || took < s.perEvent || w.sl.free == 0 {
 		return
 	}
 	if w.calls++; (w.calls-1)%ReorderEvery != 0 && w.acc.disabled <= 0 {
