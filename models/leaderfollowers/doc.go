@@ -130,7 +130,15 @@
 // order ranks threads, not requests, so it does not avoid priority
 // inversions between requests — lanes do that, as TAO's thread pools
 // with lanes do — and the implementation-defined order of the
-// synchronizer (OS) is, on Linux, not unspecified but FIFO.
+// synchronizer (OS) is, on Linux, not unspecified but FIFO. And in OS
+// order the role is reserved for the follower the kernel wakes: a
+// processing thread that rejoins before that follower runs finds the
+// role taken and parks, where the paper's promote_new_leader sets the
+// leader to NO_CURRENT_LEADER and signals the condition, so that
+// whichever thread comes first, the woken follower or a rejoining one,
+// leads (and the other waits again). The reservation keeps the order the
+// kernel's, at the price of a park and a wake-up that the paper's pool
+// would spare the rejoining thread.
 //
 // For LIFO, FIFO and Priority each follower parks on its own
 // futex.Parker and the promoter unparks the one it picked; the follower
