@@ -82,6 +82,18 @@ nginx:
 	$(SUDO) apt-get install -y nginx-light || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y nginx-light; }
 	-$(SUDO) sh -c 'command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; command -v invoke-rc.d >/dev/null && invoke-rc.d nginx stop 2>/dev/null; true'
 
+## asio: install Debian's libasio-dev (standalone asio, header-only) and
+## build bin/asio-server (realservers/asio/server.cpp), real boost.asio
+## that the asio profile runs beside the sharedqueue model (its
+## configuration is unavailable without it, with the reason) and its
+## end-to-end test uses (skipped without it); nothing else needs it.
+ASIO_BIN := bin/asio-server
+.PHONY: asio
+asio:
+	$(SUDO) apt-get install -y libasio-dev || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y libasio-dev; }
+	@mkdir -p bin
+	$(CXX) -O2 -std=c++17 -pthread -o $(ASIO_BIN) realservers/asio/server.cpp
+
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
 ## (the workload suite, every model family: about 10 minutes on 2 CPUs);
 ## PROFILE=<name> for another profile (bin/concbench help bench lists

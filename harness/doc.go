@@ -44,9 +44,13 @@
 //   - nginxServer: real nginx (Config.Model NginxModel), the reference
 //     the nginx-style model is checked against: a generated nginx.conf,
 //     its master in the foreground, read through stub_status and /proc
-//     instead of a control channel ("Real nginx" below). Both drivers are
-//     a proc (start, reaping, the escalating stop) behind one interface,
-//     target, which is all the runner knows of the server it measures.
+//     instead of a control channel ("Real nginx" below).
+//   - asioServer: real boost.asio (Config.Model AsioModel), the reference
+//     the sharedqueue model is checked against: bin/asio-server, started
+//     and stopped as a server is, read through its own "stats" line and
+//     /proc ("Real asio" below). Every driver is a proc (start, reaping,
+//     the escalating stop) behind one interface, target, which is all the
+//     runner knows of the server it measures.
 //   - spawner: the locked OS thread every server is forked from. A
 //     server's parent-death signal (SIGKILL) fires when the thread that
 //     forked it exits; forking from an ordinary goroutine could pick a
@@ -193,6 +197,34 @@
 // matched by inode to its descriptors). A point of nginx has no
 // allocations per request (it has no Go heap: ServerCost.Foreign) and no
 // M/M/c ideal.
+//
+// # Real asio
+//
+// A configuration of model AsioModel (AsioConfig: "asio", the asio
+// profile's, beside sharedqueue: AsioPair) runs bin/asio-server, built by
+// make asio from realservers/asio/server.cpp on Debian's libasio-dev
+// (standalone asio); the harness looks for it beside its own binary, in
+// bin/ of the working directory or one above it, then in PATH, and where
+// it is absent the configuration is unavailable, with that reason. It is
+// one process: an asio::io_context run by the sizing rule's n threads (a
+// thread per server CPU, asio doing none of the workload's work; the
+// profile's floor is PractisedFloor), one acceptor re-armed from its
+// handler, and per connection async_read_some, the answers to every
+// complete request in the buffer in one async_write, async_read_some
+// again; /work is answered as nginx answers it (NginxBody, keep-alive),
+// malformed input closes the connection. It binds port 0 on the
+// measured server's host and prints the address once every thread runs;
+// the harness then pins all its threads to the server CPUs and probes
+// /work. Its stdin is a control channel: "stats" answers the connections
+// accepted and each io_context thread's id and requests, "quit" (or the
+// end of stdin) stops it, escalating as for a concbench server. At each
+// edge the harness reads those counters (a ThreadStats per thread, role
+// "pool", so the balance is of requests alone: asio's threads own no
+// connections) and, as for nginx, CPU time from schedstat split in
+// /proc/<pid>/stat's ratio, context switches over /proc/<pid>/task and
+// resident memory. Like nginx's, its points have no allocations per
+// request and no M/M/c ideal, and the generator checks the status only
+// (loadgen.VerifyAuto).
 //
 // # The mechanisms point
 //

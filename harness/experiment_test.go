@@ -177,6 +177,20 @@ func TestProfilesValidate(t *testing.T) {
 					t.Errorf("nginx: configurations %v, workloads %+v, fractions %v, rates from the slowest %v, %d repetitions; want %v, one without CPU work, none, [%g], ≥ 5",
 						pairs, e.Workloads, e.Fractions, e.RatesFromSlowest, e.Repetitions, want, SuiteRateFromSlowest)
 				}
+			case "asio":
+				// The model and real asio side by side, at the nginx
+				// profile's loads, with a mechanisms point.
+				var names []string
+				for _, c := range e.Configs {
+					names = append(names, c.Model)
+				}
+				if !slices.Equal(names, []string{SharedQueueModel, AsioModel}) || e.Configs[0].MinPool != e.Configs[1].MinPool ||
+					len(e.Workloads) != 1 || e.Workloads[0].CPU != "0" || len(e.Fractions) != 0 ||
+					!slices.Equal(e.RatesFromSlowest, []float64{SuiteRateFromSlowest}) || e.Repetitions < 5 || e.Mechanisms < 1 {
+					t.Errorf("asio: models %v (floors %d, %d), workloads %+v, fractions %v, rates from the slowest %v, %d repetitions, %d mechanisms points; want [%s %s] with one floor, one without CPU work, none, [%g], ≥ 5, ≥ 1",
+						names, e.Configs[0].MinPool, e.Configs[1].MinPool, e.Workloads, e.Fractions, e.RatesFromSlowest, e.Repetitions, e.Mechanisms,
+						SharedQueueModel, AsioModel, SuiteRateFromSlowest)
+				}
 			case "connections":
 				models := map[string]bool{}
 				for _, c := range e.Configs {
@@ -209,9 +223,10 @@ func TestProfilesValidate(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, s := range r.Sizes {
-				// nginx is no Go program; the nginx-style model before
-				// it is in the model table runs with its defaults.
-				foreign := strings.HasPrefix(name, NginxModel+"/") || !hasShape(AcceptMutexModel) && strings.HasPrefix(name, AcceptMutexModel+"/")
+				// nginx and asio are no Go programs; the nginx-style
+				// model before it is in the model table runs with its
+				// defaults.
+				foreign := strings.HasPrefix(name, NginxModel+"/") || name == AsioModel || !hasShape(AcceptMutexModel) && strings.HasPrefix(name, AcceptMutexModel+"/")
 				if s.GOMAXPROCS == 0 && !strings.HasPrefix(name, "netpoll") && !strings.HasPrefix(name, "proactor") && !foreign {
 					t.Errorf("%s: %s leaves GOMAXPROCS to the default (%s)", e.Profile, name, s.Rule)
 				}

@@ -491,9 +491,10 @@ func established(b []byte, port int) []string {
 }
 
 // verifyFor returns how the load generator checks the responses of
-// configuration c's server: nginx echoes no request id or checksum.
+// configuration c's server: nginx and asio echo no request id or
+// checksum.
 func verifyFor(c *Config) loadgen.VerifyMode {
-	if c.Model == NginxModel {
+	if c.Model == NginxModel || c.Model == AsioModel {
 		return loadgen.VerifyAuto
 	}
 	return loadgen.VerifyFull

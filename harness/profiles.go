@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "aa", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx"}
+var ProfileNames = []string{"default", "aa", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx", "asio"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -77,6 +77,8 @@ func Profile(name string) (Experiment, error) {
 		return connectionsProfile(base), nil
 	case "nginx":
 		return nginxProfile(base), nil
+	case "asio":
+		return asioProfile(base), nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
 }
@@ -477,7 +479,10 @@ const DispersionMinCPUs = 4
 func dispersionProfile(base Experiment) Experiment {
 	base.Configs = nil
 	for _, c := range Practised() {
-		if c.Model == "leaderfollowers" || c.Model == "partitioned" || c.Model == "sharedqueue" {
+		// Each model's first configuration only: the shared queue's is
+		// asio's (posted completions), not its inline variant.
+		if (c.Model == "leaderfollowers" || c.Model == "partitioned" || c.Model == "sharedqueue") &&
+			!slices.ContainsFunc(base.Configs, func(o Config) bool { return o.Model == c.Model }) {
 			c.MinPool = 0
 			base.Configs = append(base.Configs, c)
 		}

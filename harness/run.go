@@ -1009,6 +1009,9 @@ func (r *runner) serverFor(rc *runConfig, p *results.Point) target {
 	if rc.cfg.Model == NginxModel {
 		return r.startNginx(rc, p)
 	}
+	if rc.cfg.Model == AsioModel {
+		return r.startAsio(rc, p)
+	}
 	args := serveArgs(rc)
 	var cal []string
 	if r.exp.NsPerIter > 0 {

@@ -291,23 +291,7 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotStarted, bin, err)
 	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 16<<20) // a snapshot line grows with the thread count
-		for sc.Scan() {
-			select {
-			case s.lines <- sc.Text():
-			default:
-				// Nobody asked for this line (the harness sends one
-				// command at a time and treats a timed-out one as a
-				// broken server): dropping it keeps stdout drained.
-			}
-		}
-		close(s.lines)
-		// Only after EOF: Wait closes the pipe, which would lose unread
-		// output.
-		s.reap()
-	}()
+	go s.readLines(stdout)
 
 	fail := func(format string, args ...any) (*server, error) {
 		s.kill()
@@ -337,6 +321,26 @@ func startServer(sp *spawner, bin string, args []string, protocol string) (*serv
 		return fail("readiness probe: %v", err)
 	}
 	return s, nil
+}
+
+// readLines passes the lines of the server's stdout to s.lines until
+// EOF, then closes it and reaps the process.
+func (s *server) readLines(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 16<<20) // a snapshot line grows with the thread count
+	for sc.Scan() {
+		select {
+		case s.lines <- sc.Text():
+		default:
+			// Nobody asked for this line (the harness sends one
+			// command at a time and treats a timed-out one as a
+			// broken server): dropping it keeps stdout drained.
+		}
+	}
+	close(s.lines)
+	// Only after EOF: Wait closes the pipe, which would lose unread
+	// output.
+	s.reap()
 }
 
 // exitText describes a process's end from cmd.Wait's error.

@@ -41,14 +41,14 @@ func Pool(n int, cpu, block float64, conns, depth int) int {
 }
 
 // hasShape reports whether the sizing rule knows model: whether it is a
-// row of the model table, or nginx.
+// row of the model table, nginx or asio.
 func hasShape(model string) bool {
 	_, ok := registry.Lookup(model)
-	return ok || model == NginxModel
+	return ok || model == NginxModel || model == AsioModel
 }
 
 // shapeNames returns the models the sizing rule knows, in order.
-func shapeNames() []string { return append(registry.Names(), NginxModel) }
+func shapeNames() []string { return append(registry.Names(), NginxModel, AsioModel) }
 
 // Size is what a configuration runs with under one workload: the serve
 // flags the harness sets for its threads, and why.
@@ -86,6 +86,17 @@ func (c *Config) size(w *Workload, n int) Size {
 		t := max(n, c.MinPool)
 		s.Pool, s.Threads = t, t
 		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "worker process", "worker processes"))
+		if c.MinPool > n {
+			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
+		}
+		return s
+	}
+	if c.Model == AsioModel {
+		// asio does none of the workload's work and never blocks: an
+		// io_context thread per CPU (asio's one io_context, n threads).
+		t := max(n, c.MinPool)
+		s.Pool, s.Threads = t, t
+		s.Rule = fmt.Sprintf("rule: %s → %s (asio does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "io_context thread", "io_context threads"))
 		if c.MinPool > n {
 			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
 		}

@@ -75,6 +75,8 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
   nginx        real nginx beside the nginx-style model in each accept mode
                (mutex, exclusive, reuseport), no work per request:
                capacity, one equal rate, connection balance (make nginx)
+  asio         real boost.asio beside the sharedqueue model, the nginx
+               profile's loads and a mechanisms point (make asio)
 Flags override the profile's fields; --experiment FILE reads a whole
 experiment (JSON, as in run.json's "experiment"; print one with
 --print-experiment).
