@@ -1,14 +1,11 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"concbench/internal/cpuset"
@@ -34,14 +31,8 @@ var _ target = (*asioServer)(nil)
 // startAsio starts real asio for rc's point p (recording in p why not,
 // as for a concbench server that does not start).
 func (r *runner) startAsio(rc *runConfig, p *results.Point) target {
-	host := "127.0.0.1"
-	if r.opt.ServerAddr != "" {
-		if h, _, err := net.SplitHostPort(r.opt.ServerAddr); err == nil && h != "" {
-			host = h
-		}
-	}
 	cpus, _ := cpuset.Parse(rc.cpus) // validated
-	a, err := startAsio(r.sp, max(rc.size.Threads, 1), cpus, host, rc.wl.Protocol)
+	a, err := startAsio(r.sp, max(rc.size.Threads, 1), cpus, r.serverHost(), rc.wl.Protocol)
 	if err != nil {
 		r.notStarted(rc, p, err)
 		return nil
@@ -64,35 +55,14 @@ func startAsio(sp *spawner, threads int, cpus cpuset.Set, host, protocol string)
 	// Port 0: the server binds and says where, so no port is chosen
 	// here and then taken by another process before the server binds
 	// it (freePorts' race).
-	cmd := exec.Command(bin, strconv.Itoa(threads), host, "0")
-	s := &server{protocol: protocol, lines: make(chan string, 64)}
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
-	}
-	stdout, err := cmd.StdoutPipe()
+	name := "asio (" + bin + "):"
+	s, line, err := launch(sp, exec.Command(bin, strconv.Itoa(threads), host, "0"), protocol, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
+		return nil, err
 	}
-	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotStarted, bin, err)
-	}
-	go s.readLines(stdout)
 	a := &asioServer{server: s}
 	fail := func(format string, args ...any) (*asioServer, error) {
-		s.kill()
-		msg := fmt.Sprintf(format, args...)
-		if t := s.stderr.String(); t != "" {
-			msg += "; stderr: " + t
-		}
-		return nil, fmt.Errorf("%w: asio (%s): %s", ErrNotStarted, bin, msg)
-	}
-	line, err := s.nextLine(startTimeout)
-	if err != nil {
-		if errors.Is(err, errOutputClosed) {
-			<-s.done
-			return fail("it exited before listening (%s)", exitText(s.waitErr))
-		}
-		return fail("no address line within %v", startTimeout)
+		return nil, s.failed(name, format, args...)
 	}
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "listening" {

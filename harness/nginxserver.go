@@ -55,16 +55,22 @@ func (n *nginxServer) address() string       { return n.info.Addr }
 func (n *nginxServer) describe() models.Info { return n.info }
 func (n *nginxServer) pids() []int           { return append([]int{n.pid}, n.workers...) }
 
+// serverHost is the host a real server (nginx, asio) listens on: that
+// of Options.ServerAddr, or the loopback address. Its port is its own.
+func (r *runner) serverHost() string {
+	if r.opt.ServerAddr != "" {
+		if h, _, err := net.SplitHostPort(r.opt.ServerAddr); err == nil && h != "" {
+			return h
+		}
+	}
+	return "127.0.0.1"
+}
+
 // startNginx starts nginx for rc's point p (recording in p why not, as
 // for a concbench server that does not start): its configuration file,
 // pid and error log in the run folder's nginx/ folder.
 func (r *runner) startNginx(rc *runConfig, p *results.Point) target {
-	host := "127.0.0.1"
-	if r.opt.ServerAddr != "" {
-		if h, _, err := net.SplitHostPort(r.opt.ServerAddr); err == nil && h != "" {
-			host = h
-		}
-	}
+	host := r.serverHost()
 	cpus, _ := cpuset.Parse(rc.cpus) // validated
 	// Absolute: nginx takes relative paths from its prefix.
 	dir, err := filepath.Abs(filepath.Join(r.dir, "nginx"))

@@ -278,49 +278,65 @@ var ErrNotStarted = errors.New("server did not start")
 // server's stderr (its own reason, e.g. "io_uring_setup: operation not
 // permitted").
 func startServer(sp *spawner, bin string, args []string, protocol string) (*server, error) {
-	cmd := exec.Command(bin, args...)
-	s := &server{protocol: protocol, lines: make(chan string, 64)}
-	var err error
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
-	}
-	stdout, err := cmd.StdoutPipe()
+	s, line, err := launch(sp, exec.Command(bin, args...), protocol, "serve")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
-	}
-	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotStarted, bin, err)
-	}
-	go s.readLines(stdout)
-
-	fail := func(format string, args ...any) (*server, error) {
-		s.kill()
-		msg := fmt.Sprintf(format, args...)
-		if t := s.stderr.String(); t != "" {
-			msg += "; stderr: " + t
-		}
-		return nil, fmt.Errorf("%w: %s", ErrNotStarted, msg)
-	}
-	line, err := s.nextLine(startTimeout)
-	switch {
-	case errors.Is(err, errOutputClosed):
-		<-s.done
-		return fail("serve exited before listening (%s)", exitText(s.waitErr))
-	case err != nil:
-		return fail("no address line within %v", startTimeout)
+		return nil, err
 	}
 	s.addr = strings.TrimSpace(line)
 	b, err := s.control("info")
 	if err != nil {
-		return fail("info: %v", err)
+		return nil, s.failed("", "info: %v", err)
 	}
 	if err := json.Unmarshal(b, &s.info); err != nil {
-		return fail("info: %v in %q", err, b)
+		return nil, s.failed("", "info: %v in %q", err, b)
 	}
 	if err := probe(s.addr, protocol); err != nil {
-		return fail("readiness probe: %v", err)
+		return nil, s.failed("", "readiness probe: %v", err)
 	}
 	return s, nil
+}
+
+// launch starts cmd from sp as a server speaking protocol, its stdin the
+// control channel and its stdout read line by line, and returns it with
+// the first line it printed: where it listens. name, if not empty,
+// prefixes its errors, which wrap ErrNotStarted.
+func launch(sp *spawner, cmd *exec.Cmd, protocol, name string) (*server, string, error) {
+	s := &server{protocol: protocol, lines: make(chan string, 64)}
+	var err error
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrNotStarted, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrNotStarted, err)
+	}
+	if s.proc, err = spawn(sp, cmd, syscall.SIGKILL); err != nil {
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrNotStarted, cmd.Path, err)
+	}
+	go s.readLines(stdout)
+	line, err := s.nextLine(startTimeout)
+	switch {
+	case errors.Is(err, errOutputClosed):
+		<-s.done
+		return nil, "", s.failed(name, "exited before listening (%s)", exitText(s.waitErr))
+	case err != nil:
+		return nil, "", s.failed(name, "no address line within %v", startTimeout)
+	}
+	return s, line, nil
+}
+
+// failed kills s, which did not start, and returns why: the message,
+// prefixed by name if not empty, with whatever s wrote on stderr.
+func (s *server) failed(name, format string, args ...any) error {
+	s.kill()
+	msg := fmt.Sprintf(format, args...)
+	if name != "" {
+		msg = name + " " + msg
+	}
+	if t := s.stderr.String(); t != "" {
+		msg += "; stderr: " + t
+	}
+	return fmt.Errorf("%w: %s", ErrNotStarted, msg)
 }
 
 // readLines passes the lines of the server's stdout to s.lines until

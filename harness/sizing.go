@@ -40,11 +40,19 @@ func Pool(n int, cpu, block float64, conns, depth int) int {
 	return max(1, min(int(t), conns*depth, models.MaxThreads))
 }
 
+// realUnits names, for each real server the harness drives, what the
+// sizing rule counts: one and many.
+var realUnits = map[string][2]string{
+	NginxModel: {"worker process", "worker processes"},
+	AsioModel:  {"io_context thread", "io_context threads"},
+}
+
 // hasShape reports whether the sizing rule knows model: whether it is a
 // row of the model table, nginx or asio.
 func hasShape(model string) bool {
 	_, ok := registry.Lookup(model)
-	return ok || model == NginxModel || model == AsioModel
+	_, real := realUnits[model]
+	return ok || real
 }
 
 // shapeNames returns the models the sizing rule knows, in order.
@@ -80,23 +88,13 @@ func (c *Config) size(w *Workload, n int) Size {
 		}
 		return s
 	}
-	if c.Model == NginxModel {
-		// nginx does none of the workload's work and never blocks: a
-		// worker process per CPU, whatever the workload.
+	if unit, ok := realUnits[c.Model]; ok {
+		// A real server does none of the workload's work and never
+		// blocks: one unit (an nginx worker process, an asio io_context
+		// thread) per CPU, whatever the workload.
 		t := max(n, c.MinPool)
 		s.Pool, s.Threads = t, t
-		s.Rule = fmt.Sprintf("rule: %s → %s (nginx does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "worker process", "worker processes"))
-		if c.MinPool > n {
-			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
-		}
-		return s
-	}
-	if c.Model == AsioModel {
-		// asio does none of the workload's work and never blocks: an
-		// io_context thread per CPU (asio's one io_context, n threads).
-		t := max(n, c.MinPool)
-		s.Pool, s.Threads = t, t
-		s.Rule = fmt.Sprintf("rule: %s → %s (asio does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, "io_context thread", "io_context threads"))
+		s.Rule = fmt.Sprintf("rule: %s → %s (%s does none of the workload's work)", plural(n, "CPU", "CPUs"), plural(t, unit[0], unit[1]), c.Model)
 		if c.MinPool > n {
 			s.Rule += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
 		}
