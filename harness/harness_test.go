@@ -20,6 +20,11 @@ var serverBinary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// As a run does: where this is root and tracefs is merely not
+	// mounted, the mechanism tests run instead of skipping.
+	if why := MountTracefs(); why != "" {
+		fmt.Fprintln(os.Stderr, "harness tests:", why)
+	}
 	if testing.Short() {
 		os.Exit(m.Run()) // the tests that serve are end-to-end: skipped
 	}
