@@ -18,6 +18,7 @@ const (
 	orderFIFO     = "fifo"
 	orderPriority = "priority"
 	orderOS       = "os"
+	orderOSVacant = "os-vacant"
 )
 
 // OrdersAlpha is the "Promotion orders" section's family-wise error rate:
@@ -72,6 +73,7 @@ var orderMetrics = []orderMetric{
 	{head: "p50", short: "p50", unit: "ns", values: aggregated(results.LatencyP50), untested: true},
 	{head: "p99", short: "p99", unit: "ns", values: aggregated(results.LatencyP99)},
 	{head: "os re-waits (% of promotions)", short: "os re-waits", values: osRewaits, optional: true, untested: true},
+	{head: "vacancy rejoins (% of events)", short: "vacancy rejoins", values: vacancyRejoins, optional: true, untested: true},
 }
 
 // longestShort is the short name of the longest-waiting metric, which the
@@ -145,6 +147,28 @@ func osRewaits(g *results.Group) []float64 {
 	return out
 }
 
+// vacancyRejoins returns, per trusted repetition of g that has the
+// os-vacant order's vacancy_rejoins counter, the vacant roles a rejoining
+// thread took before the woken follower, in % of the events (each event
+// follows one promotion).
+func vacancyRejoins(g *results.Group) []float64 {
+	var out []float64
+	for _, p := range trusted(g) {
+		n, ok := p.Server.Counters["vacancy_rejoins"]
+		if !ok {
+			_, ok = p.Server.CountersAtEnd["vacancy_rejoins"]
+		}
+		var ev uint64
+		for _, t := range p.Server.PerThread {
+			ev += t.Events
+		}
+		if ok && ev > 0 {
+			out = append(out, 100*float64(n)/float64(ev))
+		}
+	}
+	return out
+}
+
 // promotionOrder returns the --promotion value of a Leader/Followers
 // configuration's arguments (the model's default, lifo, without one).
 func promotionOrder(args []string) string {
@@ -179,7 +203,7 @@ func orderKey(name, order string) string {
 
 // orderRank sorts the orders as the model's documentation lists them.
 func orderRank(o string) int {
-	if i := slices.Index([]string{orderLIFO, orderFIFO, orderPriority, orderOS}, o); i >= 0 {
+	if i := slices.Index([]string{orderLIFO, orderFIFO, orderPriority, orderOS, orderOSVacant}, o); i >= 0 {
 		return i
 	}
 	return 99
@@ -283,7 +307,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 	}
 	var tests []*orderTest
 	var others []string
-	for _, o := range []string{orderOS, orderLIFO, orderPriority} {
+	for _, o := range []string{orderOS, orderOSVacant, orderLIFO, orderPriority} {
 		v, ok := vals[o]
 		if !ok {
 			continue
@@ -349,10 +373,10 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 			concentrated = st.Median >= 1.5*100/float64(threads)
 		}
 		b.WriteString(orderExplanation(o, len(diff) > 0, busiestVerdict(tests, o), concentrated, threads))
-		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); o == orderOS && i >= 0 {
+		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); (o == orderOS || o == orderOSVacant) && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
-				fmt.Fprintf(&b, " The model's counters: os promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
-					trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+				fmt.Fprintf(&b, " The model's counters: %s promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
+					o, trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
 			}
 		}
 		out = append(out, b.String())
@@ -406,6 +430,15 @@ func orderExplanation(o string, differs bool, busiest int, concentrated bool, th
 			return why + " A difference here is therefore the grant protocol's cost or a departure from that wake order (real-time threads, a follower requeued at the tail), not a different choice of thread by design."
 		}
 		return why + " The measurements agree: no metric tells os from fifo."
+	case orderOSVacant:
+		why := "os-vacant is os as the paper's promote_new_leader has it: the promotion leaves the role vacant and wakes the longest waiter (as os does), and whichever thread joins first leads, so a processing thread that rejoins before the woken follower runs leads again without parking (vacancy rejoins), and the woken follower waits again. Where rejoins are frequent the thread that has just served leads again, concentrating the events as lifo does and sparing that thread a park and a wake-up; where they are rare it is os."
+		switch {
+		case busiest == 1:
+			return why + " The result: its busiest thread takes a significantly larger share than fifo's, the rejoining threads' doing."
+		case differs:
+			return why + " A difference here with no larger busiest share is the vacancy's cost or saving in wake-ups, not a concentration of the events."
+		}
+		return why + " Here no metric tells os-vacant from fifo."
 	case orderLIFO:
 		why := "LIFO promotes the follower that parked last, whose cache is warmest and which may not be asleep yet; it should concentrate the events on few threads" + uniform + " when the pool often has several followers, and spread them like fifo when it rarely has more than one (every promotion then wakes the only follower)."
 		switch {

@@ -285,7 +285,7 @@ func TestServeFlagErrors(t *testing.T) {
 	}{
 		{name: "no model", args: nil, want: "--model is required (accepted: leaderfollowers, halfsynchalfreactive, activeobject, proactor, threadperconn, netpoll"},
 		{name: "other model's flag", args: []string{"--model", "netpoll", "--promotion", "fifo"}, want: "flag --promotion applies to model leaderfollowers, not netpoll"},
-		{name: "bad promotion", args: []string{"--model", "leaderfollowers", "--promotion", "up"}, want: `unknown promotion order "up" (accepted: lifo, fifo, priority, os)`},
+		{name: "bad promotion", args: []string{"--model", "leaderfollowers", "--promotion", "up"}, want: `unknown promotion order "up" (accepted: lifo, fifo, priority, os, os-vacant)`},
 		{name: "nice count", args: []string{"--model", "leaderfollowers", "--promotion", "priority", "--nice", "1,2"}, want: "one nice value per thread: got 2 for 4 threads"},
 		{name: "queue size", args: []string{"--model", "halfsynchalfreactive", "--hshr-queue-size", "-1"}, want: "queue size -1 out of range"},
 		{name: "unknown model", args: []string{"--model", "fastest"}, want: `unknown model "fastest" (accepted:`},

@@ -18,7 +18,7 @@ import (
 // priority order all threads have the same nice value here (none is
 // applied), so it measures the heap's cost, not the scheduler's.
 func BenchmarkPromotion(b *testing.B) {
-	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
+	for _, order := range []Promotion{LIFO, FIFO, Priority, OS, OSVacant} {
 		for _, threads := range []int{2, 4} {
 			b.Run(fmt.Sprintf("order=%s/threads=%d", order, threads), func(b *testing.B) {
 				benchHandOff(b, order, threads)

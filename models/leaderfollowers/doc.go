@@ -123,6 +123,14 @@
 //     where the kernel wakes the longest waiter first, and is skipped,
 //     saying so, where it does not; the report's "Promotion orders"
 //     section tests os against fifo on measured runs.
+//   - OSVacant (os-vacant): OS as the paper's promote_new_leader has it.
+//     The promotion leaves the role vacant (NO_CURRENT_LEADER) and wakes
+//     one follower on the shared word; whichever thread joins first under
+//     the pool's lock leads: the woken follower, or a processing thread
+//     that finished its event and rejoined before the follower ran, which
+//     then leads without parking (vacancy_rejoins counts these). A woken
+//     follower that finds the role taken waits again (os_rewaits). The
+//     follower stays counted among the followers until it takes the role.
 //
 // Where this departs from the paper: the paper's promotion order is a
 // policy of the thread pool (LIFO for cache affinity, priority for
@@ -138,7 +146,10 @@
 // whichever thread comes first, the woken follower or a rejoining one,
 // leads (and the other waits again). The reservation keeps the order the
 // kernel's, at the price of a park and a wake-up that the paper's pool
-// would spare the rejoining thread.
+// would spare the rejoining thread; OSVacant is the paper's pool, beside
+// it in the variants profile (leaderfollowers/os-vacant), so that the
+// report's "Promotion orders" section measures what the reservation
+// costs.
 //
 // For LIFO, FIFO and Priority each follower parks on its own
 // futex.Parker and the promoter unparks the one it picked; the follower
@@ -147,7 +158,7 @@
 // context switches per hand-off. Leadership is handed over under the lock
 // (promote names the successor, or in OS order reserves the role for
 // whichever follower takes the grant), so a rejoining thread cannot slip in
-// between. A promotion that finds no follower leaves the pool without a
+// between, except in OSVacant order, where slipping in is the point. A promotion that finds no follower leaves the pool without a
 // leader, and the next thread to rejoin becomes leader without parking. No
 // wake-up is lost: a follower joins the set under the lock and parks after
 // releasing it; if it is promoted in between, the Parker keeps the permit
@@ -268,7 +279,8 @@
 // follower to leader; becoming leader on rejoin without parking is not a
 // promotion). Every event follows exactly one promote, so once the last
 // promoted thread has woken, the sum of Promotions plus
-// no_follower_promotions equals the sum of Events.
+// no_follower_promotions (plus, in OSVacant order, vacancy_rejoins)
+// equals the sum of Events.
 // Stats.Counters:
 //
 //   - no_follower_promotions: promotions that found no follower and left
@@ -287,9 +299,14 @@
 //     had waited longest (since it last joined) — all of them in FIFO
 //     order, none in LIFO order, and in OS order the measure of whether
 //     the kernel woke the waiters FIFO;
-//   - os_rewaits (OS order only): followers that returned from the futex
-//     wait with no grant to take (woken after another follower took it,
-//     or the word changed before they slept) and waited again.
+//   - vacancy_rejoins (OSVacant order only): promotions whose vacant role
+//     a rejoining processing thread took before the woken follower (which
+//     then waited again, an os_rewait), what the paper's pool spares the
+//     rejoining thread and OS order's reservation does not;
+//   - os_rewaits (OS and OSVacant order only): followers that returned
+//     from the futex wait with no grant or vacant role to take (woken
+//     after another thread took it, or the word changed before they
+//     slept) and waited again.
 //
 // The promotion-order counters are kept under the pool's lock, which the
 // promoter holds anyway: a comparison of two sequence numbers per

@@ -35,19 +35,26 @@ const (
 	Priority
 	// OS parks every follower on one shared futex word and lets the kernel
 	// choose which one a promotion wakes (implementation-defined order).
+	// The role is reserved for the follower the kernel wakes.
 	OS
+	// OSVacant is OS as the paper's promote_new_leader does it: the
+	// promotion leaves the role vacant (NO_CURRENT_LEADER) and wakes a
+	// follower, and whichever thread joins first leads, the woken follower
+	// or a processing thread that rejoins before it runs.
+	OSVacant
 )
 
 // promotionNames must match the constants above.
-var promotionNames = [...]string{LIFO: "lifo", FIFO: "fifo", Priority: "priority", OS: "os"}
+var promotionNames = [...]string{LIFO: "lifo", FIFO: "fifo", Priority: "priority", OS: "os", OSVacant: "os-vacant"}
 
 // promotions is the text form of Promotion.
 var promotions = enum.New[Promotion]("Promotion", "leaderfollowers", "promotion order", promotionNames[:])
 
-// String returns the order's name: lifo, fifo, priority or os.
+// String returns the order's name: lifo, fifo, priority, os or os-vacant.
 func (p Promotion) String() string { return promotions.String(p) }
 
-// ParsePromotion returns the order named s (lifo, fifo, priority or os).
+// ParsePromotion returns the order named s (lifo, fifo, priority, os or
+// os-vacant).
 func ParsePromotion(s string) (Promotion, error) { return promotions.Parse(s) }
 
 // MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
@@ -345,11 +352,15 @@ func (s *Server) Stats() models.Stats {
 		oc.choices += c.choices
 		oc.longest += c.longest
 		oc.rewaits += c.rewaits
+		oc.rejoins += c.rejoins
 	}
 	st.Counters["promotions_with_choice"] = oc.choices
 	st.Counters["promoted_longest_waiting"] = oc.longest
-	if s.opts.Promotion == OS {
+	if s.opts.Promotion == OS || s.opts.Promotion == OSVacant {
 		st.Counters["os_rewaits"] = oc.rewaits
+	}
+	if s.opts.Promotion == OSVacant {
+		st.Counters["vacancy_rejoins"] = oc.rejoins
 	}
 	st.Counters["followers"] = uint64(followers)
 	st.Counters["stale_events"] = stale

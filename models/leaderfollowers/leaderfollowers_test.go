@@ -20,7 +20,7 @@ func rootPriorities(n int) []int {
 }
 
 func TestConformance(t *testing.T) {
-	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
+	for _, order := range []Promotion{LIFO, FIFO, Priority, OS, OSVacant} {
 		t.Run("promotion="+order.String(), func(t *testing.T) {
 			if order == Priority {
 				skipUnlessPrioritiesPermitted(t)

@@ -41,13 +41,17 @@ const (
 // Leadership is handed over, never competed for: promote names the next
 // leader (or, in os order, reserves the role for whichever follower the
 // kernel wakes) under the lock, so between the old leader's promote and the
-// new leader's return from join no third thread can take the role. A
+// new leader's return from join no third thread can take the role. The
+// exception is os-vacant order, the paper's own: promote leaves the role
+// vacant and wakes a follower, and the first thread to join under the lock
+// takes it, the woken follower or a rejoining processing thread. A
 // promote that finds no follower leaves the pool without a leader, and the
 // next thread to join takes the role without parking.
 type pool struct {
 	mu     futex.Mutex
 	q      followerQueue // the follower set in promotion order; nil for os
 	leader *member       // nil: no leader; &pending: an os grant not yet taken
+	vacant bool          // os-vacant: a promotion leaves the role to the first to join
 	closed bool
 	seq    uint64
 
@@ -67,19 +71,21 @@ type pool struct {
 	// Promotion-order counters, guarded by mu (read by counts):
 	// promotions made with two or more followers to choose from, how many
 	// of those promoted the follower that had waited longest, and (os)
-	// follower wake-ups that found no grant to take.
-	choices, longest, rewaits uint64
+	// follower wake-ups that found no grant to take; (os-vacant) vacant
+	// roles that a rejoining thread took before the woken follower.
+	choices, longest, rewaits, rejoins uint64
 }
 
 // orderCounts are pool's promotion-order counters (Stats.Counters
-// promotions_with_choice, promoted_longest_waiting, os_rewaits).
-type orderCounts struct{ choices, longest, rewaits uint64 }
+// promotions_with_choice, promoted_longest_waiting, os_rewaits,
+// vacancy_rejoins).
+type orderCounts struct{ choices, longest, rewaits, rejoins uint64 }
 
 // counts returns the promotion-order counters.
 func (p *pool) counts() orderCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return orderCounts{p.choices, p.longest, p.rewaits}
+	return orderCounts{p.choices, p.longest, p.rewaits, p.rejoins}
 }
 
 // newPool returns an empty pool for n threads with the given promotion order.
@@ -92,9 +98,10 @@ func newPool(order Promotion, n int) *pool {
 		p.q = &ring{buf: make([]*member, n)}
 	case Priority:
 		p.q = &prioHeap{h: make([]*member, 0, n)}
-	case OS:
+	case OS, OSVacant:
 		// followers share p.word
 		p.shared = make([]*member, 0, n)
+		p.vacant = order == OSVacant
 	default:
 		panic("leaderfollowers: unknown promotion order " + order.String())
 	}
@@ -120,6 +127,11 @@ func (p *pool) join(m *member) joinResult {
 		return joinClosed
 	}
 	if p.leader == nil {
+		if p.vacant && p.waiting > 0 {
+			// os-vacant: a promotion left the role vacant with followers
+			// waiting, so it woke one; this thread came first.
+			p.rejoins++
+		}
 		p.leader = m
 		p.mu.Unlock()
 		return joinLeader
@@ -174,9 +186,18 @@ func (p *pool) waitShared(m *member) joinResult {
 			p.mu.Unlock()
 			return joinPromoted
 		}
-		// Woken without a grant to take (another follower took it, or the
-		// wake-up was spurious): wait again. The kernel queues the next
-		// wait at the futex's tail, behind followers that joined later.
+		if p.vacant && p.leader == nil {
+			p.waiting--
+			p.nfollowers.Store(int32(p.waiting))
+			p.leader = m
+			p.takeShared(m)
+			p.mu.Unlock()
+			return joinPromoted
+		}
+		// Woken without a grant to take or a vacant role (another thread
+		// took it, or the wake-up was spurious): wait again. The kernel
+		// queues the next wait at the futex's tail, behind followers that
+		// joined later.
 		p.rewaits++
 	}
 }
@@ -221,6 +242,16 @@ func (p *pool) promote(m *member) bool {
 			p.leader = nil
 			p.mu.Unlock()
 			return false
+		}
+		if p.vacant {
+			// promote_new_leader as the paper has it: no current leader,
+			// and a follower woken; the follower stays in the set until
+			// it, or a rejoining thread, takes the role.
+			p.leader = nil
+			p.word.Add(1)
+			p.mu.Unlock()
+			p.word.Wake(1)
+			return true
 		}
 		p.waiting--
 		p.nfollowers.Store(int32(p.waiting))
@@ -289,7 +320,8 @@ func (p *pool) close() {
 func (p *pool) followers() int { return int(p.nfollowers.Load()) }
 
 // hasLeader reports whether a thread holds (or, in os order, is about to
-// take) the leader role.
+// take) the leader role; in os-vacant order a role left vacant for a woken
+// follower is no leader.
 func (p *pool) hasLeader() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

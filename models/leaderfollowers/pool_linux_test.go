@@ -297,10 +297,81 @@ func TestPromotionOS(t *testing.T) {
 	p.close()
 }
 
+// TestPromotionOSVacant checks what sets os-vacant apart from os: its
+// promotion leaves the role vacant, and a thread that joins before the
+// woken follower takes it (counted as a vacancy rejoin), where os reserves
+// the role for the follower the kernel wakes. The follower is one as
+// promote sees it (counted as waiting, with no thread), so that no woken
+// follower can race the rejoin.
+func TestPromotionOSVacant(t *testing.T) {
+	for _, order := range []Promotion{OS, OSVacant} {
+		t.Run("promotion="+order.String(), func(t *testing.T) {
+			p := newPool(order, 2)
+			leader := &member{id: 0}
+			if res := p.join(leader); res != joinLeader {
+				t.Fatalf("first join: %v, want joinLeader", res)
+			}
+			p.mu.Lock()
+			p.waiting = 1
+			p.mu.Unlock()
+			if !p.promote(leader) {
+				t.Fatal("promote found no follower with one waiting")
+			}
+			if order == OS {
+				if !p.hasLeader() {
+					t.Fatal("os: the promotion left the role vacant; it must reserve it for the woken follower")
+				}
+				return // a join now would wait as a follower
+			}
+			if p.hasLeader() {
+				t.Fatal("os-vacant: the promotion reserved the role; it must leave it vacant")
+			}
+			if res := p.join(leader); res != joinLeader {
+				t.Fatalf("os-vacant: a rejoin into the vacant role: %v, want joinLeader", res)
+			}
+			if c := p.counts(); c.rejoins != 1 {
+				t.Fatalf("os-vacant: %d vacancy rejoins counted, want 1", c.rejoins)
+			}
+		})
+	}
+}
+
+// TestPromotionOSVacantFollowers parks followers in os-vacant order and
+// has each promoted one promote the next, the old leader never rejoining:
+// every promotion must make exactly one waiting follower leader, each
+// follower once, and count no vacancy rejoin.
+func TestPromotionOSVacantFollowers(t *testing.T) {
+	const n = 4
+	p, first, fs, led := parkFollowers(t, OSVacant, make([]int, n))
+	if !p.promote(first) {
+		t.Fatal("promote found no follower")
+	}
+	seen := make(map[int]bool)
+	for k := range n {
+		id := receive(t, led, fmt.Sprintf("promotion %d", k+1))
+		if seen[id] {
+			t.Fatalf("follower %d promoted twice", id)
+		}
+		seen[id] = true
+		if res := receive(t, fs[id].result, "the promoted follower's join"); res != joinPromoted {
+			t.Fatalf("follower %d: join returned %v", id, res)
+		}
+		if left := p.followers(); left != n-k-1 {
+			t.Fatalf("after promotion %d: %d followers still waiting, want %d", k+1, left, n-k-1)
+		}
+		close(fs[id].handoff)
+	}
+	modeltest.WaitFor(t, "the last promotion leaves the pool without a leader", func() bool { return !p.hasLeader() })
+	if c := p.counts(); c.choices != n-1 || c.rejoins != 0 {
+		t.Errorf("promotions with a choice %d, vacancy rejoins %d; want %d and 0", c.choices, c.rejoins, n-1)
+	}
+	p.close()
+}
+
 // TestPoolCloseWakesFollowers parks followers, closes the pool and checks
 // that each leaves join with joinClosed, and that later joins do too.
 func TestPoolCloseWakesFollowers(t *testing.T) {
-	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
+	for _, order := range []Promotion{LIFO, FIFO, Priority, OS, OSVacant} {
 		t.Run("promotion="+order.String(), func(t *testing.T) {
 			const n = 3
 			p, _, fs, _ := parkFollowers(t, order, make([]int, n))
@@ -333,7 +404,7 @@ func TestPoolHandOffStress(t *testing.T) {
 	// that the Go scheduler does not serialize them (a thread waiting for a
 	// P cannot race anyone).
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads + 1))
-	for _, order := range []Promotion{LIFO, FIFO, Priority, OS} {
+	for _, order := range []Promotion{LIFO, FIFO, Priority, OS, OSVacant} {
 		t.Run("promotion="+order.String(), func(t *testing.T) {
 			p := newPool(order, threads)
 			var chk leaderCheck

@@ -130,15 +130,16 @@ var Models = []Model{
 			{Name: "leaderfollowers/fifo", Args: []string{"--promotion", "fifo"}},
 			{Name: "leaderfollowers/priority", Args: []string{"--promotion", "priority"}},
 			{Name: "leaderfollowers/os", Args: []string{"--promotion", "os"}},
+			{Name: "leaderfollowers/os-vacant", Args: []string{"--promotion", "os-vacant"}},
 		},
 		// A promotion order chooses among the followers: with fewer than
 		// three threads there is at most one to promote, and every order
 		// promotes the same one.
 		VariantFloor: 4,
-		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane)",
+		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane)",
 		Flags: func(fs *flag.FlagSet) Start {
 			promotion := leaderfollowers.LIFO
-			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority or os")
+			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority, os or os-vacant")
 			nice := fs.String("nice", "", "with --promotion priority: one nice value per thread, comma-separated, e.g. 0,-5,5,10 (lower is more urgent; negative values need root or CAP_SYS_NICE)")
 			lanes := fs.String("lanes", "", "priority lanes MINPRIO:THREADS,…, e.g. 0:2,128:2: each lane its own pool and handle set, a connection served by the lane of its first request's priority (leave --threads unset)")
 			laneSched := leaderfollowers.SchedAuto
