@@ -3,6 +3,7 @@ package acceptlock
 import (
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"concbench/handleset"
@@ -35,6 +36,12 @@ type Options struct {
 	// thread that found the listeners' lock taken tries it again after
 	// at most this long. 0 means DefaultWatch; at most MaxWatch.
 	Watch time.Duration
+
+	// FixedBurst makes every leader accept up to
+	// connio.MaxAcceptsPerEvent connections, until the backlog is empty,
+	// instead of Cherokee's learned maximum (acceptMore): the model before
+	// it learned, kept to measure what the learning does to balance.
+	FixedBurst bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -56,6 +63,11 @@ type Server struct {
 	// listeners is Cherokee's listeners_mutex: its holder (the leader) is
 	// the only thread with the listener in its poll set.
 	listeners futex.Mutex
+	more      acceptMore // the listener's accept bursts; guarded by listeners
+	// moreMax and moreRelearns mirror more's maximum and relearning
+	// rounds for Stats, which must not wait for the lock (its holder
+	// waits on its poll set while holding it).
+	moreMax, moreRelearns atomic.Uint64
 
 	threads []*thread
 }
@@ -103,12 +115,18 @@ func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
 // Counters are listed in the package documentation.
 func (s *Server) Stats() models.Stats {
 	st := models.Stats{Model: "acceptlock", Variant: "watch=" + s.opts.Watch.String()}
+	if s.opts.FixedBurst {
+		st.Variant += ",burst=fixed"
+	}
 	c := s.g.Stats(&st)
 	for _, th := range s.threads {
 		c["lock_blocks"] += th.blocked.Load()
 		c["lock_busy"] += th.busy.Load()
 		c["accept_batches"] += th.batches.Load()
 		c["most_owned"] = max(c["most_owned"], uint64(th.l.Open()))
+	}
+	if !s.opts.FixedBurst {
+		c["accept_max"], c["accept_relearns"] = s.moreMax.Load(), s.moreRelearns.Load()
 	}
 	st.Counters = c
 	return st

@@ -14,6 +14,65 @@ func TestConformance(t *testing.T) {
 	modeltest.Run(t, func(cfg models.Config) (models.Server, error) { return Start(cfg, Options{}) })
 }
 
+func TestConformanceFixedBurst(t *testing.T) {
+	modeltest.Run(t, func(cfg models.Config) (models.Server, error) { return Start(cfg, Options{FixedBurst: true}) })
+}
+
+// TestAcceptMore plays bursts through acceptMore as
+// cherokee_bind_accept_more would see them, one accept at a time: the
+// limit each burst gets, given what the bursts before it took and
+// whether they ended in a failed accept.
+func TestAcceptMore(t *testing.T) {
+	type burst struct {
+		backlog int // connections waiting when the burst begins
+		limit   int // the limit it must get
+	}
+	var a acceptMore
+	play := func(bs []burst) {
+		t.Helper()
+		for i, b := range bs {
+			got := a.limit()
+			if got != b.limit {
+				t.Fatalf("burst %d: limit %d, want %d (state %+v)", i, got, b.limit, a)
+			}
+			took := min(b.backlog, got)
+			a.done(took, took < got) // the accept after the last one fails: EAGAIN
+		}
+	}
+	// The first round relearns: 3 waiting, so the maximum is 3.
+	play([]burst{{backlog: 3, limit: 64}})
+	if a.max != 3 || a.recalculate != 10 || a.relearns != 1 {
+		t.Fatalf("after relearning: %+v, want max 3, recalculate 10, one relearn", a)
+	}
+	// A storm is taken 3 at a time, without failing: no count-down.
+	play([]burst{{backlog: 50, limit: 3}, {backlog: 47, limit: 3}})
+	if a.recalculate != 10 {
+		t.Fatalf("bursts that reached their limit counted down: %+v", a)
+	}
+	// Ten bursts that find the backlog empty before the limit count down
+	// to a relearning round; it learns 1 (one waiting), which then holds.
+	for range 10 {
+		play([]burst{{backlog: 1, limit: 3}})
+	}
+	play([]burst{{backlog: 1, limit: 64}, {backlog: 40, limit: 1}, {backlog: 39, limit: 1}})
+	if a.max != 1 || a.relearns != 2 {
+		t.Fatalf("after the second relearning round: %+v, want max 1, two relearns", a)
+	}
+	// A maximum of 0 (a relearning round that found nothing) still
+	// accepts one, as Cherokee checks the maximum after an accept.
+	b := acceptMore{recalculate: 5}
+	if got := b.limit(); got != 1 {
+		t.Fatalf("limit with maximum 0: %d, want 1", got)
+	}
+	// A relearning round that reaches the cap without failing relearns
+	// again next time.
+	c := acceptMore{}
+	c.done(64, false)
+	if c.max != 64 || c.recalculate != 0 {
+		t.Fatalf("a full relearning round: %+v, want max 64 and another relearning round", c)
+	}
+}
+
 func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -34,15 +34,18 @@
 //     the listener (cherokee_fdpoll_del: Unregister) and releases the
 //     lock, which wakes one blocked thread: the next leader. Then it
 //     serves the connections of its own that were ready.
-//   - accept_new_connection while should_accept_more, with Cherokee's
-//     adaptive burst (cherokee_bind_accept_more: accept_continuous up to
-//     accept_continuous_max, re-learned every ten failed accepts):
-//     listenHandler.HandleEvent, a fixed burst instead —
-//     eventloop.Loop.Accept, at most connio.MaxAcceptsPerEvent (64)
-//     connections, ending at the first EAGAIN, under the accept error
-//     policy every model shares. Cherokee's relearning rounds also accept
-//     until the backlog is empty; the fixed bound keeps one leader from
-//     taking an unbounded storm.
+//   - accept_new_connection while cherokee_bind_accept_more, Cherokee's
+//     adaptive burst: listenHandler.HandleEvent with acceptMore. In a
+//     relearning round the leader accepts until the backlog is empty
+//     (EAGAIN) and learns that count as accept_continuous_max; in the
+//     rounds after it, it accepts up to that maximum (at least one), and
+//     every round that finds the backlog empty first counts down to the
+//     next relearning round, ten such rounds away. Relearning rounds stop
+//     at connio.MaxAcceptsPerEvent (64) where Cherokee's do not (a storm
+//     then relearns again in the next round). eventloop.Loop.Accept does
+//     the accepting under the accept error policy every model shares.
+//     Options.FixedBurst (serve --acceptlock-burst) is the model before
+//     it learned: every leader accepts up to 64 until EAGAIN.
 //   - thread_add_connection: the loop registers the connection in the
 //     accepting thread's own poll set, level-triggered like Cherokee's
 //     epoll fdpoll (EPOLLIN, no EPOLLET; eventloop.Level): one thread
@@ -93,6 +96,16 @@
 //     and waits on its own connections only, no longer than the pause.
 //   - Timeouts: the header timeout of every model (connio.Reaper), not
 //     Cherokee's per-connection timeouts and bogotime.
+//   - One thread: Cherokee then runs cherokee_thread_step_SINGLE_THREAD,
+//     with no lock and the listener always in the poll set; here a lone
+//     thread still takes the lock and adds and removes the listener every
+//     step (two epoll_ctl calls a step that Cherokee does not make).
+//   - Each step serves the connections the wait reported ready, where
+//     Cherokee's process_active_connections walks every connection of the
+//     thread; keep-alive limits are not modelled (Cherokee turns
+//     keep-alive off past conns_keepalive_max and closes a connection
+//     after keepalive_max_requests, 500 by default: both rebalance a
+//     long run across threads, which here keep their connections).
 //
 // # Stats
 //
@@ -106,7 +119,9 @@
 // (rounds begun by blocking on the lock: an idle thread), lock_busy
 // (try-locks that found another leader), accept_batches (listener
 // events, each a burst), most_owned (the most connections any one
-// thread owns now).
+// thread owns now), and, unless Options.FixedBurst, accept_max (the
+// learned accept_continuous_max now) and accept_relearns (relearning
+// rounds begun).
 //
 // # Guarantees
 //
@@ -115,10 +130,11 @@
 // service is called concurrently from every thread (it is safe for that).
 //
 // Not guaranteed, and part of what the model shows: balance. A leader
-// takes a whole burst — up to 64 connections that arrived together go to
-// one thread — and a thread that owns connections never blocks on the
-// lock, so under a connection storm the first leader may end up with most
-// connections while the others idle. Accept latency: a leader waits on the
+// takes a whole burst — up to the learned maximum, and in a relearning
+// round up to 64 connections that arrived together go to one thread — and
+// a thread that owns connections never blocks on the lock, so under a
+// connection storm the first leader may end up with most connections
+// while the others idle. Accept latency: a leader waits on the
 // listener for as long as it holds the lock, but between rounds the lock
 // may be free while every thread is busy serving; a new connection then
 // waits until some thread finishes its step and takes the lock — up to

@@ -106,12 +106,65 @@ func (th *thread) dispatch(evs []handleset.Event) {
 type listenHandler struct{ th *thread }
 
 // HandleEvent accepts a burst (Cherokee's accept_new_connection while
-// should_accept_more): at most connio.MaxAcceptsPerEvent connections,
-// until the backlog is empty (eventloop.Loop.Accept), each owned by the
-// leading thread from now on. After a descriptor or memory shortage the
+// cherokee_bind_accept_more): as many connections as acceptMore allows,
+// ending at the first EAGAIN (eventloop.Loop.Accept), each owned by the
+// leading thread from now on; with Options.FixedBurst, up to
+// connio.MaxAcceptsPerEvent. After a descriptor or memory shortage the
 // loop pauses; the listener leaves the set at the end of the round anyway.
+// The leader holds the listeners' lock, which guards acceptMore.
 func (h *listenHandler) HandleEvent(int, handleset.Events) {
 	th := h.th
 	th.batches.Inc()
-	th.l.Accept(th.s.ln, connio.MaxAcceptsPerEvent)
+	if th.s.opts.FixedBurst {
+		th.l.Accept(th.s.ln, connio.MaxAcceptsPerEvent)
+		return
+	}
+	limit := th.s.more.limit()
+	took, backoff := th.l.Accept(th.s.ln, limit)
+	th.s.more.done(took, took < limit || backoff)
+	th.s.moreMax.Store(uint64(th.s.more.max))
+	th.s.moreRelearns.Store(th.s.more.relearns)
+}
+
+// acceptMore is cherokee_bind_accept_more, the listener's adaptive burst,
+// taken a burst at a time. In a relearning round the leader accepts until
+// accept fails (EAGAIN: the backlog is empty) and the count before the
+// failure becomes the burst's maximum; in the rounds after it, the leader
+// accepts up to that maximum (at least one: Cherokee checks the maximum
+// after an accept), and each round that ends in a failure before it counts
+// down towards the next relearning round, ten failures away. A maximum of
+// one — learned when the backlog was empty after one connection — stays
+// until ten rounds have failed, so one leader no longer takes a storm.
+// Relearning rounds are bounded by connio.MaxAcceptsPerEvent too, where
+// Cherokee's are not: a round that reaches it without a failure relearns
+// again next time.
+type acceptMore struct {
+	max         int    // accept_continuous_max
+	recalculate int    // accept_recalculate: failed rounds to the next relearning round; 0: this one relearns
+	relearns    uint64 // relearning rounds begun (Stats.Counters accept_relearns)
+}
+
+// limit returns how many connections this burst may accept.
+func (a *acceptMore) limit() int {
+	if a.recalculate <= 0 {
+		a.relearns++
+		return connio.MaxAcceptsPerEvent
+	}
+	return max(a.max, 1)
+}
+
+// done records a burst that accepted took connections and ended in a
+// failed accept (EAGAIN, a shortage) or not (it reached its limit).
+func (a *acceptMore) done(took int, failed bool) {
+	if a.recalculate <= 0 && took > 0 {
+		a.max = took
+	}
+	if !failed {
+		return
+	}
+	if a.recalculate > 0 {
+		a.recalculate--
+	} else {
+		a.recalculate = 10
+	}
 }

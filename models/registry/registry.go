@@ -280,16 +280,21 @@ var Models = []Model{
 		},
 	},
 	{
-		// Not in a profile yet (no Configs): serve --model acceptlock.
 		Name:   "acceptlock",
 		Family: FamilyPractised, Color: 9,
-		Sizing:  Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
-		Configs: []Config{{Name: "acceptlock"}},
+		Sizing: Sizing{Kind: PoolThreads, One: "thread", Many: "threads"},
+		Configs: []Config{
+			{Name: "acceptlock"},
+			// The fixed burst beside Cherokee's learned one: what the
+			// learning does to the balance across threads.
+			{Name: "acceptlock/burst", Args: []string{"--acceptlock-burst"}},
+		},
 		Summary: "Leader/Followers as Cherokee practises it: --threads locked OS threads (default one per CPU), each with its own epoll set and the connections it accepted; the leader holds the listeners' lock (idle threads block on it, busy ones try it) and waits on the listener with its own connections",
 		Flags: func(fs *flag.FlagSet) Start {
 			watch := fs.Duration("acceptlock-watch", 0, fmt.Sprintf("acceptlock: the longest a thread waits on its epoll set in one step (Cherokee's fdwatch_msecs); 0 for %v", acceptlock.DefaultWatch))
+			burst := fs.Bool("acceptlock-burst", false, "acceptlock: every leader accepts up to 64 connections until the backlog is empty, instead of Cherokee's learned maximum (cherokee_bind_accept_more)")
 			return func(cfg models.Config) (models.Server, error) {
-				return acceptlock.Start(cfg, acceptlock.Options{Watch: *watch})
+				return acceptlock.Start(cfg, acceptlock.Options{Watch: *watch, FixedBurst: *burst})
 			}
 		},
 	},
