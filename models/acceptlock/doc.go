@@ -132,9 +132,12 @@
 // Not guaranteed, and part of what the model shows: balance. A leader
 // takes a whole burst — up to the learned maximum, and in a relearning
 // round up to 64 connections that arrived together go to one thread — and
-// a thread that owns connections never blocks on the lock, so under a
-// connection storm the first leader may end up with most connections
-// while the others idle. Accept latency: a leader waits on the
+// a thread that owns connections never blocks on the lock: it try-locks
+// again as soon as its step ends, and the lock hands nothing off, so a
+// busy leader often takes it again before the thread its unlock woke
+// runs. Measured on two threads sharing one CPU (docs/findings.md), the
+// learned burst (one connection) balances no better than the fixed one:
+// the imbalance is the lock's, not the burst's. Accept latency: a leader waits on the
 // listener for as long as it holds the lock, but between rounds the lock
 // may be free while every thread is busy serving; a new connection then
 // waits until some thread finishes its step and takes the lock — up to
