@@ -28,8 +28,8 @@ const gateUsage = `usage: concbench gate --base REV [flags]      a base revision
 The CI performance-regression gate. It builds the base revision in a
 temporary git worktree and the current tree, and measures both in one job
 on this machine with the harness's "gate" profile (leaderfollowers/lifo,
-halfsynchalfreactive and netpoll; capacity, and an open-loop point at 50%
-of the BASE's capacity for both sides: equal load), interleaved and
+halfsynchalfreactive and netpoll; capacity, and open-loop points at 10% and
+50% of the BASE's capacity for both sides: equal load), interleaved and
 counterbalanced (base head, head base, …), from one load generator in this
 process. Nothing measured on another machine is compared.
 
