@@ -95,7 +95,7 @@ asio:
 	$(CXX) -O2 -std=c++17 -pthread -o $(ASIO_BIN) realservers/asio/server.cpp
 
 ## bench: build, then run the default comparison into out/bench-<UTC time>/
-## (the workload suite, every model family: about 10 minutes on 2 CPUs);
+## (the workload suite, every model family: about 9 minutes on 2 CPUs);
 ## PROFILE=<name> for another profile (bin/concbench help bench lists
 ## them; docs/profiles.md says what each measures); BENCHFLAGS for more
 PROFILE    ?= default

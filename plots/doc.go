@@ -181,9 +181,8 @@
 //     with a banner saying how much is valid, the main reason and what to
 //     do; concbench bench prints the same banner.
 //   - A model has one Okabe–Ito colour, the same in every run and every
-//     figure (modelColors: leaderfollowers blue, halfsynchalfreactive
-//     vermillion, proactor bluish green, activeobject reddish purple,
-//     threadperconn orange, netpoll sky blue, frontend yellow); a model's
+//     figure (modelColor: the palette slot of its row in the model table,
+//     registry.Model.Color); a model's
 //     variants (promotion orders, pooled) differ by marker and dash, in
 //     their order in the run, and one configuration looks the same under
 //     every workload: a workload is told by its panel. A legend sits

@@ -15,8 +15,8 @@ import (
 )
 
 // palette is the Okabe–Ito colour-blind-safe palette (black last). Each
-// model has one colour of it (modelColors), the same in every run and
-// every figure.
+// model has one colour of it (modelColor: its slot in the model table),
+// the same in every run and every figure.
 var palette = []color.RGBA{
 	{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
 	{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
@@ -147,7 +147,7 @@ func (s *styler) add(name, model string) {
 }
 
 // styles assigns every configuration of the run a style: its model's
-// colour (modelColors), and a marker and dash by its rank among its
+// colour (modelColor), and a marker and dash by its rank among its
 // model's configurations in report order (the run's configurations, then
 // the unavailable ones, then any other configuration found in the
 // points), counted by their names within their workload (base: a suite
