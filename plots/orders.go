@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/models"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -128,23 +129,7 @@ func longestPromoted(g *results.Group) []float64 {
 // without the leader role and waited again, in % of the promotions (the
 // grant protocol's cost that fifo does not pay).
 func osRewaits(g *results.Group) []float64 {
-	var out []float64
-	for _, p := range trusted(g) {
-		n, ok := p.Server.Counters["os_rewaits"]
-		if !ok {
-			// A counter that did not move in the window is left out of
-			// the deltas; the model has it if it has an end value.
-			_, ok = p.Server.CountersAtEnd["os_rewaits"]
-		}
-		var pr uint64
-		for _, t := range p.Server.PerThread {
-			pr += t.Promotions
-		}
-		if ok && pr > 0 {
-			out = append(out, 100*float64(n)/float64(pr))
-		}
-	}
-	return out
+	return counterPercent(g, "os_rewaits", func(t models.ThreadStats) uint64 { return t.Promotions })
 }
 
 // vacancyRejoins returns, per trusted repetition of g that has the
@@ -152,18 +137,27 @@ func osRewaits(g *results.Group) []float64 {
 // thread took before the woken follower, in % of the events (each event
 // follows one promotion).
 func vacancyRejoins(g *results.Group) []float64 {
+	return counterPercent(g, "vacancy_rejoins", func(t models.ThreadStats) uint64 { return t.Events })
+}
+
+// counterPercent returns, per trusted repetition of g whose model has the
+// counter name, its value in % of per summed over the threads (where
+// that sum is not 0).
+func counterPercent(g *results.Group, name string, per func(models.ThreadStats) uint64) []float64 {
 	var out []float64
 	for _, p := range trusted(g) {
-		n, ok := p.Server.Counters["vacancy_rejoins"]
+		n, ok := p.Server.Counters[name]
 		if !ok {
-			_, ok = p.Server.CountersAtEnd["vacancy_rejoins"]
+			// A counter that did not move in the window is left out of
+			// the deltas; the model has it if it has an end value.
+			_, ok = p.Server.CountersAtEnd[name]
 		}
-		var ev uint64
+		var d uint64
 		for _, t := range p.Server.PerThread {
-			ev += t.Events
+			d += per(t)
 		}
-		if ok && ev > 0 {
-			out = append(out, 100*float64(n)/float64(ev))
+		if ok && d > 0 {
+			out = append(out, 100*float64(n)/float64(d))
 		}
 	}
 	return out

@@ -179,16 +179,15 @@ func (p *pool) waitShared(m *member) joinResult {
 			p.mu.Unlock()
 			return joinClosed
 		}
-		if p.grants > 0 {
-			p.grants--
-			p.leader = m
-			p.takeShared(m)
-			p.mu.Unlock()
-			return joinPromoted
-		}
-		if p.vacant && p.leader == nil {
-			p.waiting--
-			p.nfollowers.Store(int32(p.waiting))
+		// os takes a grant; os-vacant a vacant role, the follower leaving
+		// the set only now (its promote did not take it out).
+		if vacant := p.vacant && p.leader == nil; p.grants > 0 || vacant {
+			if vacant {
+				p.waiting--
+				p.nfollowers.Store(int32(p.waiting))
+			} else {
+				p.grants--
+			}
 			p.leader = m
 			p.takeShared(m)
 			p.mu.Unlock()
