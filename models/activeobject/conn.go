@@ -47,7 +47,9 @@ func (s *Server) ioThread(sh *models.Shard) {
 	runtime.LockOSThread()
 	sh.SetTID(models.CurrentThreadID())
 	w := s.set.NewWaiter(max(1, ioEvents/s.cfg.Threads))
+	var slice connio.Slice
 	for {
+		slice.Refresh()
 		evs, err := w.Wait(s.lh.pause.Timeout()) // bounded while the listener backs off
 		if err != nil {
 			if !errClosing(err) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/internal/connio"
 	"concbench/service"
 )
 
@@ -55,7 +56,9 @@ func (s *scheduler) run(done func()) {
 	runtime.LockOSThread()
 	s.tid.Store(int64(models.CurrentThreadID()))
 	var buf []MethodRequest
+	var slice connio.Slice
 	for {
+		slice.Refresh()
 		mrs, open := s.queue.take(buf, s.releases, s.nearestDeadline())
 		s.releases = 0
 		if !open {

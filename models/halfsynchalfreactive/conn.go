@@ -18,6 +18,7 @@ type thread struct {
 	sh     *models.Shard
 	done   []*request    // released request objects (pooled variant)
 	parked atomic.Uint64 // responses this thread parked in a reorder ring (one writer)
+	slice  connio.Slice  // the thread's time slice as the Go runtime sees it
 }
 
 // maxDone bounds thread.done; further released objects go to the garbage

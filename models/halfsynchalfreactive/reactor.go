@@ -60,6 +60,7 @@ func (rc *reactor) run() {
 	rc.sh.SetTID(models.CurrentThreadID())
 	rc.s.started.Done()
 	for !rc.stopped {
+		rc.slice.Refresh()
 		evs, err := rc.w.Wait(rc.acceptPause.Timeout())
 		if err != nil {
 			if !errors.Is(err, handleset.ErrClosed) {

@@ -28,6 +28,7 @@ func (w *worker) run() {
 	w.s.started.Done()
 	svc := w.s.cfg.Service
 	for {
+		w.slice.Refresh()
 		r, ok := w.take()
 		if !ok {
 			return

@@ -22,6 +22,8 @@ type thread struct {
 	m  *member
 	sh *models.Shard
 
+	slice connio.Slice // the thread's time slice as the Go runtime sees it
+
 	peek [peekSize]byte // place's buffer: the front of an unplaced connection
 
 	noFollower    models.Counter // promotions this thread made that found no follower
@@ -69,6 +71,7 @@ func (th *thread) run(started chan<- error) {
 		h := ev.Handler.(handler)
 		h.bind(th)
 		h.HandleEvent(ev.Fd, ev.Ready)
+		th.slice.Refresh()
 	}
 }
 

@@ -60,6 +60,7 @@ type proactor struct {
 	lfd       int // this ring's SO_REUSEPORT listening socket; -1 for none
 	wake      *handleset.Wakeup
 	sh        *models.Shard
+	slice     connio.Slice // the thread's time slice as the Go runtime sees it
 	cnt       counters
 	multishot bool // receive mode
 	// adopted are connected sockets to serve from the start, besides
@@ -145,6 +146,7 @@ func (p *proactor) loop() {
 		if p.stopping && p.inflight == 0 && p.live == 0 {
 			return
 		}
+		p.slice.Refresh()
 		if _, err := p.ring.SubmitAndWait(1); err != nil &&
 			!errors.Is(err, unix.EBUSY) && !errors.Is(err, unix.EAGAIN) {
 			// EBUSY, EAGAIN: completions are waiting for CQ space or the

@@ -9,6 +9,7 @@ import (
 	"concbench/handleset"
 	"concbench/internal/futex"
 	"concbench/models"
+	"concbench/models/internal/connio"
 )
 
 // op is an operation in the scheduler's queue (asio's scheduler_operation):
@@ -215,6 +216,7 @@ type thread struct {
 	// reactor turn found, or the continuations its op queued (proceed);
 	// only the thread touches it, and it is empty between ops.
 	private opQueue
+	slice   connio.Slice // the thread's time slice as the Go runtime sees it
 
 	_ [64]byte
 }
@@ -244,6 +246,7 @@ func (th *thread) run(started chan<- struct{}) {
 			} else {
 				sc.mu.Unlock()
 			}
+			th.slice.Refresh()
 			o.perform(th)
 			sc.mu.Lock()
 			sc.pushAll(&th.private) // asio's work_cleanup: the op's continuations, no wake-up
@@ -278,6 +281,7 @@ func (th *thread) react(more bool) {
 		sc.wakeup.Signal() // asio's unlock_and_signal_one
 	}
 	th.sh.AddPromotion()
+	th.slice.Refresh()
 	evs, err := th.w.Wait(timeout)
 	if err != nil {
 		if !errors.Is(err, handleset.ErrClosed) {

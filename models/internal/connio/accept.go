@@ -242,7 +242,9 @@ func (a *ThreadAcceptor) Run(start func(fd int) bool) {
 	runtime.LockOSThread()
 	a.Shard.SetTID(models.CurrentThreadID())
 	var backoff AcceptBackoff
+	var slice Slice
 	for {
+		slice.Refresh()
 		fd, _, err := a.Listener.Accept()
 		if err != nil {
 			select {

@@ -223,17 +223,25 @@ func (o *Out) Flush(fd int, sh *models.Shard) error {
 // end; the caller closes fd.
 func ServeFD(fd int, s *Session, sh *models.Shard, r *Reaper) {
 	r.Track(fd, &s.Timer)
-	ServeStream(fdStream(fd), s, sh)
+	ServeStream(&fdStream{fd: fd}, s, sh)
 	r.Untrack(fd)
 }
 
 // fdStream is a blocking socket as the io.ReadWriter that ServeStream
 // takes: read(2) and write(2) on the descriptor, with no buffering and no
-// netpoller.
-type fdStream int
+// netpoller. Its thread is a locked one that blocks in read: each read
+// refreshes the thread's Slice first.
+type fdStream struct {
+	fd    int
+	slice Slice
+}
 
-func (f fdStream) Read(p []byte) (int, error)  { return handleset.Read(int(f), p) }
-func (f fdStream) Write(p []byte) (int, error) { return handleset.Write(int(f), p) }
+func (f *fdStream) Read(p []byte) (int, error) {
+	f.slice.Refresh()
+	return handleset.Read(f.fd, p)
+}
+
+func (f *fdStream) Write(p []byte) (int, error) { return handleset.Write(f.fd, p) }
 
 // ServeStream serves a connection over a blocking stream until the
 // connection ends: it reads, serves every complete request, and writes all

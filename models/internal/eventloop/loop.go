@@ -70,6 +70,7 @@ type Loop struct {
 	pause   connio.ListenPause   // the accept back-off's pause
 	backoff connio.AcceptBackoff // its delay
 
+	slice  connio.Slice   // the thread's time slice as the Go runtime sees it
 	rounds models.Counter // waits
 	reruns models.Counter // connections served again without an event (posted)
 	rearms models.Counter // level-triggered connections re-armed with another interest
@@ -94,6 +95,7 @@ func (l *Loop) Round(timeout time.Duration, process func(evs []handleset.Event))
 		l.now, l.posted = l.posted, l.now[:0]
 	}
 	timeout = minTimeout(timeout, l.pause.Timeout())
+	l.slice.Refresh()
 	l.rounds.Inc()
 	evs, err := l.w.Wait(timeout)
 	if err != nil {
