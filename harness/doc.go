@@ -598,8 +598,13 @@
 // (results.ModelConfig.Sizing, the rule with its numbers).
 //
 // GOMAXPROCS is the number of OS threads the model runs by design (pool,
-// reactor, acceptor, schedulers, I/O threads or dispatchers), and for
-// netpoll the server's CPUs. A server with fewer Ps than threads has its
+// reactor, acceptor, schedulers, I/O threads or dispatchers) and one
+// spare (registry.SpareProcs), and for netpoll the server's CPUs. Without
+// the spare, every P is held by a thread blocked in a system call, and
+// the runtime's monitor takes the P of each one that blocks over 20 µs
+// and is woken by its return: at 5 000 req/s on one CPU, 1.9 context
+// switches per request of the monitor's alone (docs/findings.md, "Lean").
+// A server with fewer Ps than threads has its
 // threads hand the Ps around: a thread the kernel wakes (a promoted
 // follower, a worker handed a request) must wait for the thread holding
 // the P to enter a system call and for sysmon to retake it (20 µs to

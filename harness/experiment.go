@@ -13,6 +13,7 @@ import (
 	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/results"
 	"concbench/wire"
 )
@@ -49,8 +50,9 @@ type Config struct {
 	Threads int `json:"threads,omitempty"`
 	// GOMAXPROCS is serve's --gomaxprocs; 0 leaves the server's default,
 	// the number of CPUs it is pinned to. GOMAXPROCSPerConn sets it to the
-	// workload's connections + 1 instead (thread per connection: a P for
-	// every connection thread and the acceptor). The profiles choose one
+	// workload's connections + 2 instead (thread per connection: a P for
+	// every connection thread and the acceptor, and registry.SpareProcs).
+	// The profiles choose one
 	// or the other for every configuration (see the package
 	// documentation); the effective value is in every point's ServerInfo.
 	GOMAXPROCS        int  `json:"gomaxprocs,omitempty"`
@@ -744,7 +746,7 @@ func (e *Experiment) validateRuns(p *problems) {
 				continue // not run: recorded as over the model's limit
 			}
 			if c.GOMAXPROCSPerConn && w.Conns > maxGOMAXPROCS {
-				p.add("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to %d connections; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns+1, maxGOMAXPROCS)
+				p.add("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to %d connections; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
 			}
 			if c.ThreadsPerConn && w.Conns > models.MaxThreads {
 				p.add("configuration %q: threads per connection under workload %s would be %d (accepted: up to %d; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns, models.MaxThreads)

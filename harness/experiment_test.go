@@ -317,7 +317,7 @@ func TestValidateMessages(t *testing.T) {
 		{name: "gomaxprocs per conn over", change: func(e *Experiment) {
 			e.Workloads[0].Conns = 5000
 			e.Configs = []Config{{Name: "tpc", Model: "threadperconn", GOMAXPROCSPerConn: true}}
-		}, want: []string{"gomaxprocs per connection under workload http/conns=5000 would be 5001 (accepted: up to 4096 connections; set max_conns"}},
+		}, want: []string{"gomaxprocs per connection under workload http/conns=5000 would be 5002 (accepted: up to 4096 connections; set max_conns"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := Profile("default")
@@ -381,7 +381,7 @@ func TestRatesAndCaps(t *testing.T) {
 		wantCap   bool
 		wantServe string
 	}{
-		{name: "within", conns: 4000, wantServe: "--threads 4096 --gomaxprocs 4001"},
+		{name: "within", conns: 4000, wantServe: "--threads 4096 --gomaxprocs 4002"},
 		{name: "at the cap", conns: models.MaxThreads, wantServe: "--threads 4096 --gomaxprocs 4096"},
 		{name: "over", conns: 10000, wantCap: true},
 	} {
@@ -472,7 +472,7 @@ func TestServeArgs(t *testing.T) {
 		{name: "plain", c: Config{Model: "netpoll"}, want: "serve --model netpoll --protocol binary"},
 		{name: "pinned", c: Config{Model: "leaderfollowers", Threads: 4, GOMAXPROCS: 4, Args: []string{"--promotion", "os"}}, cpus: "0",
 			want: "serve --model leaderfollowers --protocol binary --cpus 0 --threads 4 --gomaxprocs 4 --promotion os"},
-		{name: "per connection", c: Config{Model: "threadperconn", GOMAXPROCSPerConn: true}, want: "serve --model threadperconn --protocol binary --gomaxprocs 17"},
+		{name: "per connection", c: Config{Model: "threadperconn", GOMAXPROCSPerConn: true}, want: "serve --model threadperconn --protocol binary --gomaxprocs 18"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := strings.Join(serveArgsOf(&tc.c, &w, tc.cpus), " "); got != tc.want {

@@ -225,7 +225,7 @@ func TestStartServer(t *testing.T) {
 
 // TestStartConfig starts a chain configuration as a run does: the back
 // end first, the front end in front of it sized for the workload (a P
-// per connection + 1), each given the extra flags
+// per connection, the acceptor's and a spare), each given the extra flags
 // (a ledger of 8 accounts of 5, which the total, asked through the
 // front end with Do, shows is the back end's), both stopped by Stop.
 func TestStartConfig(t *testing.T) {
@@ -236,8 +236,8 @@ func TestStartConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size.GOMAXPROCS != 5 || srv.Info().GOMAXPROCS != 5 || srv.Info().Model != "frontend" || srv.back == nil {
-		t.Errorf("size %+v, info %+v, back end %v: want a front end with a P per connection + 1, and its back end", size, srv.Info(), srv.back != nil)
+	if size.GOMAXPROCS != 6 || srv.Info().GOMAXPROCS != 6 || srv.Info().Model != "frontend" || srv.back == nil {
+		t.Errorf("size %+v, info %+v, back end %v: want a front end with a P per connection + 2, and its back end", size, srv.Info(), srv.back != nil)
 	}
 	resp, err := srv.Do(wire.Request{ID: 7, Op: wire.OpTotal})
 	if err != nil || resp.Status != wire.StatusOK || string(resp.Payload) != "40" {

@@ -80,7 +80,7 @@ func (c *Config) size(w *Workload, n int) Size {
 			s.Threads = w.Conns
 		}
 		if c.GOMAXPROCSPerConn {
-			s.GOMAXPROCS = min(w.Conns+1, maxGOMAXPROCS)
+			s.GOMAXPROCS = min(w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
 		}
 		s.Rule = "fixed by the profile"
 		if s.Threads == 0 && s.GOMAXPROCS == 0 {
@@ -133,13 +133,13 @@ func (c *Config) size(w *Workload, n int) Size {
 	}
 	switch sh.Kind {
 	case registry.PoolThreads:
-		s.Pool, s.Threads, s.GOMAXPROCS = t, t, t+sh.Extra
+		s.Pool, s.Threads, s.GOMAXPROCS = t, t, sh.Procs(t)
 		s.Rule = fmt.Sprintf("rule: %s → %s (%s)", why, plural(t, sh.One, sh.Many), count)
 		if sh.Extra > 0 {
 			s.Rule += fmt.Sprintf(" + %d %s", sh.Extra, sh.Role)
 		}
 	case registry.PoolObjects:
-		s.Pool, s.Threads, s.GOMAXPROCS = t, n, t+n
+		s.Pool, s.Threads, s.GOMAXPROCS = t, n, t+n+registry.SpareProcs
 		s.Args = []string{"--ao-objects", strconv.Itoa(t)}
 		s.Rule = fmt.Sprintf("rule: %s → %s (%s) + %s (one per CPU)", why, plural(t, sh.One, sh.Many), count, plural(n, "I/O thread", "I/O threads"))
 	case registry.PoolPerConn:
@@ -148,7 +148,7 @@ func (c *Config) size(w *Workload, n int) Size {
 		// at once (the readiness probe's connection before the load's, a
 		// soak's kills, churn) would otherwise be refused at a cap of
 		// exactly the connections. Only the connections' threads run.
-		s.Threads, s.GOMAXPROCS = min(2*w.Conns, models.MaxThreads), min(w.Conns+1, maxGOMAXPROCS)
+		s.Threads, s.GOMAXPROCS = min(2*w.Conns, models.MaxThreads), min(w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
 		s.Rule = fmt.Sprintf("rule: a thread per connection (%d; at most %d, so that a reopened connection is not refused while its predecessor's thread ends) + the acceptor", w.Conns, s.Threads)
 	case registry.PoolRuntime:
 		s.GOMAXPROCS = n
@@ -163,6 +163,9 @@ func (c *Config) size(w *Workload, n int) Size {
 		return s
 	}
 	s.Rule += fmt.Sprintf("; GOMAXPROCS %d", s.GOMAXPROCS)
+	if sh.Kind != registry.PoolRuntime {
+		s.Rule += " (a P per thread and a spare)"
+	}
 	return s
 }
 

@@ -168,10 +168,10 @@ func TestBenchFlags(t *testing.T) {
 			if e.LoadWorkers != 7 || len(e.LoadWorkerCPUs) != 7 || e.LoadWorkerCPUs[0] != 9 {
 				t.Errorf("load workers %d on %v, want 7 on 9-15", e.LoadWorkers, e.LoadWorkerCPUs)
 			}
-			if s := e.Sizes["leaderfollowers/lifo/cpu"]; s.Threads != 8 || s.GOMAXPROCS != 8 {
+			if s := e.Sizes["leaderfollowers/lifo/cpu"]; s.Threads != 8 || s.GOMAXPROCS != 9 {
 				t.Errorf("leaderfollowers under cpu on 8 CPUs: %+v", s)
 			}
-			if s := e.Sizes["halfsynchalfreactive/block"]; s.Threads != 64 || s.GOMAXPROCS != 65 {
+			if s := e.Sizes["halfsynchalfreactive/block"]; s.Threads != 64 || s.GOMAXPROCS != 66 {
 				t.Errorf("halfsynchalfreactive under block on 8 CPUs: %+v", s)
 			}
 		}},
@@ -179,7 +179,7 @@ func TestBenchFlags(t *testing.T) {
 			if e.LoadWorkers != 1 || len(e.LoadWorkerCPUs) != 0 {
 				t.Errorf("load workers %d on %v, want 1, unpinned within CPU 1", e.LoadWorkers, e.LoadWorkerCPUs)
 			}
-			if s := e.Sizes["proactor/cpu"]; s.Threads != 1 || s.GOMAXPROCS != 1 {
+			if s := e.Sizes["proactor/cpu"]; s.Threads != 1 || s.GOMAXPROCS != 2 {
 				t.Errorf("proactor under cpu on 1 CPU: %+v", s)
 			}
 		}},

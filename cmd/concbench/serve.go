@@ -74,7 +74,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address; port 0 picks a free port")
 	fs.IntVar(&f.threads, "threads", 0, fmt.Sprintf("OS threads of the model (meaning per model); 0 for the model's default, max %d", models.MaxThreads))
 	fs.IntVar(&f.backlog, "backlog", 0, "listen backlog; 0 for the default (4096, capped by net.core.somaxconn)")
-	fs.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS; 0 leaves the runtime's default (the CPUs in the affinity mask)")
+	fs.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS; 0 for the CPUs in the affinity mask, or, for a model of a --threads pool of locked threads, a P per thread and a spare if that is more")
 	fs.StringVar(&f.cpus, "cpus", "", "pin the server to these CPUs (cpulist, e.g. 0 or 0-1); empty: no pinning")
 	fs.IntVar(&f.maxPending, "max-pending-output", 0, fmt.Sprintf("response bytes a connection may have unread before the server stops reading it; 0 for %d", models.DefaultMaxPendingOutput))
 	fs.IntVar(&f.maxPayload, "max-payload", 0, fmt.Sprintf("largest request payload and response size in bytes; 0 for %d", wire.DefaultMaxPayload))
@@ -169,6 +169,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("serve: model %s: %w", f.model, err)
 	}
 	defer srv.Close()
+	if m, ok := registry.Lookup(f.model); ok && f.gomaxprocs == 0 {
+		// The sizing rule's Ps where the runtime's default has fewer: a
+		// P per locked thread and a spare (registry.SpareProcs).
+		if n := m.Sizing.Procs(srv.Stats().Threads); n > runtime.GOMAXPROCS(0) {
+			runtime.GOMAXPROCS(n)
+		}
+	}
 
 	out := &lineWriter{w: stdout}
 	out.line(srv.Addr().String())

@@ -107,6 +107,26 @@ const (
 	PoolRuntime
 )
 
+// SpareProcs is the Ps a server of locked threads gets beyond one per
+// thread (the sizing rule's GOMAXPROCS, and serve's default): with every
+// P held by a thread blocked in a system call, the Go runtime's monitor
+// takes the P of each thread that blocks longer than 20 µs and hands it
+// off, and the thread's return wakes the monitor again — on the server's
+// CPUs, several context switches per wait. With one P idle it leaves a
+// blocked thread's P alone (docs/findings.md, "Lean").
+const SpareProcs = 1
+
+// Procs returns the GOMAXPROCS of a PoolThreads model running t pool
+// threads: a P for each of them and for the Extra threads, and
+// SpareProcs. Other kinds return 0: their threads are not --threads'
+// alone (PoolObjects, PoolPerConn) or not locked (PoolRuntime).
+func (s Sizing) Procs(t int) int {
+	if s.Kind != PoolThreads {
+		return 0
+	}
+	return t + s.Extra + SpareProcs
+}
+
 // Sizing is how a model's threads follow the sizing rule.
 type Sizing struct {
 	Kind      PoolKind

@@ -12,7 +12,7 @@ import (
 const SliceLength = 5 * time.Millisecond
 
 // Slice is a locked model thread's time slice as the Go runtime sees it.
-// Why it exists (docs/design.md, "What is Go's"): a model thread is a
+// Why it exists (docs/design.md, GOMAXPROCS): a model thread is a
 // goroutine locked to its OS thread that blocks in system calls (epoll_wait,
 // futex, io_uring_enter, read) and never parks in the Go scheduler, so the
 // scheduler's count of its time slices never moves. The runtime's monitor
