@@ -9,17 +9,17 @@ import (
 	"concbench/results"
 )
 
-// runQueue reads each thread's run-queue wait (the second field of
-// /proc/<pid>/task/<tid>/schedstat: ns spent runnable, waiting for a
-// CPU), by thread id, through sysstat.RunQueueByThread. ok is false when
-// the kernel exposes no schedstat.
+// runQueue reads each thread's scheduler counters (its
+// /proc/<pid>/task/<tid>/schedstat: ns on a CPU, ns runnable waiting for
+// a CPU, switches in), by thread id, through sysstat.SchedByThread. ok is
+// false when the kernel exposes no schedstat.
 //
 // Note: the harness reads this itself rather than through the server's
 // "snapshot tasks", which sums over the live threads (a thread that exits
 // in the window would make the difference of sums wrong) and costs the
 // server CPU time per thread inside the window it measures.
-func runQueue(pid int) (map[int]int64, bool) {
-	m, err := sysstat.RunQueueByThread(pid)
+func runQueue(pid int) (map[int]sysstat.ThreadSched, bool) {
+	m, err := sysstat.SchedByThread(pid)
 	if err != nil {
 		return nil, false
 	}
@@ -28,7 +28,7 @@ func runQueue(pid int) (map[int]int64, bool) {
 
 // maxRunQueueThreads is the most server threads whose run-queue waits the
 // harness reads at a window's edges. The read costs the generator's CPU
-// time in proportion to the threads (BenchmarkRunQueueByThread in
+// time in proportion to the threads (BenchmarkSchedByThread in
 // internal/sysstat; the figures are in docs/findings.md), and the
 // window-start read must end within the load generator's 20 ms lead
 // before its window: past it, it preempts the busy-polling generator
@@ -65,8 +65,8 @@ func (w *window) endRunQueue(pids ...int) {
 
 // runQueues merges runQueue over the processes pids (thread ids are
 // unique across processes); nil if none could be read.
-func runQueues(pids []int) map[int]int64 {
-	var all map[int]int64
+func runQueues(pids []int) map[int]sysstat.ThreadSched {
+	var all map[int]sysstat.ThreadSched
 	for _, pid := range pids {
 		m, ok := runQueue(pid)
 		if !ok {
@@ -108,8 +108,8 @@ type window struct {
 	// connections each thread accepts count from there (cost).
 	begin             *models.Snapshot
 	before, after     *models.Snapshot
-	rqBefore, rqAfter map[int]int64 // nil if schedstat is unavailable or not read
-	rqSkipped         string        // why the run-queue waits were not read, if not for lack of schedstat
+	rqBefore, rqAfter map[int]sysstat.ThreadSched // nil if schedstat is unavailable or not read
+	rqSkipped         string                      // why the run-queue waits were not read, if not for lack of schedstat
 	perf              *results.PerfCounters
 	perfUnavailable   string
 	mechanisms        *results.Mechanisms // a mechanisms point's counts, or nil (mechUnavailable says why for that kind)
@@ -162,11 +162,12 @@ func (w *window) cost() results.ServerCost {
 		c.SchedStat = true
 		var sum int64
 		for tid, q := range w.rqAfter {
-			if q0, ok := w.rqBefore[tid]; ok && q >= q0 {
-				sum += q - q0
+			if q0, ok := w.rqBefore[tid]; ok && q.WaitNs >= q0.WaitNs {
+				sum += q.WaitNs - q0.WaitNs
 			}
 		}
 		c.RunQueueNsPerRequest = per(sum)
+		c.Other = otherThreads(w.rqBefore, w.rqAfter, a.Stats.PerThread, per)
 	}
 
 	c.Counters, c.CountersAtEnd = counterDeltas(b.Stats.Counters, a.Stats.Counters)
@@ -176,6 +177,38 @@ func (w *window) cost() results.ServerCost {
 		acceptedSince(c.PerThread, w.begin.Stats.PerThread, a.Stats.PerThread)
 	}
 	return c
+}
+
+// otherThreads sums the scheduler counters over the window of the threads
+// alive at both edges that are not among named's ids (the model's own
+// threads), per request (per); nil if named has no id.
+func otherThreads(before, after map[int]sysstat.ThreadSched, named []models.ThreadStats, per func(int64) float64) *results.OtherThreads {
+	ids := map[int]bool{}
+	for _, t := range named {
+		if t.TID != 0 {
+			ids[t.TID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	o := &results.OtherThreads{}
+	var run, slices, namedSlices int64
+	for tid, v := range after {
+		v0, ok := before[tid]
+		if !ok || v.RunNs < v0.RunNs || v.Slices < v0.Slices {
+			continue
+		}
+		if ids[tid] {
+			namedSlices += v.Slices - v0.Slices
+			continue
+		}
+		o.Threads++
+		run += v.RunNs - v0.RunNs
+		slices += v.Slices - v0.Slices
+	}
+	o.CPUNsPerRequest, o.SlicesPerRequest, o.NamedSlicesPerRequest = per(run), per(slices), per(namedSlices)
+	return o
 }
 
 // acceptedSince sets each thread's Accepted in deltas (threadDeltas' of

@@ -55,8 +55,8 @@ func TestCost(t *testing.T) {
 	}
 	w := window{
 		before: before, after: after,
-		rqBefore: map[int]int64{1: 100, 11: 1000, 13: 50},
-		rqAfter:  map[int]int64{1: 300, 11: 5000, 14: 999_999},
+		rqBefore: map[int]sysstat.ThreadSched{1: {RunNs: 1000, WaitNs: 100, Slices: 10}, 11: {RunNs: 5000, WaitNs: 1000, Slices: 100}, 13: {WaitNs: 50}},
+		rqAfter:  map[int]sysstat.ThreadSched{1: {RunNs: 3000, WaitNs: 300, Slices: 30}, 11: {RunNs: 9000, WaitNs: 5000, Slices: 300}, 14: {WaitNs: 999_999}},
 		perf:     &results.PerfCounters{ContextSwitches: 5000, TaskClockNs: 60e6},
 	}
 	got := w.cost()
@@ -75,10 +75,14 @@ func TestCost(t *testing.T) {
 		GoThreads:                  9,
 		RunQueueNsPerRequest:       (200 + 4000) / 2000.0, // threads 1 and 11; 13 exited, 14 is new
 		SchedStat:                  true,
-		Perf:                       w.perf,
-		Counters:                   map[string]uint64{"promotions": 1000, "accepts": 8},
-		CountersAtEnd:              map[string]uint64{"promotions": 1040, "followers": 1, "accepts": 8},
-		Errors:                     map[string]uint64{"truncated": 2},
+		// Thread 1 is not among the named (PerThread) threads: the
+		// runtime's; 11 is named; 13 exited, 14 is new.
+		Other: &results.OtherThreads{Threads: 1, CPUNsPerRequest: 2000 / 2000.0, SlicesPerRequest: 20 / 2000.0,
+			NamedSlicesPerRequest: 200 / 2000.0},
+		Perf:          w.perf,
+		Counters:      map[string]uint64{"promotions": 1000, "accepts": 8},
+		CountersAtEnd: map[string]uint64{"promotions": 1040, "followers": 1, "accepts": 8},
+		Errors:        map[string]uint64{"truncated": 2},
 		PerThread: []models.ThreadStats{
 			{TID: 12, Role: "pool", Events: 1000, Requests: 1000, Promotions: 500},
 			{TID: 11, Role: "pool", Events: 1000, Requests: 1000, Promotions: 500},

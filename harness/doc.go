@@ -115,7 +115,7 @@
 // window has drained (loadgen.Config.OnWindow). At the start the harness
 // reads
 // the server threads' run-queue waits (/proc/<pid>/task/*/schedstat,
-// through sysstat.RunQueueByThread), its perf counters, and a
+// through sysstat.SchedByThread), its perf counters, and a
 // control-channel snapshot; at the end the same in mirror order, and
 // then, outside the window, the server's OS threads (/proc/<pid>/status)
 // and open descriptors (a listing of /proc/<pid>/fd, milliseconds at tens

@@ -181,7 +181,7 @@ func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results
 // nginx computes the section, or nil when the run measured no nginx.
 func (a *analysis) nginx() *nginxSection {
 	s := &nginxSection{Load: a.balanceLoad(),
-		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
+		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "other threads' CPU µs/req", "other threads' switches/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
 	for _, cfg := range a.configs {
 		if cfg.Model != modelNginx {
 			continue
@@ -203,6 +203,7 @@ func (a *analysis) nginx() *nginxSection {
 	}
 	s.Notes = []string{
 		"nginx answers /work with a fixed body and does none of the workload's work: the comparison is at the zero-work end, where the cost of dispatch is all there is. Both run on the same server CPUs, a worker per CPU (the sizing rule), driven by the same generator at the same loads; nginx's requests come from its stub_status page, its CPU time and context switches from /proc over its master and workers, each worker's responses from its write calls and its connections from /proc/net/tcp (harness documentation, \"Real nginx\").",
+		"Other threads: the server's threads that are not its workers, from their schedstat at the window's edges — the Go runtime's (its monitor thread, idle threads, the collector) beside the model's workers, the master process beside nginx's: their CPU, and the times they were put on a CPU (each a switch, on the server's CPUs a preemption of a worker or a wake-up from idle), per request. They are where a cost that is neither pattern's shows.",
 		"Cells: the median over the valid repetitions with its 95% confidence interval, or, with fewer than 6, their range. Capacity is the closed loop's; the others are at " + s.Load + ".",
 	}
 	return s
@@ -215,7 +216,7 @@ func (a *analysis) nginxRow(mode, name string, g *results.Group) []string {
 		capacity = balanceCell(cg, results.Capacity)
 	}
 	row := []string{mode, name, capacity}
-	for _, m := range []results.Metric{results.LatencyP99, results.CPUPerReq, results.ConnsMaxMean, results.RequestsMaxMean, results.BusiestShare} {
+	for _, m := range []results.Metric{results.LatencyP99, results.CPUPerReq, results.OtherCPUPerReq, results.OtherSlicesPerReq, results.ConnsMaxMean, results.RequestsMaxMean, results.BusiestShare} {
 		row = append(row, balanceCell(g, m))
 	}
 	return row

@@ -23,8 +23,9 @@ func nginxRun(balance map[string]float64, threads int) (*results.Run, []results.
 			for rep := range 5 {
 				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
 					p := results.Point{Config: cfg, Kind: kind, Repetition: rep, Status: results.StatusOK, Fraction: 1,
-						Load:   &loadgen.Result{Valid: true, AchievedRatePerS: 20000, Latency: loadgen.Summary{Count: 1000, P99Ns: 200_000}},
-						Server: results.ServerCost{Requests: 10000, CPUNsPerRequest: 5000}}
+						Load: &loadgen.Result{Valid: true, AchievedRatePerS: 20000, Latency: loadgen.Summary{Count: 1000, P99Ns: 200_000}},
+						Server: results.ServerCost{Requests: 10000, CPUNsPerRequest: 5000,
+							Other: &results.OtherThreads{Threads: 3, CPUNsPerRequest: 400, SlicesPerRequest: 0.25}}}
 					if kind == results.KindRate {
 						p.Fraction, p.OfferedRatePerS = 0, 7000
 						b := balance[cfg.Name]
@@ -57,8 +58,9 @@ func TestNginxSection(t *testing.T) {
 	if v := s.Verdicts[1]; !strings.Contains(v, "reuseport**: connection balance differs by more than 10%") || !strings.Contains(v, "25.0% apart") {
 		t.Errorf("reuseport verdict %q, want a difference, 25%% apart", v)
 	}
-	if row := s.Rows[1]; row[1] != "nginx/mutex" || !strings.HasPrefix(row[2], "20000") || !strings.HasPrefix(row[5], "3.6") {
-		t.Errorf("nginx/mutex row %q, want its capacity 20000 and connections max/mean 3.6", row)
+	if row := s.Rows[1]; row[1] != "nginx/mutex" || !strings.HasPrefix(row[2], "20000") || !strings.HasPrefix(row[5], "0.4") ||
+		!strings.HasPrefix(row[6], "0.25") || !strings.HasPrefix(row[7], "3.6") {
+		t.Errorf("nginx/mutex row %q, want its capacity 20000, other threads' 0.4 µs and 0.25 switches per request, and connections max/mean 3.6", row)
 	}
 	b := a.balance()
 	if b == nil || len(b.Tables) != 1 || len(b.Tables[0].Rows) != 4 {

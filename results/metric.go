@@ -75,6 +75,17 @@ func server(pick func(*ServerCost) float64) func(*Point) (float64, bool) {
 	}
 }
 
+// other returns a per-request cost of p's other threads
+// (ServerCost.Other), if they were read.
+func other(pick func(*OtherThreads) float64) func(*Point) (float64, bool) {
+	return func(p *Point) (float64, bool) {
+		if p.Status != StatusOK || p.Server.Requests == 0 || p.Server.Other == nil {
+			return 0, false
+		}
+		return pick(p.Server.Other), true
+	}
+}
+
 // goHeap returns a per-request cost of p's Go heap, if the server has
 // one (not a foreign server, ServerCost.Foreign).
 func goHeap(pick func(*ServerCost) float64) func(*Point) (float64, bool) {
@@ -181,7 +192,13 @@ var (
 			}
 			return p.Server.RunQueueNsPerRequest, true
 		}}
-	RSS = Metric{Name: "rss_bytes", Label: "server RSS", Unit: "B", BenchUnit: "rss-B",
+	// OtherCPUPerReq and OtherSlicesPerReq are the CPU and the switches
+	// in per request of the server's threads outside its per-thread
+	// counters (ServerCost.Other: the Go runtime's, nginx's master):
+	// the nginx section's columns, not CSV columns.
+	OtherCPUPerReq    = Metric{Name: "other_cpu_us_per_req", Label: "other threads' CPU per request", Unit: "µs/req", Value: other(func(o *OtherThreads) float64 { return o.CPUNsPerRequest / 1e3 })}
+	OtherSlicesPerReq = Metric{Name: "other_slices_per_req", Label: "other threads' switches per request", Unit: "/req", Value: other(func(o *OtherThreads) float64 { return o.SlicesPerRequest })}
+	RSS               = Metric{Name: "rss_bytes", Label: "server RSS", Unit: "B", BenchUnit: "rss-B",
 		Value: func(p *Point) (float64, bool) {
 			if p.Status != StatusOK || p.Server.RSSBytes <= 0 {
 				return 0, false

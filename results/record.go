@@ -232,6 +232,17 @@ type ServerCost struct {
 	SchedStat            bool    `json:"schedstat"`
 	RunQueueSkipped      string  `json:"runqueue_skipped,omitempty"`
 
+	// Other is where the time of the server's threads that are not its
+	// model's went (schedstat, the threads alive at both edges): those
+	// not among PerThread's ids — the Go runtime's (its monitor, idle
+	// threads, the collector), nginx's master process, asio's main
+	// thread — and, in models whose per-thread counters are not every
+	// thread's (thread per connection, the front end: their connection
+	// threads; Active Object: its scheduler threads; netpoll: none are
+	// named), those threads too. Nil when the schedstat was not read or
+	// the server names no thread.
+	Other *OtherThreads `json:"other_threads,omitempty"`
+
 	// Perf holds perf software counters (migrations, task clock, context
 	// switches) when the kernel allows them; PerfUnavailable says why not.
 	Perf            *PerfCounters `json:"perf,omitempty"`
@@ -265,6 +276,15 @@ type ServerCost struct {
 	// own status page instead of a control channel: it has no Go heap,
 	// so allocations per request are absent, not 0.
 	Foreign string `json:"foreign,omitempty"`
+}
+
+// OtherThreads is the scheduler's account, per request, of a server's
+// threads outside its per-thread counters (ServerCost.Other).
+type OtherThreads struct {
+	Threads               int     `json:"threads"`                  // such threads alive at both edges
+	CPUNsPerRequest       float64 `json:"cpu_ns_per_request"`       // their time on a CPU
+	SlicesPerRequest      float64 `json:"slices_per_request"`       // their times put on a CPU: their switches in
+	NamedSlicesPerRequest float64 `json:"named_slices_per_request"` // the named (the model's) threads', beside
 }
 
 // PerfCounters are perf software-event counts over the window, summed over

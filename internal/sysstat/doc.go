@@ -3,9 +3,9 @@
 // resident memory, and the Go heap's allocation counters. It also reads
 // them per thread: the calling thread's CPU time, context switches and
 // run-queue wait (Thread, ThreadRunQueueNs: a load generator worker's own
-// costs), and each live thread's run-queue wait by thread id
-// (RunQueueByThread, over TaskIDs: what the harness differences across a
-// measured window).
+// costs), and each live thread's scheduler counters by thread id (time on
+// a CPU, run-queue wait, switches in: SchedByThread, over TaskIDs, what
+// the harness differences across a measured window).
 //
 // Where the numbers come from, and their traps (measured on a 2-vCPU VM):
 //
@@ -17,7 +17,7 @@
 //     the run-queue wait (time runnable but not running), which rusage
 //     lacks. Threads that exited are missing from these sums, so a
 //     difference of two sums is wrong when a thread exits in between;
-//     RunQueueByThread keeps the threads apart, so that two readings can
+//     SchedByThread keeps the threads apart, so that two readings can
 //     be matched by thread id instead.
 //   - runtime/metrics /gc/heap/allocs:objects and :bytes count whole spans
 //     at mcache refill or flush, so a delta over one request is

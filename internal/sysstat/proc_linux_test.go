@@ -126,18 +126,18 @@ func TestRaiseNoFile(t *testing.T) {
 	}
 }
 
-// BenchmarkRunQueueByThread measures one read of every thread's
-// run-queue wait, the harness's window-edge read, against the number of
+// BenchmarkSchedByThread measures one read of every thread's
+// scheduler counters, the harness's window-edge read, against the number of
 // threads of the process read (this one, with that many threads parked):
 //
-//	go test -run '^$' -bench RunQueueByThread -benchtime 20x ./internal/sysstat
-func BenchmarkRunQueueByThread(b *testing.B) {
+//	go test -run '^$' -bench SchedByThread -benchtime 20x ./internal/sysstat
+func BenchmarkSchedByThread(b *testing.B) {
 	for _, n := range []int{64, 1024, 4096} {
 		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) {
 			parkThreads(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := RunQueueByThread(0); err != nil {
+				if _, err := SchedByThread(0); err != nil {
 					b.Fatal(err)
 				}
 			}

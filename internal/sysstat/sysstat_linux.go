@@ -64,17 +64,6 @@ func TaskIDs(pid int) ([]int, error) {
 // kernel exposes none.
 var errNoSchedstat = errors.New("sysstat: the kernel exposes no schedstat")
 
-// schedstatWait parses the run-queue wait of a schedstat file: its second
-// field (the fields are ns on a CPU, ns runnable waiting for a CPU, and
-// timeslices).
-func schedstatWait(b []byte) (int64, error) {
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0, fmt.Errorf("sysstat: malformed schedstat %q", b)
-	}
-	return strconv.ParseInt(f[1], 10, 64)
-}
-
 // ThreadRunQueueNs returns the calling thread's cumulative run-queue wait
 // (ns runnable but waiting for a CPU), from /proc/thread-self/schedstat;
 // lock the goroutine to its thread for two readings to be of one thread.
@@ -84,30 +73,56 @@ func ThreadRunQueueNs() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return schedstatWait(b)
+	v, err := parseSchedstat(b)
+	return v.WaitNs, err
 }
 
-// RunQueueByThread returns the cumulative run-queue wait of each live
-// thread of process pid (0: this process), by thread id, from
+// ThreadSched is one thread's cumulative scheduler counters, the three
+// fields of its schedstat file.
+type ThreadSched struct {
+	RunNs  int64 // ns on a CPU
+	WaitNs int64 // ns runnable, waiting for a CPU (the run-queue wait)
+	Slices int64 // times it was put on a CPU: its switches in
+}
+
+// parseSchedstat parses a schedstat file's three fields.
+func parseSchedstat(b []byte) (ThreadSched, error) {
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ThreadSched{}, fmt.Errorf("sysstat: malformed schedstat %q", b)
+	}
+	var v [3]int64
+	for i := range v {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return ThreadSched{}, fmt.Errorf("sysstat: malformed schedstat %q: %w", b, err)
+		}
+		v[i] = n
+	}
+	return ThreadSched{RunNs: v[0], WaitNs: v[1], Slices: v[2]}, nil
+}
+
+// SchedByThread returns the scheduler counters of each live thread of
+// process pid (0: this process), by thread id, from
 // /proc/<pid>/task/<tid>/schedstat. A thread that exits while it is read
 // is left out. It fails if the kernel exposes no schedstat.
 //
 // Unlike ReadTasks it does not sum: a thread that exits between two
 // readings would make the difference of two sums wrong, whereas matching
 // the two maps by thread id leaves it out.
-func RunQueueByThread(pid int) (map[int]int64, error) {
+func SchedByThread(pid int) (map[int]ThreadSched, error) {
 	tids, err := TaskIDs(pid)
 	if err != nil {
 		return nil, err
 	}
 	dir := taskDir(pid) + "/"
-	m := make(map[int]int64, len(tids))
+	m := make(map[int]ThreadSched, len(tids))
 	for _, tid := range tids {
 		b, err := os.ReadFile(dir + strconv.Itoa(tid) + "/schedstat")
 		if err != nil {
 			continue // the thread exited meanwhile (or no schedstat: see below)
 		}
-		v, err := schedstatWait(b)
+		v, err := parseSchedstat(b)
 		if err != nil {
 			return nil, err
 		}

@@ -102,15 +102,21 @@ func TestThreadReaders(t *testing.T) {
 	if err != nil || !slices.Contains(tids, unix.Gettid()) {
 		t.Fatalf("TaskIDs(0) = %v, %v; want this thread %d among them", tids, err, unix.Gettid())
 	}
-	m, err := RunQueueByThread(os.Getpid())
+	m, err := SchedByThread(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m[os.Getpid()]; !ok {
-		t.Errorf("RunQueueByThread(self) = %v lacks the main thread %d", m, os.Getpid())
+	if s, ok := m[os.Getpid()]; !ok || s.RunNs <= 0 || s.Slices <= 0 {
+		t.Errorf("SchedByThread(self) = %v: want the main thread %d, with time on a CPU and slices", m, os.Getpid())
 	}
-	if _, err := RunQueueByThread(1 << 30); err == nil {
-		t.Error("RunQueueByThread of a process that does not exist succeeded")
+	if _, err := SchedByThread(1 << 30); err == nil {
+		t.Error("SchedByThread of a process that does not exist succeeded")
+	}
+	if _, err := parseSchedstat([]byte("12 34\n")); err == nil {
+		t.Error("parseSchedstat of two fields succeeded")
+	}
+	if s, err := parseSchedstat([]byte("12 34 56\n")); err != nil || s != (ThreadSched{12, 34, 56}) {
+		t.Errorf("parseSchedstat(12 34 56) = %+v, %v", s, err)
 	}
 }
 

@@ -20,8 +20,11 @@ func TaskIDs(pid int) ([]int, error) { return nil, ErrUnsupported }
 // ThreadRunQueueNs returns ErrUnsupported.
 func ThreadRunQueueNs() (int64, error) { return 0, ErrUnsupported }
 
-// RunQueueByThread returns ErrUnsupported.
-func RunQueueByThread(pid int) (map[int]int64, error) { return nil, ErrUnsupported }
+// ThreadSched is one thread's scheduler counters (Linux only).
+type ThreadSched struct{ RunNs, WaitNs, Slices int64 }
+
+// SchedByThread returns ErrUnsupported.
+func SchedByThread(pid int) (map[int]ThreadSched, error) { return nil, ErrUnsupported }
 
 // ReadTasks returns ErrUnsupported.
 func ReadTasks(pid int) (Tasks, error) { return Tasks{}, ErrUnsupported }
