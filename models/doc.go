@@ -49,6 +49,23 @@
 // Where clients cannot be trusted, lower --max-work: it bounds how long
 // such a stall lasts, not how many requests may cause one.
 //
+// # What is Go's
+//
+// Every model but netpoll runs its threads as goroutines locked to their
+// OS threads, which block in system calls (epoll_wait, futex,
+// io_uring_enter, read) and never park in the Go scheduler. Two costs of
+// that are Go's in every such model alike, and are kept small the same
+// way in all: a P per locked thread and one spare (registry.SpareProcs,
+// in the sizing rule and serve's default), so that the runtime's monitor
+// (sysmon) leaves a blocked thread's P alone; and a yield once per 5 ms
+// from each thread's loop (connio.Slice), so that the monitor never takes
+// a thread for a goroutine past its time slice. What remains is the
+// yield itself (a few context switches per 5 ms per thread), the
+// monitor's 10 ms sleeps, and the user-space path the models share
+// (docs/findings.md, "Lean"). Every hand-off, lock and system call a
+// pattern prescribes is the pattern's, and each model's doc says which
+// it makes.
+//
 // # Memory per connection
 //
 // No client can make a server hold more than ConnMemoryBound bytes of heap
