@@ -289,3 +289,44 @@ func TestRunQueueThreadLimit(t *testing.T) {
 		t.Errorf("cost: schedstat %t, skipped %q; want false and the reason", c.SchedStat, c.RunQueueSkipped)
 	}
 }
+
+// TestDeriveRatesBeyondCeiling checks the rates from the slowest when
+// capacities are beyond the load generator's ceiling: a configuration
+// with no valid capacity but one beyond the ceiling counts as the
+// ceiling's bound, the lowest of them sets the rates, and the record
+// says its capacity is a bound; with a valid capacity below the bound,
+// that one sets them.
+func TestDeriveRatesBeyondCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		valid     float64 // b's valid capacity, 0: none (beyond the ceiling)
+		wantFrom  string
+		wantCap   float64
+		wantBound bool
+	}{
+		{name: "all beyond", wantFrom: "a", wantCap: 40000, wantBound: true},
+		{name: "one below", valid: 30000, wantFrom: "b", wantCap: 30000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{Name: "tiny", Workload: results.Workload{Protocol: "http"}}
+			r := &runner{capacities: map[string]map[int]float64{}, beyondIn: map[string]map[int]bool{},
+				exp:  Experiment{Repetitions: 2, RatesFromSlowest: []float64{0.5}, Workloads: []Workload{w}},
+				run:  &results.Run{Ceilings: []results.Ceiling{{Protocol: "http", PerS: 50000, Fraction: 0.8}}},
+				cfgs: []runConfig{{name: "a", wl: w}, {name: "b", wl: w}}}
+			r.beyondIn["a"] = map[int]bool{0: true, 1: true}
+			if tc.valid > 0 {
+				r.capacities["b"] = map[int]float64{0: tc.valid, 1: tc.valid}
+			} else {
+				r.beyondIn["b"] = map[int]bool{0: true}
+			}
+			r.deriveRates()
+			dr := r.exp.DerivedRates["tiny"]
+			if dr.From != tc.wantFrom || dr.Capacity != tc.wantCap || dr.Bound != tc.wantBound || len(dr.Rates) != 1 || dr.Rates[0] != tc.wantCap/2 {
+				t.Errorf("derived rates %+v, want from %s at %g (a bound: %t), one rate at half", dr, tc.wantFrom, tc.wantCap, tc.wantBound)
+			}
+			if warned := len(r.run.Warnings) > 0; warned != tc.wantBound {
+				t.Errorf("warnings %q, want one only for a bound", r.run.Warnings)
+			}
+		})
+	}
+}

@@ -435,7 +435,13 @@
 //
 // The equal load of each workload is SuiteRateFromSlowest of its slowest
 // configuration's capacity, so that p99 and costs compare at a rate
-// every configuration sustains. The report's thread-sweep figure draws
+// every configuration sustains. A configuration whose capacity was beyond
+// the load generator's ceiling in every repetition counts as the
+// ceiling's bound, a lower bound on its capacity (DerivedRates.Bound, and
+// a warning in run.json): where every capacity is beyond it — the
+// nginx profile on a 2-vCPU machine — the equal load is a fraction of
+// what the generator can measure, still below every configuration's
+// capacity. The report's thread-sweep figure draws
 // capacity and p99 at that load against the thread count, a series per
 // pool model and the references as horizontal lines, and its caption
 // names each model's best count. What it measured is in

@@ -159,10 +159,16 @@ type DerivedRates struct {
 	// From is the run name of the slowest configuration (the lowest
 	// median capacity); empty, with no rates, when no configuration had
 	// a valid capacity, and Reason says so.
-	From     string    `json:"from,omitempty"`
-	Capacity float64   `json:"capacity,omitempty"` // req/s
-	Rates    []float64 `json:"rates,omitempty"`    // req/s
-	Reason   string    `json:"reason,omitempty"`
+	From     string  `json:"from,omitempty"`
+	Capacity float64 `json:"capacity,omitempty"` // req/s
+	// Bound is set when Capacity is a lower bound: every capacity of
+	// From was beyond the load generator's ceiling, so it counts as the
+	// ceiling's bound (the rate past which a point is the generator's,
+	// as for a latency-objective search), and the rates lie below every
+	// configuration's capacity by at least their fraction.
+	Bound  bool      `json:"bound,omitempty"`
+	Rates  []float64 `json:"rates,omitempty"` // req/s
+	Reason string    `json:"reason,omitempty"`
 }
 
 // Experiment is what a run measures: every configuration under every

@@ -772,7 +772,11 @@ func (r *runner) pointAt(rc *runConfig, p *results.Point, seedIdx int, note func
 // deriveRates sets the experiment's DerivedRates (Experiment.
 // RatesFromSlowest) for every workload that has none yet (a resumed run
 // keeps the rates it recorded), from the median capacities over all
-// repetitions, and records them in run.json's experiment.
+// repetitions, and records them in run.json's experiment. A
+// configuration whose capacity was beyond the load generator's ceiling
+// in every repetition counts as the ceiling's bound, a lower bound on
+// its capacity (DerivedRates.Bound): the rates stay below it, where the
+// generator can measure them.
 func (r *runner) deriveRates() {
 	if r.exp.DerivedRates == nil {
 		r.exp.DerivedRates = map[string]DerivedRates{}
@@ -782,13 +786,24 @@ func (r *runner) deriveRates() {
 			continue
 		}
 		var dr DerivedRates
+		var bound float64
+		if c := r.ceilingFor(w.Protocol); c != nil {
+			bound = c.Fraction * c.PerS
+		}
 		for _, rc := range r.cfgs {
 			if rc.wl.Name != w.Name {
 				continue
 			}
-			if c := r.capacity(rc.name, r.exp.Repetitions-1); c > 0 && (dr.From == "" || c < dr.Capacity) {
-				dr.From, dr.Capacity = rc.name, c
+			c, beyond := r.capacity(rc.name, r.exp.Repetitions-1), false
+			if c <= 0 && bound > 0 && len(r.beyondIn[rc.name]) > 0 {
+				c, beyond = bound, true
 			}
+			if c > 0 && (dr.From == "" || c < dr.Capacity) {
+				dr.From, dr.Capacity, dr.Bound = rc.name, c, beyond
+			}
+		}
+		if dr.Bound {
+			r.run.Warnings = append(r.run.Warnings, fmt.Sprintf("workload %s: %s's capacity was beyond the load generator's ceiling in every repetition: its rates from the slowest are fractions of the ceiling's bound, %.0f req/s, a lower bound on every configuration's capacity", w.label(), dr.From, dr.Capacity))
 		}
 		if dr.From == "" {
 			dr.Reason = fmt.Sprintf("no configuration under workload %s has a valid capacity measurement: its %d rates from the slowest were not measured", w.label(), len(r.exp.RatesFromSlowest))
