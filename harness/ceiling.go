@@ -238,7 +238,7 @@ func (r *runner) checkCeiling(p *results.Point) {
 	if p.Kind != results.KindCapacity {
 		rate = max(rate, p.OfferedRatePerS)
 	}
-	if rate < c.Fraction*c.PerS {
+	if rate < c.Bound() {
 		return
 	}
 	p.Load.Invalidate(loadgen.CheckCeiling, fmt.Sprintf(

@@ -13,7 +13,6 @@ import (
 	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/models"
-	"concbench/models/registry"
 	"concbench/results"
 	"concbench/wire"
 )
@@ -752,7 +751,7 @@ func (e *Experiment) validateRuns(p *problems) {
 				continue // not run: recorded as over the model's limit
 			}
 			if c.GOMAXPROCSPerConn && w.Conns > maxGOMAXPROCS {
-				p.add("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to %d connections; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
+				p.add("configuration %q: gomaxprocs per connection under workload %s would be %d (accepted: up to %d connections; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), perConnProcs(w.Conns), maxGOMAXPROCS)
 			}
 			if c.ThreadsPerConn && w.Conns > models.MaxThreads {
 				p.add("configuration %q: threads per connection under workload %s would be %d (accepted: up to %d; set max_conns to record the workload as over the model's limit)", c.Name, w.label(), w.Conns, models.MaxThreads)

@@ -788,7 +788,7 @@ func (r *runner) deriveRates() {
 		var dr DerivedRates
 		var bound float64
 		if c := r.ceilingFor(w.Protocol); c != nil {
-			bound = c.Fraction * c.PerS
+			bound = c.Bound()
 		}
 		for _, rc := range r.cfgs {
 			if rc.wl.Name != w.Name {

@@ -80,7 +80,7 @@ func (c *Config) size(w *Workload, n int) Size {
 			s.Threads = w.Conns
 		}
 		if c.GOMAXPROCSPerConn {
-			s.GOMAXPROCS = min(w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
+			s.GOMAXPROCS = min(perConnProcs(w.Conns), maxGOMAXPROCS)
 		}
 		s.Rule = "fixed by the profile"
 		if s.Threads == 0 && s.GOMAXPROCS == 0 {
@@ -148,7 +148,7 @@ func (c *Config) size(w *Workload, n int) Size {
 		// at once (the readiness probe's connection before the load's, a
 		// soak's kills, churn) would otherwise be refused at a cap of
 		// exactly the connections. Only the connections' threads run.
-		s.Threads, s.GOMAXPROCS = min(2*w.Conns, models.MaxThreads), min(w.Conns+1+registry.SpareProcs, maxGOMAXPROCS)
+		s.Threads, s.GOMAXPROCS = min(2*w.Conns, models.MaxThreads), min(perConnProcs(w.Conns), maxGOMAXPROCS)
 		s.Rule = fmt.Sprintf("rule: a thread per connection (%d; at most %d, so that a reopened connection is not refused while its predecessor's thread ends) + the acceptor", w.Conns, s.Threads)
 	case registry.PoolRuntime:
 		s.GOMAXPROCS = n
@@ -168,6 +168,11 @@ func (c *Config) size(w *Workload, n int) Size {
 	}
 	return s
 }
+
+// perConnProcs is the GOMAXPROCS of a thread-per-connection server with
+// conns connections: a P for each connection thread and the acceptor,
+// and registry.SpareProcs.
+func perConnProcs(conns int) int { return conns + 1 + registry.SpareProcs }
 
 // fmtNs formats ns as a short duration ("10µs").
 func fmtNs(ns float64) string {

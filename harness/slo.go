@@ -416,7 +416,7 @@ func (r *runner) newSearch(rc *runConfig, rep int, slo *SLO) (s sloSearch, byCei
 	s = sloSearch{capacity: r.capacities[rc.name][rep], boundNs: float64(time.Duration(slo.Bound)), probes: r.exp.SLOProbes}
 	if s.capacity <= 0 && r.beyondIn[rc.name][rep] {
 		if c := r.ceilingFor(rc.wl.Protocol); c != nil {
-			s.capacity, byCeiling, s.capped = c.Fraction*c.PerS, true, true
+			s.capacity, byCeiling, s.capped = c.Bound(), true, true
 		}
 	}
 	if s.capacity <= 0 {

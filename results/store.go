@@ -118,6 +118,10 @@ type Ceiling struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Bound is the rate at or above which a point is the generator's as much
+// as the server's: Fraction × PerS.
+func (c *Ceiling) Bound() float64 { return c.Fraction * c.PerS }
+
 // Text describes c in one line: the ceiling, how it was measured and
 // what it marks.
 func (c *Ceiling) Text() string {
