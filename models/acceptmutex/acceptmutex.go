@@ -1,6 +1,7 @@
 package acceptmutex
 
 import (
+	"fmt"
 	"net/netip"
 
 	"concbench/handleset"
@@ -102,14 +103,22 @@ func (s *Server) Addr() netip.AddrPort { return s.ln.Addr() }
 func (s *Server) Stats() models.Stats {
 	st := models.Stats{Model: "acceptmutex", Variant: s.opts.variant()}
 	c := s.g.Stats(&st)
-	var taken, missed, satOut, adds, removes, reorders uint64
-	for _, w := range s.workers {
+	var taken, missed, satOut, adds, removes, reorders, empty uint64
+	for i, w := range s.workers {
+		e := w.empty.Load()
+		empty += e
+		if s.opts.Accept != ReusePort {
+			c[fmt.Sprintf("w%d_empty_accepts", i)] = e
+		}
 		taken += w.taken.Load()
 		missed += w.missed.Load()
 		satOut += w.satOut.Load()
 		adds += w.adds.Load()
 		removes += w.removes.Load()
 		reorders += w.reorders.Load()
+	}
+	if s.opts.Accept != ReusePort {
+		c["empty_accepts"] = empty
 	}
 	switch s.opts.Accept {
 	case Mutex:

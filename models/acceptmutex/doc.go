@@ -148,7 +148,11 @@
 //     a worker won, lost, or did not try the lock), listener_adds and
 //     listener_removes (registrations of the listening socket in a
 //     worker's set, and removals);
-//   - Exclusive: reorders (re-registrations of the listening socket).
+//   - Exclusive: reorders (re-registrations of the listening socket);
+//   - Mutex and Exclusive: empty_accepts, and wN_empty_accepts for worker
+//     N: listener events on which accept found the backlog empty, because
+//     another worker took the connection first (woken by the same
+//     arrival, or running already with the listener ready in its set).
 //
 // # What the model guarantees
 //

@@ -150,6 +150,20 @@ func TestExclusiveReorders(t *testing.T) {
 	if accepted != n || st.ConnsAccepted != n {
 		t.Errorf("workers accepted %d, server %d; want %d", accepted, st.ConnsAccepted, n)
 	}
+	// Every listener event either took a connection or found the backlog
+	// empty; the total of empty ones is the workers' sum.
+	var empty uint64
+	for i, w := range s.workers {
+		key := fmt.Sprintf("w%d_empty_accepts", i)
+		got, ok := st.Counters[key]
+		if !ok || got != w.empty.Load() {
+			t.Errorf("%s = %d (present %v), worker counted %d", key, got, ok, w.empty.Load())
+		}
+		empty += got
+	}
+	if st.Counters["empty_accepts"] != empty {
+		t.Errorf("empty_accepts %d, workers' sum %d", st.Counters["empty_accepts"], empty)
+	}
 }
 
 // TestExclusiveSlots fills an Exclusive worker's slots one connection at

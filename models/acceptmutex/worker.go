@@ -107,6 +107,10 @@ type worker struct {
 	taken, missed, satOut models.Counter // Mutex: rounds that took, missed or sat out the lock
 	adds, removes         models.Counter // listener registrations in l.Set, and removals
 	reorders              models.Counter // Exclusive: re-registrations of the listener
+	// empty counts the listener events on which accept found the backlog
+	// empty: another worker, woken by the same arrival or already running,
+	// took the connection first.
+	empty models.Counter
 }
 
 // slotsListener is the shared listener as one worker accepts from it: it
@@ -249,7 +253,8 @@ func (w *worker) accept() {
 		return
 	}
 	if took == 0 {
-		return // another worker took it
+		w.empty.Inc() // another worker took it
+		return
 	}
 	w.acc.disabled = disabledAfter(s.opts.WorkerConns, w.sl.free)
 	// nginx reorders only after an accept loop that did not end on
