@@ -68,6 +68,12 @@ type Config struct {
 	// a profile's floor, named in every point's sizing (the promotion
 	// orders need followers to choose among).
 	MinPool int `json:"min_pool,omitempty"`
+	// Pool, with SizeRule, is the pool size T the configuration gets in
+	// place of the rule's (the thread sweep's dimension); the rule still
+	// maps T onto threads, GOMAXPROCS and active objects as it maps its
+	// own, so that a swept configuration differs from the rule's in T
+	// alone. 0: the rule's T.
+	Pool int `json:"pool,omitempty"`
 	// CPUs, if positive, runs the server on the first CPUs of the
 	// experiment's server CPUs only, and sizes it for them (the cores
 	// profile); 0: all of them.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"concbench/models/registry"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -106,9 +107,10 @@ func TestProfilesValidate(t *testing.T) {
 					}
 				}
 			case "threads":
-				// Every pool model at every thread count, with the
-				// threads it runs as its GOMAXPROCS; the references
-				// once; and the point count of the documented estimate.
+				// Every pool model at every thread count, sized as the
+				// rule sizes its own T (a P per thread it runs and the
+				// spare); the references once; and the point count of
+				// the documented estimate.
 				for _, n := range []int{1, 8} {
 					e.ServerCPUs, e.LoadCPUs = fmt.Sprintf("0-%d", n-1), fmt.Sprintf("%d-%d", n, 2*n-1)
 					r, err := e.WithDefaults().Resolve()
@@ -128,9 +130,18 @@ func TestProfilesValidate(t *testing.T) {
 							t.Fatalf("threads: configuration %s: %v", c.Name, err)
 						}
 						counts[base] = append(counts[base], k1)
-						want := map[string]int{"leaderfollowers": k1, "halfsynchalfreactive": k1 + 1, "activeobject": k1 + n}[c.Model]
-						if c.GOMAXPROCS != want {
-							t.Errorf("threads: %s has GOMAXPROCS %d, want %d (the OS threads it runs)", c.Name, c.GOMAXPROCS, want)
+						spare := registry.SpareProcs
+						want := map[string]Size{
+							"leaderfollowers":      {Pool: k1, Threads: k1, GOMAXPROCS: k1 + spare},
+							"halfsynchalfreactive": {Pool: k1, Threads: k1, GOMAXPROCS: k1 + 1 + spare},
+							"activeobject":         {Pool: k1, Threads: n, GOMAXPROCS: k1 + n + spare},
+						}[c.Model]
+						for _, w := range r.Workloads {
+							s := r.Sizes[c.Name+"/"+w.Name]
+							if s.Pool != want.Pool || s.Threads != want.Threads || s.GOMAXPROCS != want.GOMAXPROCS {
+								t.Errorf("threads on %d CPUs: %s under %s sized %+v, want pool %d, threads %d, GOMAXPROCS %d (the rule's mapping of T)",
+									n, c.Name, w.Name, s, want.Pool, want.Threads, want.GOMAXPROCS)
+							}
 						}
 					}
 					for _, base := range []string{"leaderfollowers/lifo", "halfsynchalfreactive", "activeobject"} {

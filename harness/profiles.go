@@ -340,32 +340,31 @@ const (
 )
 
 // ThreadsConfigs returns the thread sweep's configurations for a server
-// of n CPUs: for each of ThreadCounts(n) k, Leader/Followers (lifo) with
-// k threads and GOMAXPROCS k, Half-Sync/Half-Reactive with k workers and
-// GOMAXPROCS k + 1 (the reactor), Active Object with k active objects
-// (--ao-objects: its scheduler threads) and the rule's n I/O threads,
-// GOMAXPROCS k + n; then the references, the Proactor and netpoll, sized
-// by the rule. Each model's configurations are adjacent, in ascending k.
-// The counts are the profile's fixed values (the sweep's dimension).
+// of n CPUs, from the model table: for each model whose row sweeps its
+// pool (registry.SweepPool: Leader/Followers lifo's threads,
+// Half-Sync/Half-Reactive's workers, Active Object's active objects), its
+// first configuration at each of ThreadCounts(n) k, sized by the rule
+// with T = k (Config.Pool: threads, GOMAXPROCS with its spare P, the
+// reactor and the I/O threads as the rule gives them); then the
+// references (registry.SweepReference: the Proactor and netpoll) sized by
+// the rule. Each model's configurations are adjacent, in ascending k.
 func ThreadsConfigs(n int) []Config {
 	var cs []Config
-	name := func(base string, k int) string { return fmt.Sprintf("%s%s%d", base, ThreadsSuffix, k) }
 	ks := ThreadCounts(n)
-	for _, k := range ks {
-		cs = append(cs, Config{Name: name("leaderfollowers/lifo", k), Model: "leaderfollowers",
-			Args: []string{"--promotion", "lifo"}, Threads: k, GOMAXPROCS: k})
+	for _, m := range registry.Models {
+		if m.ThreadSweep != registry.SweepPool || len(m.Configs) == 0 {
+			continue
+		}
+		c := m.Configs[0]
+		for _, k := range ks {
+			cs = append(cs, Config{Name: fmt.Sprintf("%s%s%d", c.Name, ThreadsSuffix, k), Model: m.Name,
+				Args: slices.Clone(c.Args), Sizing: SizeRule, Pool: k})
+		}
 	}
-	for _, k := range ks {
-		cs = append(cs, Config{Name: name("halfsynchalfreactive", k), Model: "halfsynchalfreactive",
-			Threads: k, GOMAXPROCS: k + 1})
-	}
-	for _, k := range ks {
-		cs = append(cs, Config{Name: name("activeobject", k), Model: "activeobject",
-			Args: []string{"--ao-objects", fmt.Sprint(k)}, Threads: max(n, 1), GOMAXPROCS: k + max(n, 1)})
-	}
-	for _, c := range Families() {
-		if c.Name == "proactor" || c.Name == "netpoll" {
-			cs = append(cs, c)
+	for _, m := range registry.Models {
+		if m.ThreadSweep == registry.SweepReference && len(m.Configs) > 0 {
+			c := m.Configs[0]
+			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule})
 		}
 	}
 	return cs

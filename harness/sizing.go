@@ -131,6 +131,10 @@ func (c *Config) size(w *Workload, n int) Size {
 	if c.MinPool > rule {
 		count += fmt.Sprintf("; the profile's floor of %d", c.MinPool)
 	}
+	if c.Pool > 0 {
+		t = c.Pool
+		count = fmt.Sprintf("the sweep's %d, where the rule gives %d", t, rule)
+	}
 	switch sh.Kind {
 	case registry.PoolThreads:
 		s.Pool, s.Threads, s.GOMAXPROCS = t, t, sh.Procs(t)

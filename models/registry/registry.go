@@ -45,7 +45,9 @@ type Model struct {
 	// (FamilyLF, FamilyHandOff, FamilyOther): models that dispatch alike.
 	Family string
 	// Color is the model's slot in the figures' palette (package plots:
-	// 0..10), the same in every run and every figure; each model its own.
+	// slots 0..10 are its fixed colours, later ones generated, so a new
+	// row takes the next free slot), the same in every run and every
+	// figure; each model its own, never negative.
 	Color int
 	// Sizing is how the sizing rule's thread count reaches the model
 	// (harness: "CPUs, sizing and GOMAXPROCS").
@@ -67,7 +69,27 @@ type Model struct {
 	// FrontEnd marks a model that forwards to a back-end server, whose
 	// address its --backend flag must give.
 	FrontEnd bool
+	// ThreadSweep is the model's part in the thread sweep (the threads
+	// profile, harness.ThreadsConfigs): its first configuration at each
+	// pool size, as a reference sized by the rule, or none.
+	ThreadSweep SweepRole
 }
+
+// SweepRole is a model's part in the thread sweep.
+type SweepRole int
+
+// The sweep roles.
+const (
+	// NotSwept: the model is not in the thread sweep.
+	NotSwept SweepRole = iota
+	// SweepPool: its first configuration at every pool size T of the
+	// sweep, each mapped onto threads and GOMAXPROCS as the sizing rule
+	// maps its own T (Sizing.Kind PoolThreads or PoolObjects).
+	SweepPool
+	// SweepReference: its first configuration once, sized by the rule,
+	// beside the swept pools.
+	SweepReference
+)
 
 // Config is one configuration of a model: its name in results and
 // figures, and its own serve flags.
@@ -176,6 +198,7 @@ var Models = []Model{
 				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios, Lanes: ls, LaneSched: laneSched})
 			}
 		},
+		ThreadSweep: SweepPool,
 	},
 	{
 		Name:   "halfsynchalfreactive",
@@ -195,6 +218,7 @@ var Models = []Model{
 				return halfsynchalfreactive.Start(cfg, halfsynchalfreactive.Options{QueueSize: *queue, Pooled: *pooled, Priority: *prio})
 			}
 		},
+		ThreadSweep: SweepPool,
 	},
 	{
 		Name:   "activeobject",
@@ -210,6 +234,7 @@ var Models = []Model{
 				return activeobject.Start(cfg, activeobject.Options{Objects: *objects, QueueCapacity: *queue, MaxInFlight: *inFlight})
 			}
 		},
+		ThreadSweep: SweepPool,
 	},
 	{
 		Name:   "proactor",
@@ -226,6 +251,7 @@ var Models = []Model{
 				return proactor.Start(cfg, proactor.Options{Recv: *recv, Buffers: *buffers, BufferSize: *bufSize, Entries: *entries})
 			}
 		},
+		ThreadSweep: SweepReference,
 	},
 	{
 		Name:   "threadperconn",
@@ -248,6 +274,7 @@ var Models = []Model{
 		Flags: func(*flag.FlagSet) Start {
 			return func(cfg models.Config) (models.Server, error) { return netpoll.Start(cfg, netpoll.Options{}) }
 		},
+		ThreadSweep: SweepReference,
 	},
 	{
 		Name:   "frontend",
