@@ -2,6 +2,7 @@ package plots
 
 import (
 	"image/color"
+	"math"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -15,8 +16,9 @@ import (
 )
 
 // palette is the Okabe–Ito colour-blind-safe palette (black last). Each
-// model has one colour of it (modelColor: its slot in the model table),
-// the same in every run and every figure.
+// model has one colour of it, or past its end a generated one
+// (modelColor, slotColor: its slot in the model table), the same in every
+// run and every figure.
 var palette = []color.RGBA{
 	{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
 	{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
@@ -35,13 +37,54 @@ var palette = []color.RGBA{
 }
 
 // modelColor returns the colour of a model, the same in every run: its
-// slot of the palette in the model table (registry.Model.Color); a model
-// not in it is drawn in black, the last slot.
+// slot in the model table (registry.Model.Color), slotColor of it; a
+// model not in the table (nginx, asio: real servers) is drawn in black,
+// the palette's last colour.
 func modelColor(model string) color.RGBA {
-	if m, ok := registry.Lookup(model); ok && m.Color >= 0 && m.Color < len(palette)-1 {
-		return palette[m.Color]
+	if m, ok := registry.Lookup(model); ok && m.Color >= 0 {
+		return slotColor(m.Color)
 	}
 	return palette[len(palette)-1]
+}
+
+// slotColor is the colour of palette slot i: the palette's own colours
+// but black, then, for a table that has outgrown them, colours generated
+// around the hue circle at the golden angle in three lightnesses, so that
+// a new model's slot is never black and never a colour another slot has
+// (TestSlotColorsDistinct).
+func slotColor(i int) color.RGBA {
+	fixed := len(palette) - 1
+	if i < fixed {
+		return palette[i]
+	}
+	j := i - fixed
+	h := math.Mod(float64(j)*0.618033988749895+0.1, 1)
+	l := [...]float64{0.42, 0.30, 0.55}[j%3]
+	return hsl(h, 0.7, l)
+}
+
+// hsl converts a hue, saturation and lightness, each in [0, 1], to RGB.
+func hsl(h, s, l float64) color.RGBA {
+	c := (1 - math.Abs(2*l-1)) * s
+	x := c * (1 - math.Abs(math.Mod(h*6, 2)-1))
+	var r, g, b float64
+	switch int(h * 6) {
+	case 0:
+		r, g = c, x
+	case 1:
+		r, g = x, c
+	case 2:
+		g, b = c, x
+	case 3:
+		g, b = x, c
+	case 4:
+		r, b = x, c
+	default:
+		r, b = c, x
+	}
+	m := l - c/2
+	u := func(v float64) uint8 { return uint8(math.Round(255 * (v + m))) }
+	return color.RGBA{R: u(r), G: u(g), B: u(b), A: 0xFF}
 }
 
 // glyphs are the markers of a model's first, second, … variant (promotion

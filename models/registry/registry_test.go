@@ -37,6 +37,9 @@ func TestTable(t *testing.T) {
 			t.Errorf("model %s twice", m.Name)
 		}
 		names[m.Name] = true
+		if m.Color < 0 {
+			t.Errorf("model %s has colour slot %d, want 0 or more", m.Name, m.Color)
+		}
 		if other, ok := colours[m.Color]; ok {
 			t.Errorf("models %s and %s share colour %d", m.Name, other, m.Color)
 		}
