@@ -3,7 +3,10 @@ package plots
 import (
 	"image/color"
 	"math"
+	"slices"
 	"testing"
+
+	"concbench/models/registry"
 )
 
 // TestSlotColorsDistinct checks that the palette grows: every slot of a
@@ -31,6 +34,28 @@ func TestSlotColorsDistinct(t *testing.T) {
 			if d := dist(ci, slotColor(j)); d < 10 {
 				t.Errorf("slots %d and %d: %v and %v, %.1f apart", j, i, slotColor(j), ci, d)
 			}
+		}
+	}
+}
+
+// TestNewRowOwnColour adds a row to the model table in the next free slot
+// and checks that its figures would draw it in a colour no other model
+// has, and not in black.
+func TestNewRowOwnColour(t *testing.T) {
+	saved := registry.Models
+	t.Cleanup(func() { registry.Models = saved })
+	next := 0
+	for _, m := range saved {
+		next = max(next, m.Color+1)
+	}
+	registry.Models = append(slices.Clone(saved), registry.Model{Name: "echo", Family: registry.FamilyOther, Color: next})
+	c := modelColor("echo")
+	if c == palette[len(palette)-1] {
+		t.Errorf("a new model in slot %d is drawn black", next)
+	}
+	for _, m := range saved {
+		if modelColor(m.Name) == c {
+			t.Errorf("a new model in slot %d shares %s's colour %v", next, m.Name, c)
 		}
 	}
 }

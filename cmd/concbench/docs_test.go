@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"concbench/harness"
-	"concbench/models/registry"
 )
 
 // TestProfilesDocumented checks the profile list against its one source,
@@ -42,22 +41,6 @@ func TestProfilesDocumented(t *testing.T) {
 	}
 	if !strings.Contains(string(mk), "docs/profiles.md") {
 		t.Error("the Makefile's bench target does not point to docs/profiles.md")
-	}
-}
-
-// TestModelsDocumented checks the README's model table against its one
-// source, registry.Names: a row per model, in the registry's order.
-func TestModelsDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
-		rows = append(rows, m[1])
-	}
-	if !slices.Equal(rows, registry.Names()) {
-		t.Errorf("README.md's model table has rows %v, want one per model in registry.Names' order %v", rows, registry.Names())
 	}
 }
 

@@ -10,14 +10,6 @@ import (
 	"concbench/wire"
 )
 
-func TestConformance(t *testing.T) {
-	modeltest.Run(t, func(cfg models.Config) (models.Server, error) { return Start(cfg, Options{}) })
-}
-
-func TestConformanceFixedBurst(t *testing.T) {
-	modeltest.Run(t, func(cfg models.Config) (models.Server, error) { return Start(cfg, Options{FixedBurst: true}) })
-}
-
 // TestAcceptMore plays bursts through acceptMore as
 // cherokee_bind_accept_more would see them, one accept at a time: the
 // limit each burst gets, given what the bursts before it took and

@@ -13,7 +13,7 @@ func TestConformance(t *testing.T) {
 		threads int // I/O threads; 0 keeps the suite's setting (4)
 		opts    Options
 	}{
-		{name: "defaults", opts: Options{}},
+		// The defaults: TestConformance of models/registry, through the row.
 		{name: "threads=1", threads: 1, opts: Options{}},
 		{name: "objects=1", opts: Options{Objects: 1}},
 		// Tiny bounds: enqueuers block on full queues, connections stop at

@@ -6,9 +6,11 @@
 // configurations from it, and plots colours and groups figures by it.
 //
 // Adding a model is one package under models/ (its doc.go mapping the
-// pattern's participants, passing models/modeltest under -race) and one
-// row here; TestOneRow shows that a row is all the rest of the suite
-// needs.
+// pattern's participants) and one row here (and its rows in the README's
+// and docs/design.md's model tables, which TestModelsDocumented checks);
+// TestConformance runs models/modeltest under -race on every row in
+// every configuration, and TestOneRow shows that a row is all the rest of
+// the suite needs.
 package registry
 
 import (

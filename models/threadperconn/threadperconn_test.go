@@ -13,13 +13,6 @@ import (
 	"concbench/service"
 )
 
-func TestConformance(t *testing.T) {
-	modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
-		cfg.Threads = 0 // one thread per connection: the suite opens hundreds
-		return Start(cfg, Options{})
-	})
-}
-
 // TestThreadCap: at the thread cap a new client is refused at once with
 // 503 and a reason, counted as refused, instead of hanging in the backlog;
 // once a connection ends, new clients are served again.
