@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"concbench/models/registry"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/registry"
 	"concbench/results"
 )
 

@@ -38,7 +38,7 @@ func experimentDefaults(e Experiment) string {
 		f = append(f, "open loop at "+docList(e.Fractions, func(v float64) string { return docNumber(100*v) + " %" })+" of each configuration's capacity")
 	}
 	if len(e.Rates) > 0 {
-		f = append(f, "open loop at "+docList(e.Rates, func(v float64) string { return docNumber(v) })+" req/s")
+		f = append(f, "open loop at "+docList(e.Rates, docNumber)+" req/s")
 	}
 	if len(e.RatesFromSlowest) > 0 {
 		f = append(f, "equal load at "+docList(e.RatesFromSlowest, docNumber)+" of the slowest configuration's capacity")

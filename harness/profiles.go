@@ -357,17 +357,22 @@ func ThreadsConfigs(n int) []Config {
 		}
 		c := m.Configs[0]
 		for _, k := range ks {
-			cs = append(cs, Config{Name: fmt.Sprintf("%s%s%d", c.Name, ThreadsSuffix, k), Model: m.Name,
-				Args: slices.Clone(c.Args), Sizing: SizeRule, Pool: k})
+			ck := ruleConfig(m, c)
+			ck.Name, ck.Pool = fmt.Sprintf("%s%s%d", c.Name, ThreadsSuffix, k), k
+			cs = append(cs, ck)
 		}
 	}
 	for _, m := range registry.Models {
 		if m.ThreadSweep == registry.SweepReference && len(m.Configs) > 0 {
-			c := m.Configs[0]
-			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule})
+			cs = append(cs, ruleConfig(m, m.Configs[0]))
 		}
 	}
 	return cs
+}
+
+// ruleConfig is configuration c of model m, sized by the rule.
+func ruleConfig(m registry.Model, c registry.Config) Config {
+	return Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule}
 }
 
 // ThreadsWorkloads returns the threads profile's workloads, where threads
@@ -411,8 +416,7 @@ func Families() []Config {
 	var cs []Config
 	for _, m := range registry.Models {
 		if len(m.Configs) > 0 && m.Family != registry.FamilyPractised {
-			c := m.Configs[0]
-			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule})
+			cs = append(cs, ruleConfig(m, m.Configs[0]))
 		}
 	}
 	return cs
@@ -429,7 +433,9 @@ func Variants() []Config {
 			continue
 		}
 		for _, c := range m.Configs {
-			cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule, MinPool: m.VariantFloor})
+			rc := ruleConfig(m, c)
+			rc.MinPool = m.VariantFloor
+			cs = append(cs, rc)
 		}
 	}
 	return cs
@@ -446,7 +452,9 @@ func Practised() []Config {
 	for _, m := range registry.Models {
 		for i, c := range m.Configs {
 			if m.Family == registry.FamilyPractised || m.Family == registry.FamilyLF && i == 0 {
-				cs = append(cs, Config{Name: c.Name, Model: m.Name, Args: slices.Clone(c.Args), Sizing: SizeRule, MinPool: PractisedFloor})
+				rc := ruleConfig(m, c)
+				rc.MinPool = PractisedFloor
+				cs = append(cs, rc)
 			}
 		}
 	}
@@ -582,7 +590,8 @@ func NginxPairs() []Config {
 		}
 		for _, rc := range m.Configs {
 			if got, err := nginxMode(rc.Args); inTable && err == nil && got == mode {
-				c = Config{Name: rc.Name, Model: m.Name, Args: slices.Clone(rc.Args), Sizing: SizeRule, MinPool: PractisedFloor}
+				c = ruleConfig(m, rc)
+				c.MinPool = PractisedFloor
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	plotpalette "gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -49,7 +50,7 @@ func modelColor(model string) color.RGBA {
 
 // slotColor is the colour of palette slot i: the palette's own colours
 // but black, then, for a table that has outgrown them, colours generated
-// around the hue circle at the golden angle in three lightnesses, so that
+// around the hue circle at the golden angle in three values (gonum's palette.HSVA), so that
 // a new model's slot is never black and never a colour another slot has
 // (TestSlotColorsDistinct).
 func slotColor(i int) color.RGBA {
@@ -59,32 +60,8 @@ func slotColor(i int) color.RGBA {
 	}
 	j := i - fixed
 	h := math.Mod(float64(j)*0.618033988749895+0.1, 1)
-	l := [...]float64{0.42, 0.30, 0.55}[j%3]
-	return hsl(h, 0.7, l)
-}
-
-// hsl converts a hue, saturation and lightness, each in [0, 1], to RGB.
-func hsl(h, s, l float64) color.RGBA {
-	c := (1 - math.Abs(2*l-1)) * s
-	x := c * (1 - math.Abs(math.Mod(h*6, 2)-1))
-	var r, g, b float64
-	switch int(h * 6) {
-	case 0:
-		r, g = c, x
-	case 1:
-		r, g = x, c
-	case 2:
-		g, b = c, x
-	case 3:
-		g, b = x, c
-	case 4:
-		r, b = x, c
-	default:
-		r, b = c, x
-	}
-	m := l - c/2
-	u := func(v float64) uint8 { return uint8(math.Round(255 * (v + m))) }
-	return color.RGBA{R: u(r), G: u(g), B: u(b), A: 0xFF}
+	v := [...]float64{0.7, 0.5, 0.9}[j%3]
+	return color.RGBAModel.Convert(plotpalette.HSVA{H: h, S: 0.7, V: v, A: 1}).(color.RGBA)
 }
 
 // glyphs are the markers of a model's first, second, … variant (promotion

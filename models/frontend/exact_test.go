@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"concbench/models"
+	"concbench/models/frontend/frontendtest"
 	"concbench/models/modeltest"
 	"concbench/service"
 	"concbench/wire"
@@ -93,12 +94,12 @@ func TestExactlyTheBackendsResponses(t *testing.T) {
 			httpCfg := binCfg
 			httpCfg.Codec = newCodec(t, "http")
 			bin, http := binCfg.Codec, httpCfg.Codec
-			binChain := modeltest.Start(t, func() (*chain, error) { return startChain(binCfg, tc.opts) })
+			binChain := modeltest.Start(t, func() (*frontendtest.Chain, error) { return startChain(binCfg, tc.opts) })
 			httpFront := modeltest.Start(t, func() (*Server, error) {
-				return Start(httpCfg, Options{Backend: binChain.backend.Addr().String(), Handoff: tc.opts.Handoff, UpstreamConns: tc.opts.UpstreamConns})
+				return Start(httpCfg, Options{Backend: binChain.Backend.Addr().String(), Handoff: tc.opts.Handoff, UpstreamConns: tc.opts.UpstreamConns})
 			})
 
-			direct := exchange(t, binChain.backend.Addr().String(), bin, reqs)
+			direct := exchange(t, binChain.Backend.Addr().String(), bin, reqs)
 			viaBin := exchange(t, binChain.Addr().String(), bin, reqs)
 			viaHTTP := exchange(t, httpFront.Addr().String(), http, reqs)
 			for i := range reqs {
@@ -307,7 +308,7 @@ func TestHandoffCounters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, "binary")
 			codec := cfg.Codec
-			srv := modeltest.Start(t, func() (*chain, error) { return startChain(cfg, tc.opts) })
+			srv := modeltest.Start(t, func() (*frontendtest.Chain, error) { return startChain(cfg, tc.opts) })
 			var wg sync.WaitGroup
 			for i := range clients {
 				wg.Go(func() {

@@ -2,14 +2,15 @@ package registry_test
 
 import (
 	"flag"
+	"fmt"
+	"slices"
 	"testing"
 
 	"concbench/internal/uring"
 	"concbench/models"
+	"concbench/models/frontend/frontendtest"
 	"concbench/models/modeltest"
-	"concbench/models/netpoll"
 	"concbench/models/registry"
-	"concbench/wire"
 )
 
 // TestConformance runs the shared conformance suite (models/modeltest)
@@ -45,14 +46,14 @@ func runRows(t *testing.T, rows []registry.Model) {
 
 // rowStart returns the start function of configuration c of row m: the
 // row's flags parsed from c's arguments, each start of a front end with
-// a back end of its own.
+// a back end of its own (frontendtest.StartChain).
 func rowStart(t *testing.T, m registry.Model, c registry.Config) modeltest.StartFunc {
 	return func(cfg models.Config) (models.Server, error) {
 		fs := flag.NewFlagSet(m.Name, flag.ContinueOnError)
 		start := m.Flags(fs)
 		args := c.Args
 		if m.Sizing.Args != nil {
-			args = append(args[:len(args):len(args)], m.Sizing.Args(c.Args, cfg.Threads)...)
+			args = slices.Concat(c.Args, m.Sizing.Args(c.Args, cfg.Threads))
 		}
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("%s: the row's flags refuse its arguments %q: %v", c.Name, args, err)
@@ -63,44 +64,11 @@ func rowStart(t *testing.T, m registry.Model, c registry.Config) modeltest.Start
 		if !m.FrontEnd {
 			return start(cfg)
 		}
-		back, err := startBackend(cfg)
-		if err != nil {
-			return nil, err
-		}
-		if err := fs.Set("backend", back.Addr().String()); err != nil {
-			back.Close()
-			t.Fatalf("%s: a front end without a --backend flag: %v", c.Name, err)
-		}
-		front, err := start(cfg)
-		if err != nil {
-			back.Close()
-			return nil, err
-		}
-		return &chain{Server: front, backend: back}, nil
+		return frontendtest.StartChain(cfg, func(backend string) (models.Server, error) {
+			if err := fs.Set("backend", backend); err != nil {
+				return nil, fmt.Errorf("%s: a front end without a --backend flag: %w", c.Name, err)
+			}
+			return start(cfg)
+		})
 	}
-}
-
-// startBackend starts a netpoll back end serving the binary protocol with
-// cfg's service and limits.
-func startBackend(cfg models.Config) (models.Server, error) {
-	codec, err := wire.New("binary", cfg.Codec.Limits())
-	if err != nil {
-		return nil, err
-	}
-	return netpoll.Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: cfg.Service}, netpoll.Options{})
-}
-
-// chain is a front end with its back end: Close closes both, so that the
-// suite's leak checks cover the pair.
-type chain struct {
-	models.Server
-	backend models.Server
-}
-
-func (c *chain) Close() error {
-	err := c.Server.Close()
-	if berr := c.backend.Close(); err == nil {
-		err = berr
-	}
-	return err
 }

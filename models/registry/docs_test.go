@@ -1,11 +1,11 @@
 package registry_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"concbench/models/registry"
@@ -36,13 +36,11 @@ func tableMismatches(t *testing.T, names []string) []string {
 			rows = append(rows, m[1])
 		}
 		if !slices.Equal(rows, names) {
-			bad = append(bad, d.file+"'s model table has rows "+fmtList(rows)+", want one per model in the table's order "+fmtList(names))
+			bad = append(bad, fmt.Sprintf("%s's model table has rows %v, want one per model in the table's order %v", d.file, rows, names))
 		}
 	}
 	return bad
 }
-
-func fmtList(s []string) string { return "[" + strings.Join(s, " ") + "]" }
 
 // TestModelsDocumented checks that the README's and docs/design.md's
 // model tables have a row per model of the table, in its order.
