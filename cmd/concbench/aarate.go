@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -69,7 +70,7 @@ func runAarate(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	fs.IntVar(&f.runs, "runs", 10, "runs to have in --out (those already there count; 0: measure nothing, recount)")
 	fs.StringVar(&f.out, "out", "out/aarate", "the campaign's folder")
 	fs.StringVar(&f.profile, "profile", "aa", "the profile each run starts from (its twin: --twin after --)")
-	if err := parseFlags(fs, args, stdout, aarateUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, aarateUsage); err != nil {
 		return err
 	}
 	f.bench = fs.Args()

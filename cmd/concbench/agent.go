@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/loadgen"
 	"concbench/loadgen/agent"
 )
@@ -45,7 +46,7 @@ func runAgent(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.StringVar(&token, "token", "", "the shared token a coordinator must present (required; default: $CONCBENCH_AGENT_TOKEN, which keeps it out of ps)")
 	fs.StringVar(&allow, "allow", "", "the addresses and CIDR prefixes a target may have, comma-separated (default: loopback only, 127.0.0.0/8 and ::1)")
 	fs.StringVar(&cpus, "cpus", "", "pin the agent to these CPUs (cpulist, e.g. 1 or 2-3; default: no pinning)")
-	if err := parseFlags(fs, args, stdout, agentUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, agentUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -77,7 +78,7 @@ func runAgent(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return fmt.Errorf("agent: --%w", err)
 		}
 	}
-	if err := pinCPUs("agent", cpus, 0); err != nil {
+	if err := cli.PinCPUs("agent", cpus, 0); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", listen)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/internal/cli"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -42,7 +43,7 @@ Flags:
 func runAgree(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agree", flag.ContinueOnError)
 	out := fs.String("out", "", "a folder for the runs' records and the summary (none: standard output only)")
-	if err := parseFlags(fs, args, stdout, agreeUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, agreeUsage); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 {

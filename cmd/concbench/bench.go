@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -154,13 +155,13 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.DurationVar(&f.validate, "validate", 10*time.Second, "after the run, check the measurement chain with one short concbench validate experiment (M/M/1 at ρ 0.5) of this window, ~8 s more for the floor, a closed-loop run and start-up, for the report's Measurement chain section; 0 skips it")
 	fs.BoolVar(&f.print, "print-experiment", false, "print the experiment as JSON (an --experiment file) and exit without running it")
 	f.agent.register(fs)
-	if err := parseFlags(fs, args, stdout, benchUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, benchUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := setFlags(fs)
+	set := cli.Set(fs)
 
 	opt, err := f.agent.options("bench", stderr)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -102,7 +103,7 @@ func runCompare(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	metrics := fs.String("metrics", "capacity,p50,p99,ctxsw,cpu,allocs", "comma-separated metrics to compare: "+compareMetricNames())
 	jsonPath := fs.String("json", "", "also write the rows as JSON to this file (- for standard output instead of the table)")
-	if err := parseFlags(fs, args, stdout, compareUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, compareUsage); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

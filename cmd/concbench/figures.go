@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/internal/cli"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -39,7 +40,7 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	dir := fs.String("run", "", "the run folder (holding run.json and points/) (required)")
 	formats := fs.String("formats", strings.Join(plots.Formats, ","), "figure formats, comma-separated: svg, pdf, png, tex (LaTeX/pgf, to \\input)")
 	load := fs.Float64("spectrum-load", plots.DefaultLoad, "open-loop load, as a fraction of capacity, for the spectrum, per-request cost and per-thread figures (the run's closest measured fraction is used)")
-	if err := parseFlags(fs, args, stdout, figuresUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, figuresUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"concbench/internal/cli"
 )
 
 // flagCase is a command line a command must refuse before anything runs.
@@ -32,8 +34,8 @@ func checkRefusedExit(t *testing.T, command string, pre []string, exit int, case
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{command}, pre...), tc.args...)
 			err := run(context.Background(), args, nil, io.Discard, io.Discard)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != exit {
-				t.Fatalf("error %v (exit %d), want one containing %q, exit %d", err, exitCode(err), tc.want, exit)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || cli.ExitCode(err) != exit {
+				t.Fatalf("error %v (exit %d), want one containing %q, exit %d", err, cli.ExitCode(err), tc.want, exit)
 			}
 		})
 	}
@@ -46,8 +48,8 @@ func checkHelp(t *testing.T, command string, wants ...string) string {
 	t.Helper()
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"help", command}, nil, &out, io.Discard)
-	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
-		t.Fatalf("help %s = %v (exit %d), want flag.ErrHelp (exit 0)", command, err, exitCode(err))
+	if !errors.Is(err, flag.ErrHelp) || cli.ExitCode(err) != 0 {
+		t.Fatalf("help %s = %v (exit %d), want flag.ErrHelp (exit 0)", command, err, cli.ExitCode(err))
 	}
 	for _, want := range wants {
 		if !strings.Contains(out.String(), want) {

@@ -17,6 +17,7 @@ import (
 
 	"concbench/gate"
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/loadgen"
 	"concbench/results"
 )
@@ -108,22 +109,22 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&f.minSamples, "min-samples", gate.DefaultMinSamples, "valid samples per side a gated row needs (fewer: undecided)")
 	f.agent.register(fs)
 	fs.BoolVar(&f.relaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; the report says so)")
-	if err := parseFlags(fs, args, stdout, gateUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, gateUsage); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &exitStatus{2, err}
+		return cli.Exit(2, err)
 	}
-	set := setFlags(fs)
+	set := cli.Set(fs)
 	if err := checkGateFlags(&f, set, fs.Args()); err != nil {
-		return &exitStatus{2, err}
+		return cli.Exit(2, err)
 	}
 	if _, err := f.agent.options("gate", io.Discard); err != nil {
-		return &exitStatus{2, err}
+		return cli.Exit(2, err)
 	}
 	exp, err := gateExperiment(&f, set)
 	if err != nil {
-		return &exitStatus{2, err}
+		return cli.Exit(2, err)
 	}
 	opt := gate.DefaultOptions()
 	opt.MinSamples = f.minSamples
@@ -223,7 +224,7 @@ func (g *gateRun) do(ctx context.Context) error {
 	g.head = gate.Side{Label: "head", Commit: "unknown", Ref: "working tree"}
 	var err error
 	if g.tmp, err = os.MkdirTemp("", "concbench-gate-"); err != nil {
-		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+		return cli.Exit(2, fmt.Errorf("gate: %w", err))
 	}
 	defer os.RemoveAll(g.tmp)
 
@@ -391,10 +392,10 @@ func setupIsProfile(exp *harness.Experiment) bool {
 func (g *gateRun) finish(r *gate.Report) error {
 	var md, js bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
-		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+		return cli.Exit(2, fmt.Errorf("gate: %w", err))
 	}
 	if err := r.WriteJSON(&js); err != nil {
-		return &exitStatus{2, fmt.Errorf("gate: %w", err)}
+		return cli.Exit(2, fmt.Errorf("gate: %w", err))
 	}
 	var errs []error
 	if _, err := g.stdout.Write(md.Bytes()); err != nil {
@@ -414,15 +415,15 @@ func (g *gateRun) finish(r *gate.Report) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return &exitStatus{2, fmt.Errorf("gate: writing the report: %w", err)}
+		return cli.Exit(2, fmt.Errorf("gate: writing the report: %w", err))
 	}
 	switch code := r.ExitCode(); code {
 	case 0:
 		return nil
 	case 1:
-		return &exitStatus{1, fmt.Errorf("gate: REGRESSION: %s", strings.Join(r.Regressions(), "; "))}
+		return cli.Exit(1, fmt.Errorf("gate: REGRESSION: %s", strings.Join(r.Regressions(), "; ")))
 	default:
-		return &exitStatus{code, fmt.Errorf("gate: could not decide: %s", strings.Join(undecidedReasons(r), "; "))}
+		return cli.Exit(code, fmt.Errorf("gate: could not decide: %s", strings.Join(undecidedReasons(r), "; ")))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
@@ -127,7 +128,7 @@ func gateCmd(t *testing.T, args ...string) (string, int, error) {
 	if err == nil {
 		return out.String(), 0, nil
 	}
-	return out.String(), exitCode(err), err
+	return out.String(), cli.ExitCode(err), err
 }
 
 // TestGateJudgeRun checks the exit statuses end to end on synthetic
@@ -353,7 +354,7 @@ func selfTest(t *testing.T, args ...string) string {
 	if strings.Contains(out.String(), "capacity allocs/req: not gated: the windows hold fewer than") {
 		t.Skipf("this machine served too few requests per capacity window to gate allocations (see the report): the self-test could not run")
 	}
-	if err == nil || exitCode(err) != 1 {
+	if err == nil || cli.ExitCode(err) != 1 {
 		t.Fatalf("gate returned %v, want exit 1 (regression)\nstderr:\n%s", err, errOut.String())
 	}
 	var v struct {

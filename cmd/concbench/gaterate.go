@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/stats"
 )
 
@@ -65,7 +66,7 @@ func runGaterate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	fs.StringVar(&f.base, "base", "HEAD", "the gate's --base revision")
 	fs.StringVar(&f.out, "out", "out/gaterate", "the campaign's folder")
 	fs.BoolVar(&f.judge, "judge", false, "re-judge the runs in --out with this binary's rules instead of measuring")
-	if err := parseFlags(fs, args, stdout, gaterateUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, gaterateUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -74,7 +75,7 @@ func runGaterate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if f.runs < 0 {
 		return fmt.Errorf("gaterate: --runs %d: want 0 or more", f.runs)
 	}
-	if set := setFlags(fs); f.judge && (set["runs"] || set["base"]) {
+	if set := cli.Set(fs); f.judge && (set["runs"] || set["base"]) {
 		return errors.New("gaterate: --judge measures nothing: it takes no --runs or --base")
 	}
 	return gaterate(ctx, &f, stdout, stderr)
@@ -155,12 +156,12 @@ func measureGateRun(ctx context.Context, f *gaterateFlags, i int, stderr io.Writ
 // returned: 0 pass, 1 regression, 2 undecided; ok is false for an error
 // that is no verdict.
 func gateCode(err error) (code int, ok bool) {
-	var es *exitStatus
+	var es *cli.ExitError
 	switch {
 	case err == nil:
 		return 0, true
-	case errors.As(err, &es) && (es.code == 1 || es.code == 2):
-		return es.code, true
+	case errors.As(err, &es) && (es.Code == 1 || es.Code == 2):
+		return es.Code, true
 	}
 	return 0, false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/models"
 	"concbench/wire"
 )
@@ -116,7 +117,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileFlags, error) {
 	fs.StringVar(&f.cpus, "server-cpus", "0", "CPUs the server is pinned to")
 	fs.BoolVar(&f.rest, "rest", true, "amplify: measure once the server has stopped writing (the attack at rest); false: as soon as every attacker has had a response produced, while the kernel's socket buffers are still being filled")
 	fs.DurationVar(&f.during, "during", 2*time.Second, "slowheader: how long after the attackers connected the victim is measured under attack")
-	if err := parseFlags(fs, args, stdout, hostileUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, hostileUsage); err != nil {
 		return nil, err
 	}
 	switch {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/loadgen/agent"
@@ -137,13 +138,13 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.agentToken, "agent-token", "", "the token the agents were started with (required with --agents; default: $CONCBENCH_AGENT_TOKEN)")
 	fs.DurationVar(&f.agentLead, "agent-lead", agent.DefaultLead, "with --agents: how far ahead the common start lies (time for the agents to open their connections)")
 	fs.BoolVar(&f.allowInvalid, "allow-invalid", false, "exit with status 0 even if the verdict is invalid (default: status 3)")
-	if err := parseFlags(fs, args, stdout, loadUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, loadUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("load: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := setFlags(fs)
+	set := cli.Set(fs)
 	if cfg.Requests > 0 && !set["duration"] {
 		cfg.Duration = 0
 	}
@@ -213,7 +214,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if f.agents != "" {
 		return runLoadAgents(ctx, cfg, &f, stdout, stderr)
 	}
-	if err := pinCPUs("load", f.cpus, 0); err != nil {
+	if err := cli.PinCPUs("load", f.cpus, 0); err != nil {
 		return err
 	}
 	// Ps beyond the workers', as the harness does (loadgen.Procs): a
@@ -253,7 +254,7 @@ func finishLoad(f *loadFlags, stdout, stderr io.Writer, res *loadgen.Result, out
 	case runErr != nil:
 		return fmt.Errorf("load: %w", runErr)
 	case !f.allowInvalid && !res.Valid:
-		return &exitStatus{code: 3, err: fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; "))}
+		return cli.Exit(3, fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; ")))
 	}
 	return nil
 }

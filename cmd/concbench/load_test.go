@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/internal/cli"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/models"
@@ -137,9 +138,9 @@ func TestLoadInvalidExit(t *testing.T) {
 	addr := startNetpoll(t, "http")
 	args := []string{"--addr", addr, "--closed", "--conns", "1", "--requests", "50", "--warmup", "0"}
 	out, _, err := load(args...)
-	if exitCode(err) != 3 || !strings.Contains(err.Error(), "invalid run") || !strings.Contains(out, "INVALID RUN") ||
+	if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "invalid run") || !strings.Contains(out, "INVALID RUN") ||
 		!strings.Contains(out, "warm-up 0s is shorter than 100ms") {
-		t.Errorf("invalid run: %v (exit %d), want exit 3 after the summary:\n%s", err, exitCode(err), out)
+		t.Errorf("invalid run: %v (exit %d), want exit 3 after the summary:\n%s", err, cli.ExitCode(err), out)
 	}
 	out, _, err = load(append(args, "--allow-invalid")...)
 	if err != nil || !strings.Contains(out, "INVALID RUN") {

@@ -23,7 +23,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -31,10 +30,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 
-	"concbench/internal/cpuset"
+	"concbench/internal/cli"
 )
 
 func main() {
@@ -45,28 +43,8 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "concbench:", err)
 		}
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
-}
-
-// exitStatus carries a specific exit status (the gate uses 1 and 2).
-type exitStatus struct {
-	code int
-	err  error
-}
-
-func (e *exitStatus) Error() string { return e.err.Error() }
-func (e *exitStatus) Unwrap() error { return e.err }
-
-func exitCode(err error) int {
-	var es *exitStatus
-	if errors.As(err, &es) {
-		return es.code
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 1
 }
 
 // command is one subcommand.
@@ -94,55 +72,6 @@ var commands = []command{
 	{name: "aarate", summary: "the who-wins table's false-decision rate: run an experiment with an A/A twin N times and count, per column, the cells that separated the twin from its original (Clopper–Pearson intervals)", run: runAarate},
 	{name: "agree", summary: "check that independent runs of one experiment agree: every claim of a decided who-wins cell against the same cell of every other run, and the contradictions", run: runAgree},
 	{name: "version", summary: "print the commit this binary was built from, the Go version and the build settings (also: --version)", run: runVersion},
-}
-
-// parseFlags parses a subcommand's flags. -h/-help prints the full usage to
-// stdout (header, then the flags' defaults) and returns flag.ErrHelp; a bad
-// flag returns an error naming it and pointing at the help (printed once,
-// by main), never the whole usage.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, header string) error {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, header)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w (run 'concbench help %s' for the flags)", fs.Name(), err, fs.Name())
-	}
-	return nil
-}
-
-// setFlags returns the names of the flags given on the command line (after
-// fs.Parse).
-func setFlags(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	return set
-}
-
-// pinCPUs pins every thread of this process to the CPU list cpus (if not
-// empty) and sets GOMAXPROCS: to gomaxprocs if positive, else to the number
-// of CPUs pinned to. The runtime sized GOMAXPROCS from the affinity it saw
-// at start, before the pinning, so it must be set again.
-func pinCPUs(cmd, cpus string, gomaxprocs int) error {
-	if cpus != "" {
-		set, err := cpuset.Parse(cpus)
-		if err != nil {
-			return fmt.Errorf("%s: --cpus: %w", cmd, err)
-		}
-		if err := cpuset.Pin(0, set); err != nil {
-			return fmt.Errorf("%s: --cpus %s: %w", cmd, cpus, err)
-		}
-		gomaxprocs = cmp.Or(gomaxprocs, len(set))
-	}
-	if gomaxprocs > 0 {
-		runtime.GOMAXPROCS(gomaxprocs)
-	}
-	return nil
 }
 
 func usage(w io.Writer) {

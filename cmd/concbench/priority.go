@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/loadgen"
 	"concbench/plots"
 	"concbench/results"
@@ -131,7 +132,7 @@ func parsePriorityFlags(args []string, stdout io.Writer) (*priorityFlags, error)
 	fs.DurationVar(&f.duration, "duration", 5*time.Second, "load --duration (the measured window)")
 	fs.IntVar(&f.runs, "runs", 3, "repetitions of every point")
 	fs.StringVar(&f.out, "out", "out/priority", "folder for the results and the figure")
-	if err := parseFlags(fs, args, stdout, priorityUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, priorityUsage); err != nil {
 		return nil, err
 	}
 	switch {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/internal/cpuset"
 	"concbench/internal/sysstat"
 	"concbench/models"
@@ -104,7 +105,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	for _, m := range registry.Models {
 		header += fmt.Sprintf("  %-22s %s\n", m.Name, m.Summary)
 	}
-	if err := parseFlags(fs, args, stdout, header+"\nFlags:\n"); err != nil {
+	if err := cli.Parse(fs, args, stdout, header+"\nFlags:\n"); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -137,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	// Pin first: calibration and GOMAXPROCS must see the final CPUs.
-	if err := pinCPUs("serve", f.cpus, f.gomaxprocs); err != nil {
+	if err := cli.PinCPUs("serve", f.cpus, f.gomaxprocs); err != nil {
 		return err
 	}
 	// As many descriptors as the system allows this process: one per

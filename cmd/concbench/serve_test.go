@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/internal/cli"
 	"concbench/internal/testenv"
 	"concbench/models"
 	"concbench/models/registry"
@@ -324,7 +325,7 @@ func TestHelp(t *testing.T) {
 		t.Errorf("help: %q", out.String())
 	}
 	checkHelp(t, "serve", "snapshot tasks", "threadperconn")
-	if err := run(context.Background(), []string{"frob"}, nil, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
+	if err := run(context.Background(), []string{"frob"}, nil, io.Discard, io.Discard); err == nil || cli.ExitCode(err) != 1 {
 		t.Errorf("unknown command: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/internal/cpuset"
 	"concbench/loadgen"
 	"concbench/results"
@@ -164,13 +165,13 @@ func parseSoakFlags(args []string, stdout io.Writer) (*soakFlags, error) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the request mix and the kills")
 	fs.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs the server is pinned to and sized for (default: the first half of this process's)")
 	fs.StringVar(&f.loadCPUs, "load-cpus", "", "CPUs the load generator is pinned to (default: the rest)")
-	if err := parseFlags(fs, args, stdout, soakUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, soakUsage); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("soak: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := setFlags(fs)
+	set := cli.Set(fs)
 	if err := f.check(set); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"concbench/internal/cli"
 	"concbench/results"
 )
 
@@ -55,7 +56,7 @@ func runTheory(_ context.Context, args []string, _ io.Reader, stdout, _ io.Write
 	fs.DurationVar(&overhead, "overhead", 0, "a fixed per-request cost the shared queue pays on top of the service, the partitioned ones not")
 	fs.IntVar(&requests, "requests", 500_000, "requests simulated per queue and cell, after as many of warm-up (1000..10000000)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the simulations")
-	if err := parseFlags(fs, args, stdout, theoryUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, theoryUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

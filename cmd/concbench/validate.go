@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/plots"
 	"concbench/results"
 )
@@ -87,7 +88,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	fs.Uint64Var(&seed, "seed", 1, "seed of the schedules and the simulations")
 	fs.BoolVar(&relax, "relax-load-checks", false, "turn off the load generator's checks on its own health (tests on a busy machine only)")
 	keep := fs.Bool("keep-kernel-threads", false, "leave the kernel threads that stall a CPU for milliseconds at a fixed period (DAMON's kdamond) as they are; by default they get SCHED_IDLE while validate runs (as root) and are restored after")
-	if err := parseFlags(fs, args, stdout, validateUsage); err != nil {
+	if err := cli.Parse(fs, args, stdout, validateUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -125,7 +126,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	printValidation(stdout, v)
 	fmt.Fprintf(stdout, "\nresults: %s (validation.json, validation.md, figures/chain.*)\n", dir)
 	if !v.Validated {
-		return &exitStatus{code: 3, err: errors.New("validate: " + v.Verdict)}
+		return cli.Exit(3, errors.New("validate: "+v.Verdict))
 	}
 	return nil
 }

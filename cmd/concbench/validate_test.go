@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"concbench/internal/cli"
 )
 
 // TestValidateFlagErrors: bad input is refused by name before anything
@@ -29,8 +31,8 @@ func TestValidateFlagErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(context.Background(), append([]string{"validate"}, tc.args...), nil, io.Discard, io.Discard)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
-				t.Fatalf("error %v (exit %d), want one containing %q, exit 1", err, exitCode(err), tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || cli.ExitCode(err) != 1 {
+				t.Fatalf("error %v (exit %d), want one containing %q, exit 1", err, cli.ExitCode(err), tc.want)
 			}
 		})
 	}
@@ -39,7 +41,7 @@ func TestValidateFlagErrors(t *testing.T) {
 func TestValidateHelp(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"help", "validate"}, nil, &out, io.Discard)
-	if exitCode(err) != 0 || !strings.Contains(out.String(), "Exit status: 0 validated, 3 not validated") {
+	if cli.ExitCode(err) != 0 || !strings.Contains(out.String(), "Exit status: 0 validated, 3 not validated") {
 		t.Errorf("help validate: %v, %q", err, out.String())
 	}
 }
