@@ -151,7 +151,7 @@ func aaSources(runsDir, recDir string) []aaSource {
 		if _, ok := byName[name]; ok {
 			continue
 		}
-		if r, err := readJSON[aaRecord](js); err == nil {
+		if r, err := results.ReadJSON[aaRecord](js); err == nil {
 			byName[name] = aaSource{record: r}
 		}
 	}

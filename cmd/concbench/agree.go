@@ -80,7 +80,7 @@ func readAgreeSource(src string) (*aaRecord, error) {
 	if st, err := os.Stat(src); err == nil && st.IsDir() {
 		return recordRun(src)
 	}
-	return readJSON[aaRecord](src)
+	return results.ReadJSON[aaRecord](src)
 }
 
 // summarizeAgree judges recs with this binary's rules and writes the

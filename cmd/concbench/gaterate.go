@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"concbench/internal/cli"
+	"concbench/results"
 	"concbench/stats"
 )
 
@@ -109,7 +110,7 @@ func gaterate(ctx context.Context, f *gaterateFlags, stdout, stderr io.Writer) e
 	slices.Sort(all)
 	var reps []gateReport
 	for _, js := range all {
-		r, err := readJSON[gateReport](js)
+		r, err := results.ReadJSON[gateReport](js)
 		if err != nil {
 			return fmt.Errorf("gaterate: %w", err)
 		}
@@ -187,7 +188,7 @@ type gateReport struct {
 // runDirOf returns the run folder a gate report names in its notes
 // ("Run folder: DIR (…").
 func runDirOf(js string) (string, error) {
-	v, err := readJSON[struct {
+	v, err := results.ReadJSON[struct {
 		Notes []string `json:"notes"`
 	}](js)
 	if err != nil {

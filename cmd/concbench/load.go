@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -246,7 +245,7 @@ func finishLoad(f *loadFlags, stdout, stderr io.Writer, res *loadgen.Result, out
 		more(summary)
 	}
 	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, stdout, out); err != nil {
+		if err := results.WriteJSON(f.jsonPath, stdout, out); err != nil {
 			return fmt.Errorf("load: --json: %w", err)
 		}
 	}
@@ -257,36 +256,6 @@ func finishLoad(f *loadFlags, stdout, stderr io.Writer, res *loadgen.Result, out
 		return cli.Exit(3, fmt.Errorf("load: invalid run: %s", strings.Join(res.Reasons, "; ")))
 	}
 	return nil
-}
-
-// writeJSON writes res as indented JSON to path ("-": stdout), atomically
-// (results.WriteFile): a reader never sees a partial file.
-func writeJSON(path string, stdout io.Writer, res any) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err := stdout.Write(b)
-		return err
-	}
-	return results.WriteFile(path, b)
-}
-
-// readJSON reads the JSON file at path into a new T: a load generator's
-// result as "load --json" writes it, a gate report as "gate --json" does.
-// A file that does not decode is an error naming it.
-func readJSON[T any](path string) (*T, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &v, nil
 }
 
 // agentMaxUncertainty bounds the agents' clock uncertainty (0: the

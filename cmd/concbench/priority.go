@@ -256,11 +256,11 @@ func (f *priorityFlags) measure(ctx context.Context, stdout io.Writer) error {
 		fmt.Sprintf("High-priority p99 (%g req/s, priority %d) under a low-priority flood", f.highRate, f.highPrio),
 		"low-priority offered load (req/s)", "high-priority p99 (µs)", series)
 	for _, format := range []string{"png", "svg"} {
-		if err := writeFileWith(filepath.Join(f.out, "priority."+format), func(w io.Writer) error { return fig.Render(w, format) }); err != nil {
+		if err := results.WriteWith(filepath.Join(f.out, "priority."+format), func(w io.Writer) error { return fig.Render(w, format) }); err != nil {
 			return fmt.Errorf("priority: %w", err)
 		}
 	}
-	if err := writeFileWith(filepath.Join(f.out, "priority.csv"), fig.WriteCSV); err != nil {
+	if err := results.WriteWith(filepath.Join(f.out, "priority.csv"), fig.WriteCSV); err != nil {
 		return fmt.Errorf("priority: %w", err)
 	}
 	for _, n := range fig.Notes {
@@ -294,7 +294,7 @@ func (f *priorityFlags) measureCapacity(ctx context.Context, flags []string) (ca
 	if out, err := ld.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("load: %v: %s", err, firstLine(string(out)))
 	}
-	r, err := readJSON[loadgen.Result](res)
+	r, err := results.ReadJSON[loadgen.Result](res)
 	if err != nil {
 		return 0, err
 	}
@@ -361,7 +361,7 @@ func (f *priorityFlags) measurePoint(ctx context.Context, flags []string, low fl
 			p.failed = fmt.Sprintf("%s stream: %v: %s", s.name, rn.err, firstLine(rn.stderr))
 			continue
 		}
-		r, err := readJSON[loadgen.Result](s.path)
+		r, err := results.ReadJSON[loadgen.Result](s.path)
 		if err != nil {
 			p.failed = err.Error()
 			continue
@@ -400,18 +400,4 @@ func laneCounts(c map[string]uint64) string {
 		parts = append(parts, fmt.Sprintf("lane%d %d", i, n))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeFileWith creates path and writes it with fn, reporting a failed
-// write or close.
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	fl, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(fl); err != nil {
-		fl.Close()
-		return err
-	}
-	return fl.Close()
 }
