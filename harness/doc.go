@@ -63,9 +63,9 @@
 //     every point beyond it ("The load generator's ceiling" below).
 //   - window: what is read at the two edges of a point's measured window,
 //     and cost, which turns it into a results.ServerCost.
-//   - perfSet: perf software counters on the server's threads.
-//   - mechSet: a mechanisms point's tracepoint counters ("The mechanisms
-//     point" below).
+//   - internal/ktrace: the perf software counters on the server's
+//     threads and a mechanisms point's tracepoint counters ("The
+//     mechanisms point" below).
 //
 // # A point
 //
@@ -238,8 +238,8 @@
 //   - System calls: a perf counter per kind and server thread (with
 //     inherit, as the perf counters above) of the tracepoint
 //     raw_syscalls:sys_enter, filtered on the kind's system-call numbers
-//     (syscallNumbers: this architecture's), and one unfiltered for the
-//     total; other is the total less the named kinds.
+//     (ktrace's table of this architecture's), and one unfiltered for
+//     the total; other is the total less the named kinds.
 //   - Futex wake calls: syscalls:sys_enter_futex filtered on its op
 //     (FUTEX_WAKE, FUTEX_WAKE_OP, FUTEX_WAKE_BITSET, private or not), and
 //     futex_wake(2). Calls, not threads woken.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/ktrace"
 	"concbench/loadgen"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	// As a run does: where this is root and tracefs is merely not
 	// mounted, the mechanism tests run instead of skipping.
-	if why := MountTracefs(); why != "" {
+	if why := ktrace.MountTracefs(); why != "" {
 		fmt.Fprintln(os.Stderr, "harness tests:", why)
 	}
 	if testing.Short() {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"concbench/internal/cpuset"
+	"concbench/internal/ktrace"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
@@ -37,7 +38,7 @@ const perfCheckTolerance = 0.05
 // It starts the model's server (the default profile's configuration,
 // sized for one CPU) on the first half of the CPUs, drives it at a fixed
 // rate from the other half, and counts the load twice: with this
-// package's counters (openMechanisms) and with perf stat -e
+// package's counters (ktrace.OpenMechanisms) and with perf stat -e
 // 'syscalls:sys_enter_*' -p PID (and the same IPI tracepoint, per CPU),
 // enabled and disabled through perf's control pipe, both read just
 // before the load's connections open and just after they close.
@@ -80,22 +81,22 @@ func TestPerfCheck(t *testing.T) {
 		defer cpuset.Pin(0, prev)
 	}
 
-	ms, why := openMechanisms([]int{srv.pid}, srv.info.CPUs)
+	ms, why := ktrace.OpenMechanisms([]int{srv.pid}, srv.info.CPUs)
 	if ms == nil {
-		t.Fatalf("openMechanisms: %s", why)
+		t.Fatalf("ktrace.OpenMechanisms: %s", why)
 	}
-	defer ms.close()
-	threads := startPerf(t, perfBin, "-e", "syscalls:sys_enter_futex", "--filter", futexWakeFilter,
+	defer ms.Close()
+	threads := startPerf(t, perfBin, "-e", "syscalls:sys_enter_futex", "--filter", ktrace.FutexWakeFilter,
 		"-e", "raw_syscalls:sys_enter", "-e", "syscalls:sys_enter_*", "-p", strconv.Itoa(srv.pid))
 	var ipis *perfStat
-	switch ms.ipiEvents {
+	switch ms.IPIEvents() {
 	case "ipi:ipi_send_cpu":
-		set, _ := cpuset.Parse(ms.cpuList)
-		ipis = startPerf(t, perfBin, "-a", "-e", "ipi:ipi_send_cpu", "--filter", targetFilter(set))
+		set, _ := cpuset.Parse(ms.IPICPUs())
+		ipis = startPerf(t, perfBin, "-a", "-e", "ipi:ipi_send_cpu", "--filter", ktrace.TargetFilter(set))
 	case "":
 	default:
-		args := []string{"-C", ms.cpuList}
-		for _, ev := range strings.Split(ms.ipiEvents, " + ") {
+		args := []string{"-C", ms.IPICPUs()}
+		for _, ev := range strings.Split(ms.IPIEvents(), " + ") {
 			args = append(args, "-e", ev)
 		}
 		ipis = startPerf(t, perfBin, args...)
@@ -116,7 +117,7 @@ func TestPerfCheck(t *testing.T) {
 	// thread's counter sends the thread's CPU an IPI.
 	threads.control(t, "enable")
 	ipis.control(t, "enable")
-	b, err := ms.read(true)
+	b, err := ms.Read(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +132,13 @@ func TestPerfCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := ms.read(false)
+	a, err := ms.Read(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ipis.control(t, "disable")
 	threads.control(t, "disable")
-	ours := ms.counts(b, a)
+	ours := ms.Counts(b, a)
 	theirs := threads.stop(t)
 	served := s1.Stats.Requests - s0.Stats.Requests
 	requests := float64(max(served, 1))
@@ -180,7 +181,7 @@ func TestPerfCheck(t *testing.T) {
 	if ipis != nil {
 		var sum uint64
 		for ev, n := range ipis.stop(t) {
-			if slices.Contains(strings.Split(ms.ipiEvents, " + "), ev) {
+			if slices.Contains(strings.Split(ms.IPIEvents(), " + "), ev) {
 				sum += n
 			}
 		}

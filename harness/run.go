@@ -14,6 +14,7 @@ import (
 	mstats "github.com/montanaflynn/stats"
 
 	"concbench/internal/cpuset"
+	"concbench/internal/ktrace"
 	"concbench/loadgen"
 	"concbench/results"
 )
@@ -444,7 +445,7 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		}
 	}
 	if r.exp.Mechanisms > 0 {
-		r.prov.Tracefs = MountTracefs()
+		r.prov.Tracefs = ktrace.MountTracefs()
 		if r.prov.Tracefs != "" && r.opt.Progress != nil {
 			fmt.Fprintf(r.opt.Progress, "mechanisms: %s\n", r.prov.Tracefs)
 		}

@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 
+	"concbench/internal/ktrace"
 	"concbench/loadgen"
 	"concbench/results"
 )
@@ -14,15 +15,15 @@ import (
 // the end, the server's threads and descriptors (readProc).
 type windowEdges struct {
 	w               window
-	ps              *perfSet // nil when perf is unavailable (perfUnavailable says why)
+	ps              *ktrace.PerfSet // nil when perf is unavailable (perfUnavailable says why)
 	perfUnavailable string
 	perf0, perf1    results.PerfCounters
 	ctlErr, perfErr error
 	// ms are a mechanisms point's counters (nil for the other kinds, and
 	// when the kernel refused them: mechUnavailable says why).
-	ms              *mechSet
+	ms              *ktrace.MechSet
 	mechUnavailable string
-	mech0, mech1    mechSample
+	mech0, mech1    ktrace.MechSample
 	mechErr         error
 }
 
@@ -34,9 +35,9 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 	r.waitMechanisms() // the last mechanisms point's counters are closed before any point's load
 	e := &windowEdges{}
 	pids := srv.pids()
-	e.ps, e.perfUnavailable = openPerf(pids...)
+	e.ps, e.perfUnavailable = ktrace.OpenPerf(pids...)
 	if p.Kind == results.KindMechanisms {
-		e.ms, e.mechUnavailable = openMechanisms(pids, srv.describe().CPUs)
+		e.ms, e.mechUnavailable = ktrace.OpenMechanisms(pids, srv.describe().CPUs)
 	}
 	e.w.begin, e.ctlErr = srv.read(edgeBegin)
 	lc.OnWindow = func(start bool) {
@@ -44,10 +45,10 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 		if start {
 			e.w.startRunQueue(pids...)
 			if e.ps != nil {
-				e.perf0, perr = e.ps.read()
+				e.perf0, perr = e.ps.Read()
 			}
 			if e.ms != nil {
-				e.mech0, merr = e.ms.read(true)
+				e.mech0, merr = e.ms.Read(true)
 			}
 			e.w.before, err = srv.read(edgeStart)
 			if r.opt.onWindow != nil {
@@ -56,10 +57,10 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 		} else {
 			e.w.after, err = srv.read(edgeEnd)
 			if e.ms != nil {
-				e.mech1, merr = e.ms.read(false)
+				e.mech1, merr = e.ms.Read(false)
 			}
 			if e.ps != nil {
-				e.perf1, perr = e.ps.read()
+				e.perf1, perr = e.ps.Read()
 			}
 			e.w.endRunQueue(pids...)
 			e.w.readProc(pids...)
@@ -84,10 +85,10 @@ func (e *windowEdges) finish() *window {
 		}
 	}
 	if e.ps != nil {
-		e.ps.close()
+		e.ps.Close()
 	}
 	if e.w.mechUnavailable, read = countersUnavailable(e.ms != nil, e.mechUnavailable, e.mechErr); read {
-		e.w.mechanisms = e.ms.counts(e.mech0, e.mech1)
+		e.w.mechanisms = e.ms.Counts(e.mech0, e.mech1)
 	}
 	return &e.w
 }
@@ -112,13 +113,13 @@ func countersUnavailable(opened bool, why string, err error) (_ string, read boo
 // an RCU grace period per tracepoint) overlap the server's stop and the
 // next one's start, which no window measures; waitMechanisms waits for
 // it before any point's load starts, and at the run's end.
-func (r *runner) closeMechanisms(ms *mechSet) {
+func (r *runner) closeMechanisms(ms *ktrace.MechSet) {
 	r.waitMechanisms()
 	done := make(chan struct{})
 	r.closing = done
 	go func() {
 		defer close(done)
-		ms.close()
+		ms.Close()
 	}()
 }
 

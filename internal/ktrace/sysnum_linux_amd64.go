@@ -1,4 +1,4 @@
-package harness
+package ktrace
 
 import "golang.org/x/sys/unix"
 

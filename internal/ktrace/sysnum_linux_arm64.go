@@ -1,4 +1,4 @@
-package harness
+package ktrace
 
 // archSyscalls are the system calls of results.SyscallKinds that exist on
 // this architecture and not on every one syscallNumbers serves: none

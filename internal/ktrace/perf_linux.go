@@ -1,4 +1,4 @@
-package harness
+package ktrace
 
 import (
 	"encoding/binary"
@@ -24,7 +24,7 @@ type counterSpec struct {
 }
 
 // perfEvents are the software events counted per point, in the order of
-// perfSet's sums.
+// PerfSet's sums.
 var perfEvents = []counterSpec{
 	{name: "context-switches", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES},
 	{name: "cpu-migrations", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_CPU_MIGRATIONS},
@@ -199,27 +199,27 @@ func (s *counterSet) close() {
 	s.rows = nil
 }
 
-// perfSet is the perf software counters (perfEvents) on a server's
+// PerfSet is the perf software counters (perfEvents) on a server's
 // threads. They are opened before the load generator starts and read at
 // the window's edges, so that the window's edges cost only a read per
 // counter, on the load generator's CPU.
-type perfSet struct {
+type PerfSet struct {
 	c *counterSet
 }
 
-// openPerf opens the counters on every thread of the processes pids (a
+// OpenPerf opens the counters on every thread of the processes pids (a
 // concbench server, or nginx's master and workers), or returns nil and
 // why not.
-func openPerf(pids ...int) (*perfSet, string) {
+func OpenPerf(pids ...int) (*PerfSet, string) {
 	c, _, why := openThreads(pids, perfEvents)
 	if c == nil {
 		return nil, why
 	}
-	return &perfSet{c: c}, ""
+	return &PerfSet{c: c}, ""
 }
 
-// read returns the counters' sums now.
-func (p *perfSet) read() (results.PerfCounters, error) {
+// Read returns the counters' sums now.
+func (p *PerfSet) Read() (results.PerfCounters, error) {
 	s, err := p.c.read()
 	if err != nil {
 		return results.PerfCounters{}, err
@@ -227,4 +227,4 @@ func (p *perfSet) read() (results.PerfCounters, error) {
 	return results.PerfCounters{ContextSwitches: s[0], CPUMigrations: s[1], TaskClockNs: s[2]}, nil
 }
 
-func (p *perfSet) close() { p.c.close() }
+func (p *PerfSet) Close() { p.c.close() }

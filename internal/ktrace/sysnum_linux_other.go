@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package harness
+package ktrace
 
 // syscallNumbers returns nil: concbench has no table of this
 // architecture's system-call numbers, so a mechanisms point says it

@@ -1,4 +1,4 @@
-package harness
+package ktrace
 
 import (
 	"errors"
@@ -24,10 +24,10 @@ func TestMechanismCounts(t *testing.T) {
 	plan := &mechPlan{roles: []mechRole{
 		{kind: "read"}, {kind: "write"}, {kind: "futex"}, {wakes: true}, {wakes: true}, {total: true},
 	}}
-	m := &mechSet{plan: plan, nthreads: 3, cpus: &counterSet{}, cpuList: "0-1"}
-	before := mechSample{threads: []uint64{10, 10, 10, 10, 10, 100}, cpus: []uint64{5, 7}}
-	after := mechSample{threads: []uint64{110, 60, 45, 25, 15, 400}, cpus: []uint64{15, 8}}
-	got := m.counts(before, after)
+	m := &MechSet{plan: plan, nthreads: 3, cpus: &counterSet{}, cpuList: "0-1"}
+	before := MechSample{threads: []uint64{10, 10, 10, 10, 10, 100}, cpus: []uint64{5, 7}}
+	after := MechSample{threads: []uint64{110, 60, 45, 25, 15, 400}, cpus: []uint64{15, 8}}
+	got := m.Counts(before, after)
 	want := map[string]uint64{"read": 100, "write": 50, "futex": 35, "other": 300 - 185}
 	for _, k := range results.SyscallKindNames() {
 		if got.Syscalls[k] != want[k] {
@@ -40,9 +40,9 @@ func TestMechanismCounts(t *testing.T) {
 
 	// The named ones read past the total: other is 0, not a wrapped
 	// number; no IPI counters: why, and no count.
-	m = &mechSet{plan: plan, ipiWhy: "not counted: no irq_vectors"}
+	m = &MechSet{plan: plan, ipiWhy: "not counted: no irq_vectors"}
 	after.threads[5] = 150
-	got = m.counts(before, after)
+	got = m.Counts(before, after)
 	if got.Syscalls["other"] != 0 || got.WakeIPIs != 0 || got.WakeIPIsUnavailable != "not counted: no irq_vectors" {
 		t.Errorf("counts %+v, want other 0 and the IPIs' reason", got)
 	}
@@ -54,14 +54,14 @@ func TestMechanismCounts(t *testing.T) {
 // the waits must not be counted as wakes. Without permission (not root)
 // it checks that the reason is said instead.
 func TestMechanismsOfSelf(t *testing.T) {
-	m, why := openMechanisms([]int{os.Getpid()}, "")
+	m, why := OpenMechanisms([]int{os.Getpid()}, "")
 	if m == nil {
 		if why == "" {
-			t.Fatal("openMechanisms: no counters and no reason")
+			t.Fatal("OpenMechanisms: no counters and no reason")
 		}
 		t.Skipf("not counted here (the reason is recorded): %s", why)
 	}
-	defer m.close()
+	defer m.Close()
 	zero, err := os.Open("/dev/zero")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestMechanismsOfSelf(t *testing.T) {
 	const reads, writes, wakes, waits = 300, 200, 100, 5000
 	buf := make([]byte, 8)
 	var word uint32 = 1
-	b, err := m.read(true)
+	b, err := m.Read(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func TestMechanismsOfSelf(t *testing.T) {
 	for range waits {
 		futexCall(t, &word, 0|128, 0) // FUTEX_WAIT_PRIVATE; word is 1: EAGAIN at once
 	}
-	a, err := m.read(false)
+	a, err := m.Read(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := m.counts(b, a)
+	c := m.Counts(b, a)
 	for k, min := range map[string]uint64{"read": reads, "write": writes, "futex": wakes + waits} {
 		if c.Syscalls[k] < min {
 			t.Errorf("%s system calls %d, want at least %d", k, c.Syscalls[k], min)
@@ -139,9 +139,9 @@ func futexCall(t *testing.T, word *uint32, op, val int) {
 // TestMechanismsRefused checks that a process the counters cannot be
 // opened on gives a reason, never zeros.
 func TestMechanismsRefused(t *testing.T) {
-	m, why := openMechanisms([]int{1 << 30}, "") // no such process
+	m, why := OpenMechanisms([]int{1 << 30}, "") // no such process
 	if m != nil {
-		m.close()
+		m.Close()
 		t.Fatal("counters opened on a process that does not exist")
 	}
 	if why == "" || !strings.Contains(why, "perf") && !strings.Contains(why, "tracefs") {
@@ -160,8 +160,8 @@ func TestTargetFilter(t *testing.T) {
 		{[]int{0, 1, 2, 3}, "(cpu >= 0 && cpu <= 3)"},
 		{[]int{0, 1, 2, 5, 7, 8}, "(cpu >= 0 && cpu <= 2) || cpu == 5 || (cpu >= 7 && cpu <= 8)"},
 	} {
-		if got := targetFilter(tc.set); got != tc.want {
-			t.Errorf("targetFilter(%v) = %q, want %q", tc.set, got, tc.want)
+		if got := TargetFilter(tc.set); got != tc.want {
+			t.Errorf("TargetFilter(%v) = %q, want %q", tc.set, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package ktrace
 
 import (
 	"errors"
@@ -20,12 +20,12 @@ import (
 // under debugfs on older systems.
 var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 
-// futexWakeFilter selects the futex(2) calls that wake: FUTEX_WAKE (1),
+// FutexWakeFilter selects the futex(2) calls that wake: FUTEX_WAKE (1),
 // FUTEX_WAKE_OP (5) and FUTEX_WAKE_BITSET (10), each also with
 // FUTEX_PRIVATE_FLAG (128), which the Go runtime and internal/futex use.
 // The kernel's filters compare a field with a constant, so the op is
 // listed value by value (no "op & 127 == 1").
-const futexWakeFilter = "op == 1 || op == 129 || op == 5 || op == 133 || op == 10 || op == 138"
+const FutexWakeFilter = "op == 1 || op == 129 || op == 5 || op == 133 || op == 10 || op == 138"
 
 // ipiEvents are the tracepoints of the IPIs that run a thread another
 // CPU woke — a reschedule IPI, or a call-function-single IPI that runs
@@ -166,7 +166,7 @@ func planMechanisms() (*mechPlan, error) {
 		}
 	}
 	add(total, mechRole{total: true})
-	wakes, err := tracepoint(root, "syscalls", "sys_enter_futex", futexWakeFilter)
+	wakes, err := tracepoint(root, "syscalls", "sys_enter_futex", FutexWakeFilter)
 	if err != nil {
 		return nil, fmt.Errorf("tracefs: %w: no futex wake calls to count", err)
 	}
@@ -189,7 +189,7 @@ func planIPIs(root string, server cpuset.Set) (specs []counterSpec, events strin
 		for _, name := range ev.names {
 			filter := ""
 			if ev.sent {
-				filter = targetFilter(server)
+				filter = TargetFilter(server)
 			}
 			t, err := tracepoint(root, ev.group, name, filter)
 			if err != nil {
@@ -213,9 +213,9 @@ func planIPIs(root string, server cpuset.Set) (specs []counterSpec, events strin
 	return nil, "", nil, "no tracepoint of IPIs (ipi:ipi_send_cpu, Linux 6.5 and later; irq_vectors, x86): " + why
 }
 
-// targetFilter is ipi:ipi_send_cpu's filter for IPIs sent to a CPU of
+// TargetFilter is ipi:ipi_send_cpu's filter for IPIs sent to a CPU of
 // set, a range at a time.
-func targetFilter(set cpuset.Set) string {
+func TargetFilter(set cpuset.Set) string {
 	var terms []string
 	for i := 0; i < len(set); {
 		j := i
@@ -232,10 +232,10 @@ func targetFilter(set cpuset.Set) string {
 	return strings.Join(terms, " || ")
 }
 
-// mechSet is a mechanisms point's counters: per server thread (with
+// MechSet is a mechanisms point's counters: per server thread (with
 // inherit) the system calls by kind, their total and the futex wake
 // calls; per CPU the wake-up IPIs sent to the server's CPUs.
-type mechSet struct {
+type MechSet struct {
 	plan      *mechPlan
 	threads   *counterSet
 	nthreads  int
@@ -245,21 +245,21 @@ type mechSet struct {
 	cpuList   string // the server's CPUs, the IPIs' targets
 }
 
-// mechSample is the counters' sums at one edge of the window.
-type mechSample struct {
+// MechSample is the counters' sums at one edge of the window.
+type MechSample struct {
 	threads, cpus []uint64
 }
 
-// openMechanisms opens the counters on every thread of the processes
+// OpenMechanisms opens the counters on every thread of the processes
 // pids (a concbench server, or nginx's master and workers) and those of
 // the IPIs sent to cpus (a cpulist; empty: every online CPU), or returns
 // nil and why it cannot.
-func openMechanisms(pids []int, cpus string) (*mechSet, string) {
+func OpenMechanisms(pids []int, cpus string) (*MechSet, string) {
 	plan, err := planMechanisms()
 	if err != nil {
 		return nil, err.Error()
 	}
-	m := &mechSet{plan: plan}
+	m := &MechSet{plan: plan}
 	var why string
 	if m.threads, m.nthreads, why = openThreads(pids, plan.thread); m.threads == nil {
 		return nil, why
@@ -286,12 +286,12 @@ func openMechanisms(pids []int, cpus string) (*mechSet, string) {
 	return m, ""
 }
 
-// read returns the counters' sums now, at the window's start or end.
+// Read returns the counters' sums now, at the window's start or end.
 // Reading a counter of a thread that is running on another CPU sends
 // that CPU an IPI: the IPIs are read last at the start and first at the
 // end, so that the reads' own are outside the window.
-func (m *mechSet) read(start bool) (mechSample, error) {
-	var s mechSample
+func (m *MechSet) Read(start bool) (MechSample, error) {
+	var s MechSample
 	var err error
 	readCPUs := func() {
 		if m.cpus != nil && err == nil {
@@ -310,19 +310,19 @@ func (m *mechSet) read(start bool) (mechSample, error) {
 	return s, err
 }
 
-// close closes every counter.
-func (m *mechSet) close() {
+// Close closes every counter.
+func (m *MechSet) Close() {
 	m.threads.close()
 	if m.cpus != nil {
 		m.cpus.close()
 	}
 }
 
-// counts returns the counts between samples b and a: each kind's system
+// Counts returns the counts between samples b and a: each kind's system
 // calls, other as the total less the named ones, the futex wake calls
 // (the futex(2) calls with a wake op and every futex_wake(2)) and the
 // wake-up IPIs.
-func (m *mechSet) counts(b, a mechSample) *results.Mechanisms {
+func (m *MechSet) Counts(b, a MechSample) *results.Mechanisms {
 	d := func(x, y uint64) uint64 { return y - min(x, y) }
 	r := &results.Mechanisms{Syscalls: map[string]uint64{}, Uncounted: m.plan.uncounted, Threads: m.nthreads,
 		IPICPUs: m.cpuList, IPIEvents: m.ipiEvents, WakeIPIsUnavailable: m.ipiWhy}
@@ -352,3 +352,11 @@ func (m *mechSet) counts(b, a mechSample) *results.Mechanisms {
 	}
 	return r
 }
+
+// IPIEvents names the IPI tracepoints counted ("" when the IPIs are not
+// counted).
+func (m *MechSet) IPIEvents() string { return m.ipiEvents }
+
+// IPICPUs is the cpulist whose incoming IPIs are counted (the server's
+// CPUs; "" when none are).
+func (m *MechSet) IPICPUs() string { return m.cpuList }
