@@ -77,7 +77,10 @@
 // point whose server died gets a new server for the next point.
 //
 // The capacity is the achieved rate of a closed loop (every connection
-// keeps CapacityOutstanding requests in flight) over the window. Each open
+// keeps CapacityOutstanding requests in flight) over the window — Duration,
+// or, with CapacityRequests, as long as that many requests take, so that a
+// check needing a number of requests in the window (the gate's allocation
+// rows) gets them on a slow machine too. Each open
 // point's rate is its fraction of the median of the valid capacity
 // measurements, in the repetitions measured so far (0..r), of the
 // configuration itself — or of the one its Config.RatesFrom names, so that

@@ -229,6 +229,13 @@ type Experiment struct {
 	// CapacityOutstanding is the closed loop's requests in flight per
 	// connection when measuring capacity.
 	CapacityOutstanding int `json:"capacity_outstanding"`
+	// CapacityRequests, if positive, sizes each capacity point's window
+	// by request count instead of Duration: the closed loop measures
+	// that many requests, however long they take (at least
+	// MinRequestsRate a second, else the point fails). A window that
+	// must hold a number of requests — the gate's allocation rows need
+	// 20 000 — then holds them on any machine, fast or loaded.
+	CapacityRequests int64 `json:"capacity_requests,omitempty"`
 	// LoadWorkers is the load generator's event-loop threads; 0 (every
 	// profile) places them by loadgen.Placement once the CPUs are
 	// resolved — a worker per load CPU but the first, each pinned to its

@@ -518,3 +518,35 @@ func TestEstimateMechanisms(t *testing.T) {
 		t.Errorf("mechanisms add %d points and %v; want %d and %v", n1-n0, d1-d0, pairs, time.Duration(pairs)*(DefaultMechanismsWarmup+DefaultMechanismsDuration+tm.PointOverhead))
 	}
 }
+
+// TestCapacityRequests checks that CapacityRequests sizes the capacity
+// point's window by request count, and only the capacity point's: the
+// open points keep Duration.
+func TestCapacityRequests(t *testing.T) {
+	exp, err := Profile("gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp = exp.WithDefaults()
+	exp.CapacityRequests = 25_000
+	if err := exp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{exp: exp}
+	rc := &runConfig{cfg: exp.Configs[0], wl: exp.Workloads[0]}
+	lc := r.loadConfig(rc, &results.Point{Kind: results.KindCapacity}, "127.0.0.1:1", 0)
+	if lc.Requests != 25_000 || lc.Duration != 0 || !lc.Closed {
+		t.Errorf("capacity point: requests %d, duration %v, closed %v; want 25000 requests in a closed loop, no duration", lc.Requests, lc.Duration, lc.Closed)
+	}
+	if err := lc.Validate(); err != nil {
+		t.Errorf("capacity point's load config: %v", err)
+	}
+	lc = r.loadConfig(rc, &results.Point{Kind: results.KindOpen, OfferedRatePerS: 1000}, "127.0.0.1:1", 0)
+	if lc.Requests != 0 || lc.Duration != time.Duration(exp.Duration) {
+		t.Errorf("open point: requests %d, duration %v; want the experiment's duration %v", lc.Requests, lc.Duration, exp.Duration)
+	}
+	exp.CapacityRequests = -1
+	if err := exp.Validate(); err == nil || !strings.Contains(err.Error(), "capacity requests -1 out of range") {
+		t.Errorf("CapacityRequests -1: %v, want out of range", err)
+	}
+}

@@ -25,6 +25,11 @@ const (
 	MinWindow      = 100 * time.Millisecond
 	MaxWindow      = time.Hour
 	MaxBudget      = 24 * time.Hour
+	// MaxCapacityRequests bounds Experiment.CapacityRequests, and
+	// MinRequestsRate is the slowest a window sized by request count may
+	// go before the point is stopped (the watchdog's bound).
+	MaxCapacityRequests = 100_000_000
+	MinRequestsRate     = 100
 	// MinNsPerIter and MaxNsPerIter bound NsPerIter as serve's
 	// --ns-per-iter (service.Config) does.
 	MinNsPerIter = 1e-3
@@ -330,6 +335,9 @@ func (e *Experiment) validateRuns(p *problems) {
 	p.window("", e.Warmup, e.Duration)
 	if b := time.Duration(e.Budget); b < 0 || b > MaxBudget {
 		p.add("budget %v out of range (accepted: 0 for none, or up to %v)", b, MaxBudget)
+	}
+	if e.CapacityRequests < 0 || e.CapacityRequests > MaxCapacityRequests {
+		p.add("capacity requests %d out of range (accepted: 0 for a window of Duration, or 1..%d)", e.CapacityRequests, MaxCapacityRequests)
 	}
 	if e.CapacityOutstanding < 1 || e.CapacityOutstanding > loadgen.MaxInFlight {
 		p.add("capacity outstanding %d out of range (accepted: 1..%d requests in flight per connection)", e.CapacityOutstanding, loadgen.MaxInFlight)

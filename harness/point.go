@@ -274,6 +274,9 @@ func (r *runner) loadConfig(rc *runConfig, p *results.Point, addr string, seedId
 	if p.Kind == results.KindCapacity {
 		lc.Closed, lc.Rate = true, 0
 		lc.Outstanding = r.exp.CapacityOutstanding * lc.Depth
+		if n := r.exp.CapacityRequests; n > 0 {
+			lc.Duration, lc.Requests = 0, n
+		}
 	} else {
 		lc.Rate = p.OfferedRatePerS
 	}
@@ -301,7 +304,11 @@ func (r *runner) runGenerator(srv target, lc loadgen.Config) (*loadgen.Result, e
 		case <-pctx.Done():
 		}
 	}()
-	limit := lc.Warmup + lc.Duration + max(lc.Timeout, loadgen.DefaultTimeout) + 2*controlTimeout + pointGrace
+	window := lc.Duration
+	if lc.Requests > 0 {
+		window = time.Duration(lc.Requests) * time.Second / MinRequestsRate
+	}
+	limit := lc.Warmup + window + max(lc.Timeout, loadgen.DefaultTimeout) + 2*controlTimeout + pointGrace
 	var overran atomic.Bool
 	watchdog := time.AfterFunc(limit, func() {
 		overran.Store(true)
