@@ -11,12 +11,11 @@ import (
 	"strings"
 	"time"
 
-	mstats "github.com/montanaflynn/stats"
-
 	"concbench/internal/cpuset"
 	"concbench/internal/ktrace"
 	"concbench/loadgen"
 	"concbench/results"
+	"concbench/stats"
 )
 
 // Options are how a run is made, as opposed to what it measures (the
@@ -420,8 +419,7 @@ func (r *runner) capacity(name string, rep int) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	m, _ := mstats.Median(xs) // xs is not empty, and capacities are positive: no error
-	return m
+	return stats.MedianOf(xs) // xs is not empty: never NaN
 }
 
 // execute runs every point not yet in the folder, in interleaved order.

@@ -1,10 +1,7 @@
 package results
 
 import (
-	"fmt"
 	"math"
-
-	mstats "github.com/montanaflynn/stats"
 
 	"concbench/stats"
 )
@@ -56,26 +53,9 @@ func Summarize(xs []float64) Stats {
 	s.Median, s.Lo, s.Hi, s.Level = m.Center, m.Lo, m.Hi, m.Level
 	s.Warnings = m.Warnings
 
-	data := mstats.Float64Data(s.Values)
-	for _, st := range []struct {
-		name string
-		dst  *float64
-		f    func(mstats.Float64Data) (float64, error)
-	}{
-		{"min", &s.Min, mstats.Min},
-		{"max", &s.Max, mstats.Max},
-		{"mean", &s.Mean, mstats.Mean},
-		{"standard deviation", &s.StdDev, mstats.StandardDeviationSample},
-		{"interquartile range", &s.IQR, mstats.InterQuartileRange},
-		{"median absolute deviation", &s.MAD, mstats.MedianAbsoluteDeviation},
-	} {
-		v, err := st.f(data)
-		if err != nil {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("no %s from %d value(s): %v", st.name, s.N, err))
-			v = nan
-		}
-		*st.dst = v
-	}
+	d := stats.Describe(s.Values)
+	s.Min, s.Max, s.Mean, s.StdDev, s.IQR, s.MAD = d.Min, d.Max, d.Mean, d.StdDev, d.IQR, d.MAD
+	s.Warnings = append(s.Warnings, d.Warnings...)
 	return s
 }
 

@@ -36,11 +36,10 @@
 //
 // # Libraries
 //
-// Summary statistics (min, max, mean, percentiles, spread) stay on
-// github.com/montanaflynn/stats, the project's chosen library for them;
-// results and harness call it directly, and wherever it is imported under
-// an alias the alias is mstats. This package uses two more, and is the
-// only package that imports them:
+// Summary statistics (min, max, mean, median, spread: Describe, MedianOf)
+// stay on github.com/montanaflynn/stats, the project's chosen library for
+// them, imported as mstats. This package is the only one that imports it,
+// and the two libraries below:
 //
 //   - golang.org/x/perf/benchmath, for the median's interval and the
 //     two-sided U test, so that the report's numbers are benchstat's.
