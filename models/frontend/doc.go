@@ -77,10 +77,12 @@
 // (promoted) or → done (hand-off, or the link's failure); leader → done
 // (own response, or the link's failure).
 // No wake-up is lost: a waiter is registered before its request leaves,
-// joins under mu, and Parker keeps an Unpark that comes before Park. A
-// thread whose response came before it joined returns at once. Every
-// leadership turn ends with the leader's own response, so a pool with
-// followers always has a leader.
+// joins under mu, is marked ready under mu as it leaves the follower set
+// (link.handOff, and link.fail for every waiter), and Parker keeps an
+// Unpark that comes before Park. A thread whose response came before it
+// joined returns at once, and the follower set holds only threads still
+// waiting. Every leadership turn ends with the leader's own response, so
+// a pool with followers always has a leader.
 //
 // # Comparison points
 //

@@ -167,19 +167,22 @@ func (l *link) fail(err error) {
 			l.srv.upstreamTimeouts.Add(1)
 		}
 	}
+	// Answered and marked ready under mu, as the follower set is
+	// emptied, for the reason handOff gives: a thread joining after the
+	// set is emptied sees its response and does not join it.
 	var failed []*waiter
 	for id, w := range l.pending {
 		delete(l.pending, id)
+		w.res.failure = "front end: back end connection failed: " + err.Error()
+		w.res.status = wire.StatusUnavailable
+		l.srv.upstreamFailed.Add(1)
+		w.ready.Store(true)
 		failed = append(failed, w)
 	}
 	l.followers = l.followers[:0]
 	l.mu.Unlock()
 	_ = handleset.Shutdown(l.fd) // ENOTCONN and the like: it is down already
 	for _, w := range failed {
-		w.res.failure = "front end: back end connection failed: " + err.Error()
-		w.res.status = wire.StatusUnavailable
-		l.srv.upstreamFailed.Add(1)
-		w.ready.Store(true)
 		w.parker.Unpark()
 	}
 }

@@ -3,9 +3,25 @@ package frontend
 // deliver hands w its result: it marks it ready (after the result is
 // written) and wakes its thread, the specific notification of the paper's
 // bound hand-off. w must already be out of the table of expected
-// responses and, under mu, out of the follower set.
+// responses. Under the bound pool a leader delivers with handOff instead.
 func deliver(w *waiter) {
 	w.ready.Store(true)
+	w.parker.Unpark()
+}
+
+// handOff is the bound pool's delivery by the leader: w leaves the
+// follower set and is marked ready in one step under mu, then woken.
+// join checks ready and joins the set under mu too, so a delivered
+// waiter is never left in the set. (Marked ready after the removal, a
+// waiter that joined in between stayed in the set after it returned;
+// the next leader to promote it set the role of a thread that had left,
+// which its next register reset: the link kept a leader flag and no
+// reader, and every request on it hung.)
+func (l *link) handOff(w *waiter) {
+	l.mu.Lock()
+	l.removeFollower(w)
+	w.ready.Store(true)
+	l.mu.Unlock()
 	w.parker.Unpark()
 }
 
@@ -67,11 +83,8 @@ func (l *link) lead(w *waiter) {
 				l.srv.ownResponses.Add(1)
 				w.ready.Store(true) // no wake-up: it is this thread
 			} else {
-				l.mu.Lock()
-				l.removeFollower(got)
-				l.mu.Unlock()
 				l.srv.handoffs.Add(1)
-				deliver(got)
+				l.handOff(got)
 			}
 		}
 		if err != nil {
