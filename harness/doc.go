@@ -611,7 +611,7 @@
 // spare (registry.SpareProcs), and for netpoll the server's CPUs. Without
 // the spare, every P is held by a thread blocked in a system call, and
 // the runtime's monitor takes the P of each one that blocks over 20 µs
-// and is woken by its return: at 5 000 req/s on one CPU, 1.9 context
+// and is woken by its return: at 5 000 req/s on one CPU, about 2.3 context
 // switches per request of the monitor's alone (docs/findings.md, "Lean").
 // A server with fewer Ps than threads has its
 // threads hand the Ps around: a thread the kernel wakes (a promoted
