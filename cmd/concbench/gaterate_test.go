@@ -20,7 +20,15 @@ func TestGaterateFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 		{name: "unknown flag", args: []string{"--bin", "x"}, want: "flag provided but not defined: -bin"},
 	})
-	checkHelp(t, "gaterate", "--runs 0 measures nothing", "-tags")
+	checkHelp(t, "gaterate", "--runs 0 measures nothing", "-head-tags")
+
+	// --tags, the gate's --head-tags under its old name, still works.
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"gaterate", "--runs", "0", "--tags", "concbench_regress_cpu", "--out", t.TempDir()}, nil, &stdout, &stderr)
+	if err != nil || !strings.Contains(stdout.String(), "runs with concbench_regress_cpu (power)") ||
+		stderr.String() != "concbench gaterate: --tags is deprecated, use --head-tags\n" {
+		t.Errorf("--tags: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
 }
 
 // TestGaterateRecount recounts the committed campaigns under
@@ -46,7 +54,7 @@ func TestGaterateRecount(t *testing.T) {
 			}
 			args := []string{"gaterate", "--runs", "0", "--out", dir}
 			if !strings.HasPrefix(kind, "nochange") {
-				args = append(args, "--tags", "concbench_regress_"+kind)
+				args = append(args, "--head-tags", "concbench_regress_"+kind)
 			}
 			var stdout bytes.Buffer
 			if err := run(context.Background(), args, nil, &stdout, io.Discard); err != nil {
