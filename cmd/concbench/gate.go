@@ -20,10 +20,12 @@ var gateUsage = expand(`usage: concbench gate --base REV [flags]      a base rev
 
 The CI performance-regression gate. It builds the base revision in a
 temporary git worktree and the current tree, and measures both in one job
-on this machine with the harness's "gate" profile ({gate.configs};
-capacity, and open-loop points at {gate.fractions} of the BASE's capacity for both sides: equal load), interleaved and
-counterbalanced (base head, head base, …), from one load generator in this
-process. Nothing measured on another machine is compared.
+on this machine with the harness's "gate" profile
+({gate.configs}; capacity, and
+open-loop points at {gate.fractions} of the BASE's capacity for both
+sides: equal load), interleaved and counterbalanced (base head, head
+base, …), from one load generator in this process. Nothing measured
+on another machine is compared.
 
   --base REV       the base: a commit, a branch, HEAD (your uncommitted
                    changes against the last commit), or a merge base.
