@@ -2,8 +2,8 @@
 // compares a head side (the current tree) with a base side (a reference
 // revision's build measured in the same job), decides pass, regression or
 // undecided, and writes the decision as a Markdown table for a
-// pull-request comment and as JSON. "concbench gate" (cmd/concbench)
-// builds and measures, then calls it; "make gate", "make gate-ci" and
+// pull-request comment and as JSON. "concbench gate" (programs/gate,
+// with gate/build) builds and measures, then calls it; "make gate", "make gate-ci" and
 // .ci/run call that.
 //
 // # Participants

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
-	"time"
-
-	"concbench/internal/testenv"
 )
 
 // TestAgentFlags checks the agent command's and --agents' refusals of
@@ -40,62 +35,5 @@ func TestAgentFlags(t *testing.T) {
 				t.Fatalf("%v: %v, want an error containing %q", tc.args, err, tc.want)
 			}
 		})
-	}
-}
-
-// TestLoadAgents runs "concbench agent" twice in-process and "load
-// --agents" against the netpoll model: the JSON result is the merged one
-// with a report per agent.
-func TestLoadAgents(t *testing.T) {
-	testenv.EndToEnd(t)
-	saved := agentMaxUncertainty
-	agentMaxUncertainty = time.Second // a loaded test machine may delay a pong; the bound's check is agent's TestEstimate
-	t.Cleanup(func() { agentMaxUncertainty = saved })
-	addr := startNetpoll(t, "http")
-	var agents []string
-	for range 2 {
-		ctx, cancel := context.WithCancel(context.Background())
-		pr, pw := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- runAgent(ctx, []string{"--listen", "127.0.0.1:0", "--token", "t0ken"}, nil, pw, io.Discard)
-		}()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("agent: %v", err)
-			}
-			pr.Close()
-		})
-		line, err := bufio.NewReader(pr).ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		go io.Copy(io.Discard, pr)
-		agents = append(agents, strings.TrimPrefix(strings.TrimSpace(line), "agent listening on "))
-	}
-	out, _, err := load("--addr", addr, "--rate", "400", "--conns", "4", "--duration", "300ms", "--warmup", "100ms",
-		"--agents", strings.Join(agents, ","), "--agent-token", "t0ken", "--agent-lead", "300ms", "--json", "-", "--allow-invalid")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Requests struct{ OK int64 } `json:"requests"`
-		Agents   []struct {
-			Conns  int `json:"conns"`
-			Result struct {
-				Requests struct{ OK int64 } `json:"requests"`
-			} `json:"result"`
-		} `json:"agents"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("JSON: %v in %q", err, out)
-	}
-	if len(res.Agents) != 2 || res.Requests.OK == 0 || res.Requests.OK != res.Agents[0].Result.Requests.OK+res.Agents[1].Result.Requests.OK {
-		t.Errorf("merged %d ok from agents %+v", res.Requests.OK, res.Agents)
-	}
-	_, _, err = load("--addr", addr, "--rate", "400", "--duration", "300ms", "--agents", agents[0], "--agent-token", "wrong")
-	if err == nil || !strings.Contains(err.Error(), "wrong token") {
-		t.Errorf("load with a wrong token: %v", err)
 	}
 }

@@ -5,13 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"concbench/internal/cli"
-	"concbench/plots"
-	"concbench/results"
+	"concbench/programs/figures"
 )
 
 const figuresUsage = `usage: concbench figures --run DIR [--formats svg,pdf,png,tex] [--spectrum-load 0.5]
@@ -37,62 +33,15 @@ Flags:
 
 func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("figures", flag.ContinueOnError)
-	dir := fs.String("run", "", "the run folder (holding run.json and points/) (required)")
-	formats := fs.String("formats", strings.Join(plots.Formats, ","), "figure formats, comma-separated: svg, pdf, png, tex (LaTeX/pgf, to \\input)")
-	load := fs.Float64("spectrum-load", plots.DefaultLoad, "open-loop load, as a fraction of capacity, for the spectrum, per-request cost and per-thread figures (the run's closest measured fraction is used)")
+	c := figures.Defaults()
+	fs.StringVar(&c.Run, "run", "", "the run folder (holding run.json and points/) (required)")
+	fs.StringVar(&c.Formats, "formats", c.Formats, "figure formats, comma-separated: svg, pdf, png, tex (LaTeX/pgf, to \\input)")
+	fs.Float64Var(&c.Load, "spectrum-load", c.Load, "open-loop load, as a fraction of capacity, for the spectrum, per-request cost and per-thread figures (the run's closest measured fraction is used)")
 	if err := cli.Parse(fs, args, stdout, figuresUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("figures: unexpected argument %q (flags only; the run folder is --run)", fs.Arg(0))
 	}
-	if *dir == "" {
-		return fmt.Errorf("figures: --run is required (run 'concbench help figures' for the flags)")
-	}
-	if !(*load > 0 && *load <= 1) {
-		return fmt.Errorf("figures: --spectrum-load %v: want a fraction of capacity in (0, 1]", *load)
-	}
-	var fmts []string
-	for _, f := range strings.Split(*formats, ",") {
-		if f = strings.ToLower(strings.TrimSpace(f)); f != "" && !slices.Contains(fmts, f) {
-			fmts = append(fmts, f)
-		}
-	}
-	if len(fmts) == 0 {
-		return fmt.Errorf("figures: --formats is empty (want some of %s)", strings.Join(plots.Formats, ","))
-	}
-
-	r, pts, err := results.ReadRun(*dir)
-	if err != nil {
-		return fmt.Errorf("figures: %w", err)
-	}
-	files, err := plots.Render(*dir, r, pts, plots.Options{Formats: fmts, Load: *load})
-	if err != nil {
-		return fmt.Errorf("figures: %w", err)
-	}
-
-	state := "complete"
-	if r.Partial() {
-		state = "PARTIAL (not finished: rendered the points written so far)"
-		if r.Interrupted {
-			state = "PARTIAL (interrupted: rendered the points it finished)"
-		}
-	}
-	fmt.Fprintf(stdout, "run %s: %s, %d points\n", r.ID, state, len(pts))
-	for _, u := range r.Unreadable {
-		fmt.Fprintf(stdout, "warning: left out an unreadable point file: %s\n", u)
-	}
-	var figs []string
-	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == plots.FiguresDir && filepath.Ext(f) == ".csv" {
-			figs = append(figs, strings.TrimSuffix(filepath.Base(f), ".csv"))
-		}
-	}
-	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(*dir, plots.ReportHTML), filepath.Join(*dir, plots.ReportMD))
-	fmt.Fprintf(stdout, "         %s\n", screenshot(*dir))
-	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(*dir, plots.FiguresDir),
-		strings.Join(figs, ", "), strings.Join(fmts, ", "))
-	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat -col /config %[2]s)\n",
-		filepath.Join(*dir, plots.PointsCSV), filepath.Join(*dir, plots.BenchFile))
-	return nil
+	return figures.Run(c, stdout)
 }

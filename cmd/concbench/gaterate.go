@@ -1,26 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"sort"
-	"strings"
-	"time"
 
 	"concbench/internal/cli"
-	"concbench/results"
-	"concbench/stats"
+	"concbench/programs/gaterate"
 )
 
-const gaterateUsage = `usage: concbench gaterate [--runs N] [--tags T] [--base REV] [--out DIR]
-       concbench gaterate --judge [--tags T] [--out DIR]
+const gaterateUsage = `usage: concbench gaterate [--runs N] [--head-tags T] [--base REV] [--out DIR]
+       concbench gaterate --judge [--head-tags T] [--out DIR]
 
 Measures the CI gate's error rates: it runs the gate ("concbench gate
 --base REV", in this process) until DIR holds --runs runs, with or without
@@ -30,13 +21,13 @@ gate failed (exit 1), passed (0) or could not decide (2), with the exact
 configuration × load × metric, the changes of the medians it saw and how
 often each row was a regression.
 
-With no --tags the runs are no-change runs (the head is the base's code):
-the failure rate is the gate's false-positive rate. With --tags
+With no --head-tags the runs are no-change runs (the head is the base's code):
+the failure rate is the gate's false-positive rate. With --head-tags
 concbench_regress_<kind> it is the gate's power against that regression
 (gate --head-tags). The runs already in DIR count, so an interrupted
 campaign continues where it stopped, and --runs 0 measures nothing: it
 recounts the runs there (what rewrites results/gaterate/<kind>/summary.md
-from the committed runs, with --tags for a regression's folder). --judge
+from the committed runs, with --head-tags for a regression's folder). --judge
 re-judges the stored runs with this binary's rules (gate --run) instead of
 measuring, so that thresholds set on some runs can be checked on others.
 
@@ -46,254 +37,29 @@ on 2 vCPUs. The summary (Markdown) goes to standard output and to
 DIR/summary.md.
 
   concbench gaterate --runs 20 --out out/gaterate/nochange
-  concbench gaterate --runs 10 --tags concbench_regress_cpu --out out/gaterate/cpu
-  concbench gaterate --runs 0 --tags concbench_regress_cpu --out results/gaterate/cpu
+  concbench gaterate --runs 10 --head-tags concbench_regress_cpu --out out/gaterate/cpu
+  concbench gaterate --runs 0 --head-tags concbench_regress_cpu --out results/gaterate/cpu
 
 Flags:
 `
 
-// gaterateFlags are the gaterate command's settings.
-type gaterateFlags struct {
-	runs            int
-	tags, base, out string
-	judge           bool
-}
-
 func runGaterate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gaterate", flag.ContinueOnError)
-	var f gaterateFlags
-	fs.IntVar(&f.runs, "runs", 20, "gate runs to have in --out (those already there count; 0: measure nothing, recount)")
-	fs.StringVar(&f.tags, "tags", "", "build tags of the head, an injected regression: concbench_regress_<kind> (gate --head-tags); empty: no-change runs")
-	fs.StringVar(&f.base, "base", "HEAD", "the gate's --base revision")
-	fs.StringVar(&f.out, "out", "out/gaterate", "the campaign's folder")
-	fs.BoolVar(&f.judge, "judge", false, "re-judge the runs in --out with this binary's rules instead of measuring")
+	var c gaterate.Config
+	// --runs counts whole gate runs (each of --reps repetitions per
+	// side), a different number from the gate's --reps.
+	fs.IntVar(&c.Runs, "runs", 20, "gate runs to have in --out (those already there count; 0: measure nothing, recount)")
+	fs.StringVar(&c.HeadTags, "head-tags", "", "build tags of the head, an injected regression: concbench_regress_<kind> (gate --head-tags); empty: no-change runs")
+	cli.Renamed(fs, "tags", "head-tags", stderr)
+	fs.StringVar(&c.Base, "base", "HEAD", "the gate's --base revision")
+	fs.StringVar(&c.Out, "out", "out/gaterate", "the campaign's folder")
+	fs.BoolVar(&c.Judge, "judge", false, "re-judge the runs in --out with this binary's rules instead of measuring")
 	if err := cli.Parse(fs, args, stdout, gaterateUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("gaterate: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	if f.runs < 0 {
-		return fmt.Errorf("gaterate: --runs %d: want 0 or more", f.runs)
-	}
-	if set := cli.Set(fs); f.judge && (set["runs"] || set["base"]) {
-		return errors.New("gaterate: --judge measures nothing: it takes no --runs or --base")
-	}
-	return gaterate(ctx, &f, stdout, stderr)
-}
-
-// gaterate runs the campaign f describes and writes its summary.
-func gaterate(ctx context.Context, f *gaterateFlags, stdout, stderr io.Writer) error {
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("gaterate: %w", err)
-	}
-	have, _ := filepath.Glob(filepath.Join(f.out, "run-*.json"))
-	slices.Sort(have)
-	if f.judge {
-		for _, js := range have {
-			dir, err := runDirOf(js)
-			if err != nil {
-				return fmt.Errorf("gaterate: %w", err)
-			}
-			err = runGate(ctx, []string{"--run", dir, "--json", js, "--md", strings.TrimSuffix(js, ".json") + ".md"}, nil, io.Discard, stderr)
-			if _, ok := gateCode(err); !ok {
-				return fmt.Errorf("gaterate: re-judging %s: %w", dir, err)
-			}
-		}
-	}
-	for i := len(have); !f.judge && i < f.runs; i++ {
-		if err := measureGateRun(ctx, f, i, stderr); err != nil {
-			return err
-		}
-	}
-	all, _ := filepath.Glob(filepath.Join(f.out, "run-*.json"))
-	slices.Sort(all)
-	var reps []gateReport
-	for _, js := range all {
-		r, err := results.ReadJSON[gateReport](js)
-		if err != nil {
-			return fmt.Errorf("gaterate: %w", err)
-		}
-		reps = append(reps, *r)
-	}
-	s := summarizeGateRuns(reps, f.tags)
-	fmt.Fprint(stdout, s)
-	if err := os.WriteFile(filepath.Join(f.out, "summary.md"), []byte(s), 0o644); err != nil {
-		return fmt.Errorf("gaterate: %w", err)
-	}
-	return nil
-}
-
-// measureGateRun runs the gate once as run i of the campaign: its
-// verdict in run-NNN.json and .md, its progress in run-NNN.log. An
-// interrupted run is removed, so that it is not counted as undecided.
-func measureGateRun(ctx context.Context, f *gaterateFlags, i int, stderr io.Writer) error {
-	js := filepath.Join(f.out, fmt.Sprintf("run-%03d.json", i))
-	stem := strings.TrimSuffix(js, ".json")
-	args := []string{"--base", f.base, "--out", filepath.Join(f.out, "runs"), "--json", js, "--md", stem + ".md"}
-	if f.tags != "" {
-		args = append(args, "--head-tags", f.tags)
-	}
-	start := time.Now()
-	var progress bytes.Buffer
-	err := runGate(ctx, args, nil, io.Discard, &progress)
-	if ctx.Err() != nil {
-		os.Remove(js)
-		os.Remove(stem + ".md")
-		return fmt.Errorf("gaterate: run %d interrupted (not kept): %w", i, ctx.Err())
-	}
-	code, ok := gateCode(err)
-	if _, serr := os.Stat(js); !ok || serr != nil {
-		return fmt.Errorf("gaterate: run %d: the gate gave no verdict: %v\n%s", i, err, progress.String())
-	}
-	fmt.Fprintf(stderr, "gaterate: run %d of %d: exit %d (%s)\n", i+1, f.runs, code, time.Since(start).Round(time.Second))
-	if err := os.WriteFile(stem+".log", progress.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("gaterate: %w", err)
-	}
-	return nil
-}
-
-// gateCode returns the gate's exit status for the error runGate
-// returned: 0 pass, 1 regression, 2 undecided; ok is false for an error
-// that is no verdict.
-func gateCode(err error) (code int, ok bool) {
-	var es *cli.ExitError
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.As(err, &es) && (es.Code == 1 || es.Code == 2):
-		return es.Code, true
-	}
-	return 0, false
-}
-
-// gateReport is what the campaign reads of one gate run's JSON.
-type gateReport struct {
-	Outcome     string   `json:"outcome"`
-	ExitCode    int      `json:"exit_code"`
-	Regressions []string `json:"regressions"`
-	Rows        []struct {
-		Config   string   `json:"config"`
-		Load     string   `json:"load"`
-		Metric   string   `json:"metric"`
-		Method   string   `json:"method"`
-		Verdict  string   `json:"verdict"`
-		Delta    *float64 `json:"delta"`
-		AbsDelta *float64 `json:"abs_delta"`
-		P        *float64 `json:"p"`
-		PAdj     *float64 `json:"p_holm"`
-	} `json:"rows"`
-}
-
-// runDirOf returns the run folder a gate report names in its notes
-// ("Run folder: DIR (…").
-func runDirOf(js string) (string, error) {
-	v, err := results.ReadJSON[struct {
-		Notes []string `json:"notes"`
-	}](js)
-	if err != nil {
-		return "", err
-	}
-	for _, n := range v.Notes {
-		// A measured run's note, or a re-judged one's.
-		for _, prefix := range []string{"Run folder: ", "Judged the existing run folder "} {
-			if rest, ok := strings.CutPrefix(n, prefix); ok {
-				return strings.TrimSuffix(strings.Fields(rest)[0], "."), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%s names no run folder", js)
-}
-
-// summarizeGateRuns writes the campaign's summary in Markdown; tags are
-// the head's build tags (empty: no-change runs).
-func summarizeGateRuns(reps []gateReport, tags string) string {
-	var b strings.Builder
-	n := len(reps)
-	codes := map[int]int{}
-	for _, r := range reps {
-		codes[r.ExitCode]++
-	}
-	what := "no-change runs (false-positive rate)"
-	if tags != "" {
-		what = "runs with " + tags + " (power)"
-	}
-	lo, hi := stats.ClopperPearson(codes[1], n, 0.95)
-	fmt.Fprintf(&b, "# gate campaign: %d %s\n\n", n, what)
-	fmt.Fprintf(&b, "- exit 1 (regression): %d of %d = %.1f%%, 95%% CI [%.1f%%, %.1f%%] (Clopper–Pearson)\n", codes[1], n, pct(codes[1], n), 100*lo, 100*hi)
-	fmt.Fprintf(&b, "- exit 0 (pass): %d; exit 2 (undecided): %d\n\n", codes[0], codes[2])
-
-	type key struct{ config, load, metric string }
-	type acc struct {
-		deltas, ps []float64
-		regress    int
-		method     string
-	}
-	rows := map[key]*acc{}
-	var order []key
-	for _, r := range reps {
-		for _, row := range r.Rows {
-			k := key{row.Config, row.Load, row.Metric}
-			a := rows[k]
-			if a == nil {
-				a = &acc{method: row.Method}
-				rows[k] = a
-				order = append(order, k)
-			}
-			if row.Verdict == "REGRESSION" {
-				a.regress++
-			}
-			d := row.AbsDelta
-			if row.Method == "u-test" {
-				d = row.Delta
-			}
-			if d != nil {
-				a.deltas = append(a.deltas, *d)
-			}
-			if row.P != nil {
-				a.ps = append(a.ps, *row.P)
-			}
-		}
-	}
-	b.WriteString("| configuration | load | metric | method | change of the medians: min · median · max | smallest p | runs flagged |\n")
-	b.WriteString("|:--|:--|:--|:--|:--|--:|--:|\n")
-	for _, k := range order {
-		a := rows[k]
-		sort.Float64s(a.deltas)
-		rel := a.method == "u-test"
-		f := func(v float64) string {
-			if rel {
-				return fmt.Sprintf("%+.1f%%", 100*v)
-			}
-			return fmt.Sprintf("%+.3f", v)
-		}
-		span := "n/a"
-		if len(a.deltas) > 0 {
-			span = f(a.deltas[0]) + " · " + f(a.deltas[len(a.deltas)/2]) + " · " + f(a.deltas[len(a.deltas)-1])
-		}
-		minP := "—"
-		if len(a.ps) > 0 {
-			minP = fmt.Sprintf("%.4f", slices.Min(a.ps))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", k.config, k.load, k.metric, a.method, span, minP, a.regress)
-	}
-	var flagged []string
-	for i, r := range reps {
-		if len(r.Regressions) > 0 {
-			flagged = append(flagged, fmt.Sprintf("- run %d: %s", i, strings.Join(r.Regressions, "; ")))
-		}
-	}
-	if len(flagged) > 0 {
-		b.WriteString("\nRegressions named:\n")
-		b.WriteString(strings.Join(flagged, "\n") + "\n")
-	}
-	return b.String()
-}
-
-// pct is a of n in percent, 0 for n = 0.
-func pct(a, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	return 100 * float64(a) / float64(n)
+	c.Given = cli.Set(fs)
+	return gaterate.Run(ctx, c, stdout, stderr)
 }

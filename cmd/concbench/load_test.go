@@ -38,7 +38,7 @@ func startNetpoll(t *testing.T, protocol string) string {
 	return srv.Addr().String()
 }
 
-func load(args ...string) (stdout, stderr string, err error) {
+func loadCmd(args ...string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
 	err = runLoad(context.Background(), args, nil, &o, &e)
 	return o.String(), e.String(), err
@@ -66,7 +66,7 @@ func TestLoadRun(t *testing.T) {
 			addr := startNetpoll(t, proto)
 			dir := t.TempDir()
 			jsonPath, hlogPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.hlog")
-			out, _, err := load("--addr", addr, "--protocol", proto, "--rate", "500", "--conns", "4",
+			out, _, err := loadCmd("--addr", addr, "--protocol", proto, "--rate", "500", "--conns", "4",
 				"--duration", "300ms", "--warmup", "100ms", "--cpu", "exp:2us", "--size", "bimodal:0.9:16:256",
 				"--ops", "work=3,transfer=1,balance=1", "--json", jsonPath, "--hlog", hlogPath,
 				"--allow-invalid") // a busy test machine may invalidate the verdict; this test is about the outputs
@@ -115,7 +115,7 @@ func filterExpected(errs map[string]int64) map[string]int64 {
 func TestLoadClosedJSONStdout(t *testing.T) {
 	testenv.EndToEnd(t)
 	addr := startNetpoll(t, "http")
-	out, summary, err := load("--addr", addr, "--closed", "--conns", "2", "--requests", "200", "--warmup", "100ms", "--json", "-", "--allow-invalid")
+	out, summary, err := loadCmd("--addr", addr, "--closed", "--conns", "2", "--requests", "200", "--warmup", "100ms", "--json", "-", "--allow-invalid")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +137,12 @@ func TestLoadInvalidExit(t *testing.T) {
 	testenv.EndToEnd(t)
 	addr := startNetpoll(t, "http")
 	args := []string{"--addr", addr, "--closed", "--conns", "1", "--requests", "50", "--warmup", "0"}
-	out, _, err := load(args...)
+	out, _, err := loadCmd(args...)
 	if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "invalid run") || !strings.Contains(out, "INVALID RUN") ||
 		!strings.Contains(out, "warm-up 0s is shorter than 100ms") {
 		t.Errorf("invalid run: %v (exit %d), want exit 3 after the summary:\n%s", err, cli.ExitCode(err), out)
 	}
-	out, _, err = load(append(args, "--allow-invalid")...)
+	out, _, err = loadCmd(append(args, "--allow-invalid")...)
 	if err != nil || !strings.Contains(out, "INVALID RUN") {
 		t.Errorf("with --allow-invalid: err %v, summary:\n%s", err, out)
 	}

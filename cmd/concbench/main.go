@@ -13,6 +13,7 @@
 //	concbench compare RUN_A RUN_B       compare two runs: B/A per configuration and metric, with intervals
 //	concbench gaterate [--runs N]       the gate's error rates over repeated gate runs (--runs 0: recount)
 //	concbench aarate [--runs N]         the who-wins table's false-decision rate over A/A runs (--runs 0: recount)
+//	concbench agree RUN RUN [RUN…]      check that independent runs of one experiment agree, cell by cell
 //	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
 //	concbench hostile label=flags …     what hostile clients (amplification, slow headers) cost a server
 //	concbench soak [--requests N]       millions of verified requests per model, connections killed, money conserved
