@@ -100,6 +100,7 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&c.Conns, "conns", c.Conns, "connections (the profile's)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window of every point (the profile's)")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "warm-up before every window (the profile's)")
+	fs.Int64Var(&c.CapacityRequests, "capacity-requests", 0, "measure each capacity point over this many requests instead of --duration (0: --duration); the allocation rows need "+strconv.Itoa(gate.AllocRequests))
 	fs.IntVar(&c.MinSamples, "min-samples", c.MinSamples, "valid samples per side a gated row needs (fewer: undecided)")
 	agentFlags(fs, &c.Agents)
 	fs.BoolVar(&c.RelaxLoadChecks, "relax-load-checks", false, "turn off the load generator's checks on its own health (only for tests on a machine busy with other work; the report says so)")

@@ -33,6 +33,7 @@ type Config struct {
 	Models                           string
 	Reps, Conns, MinSamples          int
 	Duration, Warmup                 time.Duration
+	CapacityRequests                 int64 // > 0: capacity windows of that many requests
 	Agents                           loadopt.Agents
 	Given                            map[string]bool // the flags given on the command line
 }
@@ -87,7 +88,7 @@ func checkFlags(f *Config) error {
 		return errors.New("gate: give one base: --base REV, --reference or --base-binary FILE (run 'concbench help gate')")
 	case f.Run != "" && modes > 0:
 		return errors.New("gate: --run judges a folder that already holds both sides; --base, --reference and --base-binary cannot change it")
-	case f.Run != "" && (set["head-binary"] || set["head-tags"] || set["models"] || set["reps"] || set["conns"] || set["duration"] || set["warmup"] || set["relax-load-checks"]):
+	case f.Run != "" && (set["head-binary"] || set["head-tags"] || set["models"] || set["reps"] || set["conns"] || set["duration"] || set["warmup"] || set["capacity-requests"] || set["relax-load-checks"]):
 		return errors.New("gate: --run judges a folder as it was measured; the measurement flags cannot change it")
 	case f.HeadTags != "" && !slices.Contains(RegressionTags, f.HeadTags):
 		return fmt.Errorf("gate: --head-tags %q unknown (accepted: one of %s)", f.HeadTags, strings.Join(RegressionTags, ", "))
@@ -98,6 +99,11 @@ func checkFlags(f *Config) error {
 	}
 	return nil
 }
+
+// AllocRequests is the fewest requests a capacity window must hold for
+// its allocation rows to be gated (Config.CapacityRequests sizes windows
+// to hold them).
+const AllocRequests = gate.DefaultAllocRequests
 
 // RegressionTags are the build tags that inject a regression into the
 // head's build (models/leaderfollowers/inject_none.go), one at a time.
@@ -121,6 +127,7 @@ func experiment(f *Config) (harness.Experiment, error) {
 	override.Given(set, "conns", &exp.Workloads[0].Conns, f.Conns)
 	override.Given(set, "duration", &exp.Duration, harness.Duration(f.Duration))
 	override.Given(set, "warmup", &exp.Warmup, harness.Duration(f.Warmup))
+	override.Given(set, "capacity-requests", &exp.CapacityRequests, f.CapacityRequests)
 	if f.RelaxLoadChecks {
 		exp.LoadLimits = override.RelaxedLimits
 	}
