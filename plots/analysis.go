@@ -9,75 +9,77 @@ import (
 // Model names whose claims the cost figures test; they must match the
 // model table of cmd/concbench.
 const (
-	modelLF   = "leaderfollowers"
-	modelHSHR = "halfsynchalfreactive"
+	ModelLF   = "leaderfollowers"
+	ModelHSHR = "halfsynchalfreactive"
 )
 
-// analysis is what every figure and the report are computed from: the
+// Analysis is what every figure and the report are computed from: the
 // run, its points grouped, the styles, and the chosen load.
-type analysis struct {
-	run    *results.Run
-	points []results.Point
-	groups []*results.Group
+type Analysis struct {
+	Run    *results.Run
+	Points []results.Point
+	Groups []*results.Group
 	style  map[string]seriesStyle
-	// configs are the configurations with at least one measured point, in
+	// Configs are the configurations with at least one measured point, in
 	// report order.
-	configs []results.ModelConfig
+	Configs []results.ModelConfig
 	// load is the open-loop fraction of the spectrum, per-request cost and
-	// per-thread figures; hasLoad is false if the run has no measured
+	// per-thread figures; HasLoad is false if the run has no measured
 	// open-loop point.
 	load    float64
-	hasLoad bool
-	// equal is set when the run has no open-loop point but absolute-rate
+	HasLoad bool
+	// Equal is set when the run has no open-loop point but absolute-rate
 	// points (a suite run, harness RatesFromSlowest): the chosen load is
 	// then each configuration's highest absolute rate, the same for every
 	// configuration of a workload, and load is 0.
-	equal bool
+	Equal bool
 	// floor is the run's measured loopback floor (Options.Floor), or nil.
 	floor *results.ChainFloor
-	// workloads are the run's workloads (workloadsOf), and workloadOf
+	// Workloads are the run's workloads (SuiteWorkloads), and workloadOf
 	// and base map a configuration's run name to its workload and to
 	// its name within the workload ("leaderfollowers/lifo/cpu" →
 	// "cpu", "leaderfollowers/lifo"); a run of one workload has one,
 	// its names its own.
-	workloads  []suiteWorkload
+	Workloads  []Workload
 	workloadOf map[string]string
 	base       map[string]string
 }
 
-func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
-	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts), floor: opts.Floor}
+// Analyze groups the run's points and chooses the load its figures are
+// drawn at (opts.Load, else DefaultLoad).
+func Analyze(r *results.Run, pts []results.Point, opts Options) *Analysis {
+	a := &Analysis{Run: r, Points: pts, Groups: results.GroupPoints(r, pts), floor: opts.Floor}
 	seen := map[string]bool{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if !seen[g.Config.Name] && len(g.Measured()) > 0 {
 			seen[g.Config.Name] = true
-			a.configs = append(a.configs, g.Config)
+			a.Configs = append(a.Configs, g.Config)
 		}
 	}
-	a.workloads = a.workloadsOf()
+	a.Workloads = a.SuiteWorkloads()
 	a.workloadOf, a.base = map[string]string{}, map[string]string{}
-	for _, w := range a.workloads {
-		for i, run := range w.runs {
-			a.workloadOf[run], a.base[run] = w.name, w.names[i]
+	for _, w := range a.Workloads {
+		for i, run := range w.Runs {
+			a.workloadOf[run], a.base[run] = w.Name, w.Names[i]
 		}
 	}
-	a.style = styles(r, a.groups, a.baseName)
+	a.style = styles(r, a.Groups, a.BaseName)
 	target := opts.Load
 	if target <= 0 {
 		target = DefaultLoad
 	}
-	a.load, a.hasLoad = results.NearestFraction(a.groups, target)
-	if !a.hasLoad && hasRatePoints(a) && !a.connectionSweep() {
-		a.hasLoad, a.equal = true, true
+	a.load, a.HasLoad = results.NearestFraction(a.Groups, target)
+	if !a.HasLoad && hasRatePoints(a) && !a.connectionSweep() {
+		a.HasLoad, a.Equal = true, true
 	}
 	return a
 }
 
-// baseName returns a configuration's name within its workload: the
+// BaseName returns a configuration's name within its workload: the
 // experiment's configuration name without the workload a suite run
 // appends ("leaderfollowers/lifo/cpu" → "leaderfollowers/lifo"); the
 // name itself where the experiment does not say.
-func (a *analysis) baseName(run string) string {
+func (a *Analysis) BaseName(run string) string {
 	if b, ok := a.base[run]; ok {
 		return b
 	}
@@ -86,9 +88,9 @@ func (a *analysis) baseName(run string) string {
 
 // openGroups returns the configuration's measured open-loop groups in
 // ascending fraction.
-func (a *analysis) openGroups(name string) []*results.Group {
+func (a *Analysis) openGroups(name string) []*results.Group {
 	var out []*results.Group
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Config.Name == name && g.Kind == results.KindOpen && len(g.Measured()) > 0 {
 			out = append(out, g)
 		}
@@ -96,30 +98,30 @@ func (a *analysis) openGroups(name string) []*results.Group {
 	return out
 }
 
-// atLoad returns the configuration's open-loop group at the chosen load,
+// AtLoad returns the configuration's open-loop group at the chosen load,
 // or nil.
-func (a *analysis) atLoad(name string) *results.Group {
-	if !a.hasLoad {
+func (a *Analysis) AtLoad(name string) *results.Group {
+	if !a.HasLoad {
 		return nil
 	}
-	if a.equal {
+	if a.Equal {
 		var best *results.Group
-		for _, g := range a.groups {
+		for _, g := range a.Groups {
 			if g.Config.Name == name && g.Kind == results.KindRate && len(g.Measured()) > 0 && (best == nil || g.RatePerS > best.RatePerS) {
 				best = g
 			}
 		}
 		return best
 	}
-	return results.Find(a.groups, name, results.KindOpen, a.load)
+	return results.Find(a.Groups, name, results.KindOpen, a.load)
 }
 
 // connectionSweep reports whether the run's absolute-rate points span
 // two or more connection counts (the connections profile), whose costs
 // belong to the connections figure.
-func (a *analysis) connectionSweep() bool {
+func (a *Analysis) connectionSweep() bool {
 	counts := map[int]bool{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Kind == results.KindRate && len(g.Points) > 0 {
 			w := g.Points[0].Workload
 			counts[w.Conns+w.Idle] = true
@@ -128,32 +130,32 @@ func (a *analysis) connectionSweep() bool {
 	return len(counts) > 1
 }
 
-// loadShort names the chosen load in a column head or note: "0.50", or
+// LoadShort names the chosen load in a column head or note: "0.50", or
 // "equal load".
-func (a *analysis) loadShort() string {
-	if a.equal {
+func (a *Analysis) LoadShort() string {
+	if a.Equal {
 		return "equal load"
 	}
 	return fmt.Sprintf("%.2f", a.load)
 }
 
 // loadTitle names the chosen load in a figure's title, where the whole
-// of loadText would not fit: "0.50 of capacity", or "equal load".
-func (a *analysis) loadTitle() string {
-	if a.equal {
+// of LoadText would not fit: "0.50 of capacity", or "equal load".
+func (a *Analysis) loadTitle() string {
+	if a.Equal {
 		return "equal load"
 	}
 	return fmt.Sprintf("%.2f of capacity", a.load)
 }
 
-// capacity returns the configuration's capacity group, or nil.
-func (a *analysis) capacity(name string) *results.Group {
-	return results.Find(a.groups, name, results.KindCapacity, 1)
+// Capacity returns the configuration's capacity group, or nil.
+func (a *Analysis) Capacity(name string) *results.Group {
+	return results.Find(a.Groups, name, results.KindCapacity, 1)
 }
 
-// loadText describes the chosen load: "0.50 of capacity".
-func (a *analysis) loadText() string {
-	if a.equal {
+// LoadText describes the chosen load: "0.50 of capacity".
+func (a *Analysis) LoadText() string {
+	if a.Equal {
 		return "each workload's equal absolute load (the same rate for every configuration of the workload)"
 	}
 	return fmt.Sprintf("%.2f of capacity", a.load)

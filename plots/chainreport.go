@@ -27,7 +27,7 @@ const (
 func ValidationMarkdown(v *results.Validation, level string) string {
 	var b strings.Builder
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
-	fmt.Fprintf(&b, "%s Measurement chain\n\n**%s.**\n\n", level, capitalize(v.Verdict))
+	fmt.Fprintf(&b, "%s Measurement chain\n\n**%s.**\n\n", level, Capitalize(v.Verdict))
 	if len(v.Reasons) > 0 {
 		for _, r := range v.Reasons {
 			fmt.Fprintf(&b, "- %s\n", r)
@@ -157,7 +157,7 @@ func chainSectionOf(dir string) *chainSection {
 		return &chainSection{Verdict: "Not validated in this run (bench --validate 0, or a run made before concbench validate existed); run make validate for the full check"}
 	}
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
-	s := &chainSection{Verdict: capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
+	s := &chainSection{Verdict: Capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
 		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "plain mean (µs)", "plain ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
 	for _, e := range v.Experiments {
 		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),

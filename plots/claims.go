@@ -44,7 +44,7 @@ type claimPair struct {
 
 // claimRow is one test of the table.
 type claimRow struct {
-	claim *claim
+	claim *Claim
 	claimPair
 	n1, n2 int // valid repetitions of lf and hs
 	// paired says the test paired rounds (rounds of them), else it was
@@ -91,7 +91,7 @@ func defaultArgs(cfg results.ModelConfig) bool {
 	if !ok || len(m.Configs) == 0 {
 		return true
 	}
-	if cfg.Model == modelLF {
+	if cfg.Model == ModelLF {
 		return promotionOrder(cfg.Args) == promotionOrder(m.Configs[0].Args)
 	}
 	for _, v := range m.Configs[1:] {
@@ -108,17 +108,17 @@ func defaultArgs(cfg results.ModelConfig) bool {
 // default form paired with the HS/HR configuration of the same kind
 // (claimKey) in the same workload — never across workloads — and the
 // LF and HS/HR configurations left unpaired, with why.
-func (a *analysis) claimPairs() (pairs []claimPair, unpaired []string) {
-	for _, w := range a.workloads {
+func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
+	for _, w := range a.Workloads {
 		var lfs, hss []results.ModelConfig
-		for _, cfg := range a.configs {
-			if !slices.Contains(w.runs, cfg.Name) || a.atLoad(cfg.Name) == nil {
+		for _, cfg := range a.Configs {
+			if !slices.Contains(w.Runs, cfg.Name) || a.AtLoad(cfg.Name) == nil {
 				continue
 			}
 			switch cfg.Model {
-			case modelLF:
+			case ModelLF:
 				lfs = append(lfs, cfg)
-			case modelHSHR:
+			case ModelHSHR:
 				hss = append(hss, cfg)
 			}
 		}
@@ -129,8 +129,8 @@ func (a *analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 			}
 			order := promotionOrder(lf.Args)
 			for _, hs := range hss {
-				if defaultArgs(hs) && claimKey(a.baseName(lf.Name), modelLF, order) == claimKey(a.baseName(hs.Name), modelHSHR, "") {
-					pairs = append(pairs, claimPair{workload: w.name, lf: lf.Name, hs: hs.Name})
+				if defaultArgs(hs) && claimKey(a.BaseName(lf.Name), ModelLF, order) == claimKey(a.BaseName(hs.Name), ModelHSHR, "") {
+					pairs = append(pairs, claimPair{workload: w.Name, lf: lf.Name, hs: hs.Name})
 					paired[lf.Name], paired[hs.Name] = true, true
 				}
 			}
@@ -142,7 +142,7 @@ func (a *analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 			why := "no configuration of the other model of the same kind in its workload"
 			if !defaultArgs(cfg) {
 				why = "not its model's default configuration"
-				if cfg.Model == modelLF {
+				if cfg.Model == ModelLF {
 					why = "promotion order " + promotionOrder(cfg.Args) + ", not the model's default: Promotion orders compares the orders"
 				}
 			}
@@ -155,21 +155,21 @@ func (a *analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 // claims computes the Claims table, or nil when the run has neither a
 // Leader/Followers nor a Half-Sync/Half-Reactive configuration at the
 // chosen load.
-func (a *analysis) claims() *claimsTable {
-	if !a.hasLoad || !slices.ContainsFunc(a.configs, func(c results.ModelConfig) bool {
-		return (c.Model == modelLF || c.Model == modelHSHR) && a.atLoad(c.Name) != nil
+func (a *Analysis) claims() *claimsTable {
+	if !a.HasLoad || !slices.ContainsFunc(a.Configs, func(c results.ModelConfig) bool {
+		return (c.Model == ModelLF || c.Model == ModelHSHR) && a.AtLoad(c.Name) != nil
 	}) {
 		return nil
 	}
-	t := &claimsTable{Load: a.loadText(), Head: []string{"claim", "workload", "Leader/Followers", "Half-Sync/Half-Reactive", "metric",
+	t := &claimsTable{Load: a.LoadText(), Head: []string{"claim", "workload", "Leader/Followers", "Half-Sync/Half-Reactive", "metric",
 		"LF ÷ HS/HR [95% CI]", "p (one-sided)", "Holm", "decision"}}
-	for _, c := range claims {
-		t.Claims = append(t.Claims, fmt.Sprintf("**%s**: %s (%s).", c.short, c.text, c.unit))
+	for _, c := range Claims {
+		t.Claims = append(t.Claims, fmt.Sprintf("**%s**: %s (%s).", c.Short, c.Text, c.Unit))
 	}
 	pairs, unpaired := a.claimPairs()
-	for ci := range claims {
+	for ci := range Claims {
 		for _, p := range pairs {
-			t.rows = append(t.rows, a.claimTest(&claims[ci], p))
+			t.rows = append(t.rows, a.claimTest(&Claims[ci], p))
 		}
 	}
 	holmClaims(t.rows)
@@ -186,11 +186,11 @@ func (a *analysis) claims() *claimsTable {
 // round shares the machine's drift), one-sided in each direction
 // (stats.Decide, as the who-wins table decides), with the ratio's 95 %
 // interval.
-func (a *analysis) claimTest(c *claim, p claimPair) claimRow {
+func (a *Analysis) claimTest(c *Claim, p claimPair) claimRow {
 	nan := math.NaN()
 	r := claimRow{claim: c, claimPair: p, pLower: nan, pHigher: nan, adjLower: nan, adjHigher: nan}
 	arm := func(name, label string) stats.Arm {
-		agg := a.atLoad(name).Aggregate(c.metric)
+		agg := a.AtLoad(name).Aggregate(c.Metric)
 		x := stats.Arm{Name: label, Values: map[int]float64{}}
 		for i, v := range agg.Values {
 			x.Values[agg.Reps[i]] = v
@@ -210,7 +210,7 @@ func (a *analysis) claimTest(c *claim, p claimPair) claimRow {
 	}
 	// Alpha 0.025: the rival's interval is then at 95 %; the p-values
 	// do not depend on it.
-	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.metric.HigherIsBetter, Alpha: 0.025, Unpaired: true})
+	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.Metric.HigherIsBetter, Alpha: 0.025, Unpaired: true})
 	exact := len(d.Rivals) == 1 && d.Rivals[0].Lo == d.Rivals[0].Hi && !math.IsNaN(d.Rivals[0].Lo)
 	if exact && math.IsNaN(d.Rivals[0].PBehind) {
 		// The same in every round: no evidence either way.
@@ -242,7 +242,7 @@ func (a *analysis) claimTest(c *claim, p claimPair) claimRow {
 		lo, est, hi = rv.Lo, rv.Ratio, rv.Hi
 		r.pLower, r.pHigher = other, rv.PBehind
 	}
-	if c.metric.HigherIsBetter {
+	if c.Metric.HigherIsBetter {
 		lo, est, hi = 1/hi, 1/est, 1/lo
 	}
 	r.ratio = stats.Ratio{Est: est, Lo: lo, Hi: hi, Level: 0.95, OK: !r.zero}
@@ -279,9 +279,9 @@ func holmClaims(rows []claimRow) {
 // cells writes the row as the table shows it: the configurations by
 // their names within the workload, with their valid repetitions; the p
 // of the direction the data lean.
-func (r *claimRow) cells(a *analysis) []string {
-	cfg := func(name string, n int) string { return fmt.Sprintf("%s (n=%d)", a.baseName(name), n) }
-	out := []string{r.claim.short, r.workload, cfg(r.lf, r.n1), cfg(r.hs, r.n2), r.claim.unit}
+func (r *claimRow) cells(a *Analysis) []string {
+	cfg := func(name string, n int) string { return fmt.Sprintf("%s (n=%d)", a.BaseName(name), n) }
+	out := []string{r.claim.Short, r.workload, cfg(r.lf, r.n1), cfg(r.hs, r.n2), r.claim.Unit}
 	if r.decision == claimUntested {
 		return append(out, "—", "—", "—", claimUntested+": "+r.why)
 	}
@@ -310,7 +310,7 @@ func (r *claimRow) cells(a *analysis) []string {
 // notes says how to read the table: the pairing, the tests, the
 // configurations left out, and when no row could ever be decided with
 // the run's repetitions.
-func (t *claimsTable) notes(a *analysis, pairs []claimPair, unpaired []string) {
+func (t *claimsTable) notes(a *Analysis, pairs []claimPair, unpaired []string) {
 	if len(pairs) == 0 {
 		t.Notes = append(t.Notes, "Nothing to test: no workload of the run has both a Leader/Followers and a Half-Sync/Half-Reactive configuration of the same kind measured at this load.")
 	}
@@ -322,9 +322,9 @@ func (t *claimsTable) notes(a *analysis, pairs []claimPair, unpaired []string) {
 			"(repetitions are interleaved, so a round shares the machine's drift; Welch's test on all values where fewer than 3 rounds are shared), with its 95%% interval; "+
 			"p is the one-sided t test in the direction the data lean (stats.Decide, as the who-wins table decides); a value of 0 stands at its own configuration's worst, as a bound. "+
 			"Both directions of every row are one family, Holm-adjusted together (family-wise α %g). shown: LF significantly lower than HS/HR; refuted: significantly higher; "+
-			"undecided: neither. An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.loadText(), ClaimsAlpha))
+			"undecided: neither. An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.LoadText(), ClaimsAlpha))
 	if len(unpaired) > 0 {
-		t.Notes = append(t.Notes, "Not paired: "+joinAnd(unpaired)+".")
+		t.Notes = append(t.Notes, "Not paired: "+JoinAnd(unpaired)+".")
 	}
 }
 

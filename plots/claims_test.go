@@ -13,10 +13,10 @@ import (
 // a variant of each model that the table must not pair, and a model it
 // does not test.
 var claimsConfigs = []results.ModelConfig{
-	{Name: "leaderfollowers/lifo", Model: modelLF, Args: []string{"--promotion", "lifo", "--gomaxprocs", "1"}},
-	{Name: "leaderfollowers/fifo", Model: modelLF, Args: []string{"--promotion", "fifo"}},
-	{Name: "halfsynchalfreactive", Model: modelHSHR, Args: []string{"--gomaxprocs", "2"}},
-	{Name: "halfsynchalfreactive/pooled", Model: modelHSHR, Args: []string{"--hshr-pooled"}},
+	{Name: "leaderfollowers/lifo", Model: ModelLF, Args: []string{"--promotion", "lifo", "--gomaxprocs", "1"}},
+	{Name: "leaderfollowers/fifo", Model: ModelLF, Args: []string{"--promotion", "fifo"}},
+	{Name: "halfsynchalfreactive", Model: ModelHSHR, Args: []string{"--gomaxprocs", "2"}},
+	{Name: "halfsynchalfreactive/pooled", Model: ModelHSHR, Args: []string{"--hshr-pooled"}},
 	{Name: "netpoll", Model: "netpoll"},
 }
 
@@ -77,13 +77,13 @@ func TestClaimsWithinWorkload(t *testing.T) {
 		}
 		return 3
 	})
-	a := analyze(r, pts, Options{})
+	a := Analyze(r, pts, Options{})
 	tab := a.claims()
 	if tab == nil {
 		t.Fatal("no claims table")
 	}
-	if len(tab.rows) != len(claims)*2 || len(tab.Rows) != len(tab.rows) {
-		t.Fatalf("%d rows (%d cells rows), want %d: a claim per workload", len(tab.rows), len(tab.Rows), len(claims)*2)
+	if len(tab.rows) != len(Claims)*2 || len(tab.Rows) != len(tab.rows) {
+		t.Fatalf("%d rows (%d cells rows), want %d: a claim per workload", len(tab.rows), len(tab.Rows), len(Claims)*2)
 	}
 	want := map[string]string{"cpu": claimShown, "block": claimRefuted}
 	seen := map[string]bool{}
@@ -91,7 +91,7 @@ func TestClaimsWithinWorkload(t *testing.T) {
 		w := row.workload
 		for _, run := range []string{row.lf, row.hs} {
 			if a.workloadOf[run] != w || !strings.HasSuffix(run, "/"+w) {
-				t.Errorf("row %d (%s, workload %s) pairs %s, of workload %q", i, row.claim.short, w, run, a.workloadOf[run])
+				t.Errorf("row %d (%s, workload %s) pairs %s, of workload %q", i, row.claim.Short, w, run, a.workloadOf[run])
 			}
 		}
 		if row.lf != "leaderfollowers/lifo/"+w || row.hs != "halfsynchalfreactive/"+w {
@@ -102,11 +102,11 @@ func TestClaimsWithinWorkload(t *testing.T) {
 			t.Errorf("row %d reads %q, want workload %s and the configurations' names within it", i, cells, w)
 		}
 		if row.decision != want[w] {
-			t.Errorf("row %d (%s, %s): %s, want %s", i, row.claim.short, w, row.decision, want[w])
+			t.Errorf("row %d (%s, %s): %s, want %s", i, row.claim.Short, w, row.decision, want[w])
 		}
-		key := row.claim.short + "/" + w
+		key := row.claim.Short + "/" + w
 		if seen[key] {
-			t.Errorf("claim %s tested twice under %s", row.claim.short, w)
+			t.Errorf("claim %s tested twice under %s", row.claim.Short, w)
 		}
 		seen[key] = true
 	}
@@ -139,7 +139,7 @@ func TestClaims(t *testing.T) {
 	}{
 		{name: "shown", pts: pts, want: claimShown},
 		{name: "refuted", pts: mutate(pts, func(p *results.Point) {
-			if p.Config.Model == modelLF {
+			if p.Config.Model == ModelLF {
 				p.Server.CtxswPerRequest *= 1000
 			}
 		}), want: claimRefuted},
@@ -149,7 +149,7 @@ func TestClaims(t *testing.T) {
 		}), want: claimUndecided},
 		{name: "one repetition", pts: one, want: claimUntested, note: "too few valid repetitions to compare"},
 		{name: "nothing to test", pts: mutate(pts, func(p *results.Point) {
-			if p.Config.Model == modelHSHR {
+			if p.Config.Model == ModelHSHR {
 				p.Status = results.StatusFailed
 			}
 		}), note: "Nothing to test"},
@@ -157,18 +157,18 @@ func TestClaims(t *testing.T) {
 			// Two of LF's six repetitions at 0.50 become far costlier
 			// than HS/HR's, and invalid: mixed in they would refute the
 			// claim's certainty; excluded, the 4 valid ones show it.
-			if p.Config.Model == modelLF && p.Kind == results.KindOpen && p.Fraction == 0.5 && p.Repetition < 2 {
+			if p.Config.Model == ModelLF && p.Kind == results.KindOpen && p.Fraction == 0.5 && p.Repetition < 2 {
 				p.Server.CtxswPerRequest *= 1000
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = false, []string{"send lag"}, []loadgen.Check{loadgen.CheckBias}
 			}
 		}), want: claimShown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tab := analyze(r, tc.pts, Options{}).claims()
+			tab := Analyze(r, tc.pts, Options{}).claims()
 			if tab == nil {
 				t.Fatal("no claims table")
 			}
-			i := slices.IndexFunc(tab.rows, func(row claimRow) bool { return row.claim.metric.Name == results.CtxswPerReq.Name })
+			i := slices.IndexFunc(tab.rows, func(row claimRow) bool { return row.claim.Metric.Name == results.CtxswPerReq.Name })
 			switch {
 			case tc.want == "" && i >= 0:
 				t.Errorf("a context switches row: %+v", tab.rows[i])
@@ -189,8 +189,8 @@ func TestClaims(t *testing.T) {
 // run of one workload has one panel per metric.
 func TestBarsPerWorkload(t *testing.T) {
 	r, pts := claimsRun(t, []string{"cpu", "block", "tiny"}, func(cfg, w string) float64 { return float64(len(cfg) + len(w)) })
-	a := analyze(r, pts, Options{})
-	f, bp, _ := barFigure(a, "cpu", "CPU", "equal load", a.atLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
+	a := Analyze(r, pts, Options{})
+	f, bp, _ := barFigure(a, "cpu", "CPU", "equal load", a.AtLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
 	if f == nil {
 		t.Fatal("no figure")
 	}
@@ -225,8 +225,8 @@ func TestBarsPerWorkload(t *testing.T) {
 	}
 
 	_, r1, pts1 := synthetic(t)
-	a1 := analyze(r1, pts1, Options{})
-	f1, bp1, _ := barFigure(a1, "cpu", "CPU", "open 0.50", a1.atLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
+	a1 := Analyze(r1, pts1, Options{})
+	f1, bp1, _ := barFigure(a1, "cpu", "CPU", "open 0.50", a1.AtLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
 	if f1 == nil || len(bp1.cells) != 1 || bp1.cells[0].title != "" || len(bp1.grid) != 1 || len(bp1.grid[0]) != 1 {
 		t.Errorf("one workload: %d panels, grid %v; want one untitled panel", len(bp1.cells), bp1.grid)
 	}
@@ -238,7 +238,7 @@ func TestBarsPerWorkload(t *testing.T) {
 func TestSpectrumLegends(t *testing.T) {
 	ws := []string{"cpu", "tiny", "block", "bimodal", "ledger"}
 	r, pts := claimsRun(t, ws, func(string, string) float64 { return 1 })
-	f, sp := newSpectrum(analyze(r, pts, Options{}))
+	f, sp := newSpectrum(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no spectrum")
 	}
@@ -252,7 +252,7 @@ func TestSpectrumLegends(t *testing.T) {
 			t.Errorf("column %d: %d legend entries, want at most 6", ci, n)
 		}
 		for _, c := range cfgs {
-			if name := sp.a.baseName(c.Name); strings.Contains(name, "/cpu") || slices.Contains(ws, name[strings.LastIndex(name, "/")+1:]) {
+			if name := sp.a.BaseName(c.Name); strings.Contains(name, "/cpu") || slices.Contains(ws, name[strings.LastIndex(name, "/")+1:]) {
 				t.Errorf("column %d names %s with its workload", ci, name)
 			}
 		}
@@ -275,7 +275,7 @@ func TestClaimKey(t *testing.T) {
 		{lf: "leaderfollowers/lifo/threads=2", hs: "halfsynchalfreactive/threads=4", pair: false},
 		{lf: "leaderfollowers/lifo", hs: "halfsynchalfreactive/pooled", pair: false},
 	} {
-		if got := claimKey(tc.lf, modelLF, orderLIFO) == claimKey(tc.hs, modelHSHR, ""); got != tc.pair {
+		if got := claimKey(tc.lf, ModelLF, orderLIFO) == claimKey(tc.hs, ModelHSHR, ""); got != tc.pair {
 			t.Errorf("%s and %s paired %t, want %t", tc.lf, tc.hs, got, tc.pair)
 		}
 	}

@@ -222,7 +222,7 @@
 // A run folder that holds a validation of the measurement chain
 // (validation.json, written by concbench bench --validate or concbench
 // validate with WriteValidation) gets a Measurement chain section after the
-// figures; without one the section says the chain was not validated in
+// Figures; without one the section says the chain was not validated in
 // that run. WriteValidation also writes validation.md and the figure
 // chain.* (ValidationFigure: measured vs predicted over ρ).
 //

@@ -15,10 +15,10 @@ const DefaultLoad = 0.5
 // (said in the report when the run has no data for it).
 type figureSpec struct {
 	name, title, needs string
-	make               func(*analysis) *Figure
+	make               func(*Analysis) *Figure
 	// applies, if set, says whether the figure belongs to the run at all:
 	// a figure that does not is neither drawn nor listed as not drawn.
-	applies func(*analysis) bool
+	applies func(*Analysis) bool
 }
 
 var figureSpecs = []figureSpec{
@@ -28,7 +28,7 @@ var figureSpecs = []figureSpec{
 	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure, nil},
 	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure, nil},
 	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure, nil},
-	{"mechanisms", "System calls per request by kind", "mechanisms point with counts (bench --mechanisms, which needs root: see the Mechanisms section)", mechanismsFigure, hasMechanisms},
+	{"mechanisms", "System calls per request by kind", "mechanisms point with counts (bench --mechanisms, which needs root: see the Mechanisms section)", mechanismsFigure, HasMechanisms},
 	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
 	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
 	{"frontend", "Front end: who reads each response", "front-end points with hand-off counters at the chosen load", frontEndFigure, hasFrontEnd},
@@ -39,11 +39,11 @@ var figureSpecs = []figureSpec{
 // Figures returns every figure the run has data for, in report order,
 // and for each figure it cannot draw a sentence saying why.
 func Figures(r *results.Run, pts []results.Point, opts Options) (figs []*Figure, omitted []string) {
-	a := analyze(r, pts, opts)
-	return a.figures()
+	a := Analyze(r, pts, opts)
+	return a.Figures()
 }
 
-func (a *analysis) figures() (figs []*Figure, omitted []string) {
+func (a *Analysis) Figures() (figs []*Figure, omitted []string) {
 	for _, s := range figureSpecs {
 		if s.applies != nil && !s.applies(a) {
 			continue

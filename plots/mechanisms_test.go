@@ -111,7 +111,7 @@ func mechRun(t *testing.T) (*results.Run, []results.Point) {
 // it.
 func TestMechanismsTable(t *testing.T) {
 	r, pts := mechRun(t)
-	a := analyze(r, pts, Options{})
+	a := Analyze(r, pts, Options{})
 	tab := a.mechanisms(a.winners())
 	if tab == nil || tab.NotCounted != "" {
 		t.Fatalf("table %+v, want one with rows", tab)
@@ -160,7 +160,7 @@ func TestMechanismsNotCounted(t *testing.T) {
 		none[c.Name] = nil
 	}
 	pts = withMechanisms(t, pts, none, why)
-	a := analyze(r, pts, Options{})
+	a := Analyze(r, pts, Options{})
 	tab := a.mechanisms(a.winners())
 	if tab == nil || tab.NotCounted != "Not counted: "+why || tab.Rows != nil {
 		t.Fatalf("table %+v, want none, and why", tab)
@@ -173,7 +173,7 @@ func TestMechanismsNotCounted(t *testing.T) {
 	}
 	// A run without mechanisms points has neither.
 	r, pts = winnersRun(t, map[string][4][3]float64{"cpu": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, "block": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}})
-	if a := analyze(r, pts, Options{}); a.mechanisms(a.winners()) != nil || hasMechanisms(a) {
+	if a := Analyze(r, pts, Options{}); a.mechanisms(a.winners()) != nil || HasMechanisms(a) {
 		t.Error("a Mechanisms section for a run without mechanisms points")
 	}
 }
@@ -182,7 +182,7 @@ func TestMechanismsNotCounted(t *testing.T) {
 // workload, its CSV golden, every format drawn.
 func TestMechanismsFigure(t *testing.T) {
 	r, pts := mechRun(t)
-	f := mechanismsFigure(analyze(r, pts, Options{}))
+	f := mechanismsFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no figure")
 	}

@@ -29,31 +29,31 @@ const mechExplains = "explains (who-wins cells)"
 
 // mechanisms computes the Mechanisms table, explaining the decided
 // cells of winners (nil: none); nil for a run without mechanisms points.
-func (a *analysis) mechanisms(winners *winnersTable) *mechanismsTable {
-	if !hasMechanisms(a) {
+func (a *Analysis) mechanisms(winners *winnersTable) *mechanismsTable {
+	if !HasMechanisms(a) {
 		return nil
 	}
-	rows := a.mechRows()
+	rows := a.MechRows()
 	t := &mechanismsTable{Head: []string{"workload", "configuration", "system calls / request", "by kind", "futex wake calls / request",
 		"cross-CPU wake-ups (IPIs) / request", mechExplains}}
-	notCounted := func(r mechRow) bool { return strings.HasPrefix(r.why, "not counted: ") }
-	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
+	notCounted := func(r MechRow) bool { return strings.HasPrefix(r.Why, "not counted: ") }
+	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r MechRow) bool { return r.OK }) {
 		// Said once, not in every row: the kernel refused them all
 		// (the first's reason; a run has one kernel and one user).
-		t.NotCounted = capitalize(rows[i].why)
+		t.NotCounted = Capitalize(rows[i].Why)
 		return t
 	}
 	for i := range rows {
 		r := &rows[i]
-		cells := []string{r.workload, r.name, r.why, "", "", "", explain(r, rows, winners)}
-		if r.ok {
-			cells[2] = fmt.Sprintf("%.2f", r.total.Median)
-			if r.n > 1 {
-				cells[2] += fmt.Sprintf(" [%.2f, %.2f] (n=%d)", r.total.Min, r.total.Max, r.n)
+		cells := []string{r.Workload, r.Name, r.Why, "", "", "", explain(r, rows, winners)}
+		if r.OK {
+			cells[2] = fmt.Sprintf("%.2f", r.Total.Median)
+			if r.N > 1 {
+				cells[2] += fmt.Sprintf(" [%.2f, %.2f] (n=%d)", r.Total.Min, r.Total.Max, r.N)
 			}
-			cells[3], cells[4], cells[5] = r.topKinds(), fmt.Sprintf("%.2f", r.wakes), fmt.Sprintf("%.2f", r.ipis)
-			if r.ipisWhy != "" {
-				cells[5] = r.ipisWhy
+			cells[3], cells[4], cells[5] = r.TopKinds(), fmt.Sprintf("%.2f", r.Wakes), fmt.Sprintf("%.2f", r.IPIs)
+			if r.IPIsWhy != "" {
+				cells[5] = r.IPIsWhy
 			}
 		}
 		t.Rows = append(t.Rows, cells)
@@ -63,7 +63,7 @@ func (a *analysis) mechanisms(winners *winnersTable) *mechanismsTable {
 	if !slices.ContainsFunc(t.Rows, func(row []string) bool { return row[6] != "" }) {
 		t.dropColumn(6)
 	}
-	if len(a.workloadsOf()) == 1 {
+	if len(a.SuiteWorkloads()) == 1 {
 		t.dropColumn(0)
 	}
 	t.Note = "Counted in each configuration's mechanisms point: a short window at the workload's equal load right after its equal-load point, " +
@@ -89,7 +89,7 @@ func (t *mechanismsTable) dropColumn(i int) {
 // explain returns, for row r, its contrasts with the first configuration
 // behind it in each decided cell of winners that it leads: "[3] CPU per
 // request: against b, …", the cells with the same rival in one.
-func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
+func explain(r *MechRow, rows []MechRow, winners *winnersTable) string {
 	if winners == nil {
 		return ""
 	}
@@ -99,7 +99,7 @@ func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
 	byRival := map[string]*contrast{}
 	var rivals []string
 	for _, d := range winners.decisions {
-		if d.workload != r.workload || d.best != r.name {
+		if d.workload != r.Workload || d.best != r.Name {
 			continue
 		}
 		c := byRival[d.runnerUp]
@@ -118,7 +118,7 @@ func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
 			parts = append(parts, head+": every configuration ties")
 			continue
 		}
-		i := slices.IndexFunc(rows, func(o mechRow) bool { return o.workload == r.workload && o.name == rival })
+		i := slices.IndexFunc(rows, func(o MechRow) bool { return o.Workload == r.Workload && o.Name == rival })
 		if i < 0 {
 			continue
 		}
@@ -130,15 +130,15 @@ func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
 // mechContrast says how x's mechanisms differ from y's, per request: the
 // system calls and the kinds that differ most, the futex wake calls and
 // the cross-CPU wake-ups.
-func mechContrast(x, y *mechRow) string {
+func mechContrast(x, y *MechRow) string {
 	switch {
-	case !x.ok:
-		return "no mechanisms of " + x.name + " (" + x.why + ")"
-	case !y.ok:
-		return "against " + y.name + ", whose mechanisms are missing (" + y.why + ")"
+	case !x.OK:
+		return "no mechanisms of " + x.Name + " (" + x.Why + ")"
+	case !y.OK:
+		return "against " + y.Name + ", whose mechanisms are missing (" + y.Why + ")"
 	}
 	kinds := results.SyscallKindNames()
-	diff := func(k string) float64 { return x.kinds[k] - y.kinds[k] }
+	diff := func(k string) float64 { return x.Kinds[k] - y.Kinds[k] }
 	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(math.Abs(diff(b)), math.Abs(diff(a))) })
 	var by []string
 	for _, k := range kinds[:2] {
@@ -146,13 +146,13 @@ func mechContrast(x, y *mechRow) string {
 			by = append(by, fmt.Sprintf("%s %+.2f", k, diff(k)))
 		}
 	}
-	s := fmt.Sprintf("against %s: system calls %.2f vs %.2f", y.name, x.total.Median, y.total.Median)
+	s := fmt.Sprintf("against %s: system calls %.2f vs %.2f", y.Name, x.Total.Median, y.Total.Median)
 	if len(by) > 0 {
 		s += " (" + strings.Join(by, ", ") + ")"
 	}
-	s += fmt.Sprintf(", futex wakes %.2f vs %.2f", x.wakes, y.wakes)
-	if x.ipisWhy == "" && y.ipisWhy == "" {
-		s += fmt.Sprintf(", cross-CPU wake-ups %.2f vs %.2f", x.ipis, y.ipis)
+	s += fmt.Sprintf(", futex wakes %.2f vs %.2f", x.Wakes, y.Wakes)
+	if x.IPIsWhy == "" && y.IPIsWhy == "" {
+		s += fmt.Sprintf(", cross-CPU wake-ups %.2f vs %.2f", x.IPIs, y.IPIs)
 	}
 	return s
 }

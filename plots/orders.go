@@ -49,7 +49,7 @@ type ordersGroup struct {
 type orderMetric struct {
 	head  string
 	short string // in a verdict
-	unit  string // "ns" for latencies (fmtStat)
+	unit  string // "ns" for latencies (FormatStat)
 	// values returns the metric's values over g's trusted repetitions.
 	values func(g *results.Group) []float64
 	// optional metrics are shown only when some order has them (counters
@@ -84,7 +84,7 @@ const longestShort = "longest-waiting promoted"
 // busiestShares returns, per trusted repetition of g, the busiest
 // thread's share of the handle-set events in %.
 func busiestShares(g *results.Group) []float64 {
-	shares, _ := threadShares(trusted(g))
+	shares, _ := ThreadShares(Trusted(g))
 	out := make([]float64, 0, len(shares))
 	for _, s := range shares {
 		out = append(out, s[0])
@@ -97,7 +97,7 @@ func busiestShares(g *results.Group) []float64 {
 // found no follower, and the next thread to rejoin led without parking).
 func promotionsPerEvent(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range Trusted(g) {
 		var ev, pr uint64
 		for _, t := range p.Server.PerThread {
 			ev += t.Events
@@ -116,7 +116,7 @@ func promotionsPerEvent(g *results.Group) []float64 {
 // waited longest.
 func longestPromoted(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range Trusted(g) {
 		if c := p.Server.Counters["promotions_with_choice"]; c > 0 {
 			out = append(out, 100*float64(p.Server.Counters["promoted_longest_waiting"])/float64(c))
 		}
@@ -145,7 +145,7 @@ func vacancyRejoins(g *results.Group) []float64 {
 // that sum is not 0).
 func counterPercent(g *results.Group, name string, per func(models.ThreadStats) uint64) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range Trusted(g) {
 		n, ok := p.Server.Counters[name]
 		if !ok {
 			// A counter that did not move in the window is left out of
@@ -190,7 +190,7 @@ func orderKey(name, order string) string {
 		}
 	}
 	if len(out) == 0 {
-		return modelLF
+		return ModelLF
 	}
 	return strings.Join(out, "/")
 }
@@ -206,8 +206,8 @@ func orderRank(o string) int {
 // orders computes the section, or nil when no workload of the run has
 // two or more Leader/Followers promotion orders measured at the chosen
 // load.
-func (a *analysis) orders() *ordersSection {
-	if !a.hasLoad {
+func (a *Analysis) orders() *ordersSection {
+	if !a.HasLoad {
 		return nil
 	}
 	type entry struct {
@@ -217,11 +217,11 @@ func (a *analysis) orders() *ordersSection {
 	}
 	groups := map[string][]entry{}
 	var keys []string
-	for _, cfg := range a.configs {
-		if cfg.Model != modelLF {
+	for _, cfg := range a.Configs {
+		if cfg.Model != ModelLF {
 			continue
 		}
-		g := a.atLoad(cfg.Name)
+		g := a.AtLoad(cfg.Name)
 		if g == nil {
 			continue
 		}
@@ -234,7 +234,7 @@ func (a *analysis) orders() *ordersSection {
 			groups[k] = append(groups[k], entry{o, cfg.Name, g})
 		}
 	}
-	s := &ordersSection{Load: a.loadText()}
+	s := &ordersSection{Load: a.LoadText()}
 	for _, k := range keys {
 		es := groups[k]
 		if len(es) < 2 {
@@ -255,7 +255,7 @@ func (a *analysis) orders() *ordersSection {
 			if e.g.Config.Threads > 0 {
 				threads = fmt.Sprint(e.g.Config.Threads)
 			}
-			row := []string{e.order, e.name, threads, fmt.Sprint(len(trusted(e.g)))}
+			row := []string{e.order, e.name, threads, fmt.Sprint(len(Trusted(e.g)))}
 			for _, m := range ms {
 				v := m.values(e.g)
 				vals[e.order] = append(vals[e.order], v)
@@ -269,7 +269,7 @@ func (a *analysis) orders() *ordersSection {
 	if len(s.Groups) == 0 {
 		return nil
 	}
-	if !a.equal {
+	if !a.Equal {
 		s.Notes = append(s.Notes, "The load is a fraction of each configuration's own capacity, so the orders' absolute rates differ as their capacities do; a suite run (harness RatesFromSlowest) compares them at one absolute rate.")
 	}
 	s.Notes = append(s.Notes, []string{
@@ -349,17 +349,17 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		if len(diff) == 0 {
 			fmt.Fprintf(&b, "**%s vs fifo: no significant difference**", o)
 		} else {
-			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, joinAnd(diff))
+			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, JoinAnd(diff))
 		}
 		if len(same) > 0 {
 			if len(diff) == 0 {
-				fmt.Fprintf(&b, ": %s", joinAnd(same))
+				fmt.Fprintf(&b, ": %s", JoinAnd(same))
 			} else {
-				fmt.Fprintf(&b, "; not in %s", joinAnd(same))
+				fmt.Fprintf(&b, "; not in %s", JoinAnd(same))
 			}
 		}
 		if len(untested) > 0 {
-			fmt.Fprintf(&b, "; untested: %s", joinAnd(untested))
+			fmt.Fprintf(&b, "; untested: %s", JoinAnd(untested))
 		}
 		b.WriteString(". ")
 		concentrated := false
@@ -370,7 +370,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); (o == orderOS || o == orderOSVacant) && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
 				fmt.Fprintf(&b, " The model's counters: %s promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
-					o, trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+					o, TrimFloat(st.Median), TrimFloat(st.Min), TrimFloat(st.Max))
 			}
 		}
 		out = append(out, b.String())
@@ -477,11 +477,11 @@ func (s *ordersSection) Markdown() string {
 func fmtBand(s results.Stats, unit string) string {
 	lo, hi, kind := s.Band()
 	if kind != results.BandRange {
-		return fmtStat(s, unit)
+		return FormatStat(s, unit)
 	}
-	format := trimFloat
+	format := TrimFloat
 	if unit == "ns" {
-		format = formatNs
+		format = FormatNs
 	}
 	return fmt.Sprintf("%s (range %s–%s)", format(s.Median), format(lo), format(hi))
 }

@@ -42,7 +42,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 		if !ok {
 			continue
 		}
-		cfg := results.ModelConfig{Name: modelLF + "/" + o, Model: modelLF, Args: []string{"--promotion", o}, Threads: 4}
+		cfg := results.ModelConfig{Name: ModelLF + "/" + o, Model: ModelLF, Args: []string{"--promotion", o}, Threads: 4}
 		run.Configs = append(run.Configs, cfg)
 		cfgs = append(cfgs, cfg.Name)
 		for rep, f := range spread {
@@ -108,7 +108,7 @@ func TestOrdersSection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, pts := ordersRun(t, tc.orders)
-			s := analyze(r, pts, Options{}).orders()
+			s := Analyze(r, pts, Options{}).orders()
 			if tc.none {
 				if s != nil {
 					t.Fatalf("a section for one order: %+v", s)

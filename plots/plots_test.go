@@ -193,7 +193,7 @@ func TestLogRange(t *testing.T) {
 
 func TestFormatNs(t *testing.T) {
 	for ns, want := range map[float64]string{500: "500ns", 1000: "1µs", 20000: "20µs", 1.5e6: "1.5ms", 2e9: "2s", 123456: "123µs"} {
-		if got := formatNs(ns); got != want {
+		if got := FormatNs(ns); got != want {
 			t.Errorf("formatNs(%v) = %q, want %q", ns, got, want)
 		}
 	}
@@ -373,7 +373,7 @@ func TestStyles(t *testing.T) {
 			t.Errorf("%s: colour %v, want its model's %v", name, s.Color, want)
 		}
 	}
-	if modelColor(modelLF) == modelColor(modelHSHR) {
+	if modelColor(ModelLF) == modelColor(ModelHSHR) {
 		t.Error("leaderfollowers and halfsynchalfreactive share a colour")
 	}
 }

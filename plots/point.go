@@ -182,7 +182,7 @@ func excludedCaption(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" %s excluded (grey ×, each at its own value, in no median, band or test).",
-		plural(n, "invalid repetition", "invalid repetitions"))
+		Plural(n, "invalid repetition", "invalid repetitions"))
 }
 
 // excludedValues formats the values of a row's invalid repetitions for a

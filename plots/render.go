@@ -105,8 +105,8 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 			opts.Floor = &v.Floor
 		}
 	}
-	a := analyze(r, pts, opts)
-	figs, omitted := a.figures()
+	a := Analyze(r, pts, opts)
+	figs, omitted := a.Figures()
 	rep := newReport(a, figs, omitted, formats)
 	rep.Chain = chainSectionOf(dir)
 	for i, f := range figs {

@@ -112,13 +112,13 @@ type reportFigure struct {
 
 // newReport computes the report of the analysed run a, its figures figs
 // (written in formats) and the figures it could not draw (omitted).
-func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) *report {
-	r := a.run
+func newReport(a *Analysis, figs []*Figure, omitted []string, formats []string) *report {
+	r := a.Run
 	rep := &report{Run: r, Omitted: omitted}
 	rep.configuration(a)
 	rep.provenance(a)
 
-	v := newValidity(a.groups)
+	v := newValidity(a.Groups)
 	rep.Banner = v.banner()
 	rep.ValidityHead, rep.ValidityRows, rep.ValidityLegend = v.header(), v.table(), v.legend()
 
@@ -152,8 +152,8 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 
 // configuration fills what the run measured: whether it is partial, its
 // experiment, configurations and workload.
-func (rep *report) configuration(a *analysis) {
-	r := a.run
+func (rep *report) configuration(a *Analysis) {
+	r := a.Run
 	switch {
 	case r.Interrupted:
 		rep.Partial = "the run was interrupted; this report covers the points it finished"
@@ -174,8 +174,8 @@ func (rep *report) configuration(a *analysis) {
 		}
 		rep.Configs = append(rep.Configs, []string{c.Name, c.Model, strings.Join(c.Args, " "), threads})
 	}
-	if len(a.points) > 0 {
-		w := a.points[0].Workload
+	if len(a.Points) > 0 {
+		w := a.Points[0].Workload
 		rep.Workload = [][]string{
 			{"protocol", w.Protocol}, {"connections", strconv.Itoa(w.Conns)}, {"pipelining depth", strconv.Itoa(w.Depth)},
 			{"arrivals (open loop)", w.Arrival}, {"CPU work", w.CPU}, {"blocking work", w.Block}, {"response size", w.Size}, {"operations", w.Ops},
@@ -186,8 +186,8 @@ func (rep *report) configuration(a *analysis) {
 // provenance fills where and how the run was measured: the code, the
 // machine, the CPUs, the load generator, and the other commits of a
 // resumed run's points.
-func (rep *report) provenance(a *analysis) {
-	r := a.run
+func (rep *report) provenance(a *Analysis) {
+	r := a.Run
 	p := r.Provenance
 	commit := p.Commit
 	if p.Dirty {
@@ -201,7 +201,7 @@ func (rep *report) provenance(a *analysis) {
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
 	if p.LoadWorkers > 0 {
-		workers := plural(p.LoadWorkers, "worker", "workers")
+		workers := Plural(p.LoadWorkers, "worker", "workers")
 		if p.LoadWorkerCPUs != "" {
 			workers += ", pinned to CPUs " + p.LoadWorkerCPUs + " (one each)"
 		}
@@ -221,8 +221,8 @@ func (rep *report) provenance(a *analysis) {
 		rep.Provenance = append(rep.Provenance, []string{fmt.Sprintf("kernel thread %s (pid %d)", kt.Name, kt.PID), what})
 	}
 	commits := map[string]bool{}
-	for i := range a.points {
-		if c := a.points[i].Provenance.Commit; c != "" && c != p.Commit {
+	for i := range a.Points {
+		if c := a.Points[i].Provenance.Commit; c != "" && c != p.Commit {
 			commits[c] = true
 		}
 	}
@@ -233,15 +233,15 @@ func (rep *report) provenance(a *analysis) {
 
 // points lists the points that were not measured or not valid, and
 // counts them.
-func (rep *report) points(a *analysis) {
-	r := a.run
+func (rep *report) points(a *Analysis) {
+	r := a.Run
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
 	listed := map[string]bool{}
 	for _, u := range r.Unavailable {
 		rep.Unavailable = append(rep.Unavailable, item{Label: u.Config.Name, Reasons: []string{u.Reason}})
 		listed[u.Config.Name] = true
 	}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		for _, pt := range g.Points {
 			switch {
 			case pt.Status == results.StatusUnavailable:
@@ -266,12 +266,12 @@ func (rep *report) points(a *analysis) {
 		}
 	}
 	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
-		len(a.points), measured, invalid, failed, unavailable)
+		len(a.Points), measured, invalid, failed, unavailable)
 }
 
 // pointWarnings lists the harness's warnings on points, each once, and
 // counts the points with load-generator warnings.
-func (rep *report) pointWarnings(a *analysis) {
+func (rep *report) pointWarnings(a *Analysis) {
 	// Warnings that differ only in their numbers ("the window has only 3828
 	// requests …") are one warning: list it once, with its count and one
 	// example, not once per point.
@@ -282,8 +282,8 @@ func (rep *report) pointWarnings(a *analysis) {
 	}
 	warnGroups := map[string]*warnGroup{}
 	loadWarned := 0
-	for i := range a.points {
-		for _, w := range a.points[i].Warnings {
+	for i := range a.Points {
+		for _, w := range a.Points[i].Warnings {
 			key := digits.ReplaceAllString(w, "#")
 			if g := warnGroups[key]; g != nil {
 				g.count++
@@ -292,7 +292,7 @@ func (rep *report) pointWarnings(a *analysis) {
 				warnGroups[key] = &warnGroup{example: w, count: 1}
 			}
 		}
-		if l := a.points[i].Load; l != nil && len(l.Warnings) > 0 {
+		if l := a.Points[i].Load; l != nil && len(l.Warnings) > 0 {
 			loadWarned++
 		}
 	}
@@ -314,11 +314,11 @@ func (rep *report) pointWarnings(a *analysis) {
 
 // serverErrors lists, per configuration, the errors its servers counted
 // over the measured windows.
-func (rep *report) serverErrors(a *analysis) {
-	for _, cfg := range a.configs {
+func (rep *report) serverErrors(a *Analysis) {
+	for _, cfg := range a.Configs {
 		sums := map[string]uint64{}
-		for i := range a.points {
-			if p := &a.points[i]; p.Config.Name == cfg.Name && p.Measured() {
+		for i := range a.Points {
+			if p := &a.Points[i]; p.Config.Name == cfg.Name && p.Measured() {
 				for k, n := range p.Server.Errors {
 					sums[k] += n
 				}
@@ -374,14 +374,14 @@ func fmtTime(t time.Time) string {
 // the fractions closest to 0.5 and 0.9, and the per-request costs at the
 // chosen load, medians of the valid repetitions with their confidence
 // intervals, and how many invalid repetitions each left out.
-func (rep *report) summary(a *analysis) {
-	f50, ok50 := results.NearestFraction(a.groups, 0.5)
-	f90, ok90 := results.NearestFraction(a.groups, 0.9)
-	if a.hasLoad {
-		rep.Load = a.loadText()
+func (rep *report) summary(a *Analysis) {
+	f50, ok50 := results.NearestFraction(a.Groups, 0.5)
+	f90, ok90 := results.NearestFraction(a.Groups, 0.9)
+	if a.HasLoad {
+		rep.Load = a.LoadText()
 	}
 	rep.SummaryHead = []string{"configuration", "capacity (req/s)"}
-	hasSLO := slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindSLO })
+	hasSLO := slices.ContainsFunc(a.Groups, func(g *results.Group) bool { return g.Kind == results.KindSLO })
 	if hasSLO {
 		rep.SummaryHead = append(rep.SummaryHead, "SLO capacity (req/s)")
 	}
@@ -392,12 +392,12 @@ func (rep *report) summary(a *analysis) {
 		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f90))
 	}
 	intervals := false
-	if a.equal {
+	if a.Equal {
 		// A suite run has no fractions of capacity: its p99 is the
 		// who-wins table's, at the equal load; beside it, where the run
 		// measured it, the median of its 100 ms intervals' p99s.
 		rep.SummaryHead = append(rep.SummaryHead, "p99 at equal load")
-		intervals = slices.ContainsFunc(a.points, func(p results.Point) bool {
+		intervals = slices.ContainsFunc(a.Points, func(p results.Point) bool {
 			_, ok := results.LatencyP99Intervals.Value(&p)
 			return ok
 		})
@@ -409,9 +409,9 @@ func (rep *report) summary(a *analysis) {
 		m    results.Metric
 		head string
 	}{{results.CtxswPerReq, "ctxsw/req"}, {results.CPUPerReq, "CPU µs/req"}, {results.AllocsPerReq, "allocs/req"}}
-	if a.hasLoad {
+	if a.HasLoad {
 		for _, c := range costs {
-			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.loadShort()))
+			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.LoadShort()))
 		}
 	}
 	warned := map[string][]string{}
@@ -429,7 +429,7 @@ func (rep *report) summary(a *analysis) {
 		if agg.Stats.N == 0 && agg.Excluded > 0 {
 			return fmt.Sprintf("no valid repetition (%d invalid excluded)", agg.Excluded)
 		}
-		s := fmtStatLevel(agg.Stats, m.Unit, false)
+		s := FormatStatLevel(agg.Stats, m.Unit, false)
 		switch n := agg.Stats.N; {
 		case agg.Stats.HasCI():
 			withCI = true
@@ -447,10 +447,10 @@ func (rep *report) summary(a *analysis) {
 		}
 		return s
 	}
-	for _, cfg := range a.configs {
-		row := []string{cfg.Name, cell(a.capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
+	for _, cfg := range a.Configs {
+		row := []string{cfg.Name, cell(a.Capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
 		if hasSLO {
-			g := results.Find(a.groups, cfg.Name, results.KindSLO, 0)
+			g := results.Find(a.Groups, cfg.Name, results.KindSLO, 0)
 			if g == nil {
 				row = append(row, "no search (no objective)")
 			} else {
@@ -458,33 +458,33 @@ func (rep *report) summary(a *analysis) {
 			}
 		}
 		if ok50 {
-			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
+			row = append(row, cell(results.Find(a.Groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
 		}
 		if ok90 {
-			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
+			row = append(row, cell(results.Find(a.Groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
 		}
-		if a.equal {
-			row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
+		if a.Equal {
+			row = append(row, cell(a.AtLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
 			if intervals {
-				row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99Intervals, cfg.Name+" p99 of 100 ms intervals at equal load"))
+				row = append(row, cell(a.AtLoad(cfg.Name), results.LatencyP99Intervals, cfg.Name+" p99 of 100 ms intervals at equal load"))
 			}
 		}
-		if a.hasLoad {
+		if a.HasLoad {
 			for _, c := range costs {
-				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.loadShort())))
+				row = append(row, cell(a.AtLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.LoadShort())))
 			}
 		}
 		rep.SummaryRows = append(rep.SummaryRows, row)
 	}
 	var levels []string
 	for _, n := range slices.Sorted(maps.Keys(ranges)) {
-		levels = append(levels, fmt.Sprintf("%s for %d repetitions", rangeLevel(n), n))
+		levels = append(levels, fmt.Sprintf("%s for %d repetitions", RangeLevel(n), n))
 	}
 	switch {
 	case len(levels) > 0 && withCI:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", joinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", JoinAnd(levels))
 	case len(levels) > 0:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", joinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", JoinAnd(levels))
 	default:
 		rep.SummaryLevel = "Medians across the valid repetitions, in brackets their 95% confidence interval."
 	}

@@ -9,35 +9,35 @@ import (
 	"concbench/results"
 )
 
-// plural returns "n one" or "n many".
-func plural(n int, one, many string) string {
+// Plural returns "n one" or "n many".
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
 }
 
-// fmtStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
+// FormatStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
 // or with the reason there is none: "45.1µs (n=5, no CI)". Latencies
 // (unit "ns") are written with their unit, other values as bare numbers.
-func fmtStat(s results.Stats, unit string) string { return fmtStatLevel(s, unit, true) }
+func FormatStat(s results.Stats, unit string) string { return FormatStatLevel(s, unit, true) }
 
-// rangeLevel is the level at which the range of n values holds their
-// median, 1 − 2·2⁻ⁿ, in percent, as fmtStat prints it.
-func rangeLevel(n int) string {
-	return trimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(n))))/10) + "%"
+// RangeLevel is the level at which the range of n values holds their
+// median, 1 − 2·2⁻ⁿ, in percent, as FormatStat prints it.
+func RangeLevel(n int) string {
+	return TrimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(n))))/10) + "%"
 }
 
-// fmtStatLevel is fmtStat; without level, a range (3 to 5 values) is
+// FormatStatLevel is FormatStat; without level, a range (3 to 5 values) is
 // printed without its level, which a table then states once (the
 // Summary's header).
-func fmtStatLevel(s results.Stats, unit string, level bool) string {
+func FormatStatLevel(s results.Stats, unit string, level bool) string {
 	if s.N == 0 {
 		return "n/a"
 	}
-	format := trimFloat
+	format := TrimFloat
 	if unit == "ns" {
-		format = formatNs
+		format = FormatNs
 	}
 	if s.HasCI() {
 		return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Lo), format(s.Hi))
@@ -48,7 +48,7 @@ func fmtStatLevel(s results.Stats, unit string, level bool) string {
 		if !level {
 			return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Min), format(s.Max))
 		}
-		return fmt.Sprintf("%s [%s, %s] %s", format(s.Median), format(s.Min), format(s.Max), rangeLevel(s.N))
+		return fmt.Sprintf("%s [%s, %s] %s", format(s.Median), format(s.Min), format(s.Max), RangeLevel(s.N))
 	}
 	return fmt.Sprintf("%s (n=%d, no CI)", format(s.Median), s.N)
 }
@@ -56,8 +56,8 @@ func fmtStatLevel(s results.Stats, unit string, level bool) string {
 // bandText says what the figure's intervals are.
 const bandText = "95% confidence interval of the median across repetitions; where fewer than 6 repetitions were measured (too few for that interval) the min–max range instead, marked \"range\" in the CSV"
 
-// joinAnd joins items as "a, b and c".
-func joinAnd(items []string) string {
+// JoinAnd joins items as "a, b and c".
+func JoinAnd(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""
@@ -67,7 +67,7 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-func capitalize(s string) string {
+func Capitalize(s string) string {
 	if s == "" {
 		return s
 	}

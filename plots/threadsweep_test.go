@@ -86,7 +86,7 @@ func TestThreadSweepGolden(t *testing.T) {
 		},
 	}
 	r, pts := sweepRun(t, []string{"cpu", "block"}, sweepConfigs, cells)
-	f := threadSweepFigure(analyze(r, pts, Options{}))
+	f := threadSweepFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no thread-sweep figure for a thread-sweep run")
 	}

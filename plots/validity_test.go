@@ -173,7 +173,7 @@ func TestBanner(t *testing.T) {
 // repetition has no number.
 func TestReportExcludesInvalid(t *testing.T) {
 	_, r, pts := synthetic(t)
-	a := analyze(r, pts, Options{Load: 0.9})
+	a := Analyze(r, pts, Options{Load: 0.9})
 	rep := newReport(a, nil, nil, nil)
 	if !strings.HasPrefix(rep.Banner, "Gaps in this run:") {
 		t.Errorf("banner %q", rep.Banner)
@@ -196,13 +196,13 @@ func TestReportExcludesInvalid(t *testing.T) {
 		}
 	}
 	// leaderfollowers/lifo capacity: the median of the 5 valid runs.
-	lifo := results.Find(a.groups, "leaderfollowers/lifo", results.KindCapacity, 1)
+	lifo := results.Find(a.Groups, "leaderfollowers/lifo", results.KindCapacity, 1)
 	var valid []float64
 	for _, p := range lifo.Valid() {
 		valid = append(valid, p.Load.AchievedRatePerS)
 	}
 	st := results.Summarize(valid)
-	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", TrimFloat(st.Median), TrimFloat(st.Min), TrimFloat(st.Max))
 	if got := row("leaderfollowers/lifo")[1]; got != want {
 		t.Errorf("leaderfollowers/lifo capacity %q, want %q", got, want)
 	}

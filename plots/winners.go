@@ -64,19 +64,19 @@ type winnerCell struct {
 // without equal-load points (the default profile's fractions of each
 // configuration's own capacity: its Answers rank the configurations, and
 // a table of one capacity cell would say less).
-func (a *analysis) winners() *winnersTable {
-	ws := a.workloadsOf()
-	if !slices.ContainsFunc(ws, func(w suiteWorkload) bool { return len(w.runs) >= 2 }) {
+func (a *Analysis) winners() *winnersTable {
+	ws := a.SuiteWorkloads()
+	if !slices.ContainsFunc(ws, func(w Workload) bool { return len(w.Runs) >= 2 }) {
 		return nil
 	}
-	if len(ws) == 1 && a.equalRate(&ws[0]) == 0 && ws[0].objective == "" {
+	if len(ws) == 1 && a.EqualRate(&ws[0]) == 0 && ws[0].Objective == "" {
 		return nil
 	}
 	// One objective for every workload names the column; several name
 	// their rows.
-	objective := ws[0].objective
+	objective := ws[0].Objective
 	for _, w := range ws[1:] {
-		if w.objective != objective {
+		if w.Objective != objective {
 			objective = ""
 		}
 	}
@@ -95,24 +95,24 @@ func (a *analysis) winners() *winnersTable {
 	var tested []*winnerCell
 	for i := range ws {
 		w := &ws[i]
-		rate := a.equalRate(w)
-		row := []string{w.name, "none measured"}
-		if objective == "" && w.objective != "" {
-			row[0] += " (" + w.objective + ")"
+		rate := a.EqualRate(w)
+		row := []string{w.Name, "none measured"}
+		if objective == "" && w.Objective != "" {
+			row[0] += " (" + w.Objective + ")"
 		}
 		if rate > 0 {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
 		for j, col := range results.WinnerColumns {
 			c := &winnerCell{row: i, col: 2 + j}
-			c.Workload, c.Column = w.name, col
+			c.Workload, c.Column = w.Name, col
 			switch {
 			case col.AtRate && rate == 0:
 				c.text = "no equal-load point"
-			case !col.AtRate && w.objective == "":
+			case !col.AtRate && w.Objective == "":
 				c.text = "no objective (no search)"
 			default:
-				c.Cell = results.DecideCell(a.groups, w.results(), col, rate, a.run.Decisions)
+				c.Cell = results.DecideCell(a.Groups, w.Results(), col, rate, a.Run.Decisions)
 				c.text = t.add(c)
 				if c.Decision.Verdict != stats.NoTest {
 					tested = append(tested, c)
@@ -122,8 +122,8 @@ func (a *analysis) winners() *winnersTable {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Note = winnersNote(t, a.run.Decisions)
-	t.Budget = budgetNote(a.run.Decisions)
+	t.Note = winnersNote(t, a.Run.Decisions)
+	t.Budget = budgetNote(a.Run.Decisions)
 	t.Control = controlNote(tested)
 	return t
 }
@@ -132,7 +132,7 @@ func (a *analysis) winners() *winnersTable {
 // the twin, and whether any cell — by its decision or by a claim that
 // holds — separated it from its original, naming those that did. The
 // twin is in no answer; the control is how far the answers may be
-// trusted.
+// Trusted.
 func controlNote(cells []*winnerCell) string {
 	var with []*winnerCell
 	for _, c := range cells {
@@ -321,7 +321,7 @@ func decisionDetail(c *winnerCell) string {
 			status += fmt.Sprintf(" per comparison only (Holm-adjusted p=%s)", fmtP(r.PHolm))
 		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind by > %s)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
+			r.Name, factorText(r.Ratio), TrimFloat(r.Lo), TrimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
 		} else if r.Why != "" && r.Bounded > 0 {
