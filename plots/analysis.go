@@ -35,13 +35,13 @@ type Analysis struct {
 	Equal bool
 	// floor is the run's measured loopback floor (Options.Floor), or nil.
 	floor *results.ChainFloor
-	// Workloads are the run's workloads (SuiteWorkloads), and workloadOf
+	// Workloads are the run's workloads (SuiteWorkloads), and WorkloadOf
 	// and base map a configuration's run name to its workload and to
 	// its name within the workload ("leaderfollowers/lifo/cpu" →
 	// "cpu", "leaderfollowers/lifo"); a run of one workload has one,
 	// its names its own.
 	Workloads  []Workload
-	workloadOf map[string]string
+	WorkloadOf map[string]string
 	base       map[string]string
 }
 
@@ -57,10 +57,10 @@ func Analyze(r *results.Run, pts []results.Point, opts Options) *Analysis {
 		}
 	}
 	a.Workloads = a.SuiteWorkloads()
-	a.workloadOf, a.base = map[string]string{}, map[string]string{}
+	a.WorkloadOf, a.base = map[string]string{}, map[string]string{}
 	for _, w := range a.Workloads {
 		for i, run := range w.Runs {
-			a.workloadOf[run], a.base[run] = w.Name, w.Names[i]
+			a.WorkloadOf[run], a.base[run] = w.Name, w.Names[i]
 		}
 	}
 	a.style = styles(r, a.Groups, a.BaseName)

@@ -11,6 +11,18 @@ import (
 // Options.Load is 0: the run's measured fraction closest to it.
 const DefaultLoad = 0.5
 
+// Options say what the figures are drawn at.
+type Options struct {
+	// Load is the open-loop fraction of capacity for the spectrum,
+	// per-request cost and per-thread figures; the run's measured fraction
+	// closest to it is used. 0 means DefaultLoad.
+	Load float64
+	// Floor is the measured loopback floor (results.ChainFloor: zero
+	// work, idle server) the latency figure adds to its M/M/c ideal; nil
+	// means none.
+	Floor *results.ChainFloor
+}
+
 // figureSpec is one figure of the report, in order, and what it needs
 // (said in the report when the run has no data for it).
 type figureSpec struct {

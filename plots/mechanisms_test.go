@@ -2,6 +2,7 @@ package plots
 
 import (
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,80 +105,6 @@ func mechRun(t *testing.T) (*results.Run, []results.Point) {
 	return r, pts
 }
 
-// TestMechanismsTable checks the Mechanisms table of a suite run: a row
-// per workload and configuration with its counts, an invalid point's
-// reason instead of numbers, and each decided cell of the who-wins table
-// explained at its leader's row against the first configuration behind
-// it.
-func TestMechanismsTable(t *testing.T) {
-	r, pts := mechRun(t)
-	a := Analyze(r, pts, Options{})
-	tab := a.mechanisms(a.winners())
-	if tab == nil || tab.NotCounted != "" {
-		t.Fatalf("table %+v, want one with rows", tab)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms.md"), []byte(tab.Markdown()))
-	row := func(workload, name string) []string {
-		for _, r := range tab.Rows {
-			if r[0] == workload && r[1] == name {
-				return r
-			}
-		}
-		t.Fatalf("no row %s %s in %q", workload, name, tab.Rows)
-		return nil
-	}
-	if got := row("cpu", "a"); got[2] != "4.30" || got[3] != "epoll_wait 1.00, epoll_ctl 1.00, read 1.00, write 1.00" || got[4] != "0.02" || got[5] != "0.50" {
-		t.Errorf("cpu a: %q", got)
-	}
-	// a wins CPU per request under cpu ([3]), ahead of b: fewer futex
-	// calls and wakes explain it.
-	if got := row("cpu", "a")[6]; !strings.Contains(got, "[1][3] SLO capacity, CPU per request: against b: system calls 4.30 vs 4.90 (futex -1.90, epoll_ctl +1.00), futex wakes 0.02 vs 1.00, cross-CPU wake-ups 0.50 vs 0.90") {
-		t.Errorf("cpu a explains %q", got)
-	}
-	if got := row("cpu", "c"); !strings.HasPrefix(got[2], "no valid point (rep 0: generator-cpu)") || got[3] != "" {
-		t.Errorf("cpu c, invalid: %q", got)
-	}
-	// c wins p99 under cpu, against b.
-	if got := row("cpu", "c")[6]; !strings.Contains(got, "[2] p99 at equal load: no mechanisms of c") {
-		t.Errorf("cpu c explains %q", got)
-	}
-	if got := row("block", "c")[6]; !strings.Contains(got, "CPU per request, context switches per request: against b: system calls 2.00 vs 6.60") {
-		t.Errorf("block c explains %q", got)
-	}
-}
-
-// TestMechanismsNotCounted checks a run none of whose mechanisms points
-// was counted: the section says why, once, never a table of zeros, and
-// the figure is not drawn.
-func TestMechanismsNotCounted(t *testing.T) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
-		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
-		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
-	})
-	why := "perf_event_open: permission denied (raw_syscalls:sys_enter (epoll_wait), thread 7): not permitted: run as root or lower /proc/sys/kernel/perf_event_paranoid"
-	none := map[string]mechCounts{}
-	for _, c := range r.Configs {
-		none[c.Name] = nil
-	}
-	pts = withMechanisms(t, pts, none, why)
-	a := Analyze(r, pts, Options{})
-	tab := a.mechanisms(a.winners())
-	if tab == nil || tab.NotCounted != "Not counted: "+why || tab.Rows != nil {
-		t.Fatalf("table %+v, want none, and why", tab)
-	}
-	if md := tab.Markdown(); md != "Not counted: "+why+".\n" {
-		t.Errorf("markdown %q", md)
-	}
-	if f := mechanismsFigure(a); f != nil {
-		t.Errorf("a figure of nothing counted: %+v", f)
-	}
-	// A run without mechanisms points has neither.
-	r, pts = winnersRun(t, map[string][4][3]float64{"cpu": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, "block": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}})
-	if a := Analyze(r, pts, Options{}); a.mechanisms(a.winners()) != nil || HasMechanisms(a) {
-		t.Error("a Mechanisms section for a run without mechanisms points")
-	}
-}
-
 // TestMechanismsFigure renders the suite run's figure: a panel per
 // workload, its CSV golden, every format drawn.
 func TestMechanismsFigure(t *testing.T) {
@@ -189,4 +116,61 @@ func TestMechanismsFigure(t *testing.T) {
 	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms_suite.csv"), figureCSV(t, f))
 	checkRenders(t, f, Formats...)
 	checkCaption(t, f, "cpu: fewest a (4.30), most b (4.90)", "block: fewest c (2.00), most b (6.60)")
+}
+
+// winnersRun builds a two-workload suite run from a valid synthetic
+// point: configurations a, b and c under "cpu" and "block", 5
+// repetitions of capacity, of its search's result (80% of the capacity,
+// under an objective of p99 ≤ 1 ms for cpu and 2 ms for block) and of one
+// equal-load rate per workload, each metric's values the given median
+// times a small spread per repetition. want gives, per workload, the
+// medians of capacity, p99 (µs), CPU per request (µs) and context
+// switches per request of a, b and c.
+func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
+	t.Helper()
+	r, tmpl := syntheticTemplate(t)
+	names := []string{"a", "b", "c"}
+	run := *r
+	run.Configs = nil
+	run.Experiment = map[string]any{
+		"configs": nameList(names...),
+		"workloads": []map[string]any{
+			{"name": "cpu", "slo": map[string]any{"percentile": 99, "bound": "1ms"}},
+			{"name": "block", "slo": map[string]any{"percentile": 99, "bound": "2ms"}},
+		},
+	}
+	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
+	var out []results.Point
+	for _, wl := range []string{"cpu", "block"} {
+		for ci, c := range names {
+			name := c + "/" + wl
+			run.Configs = append(run.Configs, results.ModelConfig{Name: name, Model: c})
+			for rep := range spread {
+				// Each configuration its own spread in a round, so that
+				// paired differences vary as measured ones do.
+				f := spread[(rep+ci)%len(spread)]
+				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
+					p := *tmpl
+					load := *tmpl.Load
+					p.Load, p.Config, p.Kind, p.Repetition = &load, results.ModelConfig{Name: name, Model: c}, kind, rep
+					v := want[wl]
+					if kind == results.KindCapacity {
+						p.Fraction, p.OfferedRatePerS = 1, 0
+						load.AchievedRatePerS = v[0][ci] * f
+					} else {
+						p.Fraction, p.OfferedRatePerS = 0, 1000
+						load.Latency.P99Ns = int64(math.Round(v[1][ci] * 1e3 * f))
+						p.Server.CPUNsPerRequest = v[2][ci] * 1e3 * f
+						p.Server.CtxswPerRequest = v[3][ci] * f
+					}
+					out = append(out, p)
+				}
+				// The search's result: 80% of the capacity.
+				out = append(out, results.Point{Config: results.ModelConfig{Name: name, Model: c}, Kind: results.KindSLO,
+					Repetition: rep, Status: results.StatusOK, SLO: &results.SLOResult{Percentile: 99, BoundNs: 1e6,
+						RatePerS: 0.8 * want[wl][0][ci] * f, LoPerS: 0.8 * want[wl][0][ci] * f, HiPerS: 0.85 * want[wl][0][ci] * f, CapacityPerS: want[wl][0][ci], Probes: 3}})
+			}
+		}
+	}
+	return &run, out
 }

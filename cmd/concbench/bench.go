@@ -16,7 +16,7 @@ import (
 
 	"concbench/harness"
 	"concbench/internal/cli"
-	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -211,7 +211,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	if chain != "" {
-		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, plots.ValidationMD))
+		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, report.ValidationMD))
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {
@@ -226,7 +226,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 // A validation that cannot run is recorded as not validated, with why: it
 // never fails the bench. It returns the verdict.
 func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer) string {
-	if v, _ := plots.ReadValidation(dir); v != nil {
+	if v, _ := report.ReadValidation(dir); v != nil {
 		return v.Verdict // a resumed run that has one
 	}
 	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--validate 0 skips it)\n", f.validate)
@@ -242,14 +242,14 @@ func benchChain(ctx context.Context, dir string, f benchFlags, stderr io.Writer)
 	if f.relaxLoadChecks {
 		v.Notes = append(v.Notes, "the load generator's checks on its own health were turned off (--relax-load-checks)")
 	}
-	if _, err := plots.WriteValidation(dir, v, []string{"svg"}); err != nil {
+	if _, err := report.WriteValidation(dir, v, []string{"svg"}); err != nil {
 		fmt.Fprintf(stderr, "concbench bench: the measurement chain: %v\n", err)
 	}
 	return v.Verdict
 }
 
 // finishRun reads the run in sum.Dir back and writes to stdout, in this
-// order: the warning of a mostly invalid run (plots.Banner), if it is
+// order: the warning of a mostly invalid run (report.Banner), if it is
 // one, and the run's summary and folder. When render is set it then
 // renders the figures and the report into the folder and says where they
 // are.
@@ -258,7 +258,7 @@ func finishRun(stdout io.Writer, sum *harness.Summary, render bool) error {
 	if err != nil {
 		return fmt.Errorf("bench: reading the run back from %s: %w (the points are kept; render with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
 	}
-	if banner := plots.Banner(run, pts); banner != "" {
+	if banner := report.Banner(run, pts); banner != "" {
 		fmt.Fprintf(stdout, "%s\n\n", banner)
 	}
 	fmt.Fprintf(stdout, "%s\nrun: %s\n", sum, sum.Dir)
@@ -266,10 +266,10 @@ func finishRun(stdout io.Writer, sum *harness.Summary, render bool) error {
 		return nil
 	}
 	// Render whatever was measured, an interrupted run included.
-	if _, err := plots.Render(sum.Dir, run, pts, plots.Options{}); err != nil {
+	if _, err := report.Render(sum.Dir, run, pts, report.Options{}); err != nil {
 		return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
 	}
-	fmt.Fprintf(stdout, "report: %s\n        %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), screenshot(sum.Dir), filepath.Join(sum.Dir, plots.FiguresDir))
+	fmt.Fprintf(stdout, "report: %s\n        %s\nfigures: %s\n", filepath.Join(sum.Dir, report.ReportHTML), screenshot(sum.Dir), filepath.Join(sum.Dir, report.FiguresDir))
 	return nil
 }
 
@@ -278,11 +278,11 @@ func finishRun(stdout io.Writer, sum *harness.Summary, render bool) error {
 // why there is none (no Chromium is not an error: the report is complete
 // without it).
 func screenshot(dir string) string {
-	png := filepath.Join(dir, plots.ReportPNG)
-	switch err := plots.Screenshot(context.Background(), filepath.Join(dir, plots.ReportHTML), png); {
+	png := filepath.Join(dir, report.ReportPNG)
+	switch err := report.Screenshot(context.Background(), filepath.Join(dir, report.ReportHTML), png); {
 	case err == nil:
 		return png + " (screenshot)"
-	case errors.Is(err, plots.ErrNoBrowser):
+	case errors.Is(err, report.ErrNoBrowser):
 		return "no screenshot: no Chromium here (apt-get install -y chromium for report.png)"
 	default:
 		return fmt.Sprintf("no screenshot: %v", strings.SplitN(err.Error(), "\n", 2)[0])

@@ -17,7 +17,7 @@ import (
 
 	"concbench/harness"
 	"concbench/internal/testenv"
-	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -392,7 +392,7 @@ func TestBenchRun(t *testing.T) {
 	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &figOut, &figOut); err != nil {
 		t.Fatalf("figures --run %s: %v\n%s", dir, err, figOut.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, plots.ReportHTML)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, report.ReportHTML)); err != nil {
 		t.Error(err)
 	}
 
@@ -444,9 +444,9 @@ func TestBenchBanner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := plots.Banner(read, readPts)
+			want := report.Banner(read, readPts)
 			if (want != "") != tc.banner {
-				t.Fatalf("plots.Banner = %q, want a banner: %v", want, tc.banner)
+				t.Fatalf("report.Banner = %q, want a banner: %v", want, tc.banner)
 			}
 			sum := &harness.Summary{Dir: dir, Points: len(readPts), OK: len(readPts)}
 			var out bytes.Buffer
@@ -461,7 +461,7 @@ func TestBenchBanner(t *testing.T) {
 			if !strings.HasPrefix(got, line) {
 				t.Errorf("stdout:\n%s\nwant it to start with:\n%s", got, line)
 			}
-			if tc.figures != strings.Contains(got, "report: "+filepath.Join(dir, plots.ReportHTML)) {
+			if tc.figures != strings.Contains(got, "report: "+filepath.Join(dir, report.ReportHTML)) {
 				t.Errorf("stdout:\n%s\nrendered: %v", got, tc.figures)
 			}
 		})

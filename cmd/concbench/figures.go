@@ -11,6 +11,7 @@ import (
 
 	"concbench/internal/cli"
 	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -66,7 +67,7 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
-	files, err := plots.Render(*dir, r, pts, plots.Options{Formats: fmts, Load: *load})
+	files, err := report.Render(*dir, r, pts, report.Options{Formats: fmts, Load: *load})
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
@@ -84,15 +85,15 @@ func runFigures(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	}
 	var figs []string
 	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == plots.FiguresDir && filepath.Ext(f) == ".csv" {
+		if filepath.Base(filepath.Dir(f)) == report.FiguresDir && filepath.Ext(f) == ".csv" {
 			figs = append(figs, strings.TrimSuffix(filepath.Base(f), ".csv"))
 		}
 	}
-	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(*dir, plots.ReportHTML), filepath.Join(*dir, plots.ReportMD))
+	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(*dir, report.ReportHTML), filepath.Join(*dir, report.ReportMD))
 	fmt.Fprintf(stdout, "         %s\n", screenshot(*dir))
-	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(*dir, plots.FiguresDir),
+	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(*dir, report.FiguresDir),
 		strings.Join(figs, ", "), strings.Join(fmts, ", "))
 	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat -col /config %[2]s)\n",
-		filepath.Join(*dir, plots.PointsCSV), filepath.Join(*dir, plots.BenchFile))
+		filepath.Join(*dir, report.PointsCSV), filepath.Join(*dir, report.BenchFile))
 	return nil
 }

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -29,18 +30,18 @@ const mechExplains = "explains (who-wins cells)"
 
 // mechanisms computes the Mechanisms table, explaining the decided
 // cells of winners (nil: none); nil for a run without mechanisms points.
-func (a *Analysis) mechanisms(winners *winnersTable) *mechanismsTable {
-	if !HasMechanisms(a) {
+func (a *analysis) mechanisms(winners *winnersTable) *mechanismsTable {
+	if !plots.HasMechanisms(a.Analysis) {
 		return nil
 	}
 	rows := a.MechRows()
 	t := &mechanismsTable{Head: []string{"workload", "configuration", "system calls / request", "by kind", "futex wake calls / request",
 		"cross-CPU wake-ups (IPIs) / request", mechExplains}}
-	notCounted := func(r MechRow) bool { return strings.HasPrefix(r.Why, "not counted: ") }
-	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r MechRow) bool { return r.OK }) {
+	notCounted := func(r plots.MechRow) bool { return strings.HasPrefix(r.Why, "not counted: ") }
+	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r plots.MechRow) bool { return r.OK }) {
 		// Said once, not in every row: the kernel refused them all
 		// (the first's reason; a run has one kernel and one user).
-		t.NotCounted = Capitalize(rows[i].Why)
+		t.NotCounted = plots.Capitalize(rows[i].Why)
 		return t
 	}
 	for i := range rows {
@@ -89,7 +90,7 @@ func (t *mechanismsTable) dropColumn(i int) {
 // explain returns, for row r, its contrasts with the first configuration
 // behind it in each decided cell of winners that it leads: "[3] CPU per
 // request: against b, …", the cells with the same rival in one.
-func explain(r *MechRow, rows []MechRow, winners *winnersTable) string {
+func explain(r *plots.MechRow, rows []plots.MechRow, winners *winnersTable) string {
 	if winners == nil {
 		return ""
 	}
@@ -118,7 +119,7 @@ func explain(r *MechRow, rows []MechRow, winners *winnersTable) string {
 			parts = append(parts, head+": every configuration ties")
 			continue
 		}
-		i := slices.IndexFunc(rows, func(o MechRow) bool { return o.Workload == r.Workload && o.Name == rival })
+		i := slices.IndexFunc(rows, func(o plots.MechRow) bool { return o.Workload == r.Workload && o.Name == rival })
 		if i < 0 {
 			continue
 		}
@@ -130,7 +131,7 @@ func explain(r *MechRow, rows []MechRow, winners *winnersTable) string {
 // mechContrast says how x's mechanisms differ from y's, per request: the
 // system calls and the kinds that differ most, the futex wake calls and
 // the cross-CPU wake-ups.
-func mechContrast(x, y *MechRow) string {
+func mechContrast(x, y *plots.MechRow) string {
 	switch {
 	case !x.OK:
 		return "no mechanisms of " + x.Name + " (" + x.Why + ")"

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"concbench/loadgen"
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -309,7 +310,7 @@ func (v *validity) banner() string {
 			return ""
 		}
 		return fmt.Sprintf("Beyond this load generator: %s only points whose rate reached its measured ceiling (%s), so their value is the generator's limit, not the server's. What to do: %s.",
-			Plural(len(v.beyond), "configuration/load pair has", "configuration/load pairs have"), listed(v.beyond), ceilingAdvice)
+			plots.Plural(len(v.beyond), "configuration/load pair has", "configuration/load pairs have"), listed(v.beyond), ceilingAdvice)
 	}
 	var b strings.Builder
 	pct := 0.0
@@ -325,12 +326,12 @@ func (v *validity) banner() string {
 	}
 	fmt.Fprintf(&b, "%s: %d of %d measured points (%.0f%%) have a valid load-generator verdict", title, v.valid, v.measured, pct)
 	if n := len(v.empty) + len(v.beyond); n > 0 {
-		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", Plural(n, "configuration/load pair has", "configuration/load pairs have"),
+		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", plots.Plural(n, "configuration/load pair has", "configuration/load pairs have"),
 			listed(append(slices.Clone(v.empty), v.beyond...)))
 	}
 	reason, n := v.reasons.top()
 	if reason != "" {
-		fmt.Fprintf(&b, ". Most frequent reason: %s, %s (%s). What to do: %s.", reason, Plural(n, "point", "points"), reasonMeaning(reason), reasonAdviceFor(reason))
+		fmt.Fprintf(&b, ". Most frequent reason: %s, %s (%s). What to do: %s.", reason, plots.Plural(n, "point", "points"), reasonMeaning(reason), reasonAdviceFor(reason))
 	} else {
 		b.WriteString(".")
 	}

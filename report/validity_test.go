@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concbench/loadgen"
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -173,7 +174,7 @@ func TestBanner(t *testing.T) {
 // repetition has no number.
 func TestReportExcludesInvalid(t *testing.T) {
 	_, r, pts := synthetic(t)
-	a := Analyze(r, pts, Options{Load: 0.9})
+	a := analyze(r, pts, Options{Load: 0.9})
 	rep := newReport(a, nil, nil, nil)
 	if !strings.HasPrefix(rep.Banner, "Gaps in this run:") {
 		t.Errorf("banner %q", rep.Banner)
@@ -202,7 +203,7 @@ func TestReportExcludesInvalid(t *testing.T) {
 		valid = append(valid, p.Load.AchievedRatePerS)
 	}
 	st := results.Summarize(valid)
-	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", TrimFloat(st.Median), TrimFloat(st.Min), TrimFloat(st.Max))
+	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", plots.TrimFloat(st.Median), plots.TrimFloat(st.Min), plots.TrimFloat(st.Max))
 	if got := row("leaderfollowers/lifo")[1]; got != want {
 		t.Errorf("leaderfollowers/lifo capacity %q, want %q", got, want)
 	}

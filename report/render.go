@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -18,14 +19,15 @@ const (
 	ReportHTML = "report.html"
 )
 
-// Options control what RenderRun writes.
+// Options control what RenderRun writes; Load and Floor are the
+// figures' (plots.Options).
 type Options struct {
 	// Formats are the figure formats to write (svg, pdf, png, tex); nil
-	// means all of Formats. The HTML report embeds SVG whatever this says.
+	// means all of plots.Formats. The HTML report embeds SVG whatever this says.
 	Formats []string
 	// Load is the open-loop fraction of capacity for the spectrum,
 	// per-request cost and per-thread figures; the run's measured fraction
-	// closest to it is used. 0 means DefaultLoad.
+	// closest to it is used. 0 means plots.DefaultLoad.
 	Load float64
 	// Floor is the measured loopback floor (results.ChainFloor: zero
 	// work, idle server) the latency figure adds to its M/M/c ideal; nil
@@ -38,11 +40,11 @@ type Options struct {
 // unknown one.
 func checkFormats(formats []string) ([]string, error) {
 	if len(formats) == 0 {
-		return Formats, nil
+		return plots.Formats, nil
 	}
 	for _, f := range formats {
-		if !slices.Contains(Formats, f) {
-			return nil, fmt.Errorf("plots: unknown format %q (want some of %v)", f, Formats)
+		if !slices.Contains(plots.Formats, f) {
+			return nil, fmt.Errorf("report: unknown format %q (want some of %v)", f, plots.Formats)
 		}
 	}
 	return formats, nil
@@ -105,7 +107,7 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 			opts.Floor = &v.Floor
 		}
 	}
-	a := Analyze(r, pts, opts)
+	a := analyze(r, pts, opts)
 	figs, omitted := a.Figures()
 	rep := newReport(a, figs, omitted, formats)
 	rep.Chain = chainSectionOf(dir)
@@ -161,7 +163,7 @@ func (o *outDir) write(rel string, data []byte) error {
 
 // writeFigure writes f into the figures folder in each of formats and its
 // data as CSV; it returns the SVG rendering if "svg" is among formats.
-func (o *outDir) writeFigure(f *Figure, formats []string) (svg []byte, err error) {
+func (o *outDir) writeFigure(f *plots.Figure, formats []string) (svg []byte, err error) {
 	var buf bytes.Buffer
 	for _, format := range formats {
 		buf.Reset()
@@ -177,7 +179,7 @@ func (o *outDir) writeFigure(f *Figure, formats []string) (svg []byte, err error
 	}
 	buf.Reset()
 	if err := f.WriteCSV(&buf); err != nil {
-		return nil, fmt.Errorf("plots: %s.csv: %w", f.Name, err)
+		return nil, fmt.Errorf("report: %s.csv: %w", f.Name, err)
 	}
 	return svg, o.write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes())
 }

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/plots"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -42,7 +43,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 		if !ok {
 			continue
 		}
-		cfg := results.ModelConfig{Name: ModelLF + "/" + o, Model: ModelLF, Args: []string{"--promotion", o}, Threads: 4}
+		cfg := results.ModelConfig{Name: plots.ModelLF + "/" + o, Model: plots.ModelLF, Args: []string{"--promotion", o}, Threads: 4}
 		run.Configs = append(run.Configs, cfg)
 		cfgs = append(cfgs, cfg.Name)
 		for rep, f := range spread {
@@ -108,7 +109,7 @@ func TestOrdersSection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, pts := ordersRun(t, tc.orders)
-			s := Analyze(r, pts, Options{}).orders()
+			s := analyze(r, pts, Options{}).orders()
 			if tc.none {
 				if s != nil {
 					t.Fatalf("a section for one order: %+v", s)

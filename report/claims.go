@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"concbench/models/registry"
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -44,7 +45,7 @@ type claimPair struct {
 
 // claimRow is one test of the table.
 type claimRow struct {
-	claim *Claim
+	claim *plots.Claim
 	claimPair
 	n1, n2 int // valid repetitions of lf and hs
 	// paired says the test paired rounds (rounds of them), else it was
@@ -91,7 +92,7 @@ func defaultArgs(cfg results.ModelConfig) bool {
 	if !ok || len(m.Configs) == 0 {
 		return true
 	}
-	if cfg.Model == ModelLF {
+	if cfg.Model == plots.ModelLF {
 		return promotionOrder(cfg.Args) == promotionOrder(m.Configs[0].Args)
 	}
 	for _, v := range m.Configs[1:] {
@@ -108,7 +109,7 @@ func defaultArgs(cfg results.ModelConfig) bool {
 // default form paired with the HS/HR configuration of the same kind
 // (claimKey) in the same workload — never across workloads — and the
 // LF and HS/HR configurations left unpaired, with why.
-func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
+func (a *analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 	for _, w := range a.Workloads {
 		var lfs, hss []results.ModelConfig
 		for _, cfg := range a.Configs {
@@ -116,9 +117,9 @@ func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 				continue
 			}
 			switch cfg.Model {
-			case ModelLF:
+			case plots.ModelLF:
 				lfs = append(lfs, cfg)
-			case ModelHSHR:
+			case plots.ModelHSHR:
 				hss = append(hss, cfg)
 			}
 		}
@@ -129,7 +130,7 @@ func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 			}
 			order := promotionOrder(lf.Args)
 			for _, hs := range hss {
-				if defaultArgs(hs) && claimKey(a.BaseName(lf.Name), ModelLF, order) == claimKey(a.BaseName(hs.Name), ModelHSHR, "") {
+				if defaultArgs(hs) && claimKey(a.BaseName(lf.Name), plots.ModelLF, order) == claimKey(a.BaseName(hs.Name), plots.ModelHSHR, "") {
 					pairs = append(pairs, claimPair{workload: w.Name, lf: lf.Name, hs: hs.Name})
 					paired[lf.Name], paired[hs.Name] = true, true
 				}
@@ -142,7 +143,7 @@ func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 			why := "no configuration of the other model of the same kind in its workload"
 			if !defaultArgs(cfg) {
 				why = "not its model's default configuration"
-				if cfg.Model == ModelLF {
+				if cfg.Model == plots.ModelLF {
 					why = "promotion order " + promotionOrder(cfg.Args) + ", not the model's default: Promotion orders compares the orders"
 				}
 			}
@@ -155,21 +156,21 @@ func (a *Analysis) claimPairs() (pairs []claimPair, unpaired []string) {
 // claims computes the Claims table, or nil when the run has neither a
 // Leader/Followers nor a Half-Sync/Half-Reactive configuration at the
 // chosen load.
-func (a *Analysis) claims() *claimsTable {
+func (a *analysis) claims() *claimsTable {
 	if !a.HasLoad || !slices.ContainsFunc(a.Configs, func(c results.ModelConfig) bool {
-		return (c.Model == ModelLF || c.Model == ModelHSHR) && a.AtLoad(c.Name) != nil
+		return (c.Model == plots.ModelLF || c.Model == plots.ModelHSHR) && a.AtLoad(c.Name) != nil
 	}) {
 		return nil
 	}
 	t := &claimsTable{Load: a.LoadText(), Head: []string{"claim", "workload", "Leader/Followers", "Half-Sync/Half-Reactive", "metric",
 		"LF ÷ HS/HR [95% CI]", "p (one-sided)", "Holm", "decision"}}
-	for _, c := range Claims {
+	for _, c := range plots.Claims {
 		t.Claims = append(t.Claims, fmt.Sprintf("**%s**: %s (%s).", c.Short, c.Text, c.Unit))
 	}
 	pairs, unpaired := a.claimPairs()
-	for ci := range Claims {
+	for ci := range plots.Claims {
 		for _, p := range pairs {
-			t.rows = append(t.rows, a.claimTest(&Claims[ci], p))
+			t.rows = append(t.rows, a.claimTest(&plots.Claims[ci], p))
 		}
 	}
 	holmClaims(t.rows)
@@ -186,7 +187,7 @@ func (a *Analysis) claims() *claimsTable {
 // round shares the machine's drift), one-sided in each direction
 // (stats.Decide, as the who-wins table decides), with the ratio's 95 %
 // interval.
-func (a *Analysis) claimTest(c *Claim, p claimPair) claimRow {
+func (a *analysis) claimTest(c *plots.Claim, p claimPair) claimRow {
 	nan := math.NaN()
 	r := claimRow{claim: c, claimPair: p, pLower: nan, pHigher: nan, adjLower: nan, adjHigher: nan}
 	arm := func(name, label string) stats.Arm {
@@ -279,7 +280,7 @@ func holmClaims(rows []claimRow) {
 // cells writes the row as the table shows it: the configurations by
 // their names within the workload, with their valid repetitions; the p
 // of the direction the data lean.
-func (r *claimRow) cells(a *Analysis) []string {
+func (r *claimRow) cells(a *analysis) []string {
 	cfg := func(name string, n int) string { return fmt.Sprintf("%s (n=%d)", a.BaseName(name), n) }
 	out := []string{r.claim.Short, r.workload, cfg(r.lf, r.n1), cfg(r.hs, r.n2), r.claim.Unit}
 	if r.decision == claimUntested {
@@ -310,7 +311,7 @@ func (r *claimRow) cells(a *Analysis) []string {
 // notes says how to read the table: the pairing, the tests, the
 // configurations left out, and when no row could ever be decided with
 // the run's repetitions.
-func (t *claimsTable) notes(a *Analysis, pairs []claimPair, unpaired []string) {
+func (t *claimsTable) notes(a *analysis, pairs []claimPair, unpaired []string) {
 	if len(pairs) == 0 {
 		t.Notes = append(t.Notes, "Nothing to test: no workload of the run has both a Leader/Followers and a Half-Sync/Half-Reactive configuration of the same kind measured at this load.")
 	}
@@ -324,7 +325,7 @@ func (t *claimsTable) notes(a *Analysis, pairs []claimPair, unpaired []string) {
 			"Both directions of every row are one family, Holm-adjusted together (family-wise α %g). shown: LF significantly lower than HS/HR; refuted: significantly higher; "+
 			"undecided: neither. An interval is its row's own, a decision holds for the whole table: a row whose interval excludes 1 can still be undecided.", a.LoadText(), ClaimsAlpha))
 	if len(unpaired) > 0 {
-		t.Notes = append(t.Notes, "Not paired: "+JoinAnd(unpaired)+".")
+		t.Notes = append(t.Notes, "Not paired: "+plots.JoinAnd(unpaired)+".")
 	}
 }
 

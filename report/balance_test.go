@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func TestNginxSection(t *testing.T) {
 		"acceptmutex/mutex": 3.8, "nginx/mutex": 3.6, // 5.6 % apart
 		"acceptmutex/reuseport": 1.5, "nginx/reuseport": 1.2, // 25 % apart
 	}, 4)
-	a := Analyze(r, pts, Options{})
+	a := analyze(r, pts, Options{})
 	s := a.nginx()
 	if s == nil || len(s.Rows) != 4 || len(s.Verdicts) != 2 {
 		t.Fatalf("nginx section %+v, want 4 rows and 2 verdicts", s)
@@ -94,7 +94,7 @@ func TestNginxSectionAlone(t *testing.T) {
 			only = append(only, p)
 		}
 	}
-	s := Analyze(r, only, Options{}).nginx()
+	s := analyze(r, only, Options{}).nginx()
 	if s == nil || len(s.Rows) != 2 || !strings.Contains(s.Verdicts[0], "no measured acceptmutex/mutex beside nginx/mutex") {
 		t.Fatalf("nginx alone: %+v", s)
 	}
@@ -104,7 +104,7 @@ func TestNginxSectionAlone(t *testing.T) {
 			models = append(models, p)
 		}
 	}
-	if s := Analyze(r, models, Options{}).nginx(); s != nil {
+	if s := analyze(r, models, Options{}).nginx(); s != nil {
 		t.Errorf("a run without nginx has an nginx section: %+v", s)
 	}
 }
@@ -113,7 +113,7 @@ func TestNginxSectionAlone(t *testing.T) {
 // CPU) is called even by construction, not an agreement.
 func TestNginxSectionOneWorker(t *testing.T) {
 	r, pts := nginxRun(map[string]float64{"acceptmutex/mutex": 1, "nginx/mutex": 1, "acceptmutex/reuseport": 1, "nginx/reuseport": 1}, 1)
-	s := Analyze(r, pts, Options{}).nginx()
+	s := analyze(r, pts, Options{}).nginx()
 	if s == nil || !strings.Contains(s.Verdicts[0], "one worker each") || strings.Contains(s.Verdicts[0], "agrees") {
 		t.Errorf("one worker each: %+v, want no agreement claimed", s)
 	}

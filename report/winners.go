@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -64,9 +65,9 @@ type winnerCell struct {
 // without equal-load points (the default profile's fractions of each
 // configuration's own capacity: its Answers rank the configurations, and
 // a table of one capacity cell would say less).
-func (a *Analysis) winners() *winnersTable {
+func (a *analysis) winners() *winnersTable {
 	ws := a.SuiteWorkloads()
-	if !slices.ContainsFunc(ws, func(w Workload) bool { return len(w.Runs) >= 2 }) {
+	if !slices.ContainsFunc(ws, func(w plots.Workload) bool { return len(w.Runs) >= 2 }) {
 		return nil
 	}
 	if len(ws) == 1 && a.EqualRate(&ws[0]) == 0 && ws[0].Objective == "" {
@@ -321,7 +322,7 @@ func decisionDetail(c *winnerCell) string {
 			status += fmt.Sprintf(" per comparison only (Holm-adjusted p=%s)", fmtP(r.PHolm))
 		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind by > %s)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), TrimFloat(r.Lo), TrimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
+			r.Name, factorText(r.Ratio), plots.TrimFloat(r.Lo), plots.TrimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
 		} else if r.Why != "" && r.Bounded > 0 {

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"concbench/models"
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -84,7 +85,7 @@ const longestShort = "longest-waiting promoted"
 // busiestShares returns, per trusted repetition of g, the busiest
 // thread's share of the handle-set events in %.
 func busiestShares(g *results.Group) []float64 {
-	shares, _ := ThreadShares(Trusted(g))
+	shares, _ := plots.ThreadShares(plots.Trusted(g))
 	out := make([]float64, 0, len(shares))
 	for _, s := range shares {
 		out = append(out, s[0])
@@ -97,7 +98,7 @@ func busiestShares(g *results.Group) []float64 {
 // found no follower, and the next thread to rejoin led without parking).
 func promotionsPerEvent(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range Trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		var ev, pr uint64
 		for _, t := range p.Server.PerThread {
 			ev += t.Events
@@ -116,7 +117,7 @@ func promotionsPerEvent(g *results.Group) []float64 {
 // waited longest.
 func longestPromoted(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range Trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		if c := p.Server.Counters["promotions_with_choice"]; c > 0 {
 			out = append(out, 100*float64(p.Server.Counters["promoted_longest_waiting"])/float64(c))
 		}
@@ -145,7 +146,7 @@ func vacancyRejoins(g *results.Group) []float64 {
 // that sum is not 0).
 func counterPercent(g *results.Group, name string, per func(models.ThreadStats) uint64) []float64 {
 	var out []float64
-	for _, p := range Trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		n, ok := p.Server.Counters[name]
 		if !ok {
 			// A counter that did not move in the window is left out of
@@ -190,7 +191,7 @@ func orderKey(name, order string) string {
 		}
 	}
 	if len(out) == 0 {
-		return ModelLF
+		return plots.ModelLF
 	}
 	return strings.Join(out, "/")
 }
@@ -206,7 +207,7 @@ func orderRank(o string) int {
 // orders computes the section, or nil when no workload of the run has
 // two or more Leader/Followers promotion orders measured at the chosen
 // load.
-func (a *Analysis) orders() *ordersSection {
+func (a *analysis) orders() *ordersSection {
 	if !a.HasLoad {
 		return nil
 	}
@@ -218,7 +219,7 @@ func (a *Analysis) orders() *ordersSection {
 	groups := map[string][]entry{}
 	var keys []string
 	for _, cfg := range a.Configs {
-		if cfg.Model != ModelLF {
+		if cfg.Model != plots.ModelLF {
 			continue
 		}
 		g := a.AtLoad(cfg.Name)
@@ -255,7 +256,7 @@ func (a *Analysis) orders() *ordersSection {
 			if e.g.Config.Threads > 0 {
 				threads = fmt.Sprint(e.g.Config.Threads)
 			}
-			row := []string{e.order, e.name, threads, fmt.Sprint(len(Trusted(e.g)))}
+			row := []string{e.order, e.name, threads, fmt.Sprint(len(plots.Trusted(e.g)))}
 			for _, m := range ms {
 				v := m.values(e.g)
 				vals[e.order] = append(vals[e.order], v)
@@ -349,17 +350,17 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		if len(diff) == 0 {
 			fmt.Fprintf(&b, "**%s vs fifo: no significant difference**", o)
 		} else {
-			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, JoinAnd(diff))
+			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, plots.JoinAnd(diff))
 		}
 		if len(same) > 0 {
 			if len(diff) == 0 {
-				fmt.Fprintf(&b, ": %s", JoinAnd(same))
+				fmt.Fprintf(&b, ": %s", plots.JoinAnd(same))
 			} else {
-				fmt.Fprintf(&b, "; not in %s", JoinAnd(same))
+				fmt.Fprintf(&b, "; not in %s", plots.JoinAnd(same))
 			}
 		}
 		if len(untested) > 0 {
-			fmt.Fprintf(&b, "; untested: %s", JoinAnd(untested))
+			fmt.Fprintf(&b, "; untested: %s", plots.JoinAnd(untested))
 		}
 		b.WriteString(". ")
 		concentrated := false
@@ -370,7 +371,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); (o == orderOS || o == orderOSVacant) && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
 				fmt.Fprintf(&b, " The model's counters: %s promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
-					o, TrimFloat(st.Median), TrimFloat(st.Min), TrimFloat(st.Max))
+					o, plots.TrimFloat(st.Median), plots.TrimFloat(st.Min), plots.TrimFloat(st.Max))
 			}
 		}
 		out = append(out, b.String())
@@ -477,11 +478,11 @@ func (s *ordersSection) Markdown() string {
 func fmtBand(s results.Stats, unit string) string {
 	lo, hi, kind := s.Band()
 	if kind != results.BandRange {
-		return FormatStat(s, unit)
+		return plots.FormatStat(s, unit)
 	}
-	format := TrimFloat
+	format := plots.TrimFloat
 	if unit == "ns" {
-		format = FormatNs
+		format = plots.FormatNs
 	}
 	return fmt.Sprintf("%s (range %s–%s)", format(s.Median), format(lo), format(hi))
 }

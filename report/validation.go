@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -27,7 +28,7 @@ const (
 func ValidationMarkdown(v *results.Validation, level string) string {
 	var b strings.Builder
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
-	fmt.Fprintf(&b, "%s Measurement chain\n\n**%s.**\n\n", level, Capitalize(v.Verdict))
+	fmt.Fprintf(&b, "%s Measurement chain\n\n**%s.**\n\n", level, plots.Capitalize(v.Verdict))
 	if len(v.Reasons) > 0 {
 		for _, r := range v.Reasons {
 			fmt.Fprintf(&b, "- %s\n", r)
@@ -106,7 +107,7 @@ func WriteValidation(dir string, v *results.Validation, formats []string) (files
 	if err := out.write(ValidationJSON, append(js, '\n')); err != nil {
 		return out.files, err
 	}
-	fig := ValidationFigure(v)
+	fig := plots.ValidationFigure(v)
 	if _, err := out.writeFigure(fig, formats); err != nil {
 		return out.files, err
 	}
@@ -128,7 +129,7 @@ func ReadValidation(dir string) (*results.Validation, error) {
 	}
 	var v results.Validation
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("plots: %s: %w", ValidationJSON, err)
+		return nil, fmt.Errorf("report: %s: %w", ValidationJSON, err)
 	}
 	return &v, nil
 }
@@ -157,7 +158,7 @@ func chainSectionOf(dir string) *chainSection {
 		return &chainSection{Verdict: "Not validated in this run (bench --validate 0, or a run made before concbench validate existed); run make validate for the full check"}
 	}
 	usf := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
-	s := &chainSection{Verdict: Capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
+	s := &chainSection{Verdict: plots.Capitalize(v.Verdict), Reasons: v.Reasons, Notes: slices.Clone(v.Notes), Link: ValidationMD,
 		Head: []string{"experiment", "ρ", "measured mean (µs)", "predicted mean (µs)", "ratio", "plain mean (µs)", "plain ratio", "measured p99 (µs)", "predicted p99 (µs)", "verdict"}}
 	for _, e := range v.Experiments {
 		s.Rows = append(s.Rows, []string{e.Name, strconv.FormatFloat(e.Rho, 'f', 3, 64), usf(e.Measured.MeanNs), usf(e.Predicted.MeanNs),

@@ -1,10 +1,11 @@
-package plots
+package report
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -50,7 +51,7 @@ type reportTable struct {
 
 // balanceGroup returns the group a configuration's balance is read from:
 // the chosen load's, else capacity's; nil if it has neither.
-func (a *Analysis) balanceGroup(name string) *results.Group {
+func (a *analysis) balanceGroup(name string) *results.Group {
 	if g := a.AtLoad(name); g != nil {
 		return g
 	}
@@ -58,7 +59,7 @@ func (a *Analysis) balanceGroup(name string) *results.Group {
 }
 
 // balanceLoad names where balanceGroup reads.
-func (a *Analysis) balanceLoad() string {
+func (a *analysis) balanceLoad() string {
 	if a.HasLoad {
 		return a.LoadText()
 	}
@@ -75,7 +76,7 @@ func workloadOf(g *results.Group) string {
 
 // balance computes the section, or nil when no configuration of the run
 // has per-thread stats.
-func (a *Analysis) balance() *balanceSection {
+func (a *analysis) balance() *balanceSection {
 	s := &balanceSection{Load: a.balanceLoad()}
 	tables := map[string]int{}
 	for _, cfg := range a.Configs {
@@ -94,7 +95,7 @@ func (a *Analysis) balance() *balanceSection {
 			}
 			s.Tables = append(s.Tables, reportTable{Name: w, Head: head})
 		}
-		row := []string{cfg.Name, fmt.Sprint(len(Trusted(g)))}
+		row := []string{cfg.Name, fmt.Sprint(len(plots.Trusted(g)))}
 		for _, bm := range balanceMetrics {
 			row = append(row, balanceCell(g, bm.m))
 		}
@@ -166,7 +167,7 @@ func acceptMode(args []string) string {
 // nginxPair finds the nginx-style model's configuration in the same mode
 // and workload as nginx's cfg, with as many threads as nginx has workers;
 // nil if the run has none measured.
-func (a *Analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results.ModelConfig, *results.Group) {
+func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results.ModelConfig, *results.Group) {
 	for _, c := range a.Configs {
 		if c.Model != modelAcceptMutex || acceptMode(c.Args) != acceptMode(cfg.Args) || c.Threads != cfg.Threads {
 			continue
@@ -179,7 +180,7 @@ func (a *Analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results
 }
 
 // nginx computes the section, or nil when the run measured no nginx.
-func (a *Analysis) nginx() *nginxSection {
+func (a *analysis) nginx() *nginxSection {
 	s := &nginxSection{Load: a.balanceLoad(),
 		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "other threads' CPU µs/req", "other threads' switches/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
 	for _, cfg := range a.Configs {
@@ -210,7 +211,7 @@ func (a *Analysis) nginx() *nginxSection {
 }
 
 // nginxRow is one configuration's row of the nginx table.
-func (a *Analysis) nginxRow(mode, name string, g *results.Group) []string {
+func (a *analysis) nginxRow(mode, name string, g *results.Group) []string {
 	capacity := "—"
 	if cg := a.Capacity(name); cg != nil {
 		capacity = balanceCell(cg, results.Capacity)
@@ -242,7 +243,7 @@ func nginxVerdict(mode, nginxName string, g *results.Group, modelName string, mg
 		verdict = fmt.Sprintf("differs by more than %.0f%%", 100*BalanceTolerance)
 	}
 	return fmt.Sprintf("**%s**: connection balance %s: %s %s, %s %s (%.1f%% apart).",
-		mode, verdict, modelName, TrimFloat(m.Median), nginxName, TrimFloat(n.Median), 100*diff)
+		mode, verdict, modelName, plots.TrimFloat(m.Median), nginxName, plots.TrimFloat(n.Median), 100*diff)
 }
 
 // Markdown renders the section.

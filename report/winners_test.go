@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"math"
@@ -101,7 +101,7 @@ func TestWinnersGolden(t *testing.T) {
 		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
 	})
-	a := Analyze(r, pts, Options{})
+	a := analyze(r, pts, Options{})
 	tab := a.winners()
 	if tab == nil {
 		t.Fatal("no table")
@@ -155,7 +155,7 @@ func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
 	})
 	var rep report
-	a := Analyze(r, pts, Options{})
+	a := analyze(r, pts, Options{})
 	rep.Winners = a.winners()
 	rep.answers(a)
 	if len(rep.Answers) != 2 || rep.Answers[0].Metric != "cpu" || !strings.HasPrefix(rep.Answers[0].Text, "SLO capacity: a, 1.8× ahead") ||
@@ -182,7 +182,7 @@ func TestWinnersUndecided(t *testing.T) {
 			p.SLO.RatePerS *= []float64{1.4, 0.7, 1.2, 0.8, 1}[p.Repetition] // a wide spread
 		}
 	}
-	tab := Analyze(r, pts, Options{}).winners()
+	tab := analyze(r, pts, Options{}).winners()
 	if got := tab.Rows[0][2]; !strings.HasPrefix(got, "undecided (a leads; b open; 1 behind; about ") || !strings.Contains(got, "repetitions would decide)") {
 		t.Errorf("cpu SLO capacity %q, want undecided with what it showed, the open rival and the repetitions it needs", got)
 	}

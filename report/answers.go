@@ -1,10 +1,11 @@
-package plots
+package report
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -29,7 +30,7 @@ type answerMetric struct {
 // significant difference" when that interval holds 1 — the one-line
 // verdicts of hyperfine and benchstat. Only valid repetitions count, as
 // everywhere in the report.
-func (rep *report) answers(a *Analysis) {
+func (rep *report) answers(a *analysis) {
 	if len(a.Configs) < 2 {
 		return
 	}
@@ -103,7 +104,7 @@ func containsFraction(ms []answerMetric, frac float64) bool {
 // "leaderfollowers/lifo is lowest, 242µs: netpoll's is 1.21× [1.15, 1.28]
 // that and …".
 // It reports false when fewer than two configurations have a valid value.
-func (a *Analysis) answerFor(m answerMetric) (string, bool) {
+func (a *analysis) answerFor(m answerMetric) (string, bool) {
 	type cand struct {
 		name   string
 		values []float64
@@ -137,9 +138,9 @@ func (a *Analysis) answerFor(m answerMetric) (string, bool) {
 		}
 	}
 	b := cs[best]
-	format := TrimFloat
+	format := plots.TrimFloat
 	if m.metric.Unit == "ns" {
-		format = FormatNs
+		format = plots.FormatNs
 	}
 	unit := ""
 	if m.metric.Unit != "ns" && m.metric.Unit != "" {
@@ -187,12 +188,12 @@ func (a *Analysis) answerFor(m answerMetric) (string, bool) {
 	if higher {
 		word = "highest"
 	}
-	line := fmt.Sprintf("%s is %s, %s: %s.", b.name, word, StatText(b.stats, m.metric.Unit), JoinAnd(parts))
+	line := fmt.Sprintf("%s is %s, %s: %s.", b.name, word, plots.StatText(b.stats, m.metric.Unit), plots.JoinAnd(parts))
 	if len(noFactor) > 0 {
-		line += fmt.Sprintf(" No factor for %s: %s.", JoinAnd(noFactor), noFactorWhy)
+		line += fmt.Sprintf(" No factor for %s: %s.", plots.JoinAnd(noFactor), noFactorWhy)
 	}
 	if len(none) > 0 {
-		line += fmt.Sprintf(" No valid repetition: %s.", JoinAnd(none))
+		line += fmt.Sprintf(" No valid repetition: %s.", plots.JoinAnd(none))
 	}
 	return line, true
 }
@@ -209,7 +210,7 @@ func factorCI(r stats.Ratio) string {
 // 3 digits would round it to 1 (an interval bound of 1.002 must not read
 // as 1, which would say the opposite of the significance).
 func factorNum(x float64) string {
-	s := TrimFloat(x)
+	s := plots.TrimFloat(x)
 	if s == "1" && x != 1 {
 		s = strconv.FormatFloat(x, 'f', 4, 64)
 	}

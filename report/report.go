@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"encoding/base64"
@@ -14,6 +14,7 @@ import (
 	"text/template"
 	"time"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -112,7 +113,7 @@ type reportFigure struct {
 
 // newReport computes the report of the analysed run a, its figures figs
 // (written in formats) and the figures it could not draw (omitted).
-func newReport(a *Analysis, figs []*Figure, omitted []string, formats []string) *report {
+func newReport(a *analysis, figs []*plots.Figure, omitted []string, formats []string) *report {
 	r := a.Run
 	rep := &report{Run: r, Omitted: omitted}
 	rep.configuration(a)
@@ -152,7 +153,7 @@ func newReport(a *Analysis, figs []*Figure, omitted []string, formats []string) 
 
 // configuration fills what the run measured: whether it is partial, its
 // experiment, configurations and workload.
-func (rep *report) configuration(a *Analysis) {
+func (rep *report) configuration(a *analysis) {
 	r := a.Run
 	switch {
 	case r.Interrupted:
@@ -186,7 +187,7 @@ func (rep *report) configuration(a *Analysis) {
 // provenance fills where and how the run was measured: the code, the
 // machine, the CPUs, the load generator, and the other commits of a
 // resumed run's points.
-func (rep *report) provenance(a *Analysis) {
+func (rep *report) provenance(a *analysis) {
 	r := a.Run
 	p := r.Provenance
 	commit := p.Commit
@@ -201,7 +202,7 @@ func (rep *report) provenance(a *Analysis) {
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
 	if p.LoadWorkers > 0 {
-		workers := Plural(p.LoadWorkers, "worker", "workers")
+		workers := plots.Plural(p.LoadWorkers, "worker", "workers")
 		if p.LoadWorkerCPUs != "" {
 			workers += ", pinned to CPUs " + p.LoadWorkerCPUs + " (one each)"
 		}
@@ -233,7 +234,7 @@ func (rep *report) provenance(a *Analysis) {
 
 // points lists the points that were not measured or not valid, and
 // counts them.
-func (rep *report) points(a *Analysis) {
+func (rep *report) points(a *analysis) {
 	r := a.Run
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
 	listed := map[string]bool{}
@@ -271,7 +272,7 @@ func (rep *report) points(a *Analysis) {
 
 // pointWarnings lists the harness's warnings on points, each once, and
 // counts the points with load-generator warnings.
-func (rep *report) pointWarnings(a *Analysis) {
+func (rep *report) pointWarnings(a *analysis) {
 	// Warnings that differ only in their numbers ("the window has only 3828
 	// requests …") are one warning: list it once, with its count and one
 	// example, not once per point.
@@ -314,7 +315,7 @@ func (rep *report) pointWarnings(a *Analysis) {
 
 // serverErrors lists, per configuration, the errors its servers counted
 // over the measured windows.
-func (rep *report) serverErrors(a *Analysis) {
+func (rep *report) serverErrors(a *analysis) {
 	for _, cfg := range a.Configs {
 		sums := map[string]uint64{}
 		for i := range a.Points {
@@ -374,7 +375,7 @@ func fmtTime(t time.Time) string {
 // the fractions closest to 0.5 and 0.9, and the per-request costs at the
 // chosen load, medians of the valid repetitions with their confidence
 // intervals, and how many invalid repetitions each left out.
-func (rep *report) summary(a *Analysis) {
+func (rep *report) summary(a *analysis) {
 	f50, ok50 := results.NearestFraction(a.Groups, 0.5)
 	f90, ok90 := results.NearestFraction(a.Groups, 0.9)
 	if a.HasLoad {
@@ -429,7 +430,7 @@ func (rep *report) summary(a *Analysis) {
 		if agg.Stats.N == 0 && agg.Excluded > 0 {
 			return fmt.Sprintf("no valid repetition (%d invalid excluded)", agg.Excluded)
 		}
-		s := FormatStatLevel(agg.Stats, m.Unit, false)
+		s := plots.FormatStatLevel(agg.Stats, m.Unit, false)
 		switch n := agg.Stats.N; {
 		case agg.Stats.HasCI():
 			withCI = true
@@ -478,13 +479,13 @@ func (rep *report) summary(a *Analysis) {
 	}
 	var levels []string
 	for _, n := range slices.Sorted(maps.Keys(ranges)) {
-		levels = append(levels, fmt.Sprintf("%s for %d repetitions", RangeLevel(n), n))
+		levels = append(levels, fmt.Sprintf("%s for %d repetitions", plots.RangeLevel(n), n))
 	}
 	switch {
 	case len(levels) > 0 && withCI:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", JoinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", plots.JoinAnd(levels))
 	case len(levels) > 0:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", JoinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", plots.JoinAnd(levels))
 	default:
 		rep.SummaryLevel = "Medians across the valid repetitions, in brackets their 95% confidence interval."
 	}
@@ -700,7 +701,7 @@ Warnings on points:
 // writeMarkdown writes report.md.
 func (rep *report) writeMarkdown(w io.Writer) error {
 	if err := mdTemplate.Execute(w, rep); err != nil {
-		return fmt.Errorf("plots: report.md: %w", err)
+		return fmt.Errorf("report: report.md: %w", err)
 	}
 	return nil
 }
@@ -870,7 +871,7 @@ pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
 // figure embedded as a base64 SVG data URI, no external assets.
 func (rep *report) writeHTML(w io.Writer) error {
 	if err := htmlTemplate.Execute(w, rep); err != nil {
-		return fmt.Errorf("plots: report.html: %w", err)
+		return fmt.Errorf("report: report.html: %w", err)
 	}
 	return nil
 }
