@@ -626,14 +626,14 @@ func costFigure(a *Analysis, name, title string, panels []barPanel) *Figure {
 		return nil
 	}
 	unit := panels[0].metric.Unit
-	if i := slices.IndexFunc(Claims, func(c Claim) bool { return c.Metric.Name == panels[0].metric.Name }); i >= 0 {
-		unit = Claims[i].Unit
+	if i := slices.IndexFunc(results.Claims, func(c results.Claim) bool { return c.Metric.Name == panels[0].metric.Name }); i >= 0 {
+		unit = results.Claims[i].Unit
 	}
 	f.Caption = fmt.Sprintf("%s per configuration at %s: medians of the valid repetitions, whiskers their 95%% intervals. %s",
 		title, a.LoadText(), Capitalize(a.perWorkload(bp.vals[0], func(v []barValue) string { return lowestText(a, v, unit) })))
 	f.Caption = strings.TrimSpace(f.Caption) + bp.axesText()
 	for _, p := range panels {
-		if slices.ContainsFunc(Claims, func(c Claim) bool { return c.Metric.Name == p.metric.Name }) {
+		if slices.ContainsFunc(results.Claims, func(c results.Claim) bool { return c.Metric.Name == p.metric.Name }) {
 			f.Caption += " The Claims section tests the patterns' claims about this cost, workload by workload."
 			break
 		}

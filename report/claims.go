@@ -2,27 +2,17 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"concbench/models/registry"
 	"concbench/plots"
 	"concbench/results"
-	"concbench/stats"
 )
 
 // ClaimsAlpha is the family-wise error rate of the report's Claims
 // table: Holm's procedure over every test of the table.
 const ClaimsAlpha = 0.05
-
-// The decisions of a row of the Claims table.
-const (
-	claimShown     = "shown"
-	claimRefuted   = "refuted"
-	claimUndecided = "undecided"
-	claimUntested  = "untested"
-)
 
 // claimsTable is the report's Claims section: a row per claim, workload
 // and pair of an LF and an HS/HR configuration of that workload.
@@ -43,27 +33,12 @@ type claimPair struct {
 	lf, hs   string
 }
 
-// claimRow is one test of the table.
+// claimRow is one test of the table: its claim, its pair and the
+// test (results.TestClaim).
 type claimRow struct {
-	claim *plots.Claim
+	claim *results.Claim
 	claimPair
-	n1, n2 int // valid repetitions of lf and hs
-	// paired says the test paired rounds (rounds of them), else it was
-	// Welch's on all the values.
-	paired bool
-	rounds int
-	ratio  stats.Ratio
-	// pLower and pHigher are the one-sided tests' p-values of LF lower
-	// and of LF higher (t on the logarithms); adjLower and adjHigher
-	// their Holm-adjusted values over the table (NaN: untested).
-	pLower, pHigher, adjLower, adjHigher float64
-	sigLower, sigHigher                  bool
-	why                                  string // why a row is untested
-	decision                             string
-	// zero says that a value is 0 (an LF configuration that allocated
-	// nothing): a ratio has no meaning; the test has it at half the
-	// smallest positive value of the pair, below every other.
-	zero bool
+	results.ClaimTest
 }
 
 // claimKey is what must be equal for an LF and an HS/HR configuration
@@ -164,13 +139,13 @@ func (a *analysis) claims() *claimsTable {
 	}
 	t := &claimsTable{Load: a.LoadText(), Head: []string{"claim", "workload", "Leader/Followers", "Half-Sync/Half-Reactive", "metric",
 		"LF ÷ HS/HR [95% CI]", "p (one-sided)", "Holm", "decision"}}
-	for _, c := range plots.Claims {
+	for _, c := range results.Claims {
 		t.Claims = append(t.Claims, fmt.Sprintf("**%s**: %s (%s).", c.Short, c.Text, c.Unit))
 	}
 	pairs, unpaired := a.claimPairs()
-	for ci := range plots.Claims {
+	for ci := range results.Claims {
 		for _, p := range pairs {
-			t.rows = append(t.rows, a.claimTest(&plots.Claims[ci], p))
+			t.rows = append(t.rows, a.claimTest(&results.Claims[ci], p))
 		}
 	}
 	holmClaims(t.rows)
@@ -182,99 +157,20 @@ func (a *analysis) claims() *claimsTable {
 }
 
 // claimTest tests claim c on pair p's valid repetitions at the chosen
-// load: LF ÷ HS/HR on the logarithms of their values, paired by
-// repetition where they share enough (repetitions are interleaved, so a
-// round shares the machine's drift), one-sided in each direction
-// (stats.Decide, as the who-wins table decides), with the ratio's 95 %
-// interval.
-func (a *analysis) claimTest(c *plots.Claim, p claimPair) claimRow {
-	nan := math.NaN()
-	r := claimRow{claim: c, claimPair: p, pLower: nan, pHigher: nan, adjLower: nan, adjHigher: nan}
-	arm := func(name, label string) stats.Arm {
-		agg := a.AtLoad(name).Aggregate(c.Metric)
-		x := stats.Arm{Name: label, Values: map[int]float64{}}
-		for i, v := range agg.Values {
-			x.Values[agg.Reps[i]] = v
-			r.zero = r.zero || v <= 0
-		}
-		return x
-	}
-	lf, hs := arm(p.lf, "lf"), arm(p.hs, "hs")
-	r.n1, r.n2 = len(lf.Values), len(hs.Values)
-	switch {
-	case r.n1 == 0:
-		r.why = "no valid repetition of " + p.lf
-		return r
-	case r.n2 == 0:
-		r.why = "no valid repetition of " + p.hs
-		return r
-	}
-	// Alpha 0.025: the rival's interval is then at 95 %; the p-values
-	// do not depend on it.
-	d := stats.Decide([]stats.Arm{lf, hs}, stats.DecideOptions{HigherIsBetter: c.Metric.HigherIsBetter, Alpha: 0.025, Unpaired: true})
-	exact := len(d.Rivals) == 1 && d.Rivals[0].Lo == d.Rivals[0].Hi && !math.IsNaN(d.Rivals[0].Lo)
-	if exact && math.IsNaN(d.Rivals[0].PBehind) {
-		// The same in every round: no evidence either way.
-		d.Rivals[0].PBehind = 1
-	}
-	if len(d.Rivals) == 0 || math.IsNaN(d.Rivals[0].PBehind) {
-		r.why = d.Why
-		if len(d.Rivals) > 0 && d.Rivals[0].Why != "" {
-			r.why = d.Rivals[0].Why
-		}
-		if r.why == "" {
-			r.why = "no test"
-		}
-		return r
-	}
-	rv := d.Rivals[0]
-	r.paired, r.rounds = rv.Paired, rv.Rounds
-	// rv compares the better one (d.Best) with the other: its ratio is
-	// the better one's advantage, rival ÷ best for a cost.
-	lo, est, hi := 1/rv.Hi, 1/rv.Ratio, 1/rv.Lo // LF ÷ HS/HR when LF is the better
-	// The other direction's one-sided p; an exact comparison (no spread)
-	// shows nothing the other way.
-	other := 1 - rv.PBehind
-	if exact {
-		other = 1
-	}
-	r.pLower, r.pHigher = rv.PBehind, other
-	if d.Best == "hs" {
-		lo, est, hi = rv.Lo, rv.Ratio, rv.Hi
-		r.pLower, r.pHigher = other, rv.PBehind
-	}
-	if c.Metric.HigherIsBetter {
-		lo, est, hi = 1/hi, 1/est, 1/lo
-	}
-	r.ratio = stats.Ratio{Est: est, Lo: lo, Hi: hi, Level: 0.95, OK: !r.zero}
-	return r
+// load (results.TestClaim).
+func (a *analysis) claimTest(c *results.Claim, p claimPair) claimRow {
+	lf, hs := a.AtLoad(p.lf).Aggregate(c.Metric), a.AtLoad(p.hs).Aggregate(c.Metric)
+	return claimRow{claim: c, claimPair: p, ClaimTest: results.TestClaim(p.lf, lf, p.hs, hs, c.Metric.HigherIsBetter)}
 }
 
-// holmClaims adjusts the table's tests by Holm's procedure (stats.Holm)
-// at ClaimsAlpha — both directions of every row, one family — and
-// decides each row: shown (LF significantly lower), refuted (LF
-// significantly higher), undecided, or untested.
+// holmClaims adjusts the table's tests and decides its rows
+// (results.HolmClaims at ClaimsAlpha).
 func holmClaims(rows []claimRow) {
-	ps := make([]float64, 0, 2*len(rows))
-	for _, r := range rows {
-		ps = append(ps, r.pLower, r.pHigher)
-	}
-	adj, sig := stats.Holm(ps, ClaimsAlpha)
+	tests := make([]*results.ClaimTest, len(rows))
 	for i := range rows {
-		r := &rows[i]
-		r.adjLower, r.adjHigher = adj[2*i], adj[2*i+1]
-		r.sigLower, r.sigHigher = sig[2*i], sig[2*i+1]
-		switch {
-		case math.IsNaN(r.pLower):
-			r.decision = claimUntested
-		case r.sigLower:
-			r.decision = claimShown
-		case r.sigHigher:
-			r.decision = claimRefuted
-		default:
-			r.decision = claimUndecided
-		}
+		tests[i] = &rows[i].ClaimTest
 	}
+	results.HolmClaims(tests, ClaimsAlpha)
 }
 
 // cells writes the row as the table shows it: the configurations by
@@ -282,27 +178,27 @@ func holmClaims(rows []claimRow) {
 // of the direction the data lean.
 func (r *claimRow) cells(a *analysis) []string {
 	cfg := func(name string, n int) string { return fmt.Sprintf("%s (n=%d)", a.BaseName(name), n) }
-	out := []string{r.claim.Short, r.workload, cfg(r.lf, r.n1), cfg(r.hs, r.n2), r.claim.Unit}
-	if r.decision == claimUntested {
-		return append(out, "—", "—", "—", claimUntested+": "+r.why)
+	out := []string{r.claim.Short, r.workload, cfg(r.lf, r.N1), cfg(r.hs, r.N2), r.claim.Unit}
+	if r.Decision == results.ClaimUntested {
+		return append(out, "—", "—", "—", results.ClaimUntested+": "+r.Why)
 	}
 	ratio := "—"
 	switch {
-	case r.ratio.OK:
-		ratio = factorCI(r.ratio)
-	case r.zero:
+	case r.Ratio.OK:
+		ratio = factorCI(r.Ratio)
+	case r.Zero:
 		ratio = "no ratio (a value is 0)"
-	case r.ratio.Est > 0:
-		ratio = fmt.Sprintf("%s (no interval: %s)", factorText(r.ratio.Est), r.ratio.Why)
-	case r.ratio.Why != "":
-		ratio = "no ratio: " + r.ratio.Why
+	case r.Ratio.Est > 0:
+		ratio = fmt.Sprintf("%s (no interval: %s)", factorText(r.Ratio.Est), r.Ratio.Why)
+	case r.Ratio.Why != "":
+		ratio = "no ratio: " + r.Ratio.Why
 	}
-	p, adj, dir := r.pLower, r.adjLower, "LF lower"
-	if r.pHigher < r.pLower {
-		p, adj, dir = r.pHigher, r.adjHigher, "LF higher"
+	p, adj, dir := r.PLower, r.AdjLower, "LF lower"
+	if r.PHigher < r.PLower {
+		p, adj, dir = r.PHigher, r.AdjHigher, "LF higher"
 	}
-	decision := r.decision
-	if decision != claimUndecided {
+	decision := r.Decision
+	if decision != results.ClaimUndecided {
 		decision = "**" + decision + "**"
 	}
 	return append(out, ratio, fmt.Sprintf("%s (%s)", strings.TrimPrefix(pText(p), "="), dir), strings.TrimPrefix(pText(adj), "="), decision)

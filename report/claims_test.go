@@ -72,10 +72,10 @@ func TestClaimsWithinWorkload(t *testing.T) {
 	if tab == nil {
 		t.Fatal("no claims table")
 	}
-	if len(tab.rows) != len(plots.Claims)*2 || len(tab.Rows) != len(tab.rows) {
-		t.Fatalf("%d rows (%d cells rows), want %d: a claim per workload", len(tab.rows), len(tab.Rows), len(plots.Claims)*2)
+	if len(tab.rows) != len(results.Claims)*2 || len(tab.Rows) != len(tab.rows) {
+		t.Fatalf("%d rows (%d cells rows), want %d: a claim per workload", len(tab.rows), len(tab.Rows), len(results.Claims)*2)
 	}
-	want := map[string]string{"cpu": claimShown, "block": claimRefuted}
+	want := map[string]string{"cpu": results.ClaimShown, "block": results.ClaimRefuted}
 	seen := map[string]bool{}
 	for i, row := range tab.rows {
 		w := row.workload
@@ -91,8 +91,8 @@ func TestClaimsWithinWorkload(t *testing.T) {
 		if cells[1] != w || cells[2] != "leaderfollowers/lifo (n=6)" || cells[3] != "halfsynchalfreactive (n=6)" {
 			t.Errorf("row %d reads %q, want workload %s and the configurations' names within it", i, cells, w)
 		}
-		if row.decision != want[w] {
-			t.Errorf("row %d (%s, %s): %s, want %s", i, row.claim.Short, w, row.decision, want[w])
+		if row.Decision != want[w] {
+			t.Errorf("row %d (%s, %s): %s, want %s", i, row.claim.Short, w, row.Decision, want[w])
 		}
 		key := row.claim.Short + "/" + w
 		if seen[key] {
@@ -127,17 +127,17 @@ func TestClaims(t *testing.T) {
 		want string // the context switches row's decision; "" for no row
 		note string
 	}{
-		{name: "shown", pts: pts, want: claimShown},
+		{name: "shown", pts: pts, want: results.ClaimShown},
 		{name: "refuted", pts: mutate(pts, func(p *results.Point) {
 			if p.Config.Model == plots.ModelLF {
 				p.Server.CtxswPerRequest *= 1000
 			}
-		}), want: claimRefuted},
+		}), want: results.ClaimRefuted},
 		{name: "undecided", pts: mutate(pts, func(p *results.Point) {
 			// Every configuration's values the same distribution.
 			p.Server.CtxswPerRequest = 2 + 0.01*float64(p.Repetition%3)
-		}), want: claimUndecided},
-		{name: "one repetition", pts: one, want: claimUntested, note: "too few valid repetitions to compare"},
+		}), want: results.ClaimUndecided},
+		{name: "one repetition", pts: one, want: results.ClaimUntested, note: "too few valid repetitions to compare"},
 		{name: "nothing to test", pts: mutate(pts, func(p *results.Point) {
 			if p.Config.Model == plots.ModelHSHR {
 				p.Status = results.StatusFailed
@@ -151,7 +151,7 @@ func TestClaims(t *testing.T) {
 				p.Server.CtxswPerRequest *= 1000
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = false, []string{"send lag"}, []loadgen.Check{loadgen.CheckBias}
 			}
-		}), want: claimShown},
+		}), want: results.ClaimShown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tab := analyze(r, tc.pts, Options{}).claims()
@@ -164,8 +164,8 @@ func TestClaims(t *testing.T) {
 				t.Errorf("a context switches row: %+v", tab.rows[i])
 			case tc.want != "" && i < 0:
 				t.Errorf("no context switches row in:\n%s", tab.Markdown())
-			case tc.want != "" && tab.rows[i].decision != tc.want:
-				t.Errorf("decision %s, want %s:\n%s", tab.rows[i].decision, tc.want, tab.Markdown())
+			case tc.want != "" && tab.rows[i].Decision != tc.want:
+				t.Errorf("decision %s, want %s:\n%s", tab.rows[i].Decision, tc.want, tab.Markdown())
 			}
 			if md := tab.Markdown(); !strings.Contains(md, tc.note) {
 				t.Errorf("the table lacks %q:\n%s", tc.note, md)
