@@ -280,70 +280,39 @@ func (a *analysis) orders() *ordersSection {
 	return s
 }
 
-// orderTest is one metric of one order tested against fifo; metric
-// indexes the group's metrics, the busiest thread's share first.
-type orderTest struct {
-	order  string
-	metric int
-	ratio  string  // "1.04× [0.98, 1.10]" (order / fifo)
-	est    float64 // the ratio's estimate; NaN if none
-	p, adj float64 // NaN: no test
-	why    string
-	sig    bool
-}
-
 // orderVerdicts compares every order with fifo, metric by metric, and
 // writes a paragraph per order: the computed verdict, then the fixed
 // explanation of what the order does.
 func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) []string {
-	ref, ok := vals[orderFIFO]
-	if !ok {
+	if _, ok := vals[orderFIFO]; !ok {
 		return []string{"No fifo configuration at this load: the orders are not tested (fifo is the reference)."}
 	}
-	var tests []*orderTest
 	var others []string
 	for _, o := range []string{orderOS, orderOSVacant, orderLIFO, orderPriority} {
-		v, ok := vals[o]
-		if !ok {
-			continue
-		}
-		others = append(others, o)
-		for mi := range ms {
-			if ms[mi].untested {
-				continue
-			}
-			t := &orderTest{order: o, metric: mi, adj: math.NaN()}
-			w := stats.WelchLog(v[mi], ref[mi], results.Confidence)
-			t.p, t.why = w.P, w.Why
-			r := stats.RatioCI(v[mi], ref[mi], results.Confidence)
-			t.est = r.Est
-			switch {
-			case r.OK:
-				t.ratio = factorCI(r)
-			case r.Est > 0:
-				t.ratio = factorText(r.Est) + " (no interval)"
-			default:
-				t.ratio = "no ratio"
-			}
-			tests = append(tests, t)
+		if _, ok := vals[o]; ok {
+			others = append(others, o)
 		}
 	}
-	holmOrders(tests)
+	tested := make([]bool, len(ms))
+	for mi := range ms {
+		tested[mi] = !ms[mi].untested
+	}
+	tests := results.TestOrders(vals, orderFIFO, others, tested, OrdersAlpha)
 	var out []string
 	for _, o := range others {
 		var diff, same, untested []string
 		for _, t := range tests {
-			if t.order != o {
+			if t.Order != o {
 				continue
 			}
-			m := ms[t.metric].short
+			m := ms[t.Metric].short
 			switch {
-			case math.IsNaN(t.p):
-				untested = append(untested, fmt.Sprintf("%s (%s)", m, t.why))
-			case t.sig:
-				diff = append(diff, fmt.Sprintf("%s %s of fifo's (p%s, Holm%s)", m, t.ratio, pText(t.p), pText(t.adj)))
+			case math.IsNaN(t.P):
+				untested = append(untested, fmt.Sprintf("%s (%s)", m, t.Why))
+			case t.Sig:
+				diff = append(diff, fmt.Sprintf("%s %s of fifo's (p%s, Holm%s)", m, orderRatio(t.Ratio), pText(t.P), pText(t.Adj)))
 			default:
-				same = append(same, fmt.Sprintf("%s %s (p%s)", m, t.ratio, pText(t.p)))
+				same = append(same, fmt.Sprintf("%s %s (p%s)", m, orderRatio(t.Ratio), pText(t.P)))
 			}
 		}
 		var b strings.Builder
@@ -367,7 +336,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 		if st := results.Summarize(vals[o][0]); threads > 0 && st.N > 0 {
 			concentrated = st.Median >= 1.5*100/float64(threads)
 		}
-		b.WriteString(orderExplanation(o, len(diff) > 0, busiestVerdict(tests, o), concentrated, threads))
+		b.WriteString(orderExplanation(o, len(diff) > 0, results.BusiestVerdict(tests, o), concentrated, threads))
 		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); (o == orderOS || o == orderOSVacant) && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
 				fmt.Fprintf(&b, " The model's counters: %s promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
@@ -379,33 +348,15 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 	return out
 }
 
-// busiestVerdict returns +1 if o's busiest thread has a significantly
-// larger share than fifo's, -1 if smaller, 0 if not told apart.
-func busiestVerdict(tests []*orderTest, o string) int {
-	for _, t := range tests {
-		if t.order == o && t.metric == 0 && t.sig {
-			switch {
-			case t.est < 1:
-				return -1
-			case t.est > 1:
-				return 1
-			}
-		}
+// orderRatio writes an order's ratio to fifo's: "1.04× [0.98, 1.10]".
+func orderRatio(r stats.Ratio) string {
+	switch {
+	case r.OK:
+		return factorCI(r)
+	case r.Est > 0:
+		return factorText(r.Est) + " (no interval)"
 	}
-	return 0
-}
-
-// holmOrders applies Holm's step-down procedure (stats.Holm) at
-// OrdersAlpha to the tests with a p-value.
-func holmOrders(tests []*orderTest) {
-	ps := make([]float64, len(tests))
-	for i, t := range tests {
-		ps[i] = t.p
-	}
-	adj, sig := stats.Holm(ps, OrdersAlpha)
-	for i, t := range tests {
-		t.adj, t.sig = adj[i], sig[i]
-	}
+	return "no ratio"
 }
 
 // orderExplanation is the fixed text on what order o does on Linux,
