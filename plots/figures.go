@@ -55,6 +55,7 @@ func Figures(r *results.Run, pts []results.Point, opts Options) (figs []*Figure,
 	return a.Figures()
 }
 
+// Figures is the package's Figures on a run already analysed.
 func (a *Analysis) Figures() (figs []*Figure, omitted []string) {
 	for _, s := range figureSpecs {
 		if s.applies != nil && !s.applies(a) {
