@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"concbench/loadgen"
-	"concbench/models"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 
@@ -28,17 +28,11 @@ func TestMain(m *testing.M) {
 }
 
 // synthetic reads the synthetic run and returns an empty folder to render
-// it into.
+// it into (plotstest.Synthetic).
 func synthetic(t *testing.T) (string, *results.Run, []results.Point) {
 	t.Helper()
-	r, pts, err := results.ReadRun(syntheticDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return t.TempDir(), r, pts
+	return plotstest.Synthetic(t, syntheticDir)
 }
-
-var wantFigures = []string{"latency", "spectrum", "capacity", "ctxsw", "cpu", "allocs", "mechanisms", "threads"}
 
 // TestGolden draws the synthetic run's figures and compares every
 // figure's SVG and CSV with the golden files; the other formats must
@@ -51,7 +45,7 @@ func TestGolden(t *testing.T) {
 		drawn[f.Name] = f
 	}
 	magic := map[string]string{"svg": "<?xml", "pdf": "%PDF-", "png": "\x89PNG", "tex": "%% gonum/plot created for LaTeX/pgf"}
-	for _, name := range wantFigures {
+	for _, name := range plotstest.SyntheticFigures {
 		f := drawn[name]
 		if f == nil {
 			t.Errorf("figure %s not drawn", name)
@@ -86,8 +80,8 @@ func TestDeterministic(t *testing.T) {
 		return out
 	}
 	a, b := render(), render()
-	if len(a) != 3*len(wantFigures) {
-		t.Fatalf("%d outputs, want %d", len(a), 3*len(wantFigures))
+	if len(a) != 3*len(plotstest.SyntheticFigures) {
+		t.Fatalf("%d outputs, want %d", len(a), 3*len(plotstest.SyntheticFigures))
 	}
 	for k := range a {
 		if !bytes.Equal(a[k], b[k]) {
@@ -155,35 +149,11 @@ func TestFormatNs(t *testing.T) {
 	}
 }
 
-// nameList is names as a run's experiment lists its configurations or
-// workloads, [{"name": …}, …]: the order analyze reads them in.
-func nameList(names ...string) []map[string]any {
-	var out []map[string]any
-	for _, n := range names {
-		out = append(out, map[string]any{"name": n})
-	}
-	return out
-}
-
-// mutate returns a copy of pts with f applied to each.
-func mutate(pts []results.Point, f func(p *results.Point)) []results.Point {
-	out := append([]results.Point(nil), pts...)
-	for i := range out {
-		if out[i].Load != nil {
-			l := *out[i].Load
-			out[i].Load = &l
-		}
-		out[i].Server.PerThread = append([]models.ThreadStats(nil), out[i].Server.PerThread...)
-		f(&out[i])
-	}
-	return out
-}
-
 // TestZerosNeverPanic renders runs whose values would break a log axis:
 // every latency 0, every theory 0, every histogram empty.
 func TestZerosNeverPanic(t *testing.T) {
 	_, r, pts := synthetic(t)
-	zero := mutate(pts, func(p *results.Point) {
+	zero := plotstest.Mutate(pts, func(p *results.Point) {
 		if p.Load != nil {
 			p.Load.Latency = zeroSummary(p.Load.Latency)
 			p.Load.Uncorrected = zeroSummary(p.Load.Uncorrected)
@@ -299,27 +269,4 @@ func TestTexWidth(t *testing.T) {
 			t.Errorf("%s.tex is %v wide, more than %v", f.Name, w, TexMaxWidth)
 		}
 	}
-}
-
-// syntheticTemplate returns the synthetic run and a copy of its first
-// valid open-loop point, for tests that build runs of their own from it.
-func syntheticTemplate(t *testing.T) (*results.Run, *results.Point) {
-	t.Helper()
-	_, r, pts := synthetic(t)
-	return r, validOpenPoint(t, pts)
-}
-
-// validOpenPoint returns a valid open-loop point of the synthetic run
-// whose p99 is trusted and whose server answered, to copy into made-up
-// runs.
-func validOpenPoint(t *testing.T, pts []results.Point) *results.Point {
-	t.Helper()
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			return p
-		}
-	}
-	t.Fatal("the synthetic run has no valid open point to copy")
-	return nil
 }

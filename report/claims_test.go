@@ -7,46 +7,9 @@ import (
 
 	"concbench/loadgen"
 	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 )
-
-// claimsRun builds a suite run of the given workloads from a valid
-// synthetic point: every configuration of claimsConfigs under each, as
-// "<config>/<workload>", 6 repetitions of one equal-load rate point,
-// their context switches, CPU (µs) and allocations per request all the
-// value cost gives the configuration under the workload, times a small
-// spread per repetition.
-func claimsRun(t *testing.T, workloads []string, cost func(cfg, workload string) float64) (*results.Run, []results.Point) {
-	t.Helper()
-	r, tmpl := syntheticTemplate(t)
-	run := *r
-	run.Configs = nil
-	var names []string
-	for _, c := range claimsConfigs {
-		names = append(names, c.Name)
-	}
-	run.Experiment = map[string]any{"configs": nameList(names...), "workloads": nameList(workloads...)}
-	spread := []float64{0.97, 0.98, 0.99, 1.01, 1.02, 1.03}
-	var out []results.Point
-	for _, w := range workloads {
-		for ci, c := range claimsConfigs {
-			cfg := c
-			cfg.Name = c.Name + "/" + w
-			run.Configs = append(run.Configs, cfg)
-			for rep := range spread {
-				f := spread[(rep+ci)%len(spread)]
-				p := *tmpl
-				load := *tmpl.Load
-				p.Load, p.Config, p.Kind, p.Repetition = &load, cfg, results.KindRate, rep
-				p.Fraction, p.OfferedRatePerS = 0, 1000
-				v := cost(c.Name, w) * f
-				p.Server.CtxswPerRequest, p.Server.CPUNsPerRequest, p.Server.AllocsPerRequest = v, v*1e3, v
-				out = append(out, p)
-			}
-		}
-	}
-	return &run, out
-}
 
 // TestClaimsWithinWorkload is the table's promise: under two workloads
 // whose costs would give the opposite decisions if one workload's LF
@@ -61,7 +24,7 @@ func TestClaimsWithinWorkload(t *testing.T) {
 		"cpu":   {"leaderfollowers/lifo": 1, "halfsynchalfreactive": 2},
 		"block": {"leaderfollowers/lifo": 5, "halfsynchalfreactive": 4},
 	}
-	r, pts := claimsRun(t, []string{"cpu", "block"}, func(cfg, w string) float64 {
+	r, pts := plotstest.ClaimsRun(t, syntheticDir, []string{"cpu", "block"}, func(cfg, w string) float64 {
 		if v, ok := costs[w][cfg]; ok {
 			return v
 		}
@@ -128,22 +91,22 @@ func TestClaims(t *testing.T) {
 		note string
 	}{
 		{name: "shown", pts: pts, want: results.ClaimShown},
-		{name: "refuted", pts: mutate(pts, func(p *results.Point) {
+		{name: "refuted", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Config.Model == plots.ModelLF {
 				p.Server.CtxswPerRequest *= 1000
 			}
 		}), want: results.ClaimRefuted},
-		{name: "undecided", pts: mutate(pts, func(p *results.Point) {
+		{name: "undecided", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			// Every configuration's values the same distribution.
 			p.Server.CtxswPerRequest = 2 + 0.01*float64(p.Repetition%3)
 		}), want: results.ClaimUndecided},
 		{name: "one repetition", pts: one, want: results.ClaimUntested, note: "too few valid repetitions to compare"},
-		{name: "nothing to test", pts: mutate(pts, func(p *results.Point) {
+		{name: "nothing to test", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Config.Model == plots.ModelHSHR {
 				p.Status = results.StatusFailed
 			}
 		}), note: "Nothing to test"},
-		{name: "invalid repetitions are not tested", pts: mutate(pts, func(p *results.Point) {
+		{name: "invalid repetitions are not tested", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			// Two of LF's six repetitions at 0.50 become far costlier
 			// than HS/HR's, and invalid: mixed in they would refute the
 			// claim's certainty; excluded, the 4 valid ones show it.
@@ -191,15 +154,4 @@ func TestClaimKey(t *testing.T) {
 			t.Errorf("%s and %s paired %t, want %t", tc.lf, tc.hs, got, tc.pair)
 		}
 	}
-}
-
-// claimsConfigs are the configurations of claimsRun: the default pair,
-// a variant of each model that the table must not pair, and a model it
-// does not test.
-var claimsConfigs = []results.ModelConfig{
-	{Name: "leaderfollowers/lifo", Model: plots.ModelLF, Args: []string{"--promotion", "lifo", "--gomaxprocs", "1"}},
-	{Name: "leaderfollowers/fifo", Model: plots.ModelLF, Args: []string{"--promotion", "fifo"}},
-	{Name: "halfsynchalfreactive", Model: plots.ModelHSHR, Args: []string{"--gomaxprocs", "2"}},
-	{Name: "halfsynchalfreactive/pooled", Model: plots.ModelHSHR, Args: []string{"--hshr-pooled"}},
-	{Name: "netpoll", Model: "netpoll"},
 }

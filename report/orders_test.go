@@ -8,6 +8,7 @@ import (
 
 	"concbench/models"
 	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -32,7 +33,7 @@ type orderValues struct {
 func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []results.Point) {
 	t.Helper()
 	_, r, pts := synthetic(t)
-	tmpl := validOpenPoint(t, pts)
+	tmpl := plotstest.ValidOpenPoint(t, pts)
 	run := *r
 	run.Configs = nil
 	var cfgs []string
@@ -80,7 +81,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 			out = append(out, p)
 		}
 	}
-	run.Experiment = map[string]any{"configs": nameList(cfgs...), "workloads": nameList("cpu")}
+	run.Experiment = map[string]any{"configs": plotstest.NameList(cfgs...), "workloads": plotstest.NameList("cpu")}
 	return &run, out
 }
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"concbench/models"
 	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -32,8 +32,8 @@ func TestReportHTMLSelfContained(t *testing.T) {
 	}
 	html := string(b)
 	refs := regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(html, -1)
-	if len(refs) != len(wantFigures) {
-		t.Errorf("%d src/href attributes, want one image per figure (%d)", len(refs), len(wantFigures))
+	if len(refs) != len(plotstest.SyntheticFigures) {
+		t.Errorf("%d src/href attributes, want one image per figure (%d)", len(refs), len(plotstest.SyntheticFigures))
 	}
 	for _, m := range refs {
 		if !strings.HasPrefix(m[1], "data:image/svg&#43;xml;base64,") {
@@ -65,7 +65,7 @@ func TestPartialAndEmptyRuns(t *testing.T) {
 			},
 			wantMD: []string{"**Partial run:** the run was interrupted", "Costs per request at 0.10 of capacity"},
 			// Every figure still has data, at 0.10.
-			figures: len(wantFigures),
+			figures: len(plotstest.SyntheticFigures),
 		},
 		{
 			name:    "interrupted before any point",
@@ -185,40 +185,10 @@ func TestMain(m *testing.M) {
 }
 
 // synthetic reads the synthetic run and returns an empty folder to render
-// it into.
+// it into (plotstest.Synthetic).
 func synthetic(t *testing.T) (string, *results.Run, []results.Point) {
 	t.Helper()
-	r, pts, err := results.ReadRun(syntheticDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return t.TempDir(), r, pts
-}
-
-var wantFigures = []string{"latency", "spectrum", "capacity", "ctxsw", "cpu", "allocs", "mechanisms", "threads"}
-
-// mutate returns a copy of pts with f applied to each.
-func mutate(pts []results.Point, f func(p *results.Point)) []results.Point {
-	out := append([]results.Point(nil), pts...)
-	for i := range out {
-		if out[i].Load != nil {
-			l := *out[i].Load
-			out[i].Load = &l
-		}
-		out[i].Server.PerThread = append([]models.ThreadStats(nil), out[i].Server.PerThread...)
-		f(&out[i])
-	}
-	return out
-}
-
-// nameList is names as a run's experiment lists its configurations or
-// workloads, [{"name": …}, …]: the order analyze reads them in.
-func nameList(names ...string) []map[string]any {
-	var out []map[string]any
-	for _, n := range names {
-		out = append(out, map[string]any{"name": n})
-	}
-	return out
+	return plotstest.Synthetic(t, syntheticDir)
 }
 
 // TestGolden renders the synthetic run: every figure in every format with
@@ -235,7 +205,7 @@ func TestGolden(t *testing.T) {
 		written[f] = true
 	}
 	magic := map[string]string{"svg": "<?xml", "pdf": "%PDF-", "png": "\x89PNG", "tex": "%% gonum/plot created for LaTeX/pgf"}
-	for _, name := range wantFigures {
+	for _, name := range plotstest.SyntheticFigures {
 		for _, ext := range append(append([]string(nil), plots.Formats...), "csv") {
 			path := filepath.Join(dir, FiguresDir, name+"."+ext)
 			if !written[path] {

@@ -8,6 +8,7 @@ import (
 
 	"concbench/loadgen"
 	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 )
 
@@ -111,17 +112,17 @@ func TestBanner(t *testing.T) {
 			"Most frequent reason: generator-lag, 9 points (the load generator's own lateness moved a reported latency percentile). What to do: ",
 			"make sure nothing else runs on the load generator's CPU (--load-cpus), and rerun",
 		}},
-		{name: "mostly valid", pts: mutate(pts, func(p *results.Point) {
+		{name: "mostly valid", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Config.Name == "netpoll" && p.Fraction == 0.9 {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
 		})},
-		{name: "all valid", pts: mutate(pts, func(p *results.Point) {
+		{name: "all valid", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load != nil {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
 		})},
-		{name: "more than half invalid, every load with a valid point", pts: mutate(pts, func(p *results.Point) {
+		{name: "more than half invalid, every load with a valid point", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load == nil {
 				return
 			}
@@ -131,7 +132,7 @@ func TestBanner(t *testing.T) {
 			}
 		}), want: []string{"35 of 99 measured points (35%)", "Most frequent reason: over-capacity, 64 points",
 			"lower the fractions (--fractions)"}},
-		{name: "half invalid is not mostly", pts: mutate(pts, func(p *results.Point) {
+		{name: "half invalid is not mostly", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load == nil {
 				return
 			}
@@ -140,7 +141,7 @@ func TestBanner(t *testing.T) {
 				markInvalid(p, loadgen.CheckRate)
 			}
 		})},
-		{name: "every point of a load failed", pts: mutate(pts, func(p *results.Point) {
+		{name: "every point of a load failed", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load != nil {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
