@@ -67,6 +67,7 @@ func JoinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
+// Capitalize returns s with its first letter upper-case.
 func Capitalize(s string) string {
 	if s == "" {
 		return s
