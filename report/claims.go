@@ -34,7 +34,7 @@ type claimPair struct {
 }
 
 // claimRow is one test of the table: its claim, its pair and the
-// test (results.TestClaim).
+// test (results.CompareClaim).
 type claimRow struct {
 	claim *results.Claim
 	claimPair
@@ -157,10 +157,10 @@ func (a *analysis) claims() *claimsTable {
 }
 
 // claimTest tests claim c on pair p's valid repetitions at the chosen
-// load (results.TestClaim).
+// load (results.CompareClaim).
 func (a *analysis) claimTest(c *results.Claim, p claimPair) claimRow {
 	lf, hs := a.AtLoad(p.lf).Aggregate(c.Metric), a.AtLoad(p.hs).Aggregate(c.Metric)
-	return claimRow{claim: c, claimPair: p, ClaimTest: results.TestClaim(p.lf, lf, p.hs, hs, c.Metric.HigherIsBetter)}
+	return claimRow{claim: c, claimPair: p, ClaimTest: results.CompareClaim(p.lf, lf, p.hs, hs, c.Metric.HigherIsBetter)}
 }
 
 // holmClaims adjusts the table's tests and decides its rows

@@ -297,7 +297,7 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 	for mi := range ms {
 		tested[mi] = !ms[mi].untested
 	}
-	tests := results.TestOrders(vals, orderFIFO, others, tested, OrdersAlpha)
+	tests := results.CompareOrders(vals, orderFIFO, others, tested, OrdersAlpha)
 	var out []string
 	for _, o := range others {
 		var diff, same, untested []string

@@ -7,8 +7,8 @@ import (
 )
 
 // Claim is one of the seed's claims about Leader/Followers (LF) and
-// Half-Sync/Half-Reactive (HS/HR) that the report's Claims table tests (TestClaim): LF's
-// per-request cost is lower than HS/HR's.
+// Half-Sync/Half-Reactive (HS/HR) that the report's Claims table tests
+// (CompareClaim): LF's per-request cost is lower than HS/HR's.
 type Claim struct {
 	Short  string // the table's name for it: "context switches"
 	Text   string // the claim, e.g. "LF needs no context switch per request; HS/HR pays one"
@@ -58,14 +58,14 @@ type ClaimTest struct {
 	Zero bool
 }
 
-// TestClaim tests a claim on the valid repetitions of lf and hs (named
+// CompareClaim tests a claim on the valid repetitions of lf and hs (named
 // lfName and hsName in the reasons): LF ÷ HS/HR on the logarithms of
 // their values, paired by repetition where they share enough
 // (repetitions are interleaved, so a round shares the machine's drift),
 // one-sided in each direction (stats.Decide, as the who-wins table
 // decides), with the ratio's 95 % interval. higherIsBetter is the
 // metric's.
-func TestClaim(lfName string, lfAgg Aggregate, hsName string, hsAgg Aggregate, higherIsBetter bool) ClaimTest {
+func CompareClaim(lfName string, lfAgg Aggregate, hsName string, hsAgg Aggregate, higherIsBetter bool) ClaimTest {
 	nan := math.NaN()
 	r := ClaimTest{PLower: nan, PHigher: nan, AdjLower: nan, AdjHigher: nan}
 	arm := func(agg Aggregate, label string) stats.Arm {

@@ -101,8 +101,8 @@
 //
 // The report's decisions live here with the who-wins table's
 // (DecideCells): the seed's claims about Leader/Followers against
-// Half-Sync/Half-Reactive (Claims, TestClaim, HolmClaims) and the
-// promotion orders against fifo (TestOrders, BusiestVerdict); package
+// Half-Sync/Half-Reactive (Claims, CompareClaim, HolmClaims) and the
+// promotion orders against fifo (CompareOrders, BusiestVerdict); package
 // report words them.
 //
 // # Exports

@@ -17,13 +17,13 @@ type OrderTest struct {
 	Sig    bool        // significant at the family's alpha after Holm's adjustment
 }
 
-// TestOrders tests every order of orders against ref, metric by metric
+// CompareOrders tests every order of orders against ref, metric by metric
 // (those that tested marks): Welch's t on the logarithms (stats.WelchLog)
 // with the ratio's interval (stats.RatioCI), both at Confidence, then
 // Holm's step-down procedure (stats.Holm) at alpha over every test, one
 // family. vals holds, per order, a slice of values per metric; an order
 // without values is not tested, and none is without ref's.
-func TestOrders(vals map[string][][]float64, ref string, orders []string, tested []bool, alpha float64) []*OrderTest {
+func CompareOrders(vals map[string][][]float64, ref string, orders []string, tested []bool, alpha float64) []*OrderTest {
 	rv, ok := vals[ref]
 	if !ok {
 		return nil
