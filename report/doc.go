@@ -65,13 +65,12 @@
 // order (lifo) is paired (the Promotion orders section compares the
 // orders), each with the HS/HR configuration of the same kind
 // (claimKey: the same thread count in a thread sweep). A row gives LF ÷
-// HS/HR with its 95% interval (stats.RatioCI), the exact one-sided
-// Mann–Whitney U test's p in the direction the data lean
-// (stats.MannWhitneyGreater), Holm-adjusted over both directions of
-// every row (ClaimsAlpha), and the decision: shown, refuted or
-// undecided. With the suite's 5 repetitions no row can be decided (the
-// smallest p, 1/252, is above 0.05/30): the table says so, and how many
-// repetitions would allow it (stats.MannWhitneyMinP).
+// HS/HR with its 95% interval and the one-sided p in the direction the
+// data lean: t on the logarithms, paired by repetition where the pair
+// shares enough rounds (results.CompareClaim, stats.Decide, as the
+// who-wins table decides), Holm-adjusted over both directions of every
+// row (results.HolmClaims at ClaimsAlpha), and the decision: shown,
+// refuted or undecided.
 //
 // A run folder that holds a validation of the measurement chain
 // (validation.json, written by concbench bench --validate or concbench
