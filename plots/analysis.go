@@ -2,8 +2,6 @@ package plots
 
 import (
 	"fmt"
-	"math"
-	"strings"
 
 	"concbench/results"
 )
@@ -11,75 +9,77 @@ import (
 // Model names whose claims the cost figures test; they must match the
 // model table of cmd/concbench.
 const (
-	modelLF   = "leaderfollowers"
-	modelHSHR = "halfsynchalfreactive"
+	ModelLF   = "leaderfollowers"
+	ModelHSHR = "halfsynchalfreactive"
 )
 
-// analysis is what every figure and the report are computed from: the
+// Analysis is what every figure and the report are computed from: the
 // run, its points grouped, the styles, and the chosen load.
-type analysis struct {
-	run    *results.Run
-	points []results.Point
-	groups []*results.Group
+type Analysis struct {
+	Run    *results.Run
+	Points []results.Point
+	Groups []*results.Group
 	style  map[string]seriesStyle
-	// configs are the configurations with at least one measured point, in
+	// Configs are the configurations with at least one measured point, in
 	// report order.
-	configs []results.ModelConfig
+	Configs []results.ModelConfig
 	// load is the open-loop fraction of the spectrum, per-request cost and
-	// per-thread figures; hasLoad is false if the run has no measured
+	// per-thread figures; HasLoad is false if the run has no measured
 	// open-loop point.
 	load    float64
-	hasLoad bool
-	// equal is set when the run has no open-loop point but absolute-rate
+	HasLoad bool
+	// Equal is set when the run has no open-loop point but absolute-rate
 	// points (a suite run, harness RatesFromSlowest): the chosen load is
 	// then each configuration's highest absolute rate, the same for every
 	// configuration of a workload, and load is 0.
-	equal bool
+	Equal bool
 	// floor is the run's measured loopback floor (Options.Floor), or nil.
 	floor *results.ChainFloor
-	// workloads are the run's workloads (workloadsOf), and workloadOf
+	// Workloads are the run's workloads (SuiteWorkloads), and WorkloadOf
 	// and base map a configuration's run name to its workload and to
 	// its name within the workload ("leaderfollowers/lifo/cpu" →
 	// "cpu", "leaderfollowers/lifo"); a run of one workload has one,
 	// its names its own.
-	workloads  []suiteWorkload
-	workloadOf map[string]string
+	Workloads  []Workload
+	WorkloadOf map[string]string
 	base       map[string]string
 }
 
-func analyze(r *results.Run, pts []results.Point, opts Options) *analysis {
-	a := &analysis{run: r, points: pts, groups: results.GroupPoints(r, pts), floor: opts.Floor}
+// Analyze groups the run's points and chooses the load its figures are
+// drawn at (opts.Load, else DefaultLoad).
+func Analyze(r *results.Run, pts []results.Point, opts Options) *Analysis {
+	a := &Analysis{Run: r, Points: pts, Groups: results.GroupPoints(r, pts), floor: opts.Floor}
 	seen := map[string]bool{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if !seen[g.Config.Name] && len(g.Measured()) > 0 {
 			seen[g.Config.Name] = true
-			a.configs = append(a.configs, g.Config)
+			a.Configs = append(a.Configs, g.Config)
 		}
 	}
-	a.workloads = a.workloadsOf()
-	a.workloadOf, a.base = map[string]string{}, map[string]string{}
-	for _, w := range a.workloads {
-		for i, run := range w.runs {
-			a.workloadOf[run], a.base[run] = w.name, w.names[i]
+	a.Workloads = a.SuiteWorkloads()
+	a.WorkloadOf, a.base = map[string]string{}, map[string]string{}
+	for _, w := range a.Workloads {
+		for i, run := range w.Runs {
+			a.WorkloadOf[run], a.base[run] = w.Name, w.Names[i]
 		}
 	}
-	a.style = styles(r, a.groups, a.baseName)
+	a.style = styles(r, a.Groups, a.BaseName)
 	target := opts.Load
 	if target <= 0 {
 		target = DefaultLoad
 	}
-	a.load, a.hasLoad = results.NearestFraction(a.groups, target)
-	if !a.hasLoad && hasRatePoints(a) && !a.connectionSweep() {
-		a.hasLoad, a.equal = true, true
+	a.load, a.HasLoad = results.NearestFraction(a.Groups, target)
+	if !a.HasLoad && hasRatePoints(a) && !a.connectionSweep() {
+		a.HasLoad, a.Equal = true, true
 	}
 	return a
 }
 
-// baseName returns a configuration's name within its workload: the
+// BaseName returns a configuration's name within its workload: the
 // experiment's configuration name without the workload a suite run
 // appends ("leaderfollowers/lifo/cpu" → "leaderfollowers/lifo"); the
 // name itself where the experiment does not say.
-func (a *analysis) baseName(run string) string {
+func (a *Analysis) BaseName(run string) string {
 	if b, ok := a.base[run]; ok {
 		return b
 	}
@@ -88,9 +88,9 @@ func (a *analysis) baseName(run string) string {
 
 // openGroups returns the configuration's measured open-loop groups in
 // ascending fraction.
-func (a *analysis) openGroups(name string) []*results.Group {
+func (a *Analysis) openGroups(name string) []*results.Group {
 	var out []*results.Group
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Config.Name == name && g.Kind == results.KindOpen && len(g.Measured()) > 0 {
 			out = append(out, g)
 		}
@@ -98,30 +98,30 @@ func (a *analysis) openGroups(name string) []*results.Group {
 	return out
 }
 
-// atLoad returns the configuration's open-loop group at the chosen load,
+// AtLoad returns the configuration's open-loop group at the chosen load,
 // or nil.
-func (a *analysis) atLoad(name string) *results.Group {
-	if !a.hasLoad {
+func (a *Analysis) AtLoad(name string) *results.Group {
+	if !a.HasLoad {
 		return nil
 	}
-	if a.equal {
+	if a.Equal {
 		var best *results.Group
-		for _, g := range a.groups {
+		for _, g := range a.Groups {
 			if g.Config.Name == name && g.Kind == results.KindRate && len(g.Measured()) > 0 && (best == nil || g.RatePerS > best.RatePerS) {
 				best = g
 			}
 		}
 		return best
 	}
-	return results.Find(a.groups, name, results.KindOpen, a.load)
+	return results.Find(a.Groups, name, results.KindOpen, a.load)
 }
 
 // connectionSweep reports whether the run's absolute-rate points span
 // two or more connection counts (the connections profile), whose costs
 // belong to the connections figure.
-func (a *analysis) connectionSweep() bool {
+func (a *Analysis) connectionSweep() bool {
 	counts := map[int]bool{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Kind == results.KindRate && len(g.Points) > 0 {
 			w := g.Points[0].Workload
 			counts[w.Conns+w.Idle] = true
@@ -130,83 +130,33 @@ func (a *analysis) connectionSweep() bool {
 	return len(counts) > 1
 }
 
-// loadShort names the chosen load in a column head or note: "0.50", or
+// LoadShort names the chosen load in a column head or note: "0.50", or
 // "equal load".
-func (a *analysis) loadShort() string {
-	if a.equal {
+func (a *Analysis) LoadShort() string {
+	if a.Equal {
 		return "equal load"
 	}
 	return fmt.Sprintf("%.2f", a.load)
 }
 
 // loadTitle names the chosen load in a figure's title, where the whole
-// of loadText would not fit: "0.50 of capacity", or "equal load".
-func (a *analysis) loadTitle() string {
-	if a.equal {
+// of LoadText would not fit: "0.50 of capacity", or "equal load".
+func (a *Analysis) loadTitle() string {
+	if a.Equal {
 		return "equal load"
 	}
 	return fmt.Sprintf("%.2f of capacity", a.load)
 }
 
-// capacity returns the configuration's capacity group, or nil.
-func (a *analysis) capacity(name string) *results.Group {
-	return results.Find(a.groups, name, results.KindCapacity, 1)
+// Capacity returns the configuration's capacity group, or nil.
+func (a *Analysis) Capacity(name string) *results.Group {
+	return results.Find(a.Groups, name, results.KindCapacity, 1)
 }
 
-// loadText describes the chosen load: "0.50 of capacity".
-func (a *analysis) loadText() string {
-	if a.equal {
+// LoadText describes the chosen load: "0.50 of capacity".
+func (a *Analysis) LoadText() string {
+	if a.Equal {
 		return "each workload's equal absolute load (the same rate for every configuration of the workload)"
 	}
 	return fmt.Sprintf("%.2f of capacity", a.load)
-}
-
-// fmtStat formats a median with its interval: "45.1µs [43.2µs, 47.0µs]",
-// or with the reason there is none: "45.1µs (n=5, no CI)". Latencies
-// (unit "ns") are written with their unit, other values as bare numbers.
-func fmtStat(s results.Stats, unit string) string { return fmtStatLevel(s, unit, true) }
-
-// rangeLevel is the level at which the range of n values holds their
-// median, 1 − 2·2⁻ⁿ, in percent, as fmtStat prints it.
-func rangeLevel(n int) string {
-	return trimFloat(math.Round(1000*(1-2*math.Pow(0.5, float64(n))))/10) + "%"
-}
-
-// fmtStatLevel is fmtStat; without level, a range (3 to 5 values) is
-// printed without its level, which a table then states once (the
-// Summary's header).
-func fmtStatLevel(s results.Stats, unit string, level bool) string {
-	if s.N == 0 {
-		return "n/a"
-	}
-	format := trimFloat
-	if unit == "ns" {
-		format = formatNs
-	}
-	if s.HasCI() {
-		return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Lo), format(s.Hi))
-	}
-	if s.N >= 3 {
-		// The range of n values holds the median with probability
-		// 1 − 2·2⁻ⁿ: the order-statistic interval below the 95 % level.
-		if !level {
-			return fmt.Sprintf("%s [%s, %s]", format(s.Median), format(s.Min), format(s.Max))
-		}
-		return fmt.Sprintf("%s [%s, %s] %s", format(s.Median), format(s.Min), format(s.Max), rangeLevel(s.N))
-	}
-	return fmt.Sprintf("%s (n=%d, no CI)", format(s.Median), s.N)
-}
-
-// bandText says what the figure's intervals are.
-const bandText = "95% confidence interval of the median across repetitions; where fewer than 6 repetitions were measured (too few for that interval) the min–max range instead, marked \"range\" in the CSV"
-
-// joinAnd joins items as "a, b and c".
-func joinAnd(items []string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -121,26 +121,26 @@ type tickUnit struct {
 	suffix   string
 }
 
-// numberUnits and nsUnits are formatNumber's and formatNs's units,
+// numberUnits and nsUnits are formatNumber's and FormatNs's units,
 // largest first; the last's minimum, 0, takes every other number.
 var (
 	numberUnits = []tickUnit{{1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}, {0, 1, ""}}
 	nsUnits     = []tickUnit{{1e9, 1e9, "s"}, {1e6, 1e6, "ms"}, {1e3, 1e3, "µs"}, {0, 1, "ns"}}
 )
 
-// formatScaled writes v (trimFloat) in the first of units whose minimum
+// formatScaled writes v (TrimFloat) in the first of units whose minimum
 // its magnitude reaches; NaN, which reaches none, in the last.
 func formatScaled(v float64, units []tickUnit) string {
 	u := units[len(units)-1]
 	if i := slices.IndexFunc(units, func(u tickUnit) bool { return math.Abs(v) >= u.min }); i >= 0 {
 		u = units[i]
 	}
-	return trimFloat(v/u.div) + u.suffix
+	return TrimFloat(v/u.div) + u.suffix
 }
 
-// trimFloat formats v with at most 3 significant digits, no exponent, no
+// TrimFloat formats v with at most 3 significant digits, no exponent, no
 // trailing zeros.
-func trimFloat(v float64) string {
+func TrimFloat(v float64) string {
 	if v == 0 {
 		return "0"
 	}
@@ -151,9 +151,9 @@ func trimFloat(v float64) string {
 	return s
 }
 
-// formatNs formats a nanosecond value as a duration label: "800ns",
+// FormatNs formats a nanosecond value as a duration label: "800ns",
 // "20µs", "1.5ms", "2s".
-func formatNs(ns float64) string { return formatScaled(ns, nsUnits) }
+func FormatNs(ns float64) string { return formatScaled(ns, nsUnits) }
 
 // spectrumTicks labels a 1/(1-p) axis with the percentiles, without
 // their "%" (the axis's label carries it, so that 99.9 and 99.99 fit

@@ -43,7 +43,7 @@ type barValue struct {
 // configurations only, so that no bar stands beside one of another
 // workload. The caption, which the caller writes, ends with excluded,
 // the count of invalid repetitions the figure left out.
-func barFigure(a *analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (f *Figure, bp *barPlot, excluded int) {
+func barFigure(a *Analysis, name, title, where string, pick func(name string) *results.Group, panels []barPanel) (f *Figure, bp *barPlot, excluded int) {
 	f = &Figure{
 		Name:  name,
 		Title: title,
@@ -51,7 +51,7 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 		// for capacity) apart, numbers as numbers.
 		Header: []string{"config", "metric", "unit", "kind", "fraction", "n", "median", "band_lo", "band_hi", "band", "invalid_reps", "invalid_values", "skipped_reps", "plotted", "note"},
 	}
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		if g := pick(cfg.Name); g != nil {
 			excluded += len(g.Invalid())
 		}
@@ -59,7 +59,7 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 	vals := make([][]barValue, len(panels))
 	haveAny, anyRange := false, false
 	for pi, panel := range panels {
-		for _, cfg := range a.configs {
+		for _, cfg := range a.Configs {
 			bv, isRange := a.barPoint(f, cfg, where, pick(cfg.Name), panel.metric)
 			haveAny = haveAny || bv.ok || len(bv.excluded) > 0
 			anyRange = anyRange || isRange
@@ -85,7 +85,7 @@ func barFigure(a *analysis, name, title, where string, pick func(name string) *r
 // configuration has no point where the figure is drawn), and whether its
 // error bar is a min–max range; it notes in f why a bar is missing and
 // writes the bar's CSV row.
-func (a *analysis) barPoint(f *Figure, cfg results.ModelConfig, where string, g *results.Group, m results.Metric) (barValue, bool) {
+func (a *Analysis) barPoint(f *Figure, cfg results.ModelConfig, where string, g *results.Group, m results.Metric) (barValue, bool) {
 	pt := aggregatePoint(g, m)
 	switch {
 	case g == nil:
@@ -101,7 +101,7 @@ func (a *analysis) barPoint(f *Figure, cfg results.ModelConfig, where string, g 
 	kind, frac := string(results.KindCapacity), "1"
 	if where != "capacity" {
 		kind, frac = string(results.KindOpen), results.FormatFloat(a.load)
-		if g := a.atLoad(cfg.Name); a.equal && g != nil {
+		if g := a.AtLoad(cfg.Name); a.Equal && g != nil {
 			// The "fraction" column holds the absolute rate.
 			kind, frac = string(results.KindRate), results.FormatFloat(g.RatePerS)
 		}
@@ -119,12 +119,12 @@ type barCell struct {
 // barCells returns the figure's workloads that have a bar or an invalid
 // repetition to draw, each titled with its name and, at the equal load
 // (atRate), the rate every configuration of it was measured at.
-func (a *analysis) barCells(vals [][]barValue, pick func(string) *results.Group, atRate bool) []barCell {
+func (a *Analysis) barCells(vals [][]barValue, pick func(string) *results.Group, atRate bool) []barCell {
 	var cells []barCell
-	for _, w := range a.workloads {
+	for _, w := range a.Workloads {
 		var c barCell
 		for i, v := range vals[0] {
-			if !slices.Contains(w.runs, v.cfg.Name) {
+			if !slices.Contains(w.Runs, v.cfg.Name) {
 				continue
 			}
 			drawn := false
@@ -138,8 +138,8 @@ func (a *analysis) barCells(vals [][]barValue, pick func(string) *results.Group,
 		if len(c.idx) == 0 {
 			continue
 		}
-		if len(a.workloads) > 1 {
-			c.title = w.name
+		if len(a.Workloads) > 1 {
+			c.title = w.Name
 			if atRate {
 				c.title = a.workloadTitle(w)
 			}
@@ -153,28 +153,28 @@ func (a *analysis) barCells(vals [][]barValue, pick func(string) *results.Group,
 // req/s", with the absolute rate its configurations were measured at
 // when the chosen load is the equal load (a range if they differ), else
 // its name.
-func (a *analysis) workloadTitle(w suiteWorkload) string {
+func (a *Analysis) workloadTitle(w Workload) string {
 	var rates []float64
-	for _, run := range w.runs {
-		if g := a.atLoad(run); a.equal && g != nil && g.Kind == results.KindRate && !slices.Contains(rates, g.RatePerS) {
+	for _, run := range w.Runs {
+		if g := a.AtLoad(run); a.Equal && g != nil && g.Kind == results.KindRate && !slices.Contains(rates, g.RatePerS) {
 			rates = append(rates, g.RatePerS)
 		}
 	}
 	if len(rates) == 0 {
-		return w.name
+		return w.Name
 	}
 	slices.Sort(rates)
 	r := fmt.Sprintf("%.0f", rates[0])
 	if len(rates) > 1 {
 		r += fmt.Sprintf("–%.0f", rates[len(rates)-1])
 	}
-	return w.name + " · " + r + " req/s"
+	return w.Name + " · " + r + " req/s"
 }
 
 // barPlot is what a bar figure draws: per workload and metric, a bar
 // per configuration.
 type barPlot struct {
-	a      *analysis
+	a      *Analysis
 	panels []barPanel
 	vals   [][]barValue // per metric, a bar per configuration
 	cells  []barCell
@@ -318,7 +318,7 @@ func (bp *barPlot) arrange() {
 func (bp *barPlot) names(c barCell) []string {
 	var out []string
 	for _, i := range c.idx {
-		out = append(out, bp.a.baseName(bp.vals[0][i].cfg.Name))
+		out = append(out, bp.a.BaseName(bp.vals[0][i].cfg.Name))
 	}
 	return out
 }
@@ -398,7 +398,7 @@ func (bp *barPlot) panel(tx func(string) string, ci, pi int, names, axis bool) *
 		bv := bp.vals[pi][i]
 		pos := float64(n - 1 - k) // the first configuration on top
 		if names {
-			labels[n-1-k] = tx(bp.a.baseName(bv.cfg.Name))
+			labels[n-1-k] = tx(bp.a.BaseName(bv.cfg.Name))
 		}
 		right := 0.0
 		for _, rep := range slices.Sorted(maps.Keys(bv.excluded)) {
@@ -446,7 +446,7 @@ func (bp *barPlot) axesText() string {
 	case len(own) == len(bp.panels):
 		return fmt.Sprintf(" Each panel has its own value axis: the workloads' values differ by more than %d×.", barSharedSpread)
 	}
-	return fmt.Sprintf(" The panels of %s each have their own value axis (the workloads' values differ by more than %d×); those of the other metrics share one.", joinAnd(own), barSharedSpread)
+	return fmt.Sprintf(" The panels of %s each have their own value axis (the workloads' values differ by more than %d×); those of the other metrics share one.", JoinAnd(own), barSharedSpread)
 }
 
 // addBar draws one horizontal bar at pos: the median of st in style, its
@@ -467,7 +467,7 @@ func addBar(p *plot.Plot, st results.Stats, pos float64, style seriesStyle, righ
 	// see (LF's allocations) still read as a number.
 	if lb, err := plotter.NewLabels(plotter.XYLabels{
 		XYs:    plotter.XYs{{X: math.Max(right, math.Max(hi, st.Median)), Y: pos}},
-		Labels: []string{tx(trimFloat(st.Median))},
+		Labels: []string{tx(TrimFloat(st.Median))},
 	}); err == nil {
 		sty := textStyle(fontSmall)
 		sty.YAlign = draw.YCenter
@@ -486,14 +486,14 @@ type unpadded struct{ plot.Plotter }
 
 // capacityFigure is figure 3: capacity (closed-loop saturation rate) per
 // configuration.
-func capacityFigure(a *analysis) *Figure {
-	f, bp, excluded := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.capacity,
+func capacityFigure(a *Analysis) *Figure {
+	f, bp, excluded := barFigure(a, "capacity", "Capacity (closed-loop saturation)", "capacity", a.Capacity,
 		[]barPanel{{metric: results.Capacity, title: "capacity", axis: "req/s"}})
 	if f == nil {
 		return nil
 	}
 	f.Caption = "Capacity per configuration: medians of the valid closed-loop saturation runs, whiskers their 95% intervals. " +
-		capitalize(a.perWorkload(bp.vals[0], func(vs []barValue) string {
+		Capitalize(a.perWorkload(bp.vals[0], func(vs []barValue) string {
 			best, worst := -1, -1
 			for i, v := range vs {
 				if !v.ok {
@@ -510,9 +510,9 @@ func capacityFigure(a *analysis) *Figure {
 				return "no configuration has a valid closed-loop saturation run. "
 			}
 			b, w := vs[best], vs[worst]
-			s := fmt.Sprintf("highest is %s at %s", a.baseName(b.cfg.Name), statText(b.agg.Stats, "req/s"))
+			s := fmt.Sprintf("highest is %s at %s", a.BaseName(b.cfg.Name), StatText(b.agg.Stats, "req/s"))
 			if best != worst {
-				s += fmt.Sprintf(", lowest %s at %s (%.2f× the highest)", a.baseName(w.cfg.Name), statText(w.agg.Stats, "req/s"),
+				s += fmt.Sprintf(", lowest %s at %s (%.2f× the highest)", a.BaseName(w.cfg.Name), StatText(w.agg.Stats, "req/s"),
 					w.agg.Stats.Median/b.agg.Stats.Median)
 			}
 			if r := runnerUpText(a, vs, true, "req/s"); r != "" {
@@ -531,7 +531,7 @@ func capacityFigure(a *analysis) *Figure {
 // repetitions", or "within the runner-up X's interval (v [lo, hi])"
 // when the two intervals overlap. unit follows the runner-up's median;
 // "" if fewer than two configurations have a value.
-func runnerUpText(a *analysis, vals []barValue, higherIsBetter bool, unit string) string {
+func runnerUpText(a *Analysis, vals []barValue, higherIsBetter bool, unit string) string {
 	var ok []barValue
 	for _, v := range vals {
 		if v.ok {
@@ -552,29 +552,29 @@ func runnerUpText(a *analysis, vals []barValue, higherIsBetter bool, unit string
 	bLo, bHi, _ := b.Band()
 	rLo, rHi, _ := r.Band()
 	overlap := bLo <= rHi && rLo <= bHi
-	v := statText(r, unit)
-	best, runner := a.baseName(ok[0].cfg.Name), a.baseName(ok[1].cfg.Name)
+	v := StatText(r, unit)
+	best, runner := a.BaseName(ok[0].cfg.Name), a.BaseName(ok[1].cfg.Name)
 	if overlap {
 		return fmt.Sprintf("%s is within the runner-up %s's interval (%s)", best, runner, v)
 	}
 	return fmt.Sprintf("%s is clear of the runner-up %s (%s) across repetitions", best, runner, v)
 }
 
-// statText is a median with its unit and interval, as the summary
-// writes it (fmtStat): "48200 req/s [46600, 49400]".
-func statText(s results.Stats, unit string) string {
+// StatText is a median with its unit and interval, as the summary
+// writes it (FormatStat): "48200 req/s [46600, 49400]".
+func StatText(s results.Stats, unit string) string {
 	if s.N == 0 || unit == "" || unit == "ns" {
-		return fmtStat(s, unit)
+		return FormatStat(s, unit)
 	}
-	med, rest, _ := strings.Cut(fmtStat(s, unit), " ")
+	med, rest, _ := strings.Cut(FormatStat(s, unit), " ")
 	return strings.TrimSpace(med + " " + unit + " " + rest)
 }
 
 // perWorkload applies text to vals, or in a run of several workloads to
 // each workload's configurations, prefixing each part with the workload's
 // name (configurations of different workloads do not compete).
-func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) string {
-	ws := a.workloadsOf()
+func (a *Analysis) perWorkload(vals []barValue, text func([]barValue) string) string {
+	ws := a.SuiteWorkloads()
 	if len(ws) < 2 {
 		return text(vals)
 	}
@@ -583,12 +583,12 @@ func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) st
 	for _, w := range ws {
 		var vs []barValue
 		for _, v := range vals {
-			if slices.Contains(w.runs, v.cfg.Name) {
+			if slices.Contains(w.Runs, v.cfg.Name) {
 				vs = append(vs, v)
 			}
 		}
 		if t := text(vs); t != "" {
-			b.WriteString(w.name + ": " + t)
+			b.WriteString(w.Name + ": " + t)
 		}
 	}
 	return b.String()
@@ -597,7 +597,7 @@ func (a *analysis) perWorkload(vals []barValue, text func([]barValue) string) st
 // lowestText names the configuration with the lowest median of a panel
 // and how it stands against the runner-up: "lowest is proactor (22.4
 // µs/req [21, 23]); proactor is clear of …".
-func lowestText(a *analysis, vals []barValue, unit string) string {
+func lowestText(a *Analysis, vals []barValue, unit string) string {
 	best := -1
 	for i, v := range vals {
 		if v.ok && (best < 0 || v.agg.Stats.Median < vals[best].agg.Stats.Median) {
@@ -607,7 +607,7 @@ func lowestText(a *analysis, vals []barValue, unit string) string {
 	if best < 0 {
 		return ""
 	}
-	s := fmt.Sprintf("lowest is %s (%s)", a.baseName(vals[best].cfg.Name), statText(vals[best].agg.Stats, unit))
+	s := fmt.Sprintf("lowest is %s (%s)", a.BaseName(vals[best].cfg.Name), StatText(vals[best].agg.Stats, unit))
 	if r := runnerUpText(a, vals, false, unit); r != "" {
 		s += "; " + r
 	}
@@ -617,23 +617,23 @@ func lowestText(a *analysis, vals []barValue, unit string) string {
 // costFigure draws per-request costs at the chosen load; its caption
 // names the lowest configuration of each workload and points to the
 // Claims table when the figure draws a claim's metric.
-func costFigure(a *analysis, name, title string, panels []barPanel) *Figure {
-	if !a.hasLoad {
+func costFigure(a *Analysis, name, title string, panels []barPanel) *Figure {
+	if !a.HasLoad {
 		return nil
 	}
-	f, bp, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadTitle()), "open "+a.loadShort(), a.atLoad, panels)
+	f, bp, excluded := barFigure(a, name, fmt.Sprintf("%s at %s", title, a.loadTitle()), "open "+a.LoadShort(), a.AtLoad, panels)
 	if f == nil {
 		return nil
 	}
 	unit := panels[0].metric.Unit
-	if i := slices.IndexFunc(claims, func(c claim) bool { return c.metric.Name == panels[0].metric.Name }); i >= 0 {
-		unit = claims[i].unit
+	if i := slices.IndexFunc(results.Claims, func(c results.Claim) bool { return c.Metric.Name == panels[0].metric.Name }); i >= 0 {
+		unit = results.Claims[i].Unit
 	}
 	f.Caption = fmt.Sprintf("%s per configuration at %s: medians of the valid repetitions, whiskers their 95%% intervals. %s",
-		title, a.loadText(), capitalize(a.perWorkload(bp.vals[0], func(v []barValue) string { return lowestText(a, v, unit) })))
+		title, a.LoadText(), Capitalize(a.perWorkload(bp.vals[0], func(v []barValue) string { return lowestText(a, v, unit) })))
 	f.Caption = strings.TrimSpace(f.Caption) + bp.axesText()
 	for _, p := range panels {
-		if slices.ContainsFunc(claims, func(c claim) bool { return c.metric.Name == p.metric.Name }) {
+		if slices.ContainsFunc(results.Claims, func(c results.Claim) bool { return c.Metric.Name == p.metric.Name }) {
 			f.Caption += " The Claims section tests the patterns' claims about this cost, workload by workload."
 			break
 		}
@@ -643,7 +643,7 @@ func costFigure(a *analysis, name, title string, panels []barPanel) *Figure {
 }
 
 // ctxswFigure is figure 4: context switches per request.
-func ctxswFigure(a *analysis) *Figure {
+func ctxswFigure(a *Analysis) *Figure {
 	return costFigure(a, "ctxsw", "Server context switches per request", []barPanel{
 		{metric: results.CtxswPerReq, title: "all", axis: "switches / request"},
 		{metric: results.VoluntaryCtxswPerReq, title: "voluntary", axis: "switches / request"},
@@ -652,14 +652,14 @@ func ctxswFigure(a *analysis) *Figure {
 }
 
 // cpuFigure is figure 5: server CPU per request.
-func cpuFigure(a *analysis) *Figure {
+func cpuFigure(a *Analysis) *Figure {
 	return costFigure(a, "cpu", "Server CPU time per request", []barPanel{
 		{metric: results.CPUPerReq, title: "user + system", axis: "µs / request"},
 	})
 }
 
 // allocsFigure is figure 6: allocations per request.
-func allocsFigure(a *analysis) *Figure {
+func allocsFigure(a *Analysis) *Figure {
 	return costFigure(a, "allocs", "Server heap allocations per request", []barPanel{
 		{metric: results.AllocsPerReq, title: "objects", axis: "allocations / request"},
 		{metric: results.BytesPerReq, title: "bytes", axis: "bytes / request"},

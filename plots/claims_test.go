@@ -5,192 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"concbench/loadgen"
+	"concbench/plots/plotstest"
 	"concbench/results"
 )
-
-// claimsConfigs are the configurations of claimsRun: the default pair,
-// a variant of each model that the table must not pair, and a model it
-// does not test.
-var claimsConfigs = []results.ModelConfig{
-	{Name: "leaderfollowers/lifo", Model: modelLF, Args: []string{"--promotion", "lifo", "--gomaxprocs", "1"}},
-	{Name: "leaderfollowers/fifo", Model: modelLF, Args: []string{"--promotion", "fifo"}},
-	{Name: "halfsynchalfreactive", Model: modelHSHR, Args: []string{"--gomaxprocs", "2"}},
-	{Name: "halfsynchalfreactive/pooled", Model: modelHSHR, Args: []string{"--hshr-pooled"}},
-	{Name: "netpoll", Model: "netpoll"},
-}
-
-// claimsRun builds a suite run of the given workloads from a valid
-// synthetic point: every configuration of claimsConfigs under each, as
-// "<config>/<workload>", 6 repetitions of one equal-load rate point,
-// their context switches, CPU (µs) and allocations per request all the
-// value cost gives the configuration under the workload, times a small
-// spread per repetition.
-func claimsRun(t *testing.T, workloads []string, cost func(cfg, workload string) float64) (*results.Run, []results.Point) {
-	t.Helper()
-	r, tmpl := syntheticTemplate(t)
-	run := *r
-	run.Configs = nil
-	var names []string
-	for _, c := range claimsConfigs {
-		names = append(names, c.Name)
-	}
-	run.Experiment = map[string]any{"configs": nameList(names...), "workloads": nameList(workloads...)}
-	spread := []float64{0.97, 0.98, 0.99, 1.01, 1.02, 1.03}
-	var out []results.Point
-	for _, w := range workloads {
-		for ci, c := range claimsConfigs {
-			cfg := c
-			cfg.Name = c.Name + "/" + w
-			run.Configs = append(run.Configs, cfg)
-			for rep := range spread {
-				f := spread[(rep+ci)%len(spread)]
-				p := *tmpl
-				load := *tmpl.Load
-				p.Load, p.Config, p.Kind, p.Repetition = &load, cfg, results.KindRate, rep
-				p.Fraction, p.OfferedRatePerS = 0, 1000
-				v := cost(c.Name, w) * f
-				p.Server.CtxswPerRequest, p.Server.CPUNsPerRequest, p.Server.AllocsPerRequest = v, v*1e3, v
-				out = append(out, p)
-			}
-		}
-	}
-	return &run, out
-}
-
-// TestClaimsWithinWorkload is the table's promise: under two workloads
-// whose costs would give the opposite decisions if one workload's LF
-// were set against the other's HS/HR, every row pairs the two
-// configurations of its own workload (by name), in their default forms,
-// and decides from them.
-func TestClaimsWithinWorkload(t *testing.T) {
-	costs := map[string]map[string]float64{
-		// LF cheaper under cpu, dearer under block; across workloads
-		// (cpu LF 1 vs block HS/HR 4, block LF 5 vs cpu HS/HR 2) the
-		// decisions would flip.
-		"cpu":   {"leaderfollowers/lifo": 1, "halfsynchalfreactive": 2},
-		"block": {"leaderfollowers/lifo": 5, "halfsynchalfreactive": 4},
-	}
-	r, pts := claimsRun(t, []string{"cpu", "block"}, func(cfg, w string) float64 {
-		if v, ok := costs[w][cfg]; ok {
-			return v
-		}
-		return 3
-	})
-	a := analyze(r, pts, Options{})
-	tab := a.claims()
-	if tab == nil {
-		t.Fatal("no claims table")
-	}
-	if len(tab.rows) != len(claims)*2 || len(tab.Rows) != len(tab.rows) {
-		t.Fatalf("%d rows (%d cells rows), want %d: a claim per workload", len(tab.rows), len(tab.Rows), len(claims)*2)
-	}
-	want := map[string]string{"cpu": claimShown, "block": claimRefuted}
-	seen := map[string]bool{}
-	for i, row := range tab.rows {
-		w := row.workload
-		for _, run := range []string{row.lf, row.hs} {
-			if a.workloadOf[run] != w || !strings.HasSuffix(run, "/"+w) {
-				t.Errorf("row %d (%s, workload %s) pairs %s, of workload %q", i, row.claim.short, w, run, a.workloadOf[run])
-			}
-		}
-		if row.lf != "leaderfollowers/lifo/"+w || row.hs != "halfsynchalfreactive/"+w {
-			t.Errorf("row %d pairs %s with %s, want the default configurations of %s", i, row.lf, row.hs, w)
-		}
-		cells := tab.Rows[i]
-		if cells[1] != w || cells[2] != "leaderfollowers/lifo (n=6)" || cells[3] != "halfsynchalfreactive (n=6)" {
-			t.Errorf("row %d reads %q, want workload %s and the configurations' names within it", i, cells, w)
-		}
-		if row.decision != want[w] {
-			t.Errorf("row %d (%s, %s): %s, want %s", i, row.claim.short, w, row.decision, want[w])
-		}
-		key := row.claim.short + "/" + w
-		if seen[key] {
-			t.Errorf("claim %s tested twice under %s", row.claim.short, w)
-		}
-		seen[key] = true
-	}
-	md := tab.Markdown()
-	for _, unpaired := range []string{"leaderfollowers/fifo/cpu (promotion order fifo", "halfsynchalfreactive/pooled/block (not its model's default"} {
-		if !strings.Contains(md, unpaired) {
-			t.Errorf("the table does not say it left %s… unpaired:\n%s", unpaired, md)
-		}
-	}
-}
-
-// TestClaims: the decisions are computed from the numbers — the
-// synthetic run shows the context-switch claim, LF made costlier
-// refutes it, equal costs leave it undecided, one repetition is too few
-// to test and the table says so, no HS/HR leaves nothing to test,
-// and invalid repetitions are in no test.
-func TestClaims(t *testing.T) {
-	_, r, pts := synthetic(t)
-	var one []results.Point
-	for _, p := range pts {
-		if p.Repetition < 1 {
-			one = append(one, p)
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		pts  []results.Point
-		want string // the context switches row's decision; "" for no row
-		note string
-	}{
-		{name: "shown", pts: pts, want: claimShown},
-		{name: "refuted", pts: mutate(pts, func(p *results.Point) {
-			if p.Config.Model == modelLF {
-				p.Server.CtxswPerRequest *= 1000
-			}
-		}), want: claimRefuted},
-		{name: "undecided", pts: mutate(pts, func(p *results.Point) {
-			// Every configuration's values the same distribution.
-			p.Server.CtxswPerRequest = 2 + 0.01*float64(p.Repetition%3)
-		}), want: claimUndecided},
-		{name: "one repetition", pts: one, want: claimUntested, note: "too few valid repetitions to compare"},
-		{name: "nothing to test", pts: mutate(pts, func(p *results.Point) {
-			if p.Config.Model == modelHSHR {
-				p.Status = results.StatusFailed
-			}
-		}), note: "Nothing to test"},
-		{name: "invalid repetitions are not tested", pts: mutate(pts, func(p *results.Point) {
-			// Two of LF's six repetitions at 0.50 become far costlier
-			// than HS/HR's, and invalid: mixed in they would refute the
-			// claim's certainty; excluded, the 4 valid ones show it.
-			if p.Config.Model == modelLF && p.Kind == results.KindOpen && p.Fraction == 0.5 && p.Repetition < 2 {
-				p.Server.CtxswPerRequest *= 1000
-				p.Load.Valid, p.Load.Reasons, p.Load.Checks = false, []string{"send lag"}, []loadgen.Check{loadgen.CheckBias}
-			}
-		}), want: claimShown},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tab := analyze(r, tc.pts, Options{}).claims()
-			if tab == nil {
-				t.Fatal("no claims table")
-			}
-			i := slices.IndexFunc(tab.rows, func(row claimRow) bool { return row.claim.metric.Name == results.CtxswPerReq.Name })
-			switch {
-			case tc.want == "" && i >= 0:
-				t.Errorf("a context switches row: %+v", tab.rows[i])
-			case tc.want != "" && i < 0:
-				t.Errorf("no context switches row in:\n%s", tab.Markdown())
-			case tc.want != "" && tab.rows[i].decision != tc.want:
-				t.Errorf("decision %s, want %s:\n%s", tab.rows[i].decision, tc.want, tab.Markdown())
-			}
-			if md := tab.Markdown(); !strings.Contains(md, tc.note) {
-				t.Errorf("the table lacks %q:\n%s", tc.note, md)
-			}
-		})
-	}
-}
 
 // TestBarsPerWorkload: a suite run's cost figures are small multiples,
 // a panel per workload holding that workload's configurations only; a
 // run of one workload has one panel per metric.
 func TestBarsPerWorkload(t *testing.T) {
-	r, pts := claimsRun(t, []string{"cpu", "block", "tiny"}, func(cfg, w string) float64 { return float64(len(cfg) + len(w)) })
-	a := analyze(r, pts, Options{})
-	f, bp, _ := barFigure(a, "cpu", "CPU", "equal load", a.atLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
+	r, pts := plotstest.ClaimsRun(t, syntheticDir, []string{"cpu", "block", "tiny"}, func(cfg, w string) float64 { return float64(len(cfg) + len(w)) })
+	a := Analyze(r, pts, Options{})
+	f, bp, _ := barFigure(a, "cpu", "CPU", "equal load", a.AtLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
 	if f == nil {
 		t.Fatal("no figure")
 	}
@@ -199,12 +24,12 @@ func TestBarsPerWorkload(t *testing.T) {
 	}
 	for _, c := range bp.cells {
 		w, _, _ := strings.Cut(c.title, " ")
-		if len(c.idx) != len(claimsConfigs) {
-			t.Errorf("panel %q has %d bars, want %d", c.title, len(c.idx), len(claimsConfigs))
+		if len(c.idx) != len(plotstest.ClaimsConfigs) {
+			t.Errorf("panel %q has %d bars, want %d", c.title, len(c.idx), len(plotstest.ClaimsConfigs))
 		}
 		for _, i := range c.idx {
-			if name := bp.vals[0][i].cfg.Name; a.workloadOf[name] != w {
-				t.Errorf("panel %q draws %s, of workload %s", c.title, name, a.workloadOf[name])
+			if name := bp.vals[0][i].cfg.Name; a.WorkloadOf[name] != w {
+				t.Errorf("panel %q draws %s, of workload %s", c.title, name, a.WorkloadOf[name])
 			}
 		}
 		if !strings.HasSuffix(c.title, "· 1000 req/s") {
@@ -225,8 +50,8 @@ func TestBarsPerWorkload(t *testing.T) {
 	}
 
 	_, r1, pts1 := synthetic(t)
-	a1 := analyze(r1, pts1, Options{})
-	f1, bp1, _ := barFigure(a1, "cpu", "CPU", "open 0.50", a1.atLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
+	a1 := Analyze(r1, pts1, Options{})
+	f1, bp1, _ := barFigure(a1, "cpu", "CPU", "open 0.50", a1.AtLoad, []barPanel{{metric: results.CPUPerReq, title: "cpu", axis: "µs"}})
 	if f1 == nil || len(bp1.cells) != 1 || bp1.cells[0].title != "" || len(bp1.grid) != 1 || len(bp1.grid[0]) != 1 {
 		t.Errorf("one workload: %d panels, grid %v; want one untitled panel", len(bp1.cells), bp1.grid)
 	}
@@ -237,8 +62,8 @@ func TestBarsPerWorkload(t *testing.T) {
 // configuration), naming configurations without their workload.
 func TestSpectrumLegends(t *testing.T) {
 	ws := []string{"cpu", "tiny", "block", "bimodal", "ledger"}
-	r, pts := claimsRun(t, ws, func(string, string) float64 { return 1 })
-	f, sp := newSpectrum(analyze(r, pts, Options{}))
+	r, pts := plotstest.ClaimsRun(t, syntheticDir, ws, func(string, string) float64 { return 1 })
+	f, sp := newSpectrum(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no spectrum")
 	}
@@ -252,31 +77,12 @@ func TestSpectrumLegends(t *testing.T) {
 			t.Errorf("column %d: %d legend entries, want at most 6", ci, n)
 		}
 		for _, c := range cfgs {
-			if name := sp.a.baseName(c.Name); strings.Contains(name, "/cpu") || slices.Contains(ws, name[strings.LastIndex(name, "/")+1:]) {
+			if name := sp.a.BaseName(c.Name); strings.Contains(name, "/cpu") || slices.Contains(ws, name[strings.LastIndex(name, "/")+1:]) {
 				t.Errorf("column %d names %s with its workload", ci, name)
 			}
 		}
 	}
 	if len(sp.grid.rowTitles) != len(ws) || !strings.HasPrefix(sp.grid.rowTitles[0], "cpu · ") {
 		t.Errorf("row titles %q, want each workload with its equal load", sp.grid.rowTitles)
-	}
-}
-
-// TestClaimKey: an LF and an HS/HR configuration pair when their names
-// within the workload differ only in the model and LF's promotion order
-// (the suite's defaults; a thread sweep's equal counts).
-func TestClaimKey(t *testing.T) {
-	for _, tc := range []struct {
-		lf, hs string
-		pair   bool
-	}{
-		{lf: "leaderfollowers/lifo", hs: "halfsynchalfreactive", pair: true},
-		{lf: "leaderfollowers/lifo/threads=4", hs: "halfsynchalfreactive/threads=4", pair: true},
-		{lf: "leaderfollowers/lifo/threads=2", hs: "halfsynchalfreactive/threads=4", pair: false},
-		{lf: "leaderfollowers/lifo", hs: "halfsynchalfreactive/pooled", pair: false},
-	} {
-		if got := claimKey(tc.lf, modelLF, orderLIFO) == claimKey(tc.hs, modelHSHR, ""); got != tc.pair {
-			t.Errorf("%s and %s paired %t, want %t", tc.lf, tc.hs, got, tc.pair)
-		}
 	}
 }

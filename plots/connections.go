@@ -27,9 +27,9 @@ type connPanel struct {
 }
 
 var connPanels = []connPanel{
-	{results.LatencyP50, "p50 latency", 1, formatNs},
-	{results.LatencyP99, "p99 latency", 1, formatNs},
-	{results.LatencyP999, "p99.9 latency", 1, formatNs},
+	{results.LatencyP50, "p50 latency", 1, FormatNs},
+	{results.LatencyP99, "p99 latency", 1, FormatNs},
+	{results.LatencyP999, "p99.9 latency", 1, FormatNs},
 	{results.CPUPerReq, "CPU per request (µs)", 1, formatNumber},
 	{results.CtxswPerReq, "context switches per request", 1, formatNumber},
 	{results.RSS, "RSS (MiB)", 1.0 / (1 << 20), formatNumber},
@@ -80,16 +80,16 @@ const controlSuffix = " +idle"
 // connectionSeries returns the run's rate points as series, in report
 // order, each with a rate of its own ("<config> @ <rate>/s" when the run
 // has several rates).
-func (a *analysis) connectionSeries() []*connSeries {
+func (a *Analysis) connectionSeries() []*connSeries {
 	rates := map[float64]bool{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Kind == results.KindRate {
 			rates[g.RatePerS] = true
 		}
 	}
 	var out []*connSeries
 	byName := map[string]*connSeries{}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Kind != results.KindRate || len(g.Points) == 0 {
 			continue
 		}
@@ -129,8 +129,8 @@ func (a *analysis) connectionSeries() []*connSeries {
 // hasRatePoints reports whether the run has absolute-rate points
 // (results.KindRate): only such a run gets the connections figure, or a
 // line saying why it could not be drawn.
-func hasRatePoints(a *analysis) bool {
-	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindRate })
+func hasRatePoints(a *Analysis) bool {
+	return slices.ContainsFunc(a.Groups, func(g *results.Group) bool { return g.Kind == results.KindRate })
 }
 
 // connStyles returns each series' style: its model's colour, and a
@@ -243,9 +243,9 @@ func ratioText(topVals, baseVals []float64, top, base int) string {
 	r := stats.RatioCI(topVals, baseVals, 0.95)
 	if !r.OK {
 		return fmt.Sprintf("%s× (%d ÷ %d connections; too few repetitions for an interval)",
-			trimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)
+			TrimFloat(results.Summarize(topVals).Median/results.Summarize(baseVals).Median), top, base)
 	}
-	return fmt.Sprintf("%s× [%s, %s] (%d ÷ %d connections)", trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), top, base)
+	return fmt.Sprintf("%s× [%s, %s] (%d ÷ %d connections)", TrimFloat(r.Est), TrimFloat(r.Lo), TrimFloat(r.Hi), top, base)
 }
 
 // connPoint is one plotted x of one series in one panel: a connection
@@ -261,7 +261,7 @@ type connPoint struct{ x, median, lo, hi float64 }
 // caption states every configuration's per-request CPU at the largest
 // connection count ÷ at the smallest count ≥ 100 (for one that stops
 // earlier, at the largest count it ran).
-func connectionsFigure(a *analysis) *Figure {
+func connectionsFigure(a *Analysis) *Figure {
 	series := a.connectionSeries()
 	var counts []int
 	for _, s := range series {
@@ -343,7 +343,7 @@ func (cp *connPlot) point(f *Figure, pi int, panel connPanel, si, conns int, g *
 		pt.note = pt.missingNote()
 	case pt.median() <= 0:
 		pt.note, pt.plotted = "median ≤ 0 cannot be shown on the log axis; left out", false
-		f.note("%s %s at %d connections: the median is %s, which a log axis cannot show; left out", s.name, panel.title, conns, trimFloat(pt.median()))
+		f.note("%s %s at %d connections: the median is %s, which a log axis cannot show; left out", s.name, panel.title, conns, TrimFloat(pt.median()))
 	}
 	for _, iv := range pt.invalid {
 		if iv.v > 0 {
@@ -455,7 +455,7 @@ func rateText(series []*connSeries) string {
 			rs = append(rs, r)
 		}
 	}
-	return joinAnd(rs)
+	return JoinAnd(rs)
 }
 
 // addConnSeries draws one series' error bars, its markers in glyph, and,
@@ -501,7 +501,7 @@ func controlText(s *connSeries, series []*connSeries) string {
 	}
 	at := s.conns[0]
 	active := strings.TrimSuffix(s.name, controlSuffix)
-	own := fmtStat(s.groups[0].Aggregate(results.LatencyP99).Stats, "ns")
+	own := FormatStat(s.groups[0].Aggregate(results.LatencyP99).Stats, "ns")
 	if why := unavailableReason(s.groups[0]); why != "" {
 		own = "not run (" + why + ")"
 	}
@@ -511,7 +511,7 @@ func controlText(s *connSeries, series []*connSeries) string {
 			continue
 		}
 		if i := slices.Index(b.conns, at); i >= 0 {
-			other := fmtStat(b.groups[i].Aggregate(results.LatencyP99).Stats, "ns")
+			other := FormatStat(b.groups[i].Aggregate(results.LatencyP99).Stats, "ns")
 			if unavailableReason(b.groups[i]) != "" {
 				other = "not run"
 			}

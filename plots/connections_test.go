@@ -82,7 +82,7 @@ func jitter(rep int) float64 { return 1 + 0.01*float64(rep%7-3) }
 // missing.
 func TestConnectionsFigure(t *testing.T) {
 	r, pts := connectionRun()
-	a := analyze(r, pts, Options{})
+	a := Analyze(r, pts, Options{})
 	f := connectionsFigure(a)
 	if f == nil {
 		t.Fatal("no connections figure for a run with rate points at three counts")
@@ -121,7 +121,7 @@ func TestConnectionsFigure(t *testing.T) {
 				bad[i].Load = &l
 			}
 		}
-		f := connectionsFigure(analyze(r, bad, Options{}))
+		f := connectionsFigure(Analyze(r, bad, Options{}))
 		if f == nil || !strings.Contains(f.Caption, "invalid repetitions excluded") {
 			t.Fatalf("a run whose rate points are all invalid: figure %v; want one drawing them as excluded", f)
 		}

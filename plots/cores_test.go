@@ -43,7 +43,7 @@ func TestCoresFigure(t *testing.T) {
 		"np/cpus=1": 30000, "np/cpus=2": 58000, "np/cpus=4": 110000,
 	}
 	r, pts := coresRun(t, configs, cells, slo)
-	f := coresFigure(analyze(r, pts, Options{}))
+	f := coresFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no cores figure for a cores run")
 	}

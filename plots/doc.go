@@ -1,46 +1,16 @@
-// Package plots draws the figures and writes the report of a run, from
-// its stored results only (results.ReadRun): nothing is measured here.
+// Package plots draws a run's figures from its stored results only
+// (results.ReadRun): nothing is measured here, and no report is written
+// (package report writes report.md and report.html and places the
+// figures in them). Analyze groups a run's points and chooses the load
+// the figures are drawn at; Figures draws every figure the run has data
+// for and says why each other one is not drawn. A Figure renders itself
+// in each of Formats (svg, pdf, png, tex) and writes exactly the data it
+// plots as CSV (Figure.WriteCSV). ValidationFigure draws a validation of
+// the measurement chain; LineFigure a figure of plain series.
 //
-// RenderRun writes, into a run folder:
-//
-//	figures/<name>.{svg,pdf,png,tex}  each figure (Options.Formats)
-//	figures/<name>.csv                exactly the data the figure plots
-//	points.csv                        every point, one row each (results.WriteCSV)
-//	bench.txt                         Go benchmark format for benchstat (results.WriteBench)
-//	report.md, report.html            the report; the HTML embeds its figures
-//
-// The report opens with the "who wins where" table (winners.go): a row
-// per workload of the run's experiment, a column per metric — capacity
-// at the workload's latency objective, and p99, CPU and context switches
-// per request at the workload's equal absolute load. Every cell is
-// decided by results.DecideCells (stats.Decide): a single winner, every
-// other configuration shown to be behind the best by more than the
-// column's margin; a leading group, every member shown to be within the
-// margin of the best and every other one behind by more than it; or
-// undecided, with the claims that hold (Holm's within the cell) and the
-// repetitions a decision would need. The tests are on the logarithms of
-// the values, paired by repetition, with the cell's pooled residual
-// spread; the table and docs/report.md say how, and docs/findings.md what
-// they decided. Under the table, the A/A control (results.Control) says
-// whether any cell separated the run's twin from its original. A run
-// without open-loop points but with rate points at one connection count
-// (the default suite) uses each configuration's equal-load point as the
-// chosen load of the figures and the summary below.
-//
-// After the Answers, a run with mechanisms points (results.KindMechanisms:
-// the harness's short window after each equal-load point that counts
-// system calls with kernel tracepoints) gets the Mechanisms table
-// (mechanisms.go), the who-wins table's companion that says why: per
-// workload and configuration, the median of its valid mechanisms points'
-// system calls per request, the largest kinds, futex wake calls and
-// cross-CPU wake-ups (wake-up IPIs) per request, and, at the row of each
-// decided cell's leader, how its mechanisms differ from those of the
-// first configuration behind it — the total and the two kinds that
-// differ most, the futex wakes, the IPIs — with the cells' [n]. A
-// configuration without counts shows why (not counted: the kernel's
-// reason; no valid point: the verdict's main check); a run none of whose
-// points was counted says "Not counted: <reason>" once, never a table of
-// zeros.
+// The text helpers the captions use (FormatStat, FormatNs, TrimFloat,
+// JoinAnd, Plural, Capitalize) are exported for the report, so that a
+// caption and the report's tables write a value the same way.
 //
 // The figures, in report order:
 //
@@ -100,7 +70,8 @@
 //  4. ctxsw, 5. cpu, 6. allocs: per-request server costs at the chosen
 //     load. Their captions name the lowest configuration of each workload
 //     and whether it is clear of the runner-up's interval, and point to
-//     the Claims section, which tests the seed's claims (claims.go).
+//     the report's Claims section, which tests the seed's claims
+//     (results.Claims).
 //     The bar figures (3–6, and the front end's) are small multiples in a
 //     run of several workloads: a panel per workload holding that
 //     workload's configurations only (barPlot.arrange), wrapped into rows of
@@ -149,7 +120,7 @@
 // The chosen load (Options.Load) is the run's measured open-loop fraction
 // closest to DefaultLoad (0.5) unless set.
 //
-// Honesty rules the figures and the report follow:
+// Honesty rules the figures follow (and the report, package report):
 //   - A percentile p of a window with n responses is drawn only if
 //     n·(1−p) ≥ MinTailResponses (10) in every valid repetition; otherwise
 //     it is left out, with a note, plotted=false and the reason in the
@@ -159,8 +130,8 @@
 //     the figures then draw the min–max range and say so (the CSV's band
 //     column is "ci" or "range"), never passing one off as the other.
 //   - Log axes never panic: values ≤ 0 are left out (a band's lower edge
-//     is clamped to the axis) and every such case is a note in the report
-//     and a cell in the figure's CSV.
+//     is clamped to the axis) and every such case is a note in the figure
+//     and a cell in its CSV.
 //   - Invalid never feeds an aggregate. A repetition whose load-generator
 //     verdict is invalid (results.Point.Invalid) is in no median, band,
 //     bar, merged spectrum, claim test or summary cell (results.Aggregate
@@ -171,15 +142,6 @@
 //     excluded)"; "no valid repetition" where none is left), and listed
 //     in points.csv. Failed and unavailable points are in no statistic
 //     either.
-//   - The report's Validity section is one table, configurations × loads,
-//     each cell "valid/total" with the most frequent main check among the
-//     points that are not valid ("failed" and "unavailable" count as not
-//     valid), a line explaining each code it shows, and every point's
-//     reasons folded away in a <details> element. When the run is mostly
-//     invalid (Banner: more than half of the measured points invalid, or
-//     a configuration with no valid point at some load) the report opens
-//     with a banner saying how much is valid, the main reason and what to
-//     do; concbench bench prints the same banner.
 //   - A model has one Okabe–Ito colour, the same in every run and every
 //     figure (modelColor: the palette slot of its row in the model table,
 //     registry.Model.Color); a model's
@@ -192,39 +154,6 @@
 //     figure is). A panel's title is centred over its data area, not over
 //     its axis labels, so that the titles of a row line up; a figure's
 //     title is wrapped to the figure's width.
-//
-// The report reads top-down: the answer, then why, then how it was
-// measured. After the banner (if any) come the Answers — per summary
-// metric, the best configuration by median and every other one's value as
-// a factor of it with a 95% distribution-free interval
-// (stats.RatioCI), "no significant difference" said as plainly as a
-// win — then the Summary table (every median with its interval; p99 at
-// the equal load in a suite run), the Promotion orders, the Claims, the
-// Figures, and last the Experiment, Provenance and Validity sections
-// with the run's warnings.
-//
-// The Claims section (claims.go) tests the seed's claims — Leader/Followers
-// needs no context switch, less CPU and no allocation per request, while
-// Half-Sync/Half-Reactive pays each for its hand-off — as a table: a row
-// per claim, workload and pair of an LF and an HS/HR configuration of
-// that workload, never of two workloads. Only LF's default promotion
-// order (lifo) is paired (the Promotion orders section compares the
-// orders), each with the HS/HR configuration of the same kind
-// (claimKey: the same thread count in a thread sweep). A row gives LF ÷
-// HS/HR with its 95% interval (stats.RatioCI), the exact one-sided
-// Mann–Whitney U test's p in the direction the data lean
-// (stats.MannWhitneyGreater), Holm-adjusted over both directions of
-// every row (ClaimsAlpha), and the decision: shown, refuted or
-// undecided. With the suite's 5 repetitions no row can be decided (the
-// smallest p, 1/252, is above 0.05/30): the table says so, and how many
-// repetitions would allow it (stats.MannWhitneyMinP).
-//
-// A run folder that holds a validation of the measurement chain
-// (validation.json, written by concbench bench --validate or concbench
-// validate with WriteValidation) gets a Measurement chain section after the
-// figures; without one the section says the chain was not validated in
-// that run. WriteValidation also writes validation.md and the figure
-// chain.* (ValidationFigure: measured vs predicted over ρ).
 //
 // Output is deterministic for a given run: no timestamps in SVG, fixed
 // fonts (Liberation Sans, compiled in), stable orders. The PDF embeds its

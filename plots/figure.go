@@ -20,7 +20,7 @@ import (
 )
 
 // Formats are the output formats Figure.Render supports, in the order
-// RenderRun writes them.
+// report.RenderRun writes them.
 var Formats = []string{"svg", "pdf", "png", "tex"}
 
 // Figure is one figure: its panels and legend, built from stored results

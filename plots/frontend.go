@@ -37,8 +37,8 @@ var (
 
 // hasFrontEnd says whether the run has a front-end configuration (the
 // chain profile): only then is the front end's figure drawn or listed.
-func hasFrontEnd(a *analysis) bool {
-	return slices.ContainsFunc(a.configs, func(c results.ModelConfig) bool { return c.Model == modelFrontEnd })
+func hasFrontEnd(a *Analysis) bool {
+	return slices.ContainsFunc(a.Configs, func(c results.ModelConfig) bool { return c.Model == modelFrontEnd })
 }
 
 // frontEndFigure shows, per front-end configuration at the chosen load,
@@ -48,15 +48,15 @@ func hasFrontEnd(a *analysis) bool {
 // so that the cost of a hand-off can be read across hand-off modes and
 // numbers of upstream connections. Configurations of other models have no
 // such counters and no bars here.
-func frontEndFigure(a *analysis) *Figure {
-	if !a.hasLoad {
+func frontEndFigure(a *Analysis) *Figure {
+	if !a.HasLoad {
 		return nil
 	}
 	pick := func(name string) *results.Group {
-		if i := slices.IndexFunc(a.configs, func(c results.ModelConfig) bool { return c.Name == name }); i < 0 || a.configs[i].Model != modelFrontEnd {
+		if i := slices.IndexFunc(a.Configs, func(c results.ModelConfig) bool { return c.Name == name }); i < 0 || a.Configs[i].Model != modelFrontEnd {
 			return nil
 		}
-		return a.atLoad(name)
+		return a.AtLoad(name)
 	}
 	title := "Front end: who reads each response, and what it costs"
 	f, bp, excluded := barFigure(a, "frontend", fmt.Sprintf("%s, at %s", title, a.loadTitle()), fmt.Sprintf("open %.2f", a.load), pick, []barPanel{
@@ -75,11 +75,11 @@ func frontEndFigure(a *analysis) *Figure {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s hand-offs, %s ctxsw, %s µs CPU", v.cfg.Name,
-			trimFloat(v.agg.Stats.Median), trimFloat(vals[2][i].agg.Stats.Median), trimFloat(vals[3][i].agg.Stats.Median)))
+			TrimFloat(v.agg.Stats.Median), TrimFloat(vals[2][i].agg.Stats.Median), TrimFloat(vals[3][i].agg.Stats.Median)))
 	}
 	f.Caption = fmt.Sprintf("Per front-end configuration at %s (medians of the valid repetitions, per request the front end served): "+
 		"responses handed by a leader or reader to the thread that expected them, responses read by that thread itself, "+
 		"and the front end's context switches and CPU (the back end's are not included). %s.",
-		a.loadText(), strings.Join(parts, "; ")) + excludedCaption(excluded)
+		a.LoadText(), strings.Join(parts, "; ")) + excludedCaption(excluded)
 	return f
 }

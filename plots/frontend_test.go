@@ -51,7 +51,7 @@ func frontEndRun() (*results.Run, []results.Point) {
 // front end neither draws it nor lists it as missing.
 func TestFrontEndFigure(t *testing.T) {
 	r, pts := frontEndRun()
-	f := frontEndFigure(analyze(r, pts, Options{}))
+	f := frontEndFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no front-end figure for a chain run")
 	}

@@ -150,7 +150,7 @@ func blocking(w results.Workload) bool {
 // idealOf returns the measured inputs of the configuration's ideal, from
 // its capacity points, its open-loop points' server count (Theory.C:
 // the server's CPUs, at most its threads) and the run's floor.
-func (a *analysis) idealOf(cfg results.ModelConfig, open []*results.Group) idealInputs {
+func (a *Analysis) idealOf(cfg results.ModelConfig, open []*results.Group) idealInputs {
 	in := idealInputs{}
 	if a.floor != nil && a.floor.MeanNs > 0 {
 		in.floorNs = a.floor.MeanNs
@@ -170,7 +170,7 @@ func (a *analysis) idealOf(cfg results.ModelConfig, open []*results.Group) ideal
 		in.reason = "no server count recorded (no M/M/c ideal in its points)"
 		return in
 	}
-	cg := a.capacity(cfg.Name)
+	cg := a.Capacity(cfg.Name)
 	if cg == nil {
 		in.reason = "no capacity point"
 		return in
@@ -194,8 +194,8 @@ const dodgeSpan = 0.04
 // y axes shared along a row, the medians with their intervals as error
 // bars offset sideways, and each configuration's M/M/c ideal from
 // measured inputs dashed.
-func latencyFigure(a *analysis) *Figure {
-	cols := familyColumns(a.configs)
+func latencyFigure(a *Analysis) *Figure {
+	cols := familyColumns(a.Configs)
 	f := &Figure{
 		Name:   "latency",
 		Title:  "Latency (corrected for coordinated omission) vs offered load",
@@ -223,7 +223,7 @@ func latencyFigure(a *analysis) *Figure {
 // invalid repetitions' values per panel, and every value drawn in a row,
 // which sets its y range.
 type latencyPlot struct {
-	a      *analysis
+	a      *Analysis
 	cols   []panelColumn
 	colOf  map[string]int     // configuration → its column
 	loads  [][]*results.Group // per configuration, its open-loop groups
@@ -246,10 +246,10 @@ type latencySeries struct {
 // newLatencyPlot gathers the configurations' open-loop groups and ideals
 // (noting in f why a configuration has no ideal) for a figure of the
 // columns cols.
-func newLatencyPlot(a *analysis, f *Figure, cols []panelColumn) *latencyPlot {
+func newLatencyPlot(a *Analysis, f *Figure, cols []panelColumn) *latencyPlot {
 	lp := &latencyPlot{
 		a: a, cols: cols, colOf: map[string]int{},
-		loads: make([][]*results.Group, len(a.configs)), ideals: make([]idealInputs, len(a.configs)),
+		loads: make([][]*results.Group, len(a.Configs)), ideals: make([]idealInputs, len(a.Configs)),
 		series: make([][]latencySeries, len(latencyRows)), invals: make([][]plotter.XYs, len(latencyRows)),
 		values: make([][]float64, len(latencyRows)),
 	}
@@ -258,7 +258,7 @@ func newLatencyPlot(a *analysis, f *Figure, cols []panelColumn) *latencyPlot {
 			lp.colOf[cfg.Name] = ci
 		}
 	}
-	for ci, cfg := range a.configs {
+	for ci, cfg := range a.Configs {
 		lp.loads[ci] = a.openGroups(cfg.Name)
 		for _, g := range lp.loads[ci] {
 			lp.excludedReps += len(g.Invalid())
@@ -275,7 +275,7 @@ func newLatencyPlot(a *analysis, f *Figure, cols []panelColumn) *latencyPlot {
 // every load: drawn or not, each a row of f's CSV.
 func (lp *latencyPlot) addRow(f *Figure, ri int, lr latencyRow) {
 	lp.invals[ri] = make([]plotter.XYs, len(lp.cols))
-	for ci, cfg := range lp.a.configs {
+	for ci, cfg := range lp.a.Configs {
 		s := latencySeries{cfg: cfg}
 		for _, g := range lp.loads[ci] {
 			if q, ok := lp.point(f, ri, lr, ci, g); ok {
@@ -290,7 +290,7 @@ func (lp *latencyPlot) addRow(f *Figure, ri int, lr latencyRow) {
 // notes, its invalid repetitions and its CSV row; it returns the point
 // to draw, if it is drawn.
 func (lp *latencyPlot) point(f *Figure, ri int, lr latencyRow, ci int, g *results.Group) (latencyPoint, bool) {
-	cfg, in := lp.a.configs[ci], lp.ideals[ci]
+	cfg, in := lp.a.Configs[ci], lp.ideals[ci]
 	x := g.OfferedRate()
 	pt := aggregatePoint(g, lr.metric)
 	ideal := math.NaN()
@@ -305,17 +305,17 @@ func (lp *latencyPlot) point(f *Figure, ri int, lr latencyRow, ci int, g *result
 	case math.IsNaN(x):
 		pt.note = "no offered rate"
 	case !supports(fewest, lr.quantile):
-		pt.note = fmt.Sprintf("a repetition has %d responses, %s above the %s (fewer than %d): left out", fewest, trimFloat(float64(fewest)*(1-lr.quantile)), lr.label, MinTailResponses)
+		pt.note = fmt.Sprintf("a repetition has %d responses, %s above the %s (fewer than %d): left out", fewest, TrimFloat(float64(fewest)*(1-lr.quantile)), lr.label, MinTailResponses)
 		pt.plotted = false
 		lp.unsupported++
 		f.note("%s %s at %.2f: a repetition has only %d responses, too few for its %s (%d above it needed); left out", cfg.Name, lr.label, g.Fraction, fewest, lr.label, MinTailResponses)
 	case pt.median() <= 0:
 		pt.note = "median ≤ 0 cannot be shown on the log axis; left out"
 		pt.plotted = false
-		f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, formatNs(pt.median()))
+		f.note("%s %s at %.2f: the median is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, FormatNs(pt.median()))
 	case pt.lo <= 0:
 		pt.note = "band's lower edge ≤ 0 clamped to the axis"
-		f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lr.label, g.Fraction, formatNs(pt.lo))
+		f.note("%s %s at %.2f: the band's lower edge is %s, clamped to the bottom of the log axis", cfg.Name, lr.label, g.Fraction, FormatNs(pt.lo))
 	}
 	if pt.plotted {
 		lp.values[ri] = append(lp.values[ri], pt.median(), pt.hi)
@@ -340,7 +340,7 @@ func (lp *latencyPlot) point(f *Figure, ri int, lr latencyRow, ci int, g *result
 			px = x
 		}
 		if iv.v <= 0 || math.IsNaN(px) {
-			f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, iv.rep, formatNs(iv.v))
+			f.note("%s %s at %.2f: invalid repetition %d is %s, which a log axis cannot show; left out", cfg.Name, lr.label, g.Fraction, iv.rep, FormatNs(iv.v))
 			continue
 		}
 		col := lp.colOf[cfg.Name]
@@ -376,7 +376,7 @@ func (lp *latencyPlot) caption() string {
 // invalid repetition's own.
 func (lp *latencyPlot) xmax() float64 {
 	xmax := 0.0
-	for ci := range lp.a.configs {
+	for ci := range lp.a.Configs {
 		for _, g := range lp.loads[ci] {
 			if x := g.OfferedRate(); !math.IsNaN(x) {
 				xmax = math.Max(xmax, x)
@@ -416,7 +416,7 @@ func (lp *latencyPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Lege
 				ylabel = lr.label + " latency"
 			}
 			p := newPlot(tx(title), tx(xlabel), tx(ylabel))
-			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(FormatNs(v)) })
 			p.X.Min, p.X.Max = 0, xmax*1.08
 			p.X.Tick.Marker = linearTicks{Format: formatNumber}
 			k, n := 0, len(col.configs)
@@ -442,7 +442,7 @@ func (lp *latencyPlot) build(tx func(string) string) ([][]*plot.Plot, *plot.Lege
 // error bars and, if any is drawn, the invalid repetitions.
 func (lp *latencyPlot) legend(tx func(string) string) *plot.Legend {
 	l := newLegend()
-	for _, cfg := range lp.a.configs {
+	for _, cfg := range lp.a.Configs {
 		st := lp.a.style[cfg.Name]
 		l.Add(tx(cfg.Name), lineThumb{st.line()}, glyphThumb{st.glyph()})
 	}
@@ -550,14 +550,14 @@ func shownAt(g *results.Group, row latencyRow) (results.Stats, bool) {
 // median of the row's percentile at each load, and where its interval
 // overlaps the runner-up's: "lowest p99 at every load: netpoll (within
 // the runner-up's interval at 0.10)".
-func latencyFinding(a *analysis, loads [][]*results.Group, row latencyRow) string {
+func latencyFinding(a *Analysis, loads [][]*results.Group, row latencyRow) string {
 	type entry struct {
 		name string
 		st   results.Stats
 	}
 	at := map[float64][]entry{}
 	var fracs []float64
-	for ci, cfg := range a.configs {
+	for ci, cfg := range a.Configs {
 		for _, g := range loads[ci] {
 			st, ok := shownAt(g, row)
 			if !ok {
@@ -597,11 +597,11 @@ func latencyFinding(a *analysis, loads [][]*results.Group, row latencyRow) strin
 	if len(slices.Compact(slices.Clone(bests))) == 1 && len(bests) > 1 {
 		s := fmt.Sprintf("Lowest %s at every load: %s", row.label, bests[0])
 		if len(overlaps) > 0 {
-			s += fmt.Sprintf(" (within the runner-up's interval at %s)", joinAnd(overlaps))
+			s += fmt.Sprintf(" (within the runner-up's interval at %s)", JoinAnd(overlaps))
 		}
 		return s
 	}
-	return fmt.Sprintf("Lowest %s: %s", row.label, joinAnd(parts))
+	return fmt.Sprintf("Lowest %s: %s", row.label, JoinAnd(parts))
 }
 
 // cmpFloat orders two numbers.
@@ -618,12 +618,12 @@ func cmpFloat(x, y float64) int {
 // idealCaption names the ideal's measured inputs with their values, the
 // configurations it is not drawn for and why, and how far the row's
 // percentile is from it at the chosen load.
-func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, row latencyRow, anyIdeal bool) string {
+func idealCaption(a *Analysis, ideals []idealInputs, loads [][]*results.Group, row latencyRow, anyIdeal bool) string {
 	var svc []named
 	cs := map[int]bool{}
 	reasons := map[string][]string{}
 	var reasonOrder []string
-	for ci, cfg := range a.configs {
+	for ci, cfg := range a.Configs {
 		in := ideals[ci]
 		if len(loads[ci]) == 0 {
 			continue
@@ -648,20 +648,20 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 		}
 		fmt.Fprintf(&b, "Dashed: each configuration's M/M/c ideal from measured inputs, c = %s server(s) (the server's CPUs, at most its threads), each with the service time c ÷ the configuration's measured capacity", strings.Join(cstr, " or "))
 		if lo.name == hi.name {
-			fmt.Fprintf(&b, ", %s (%s)", formatNs(lo.v), lo.name)
+			fmt.Fprintf(&b, ", %s (%s)", FormatNs(lo.v), lo.name)
 		} else {
-			fmt.Fprintf(&b, ", from %s (%s) to %s (%s)", formatNs(lo.v), lo.name, formatNs(hi.v), hi.name)
+			fmt.Fprintf(&b, ", from %s (%s) to %s (%s)", FormatNs(lo.v), lo.name, FormatNs(hi.v), hi.name)
 		}
 		if a.floor != nil && a.floor.MeanNs > 0 {
-			fmt.Fprintf(&b, ", plus the loopback floor measured in this run, %s mean (zero work, idle server, %d requests)", formatNs(a.floor.MeanNs), a.floor.Requests)
+			fmt.Fprintf(&b, ", plus the loopback floor measured in this run, %s mean (zero work, idle server, %d requests)", FormatNs(a.floor.MeanNs), a.floor.Requests)
 		} else {
 			b.WriteString("; the loopback floor was not measured in this run (no validation.json), so the ideal is drawn without it")
 		}
 		b.WriteString(" (the nominal CPU work is not used)")
 		// How far the measured percentile is from it at the chosen load.
-		if a.hasLoad && !a.equal {
+		if a.HasLoad && !a.Equal {
 			var ratios []named
-			for ci, cfg := range a.configs {
+			for ci, cfg := range a.Configs {
 				for _, g := range loads[ci] {
 					if g.Fraction != a.load {
 						continue
@@ -687,7 +687,7 @@ func idealCaption(a *analysis, ideals []idealInputs, loads [][]*results.Group, r
 		b.WriteString("No M/M/c ideal is drawn.")
 	}
 	for _, r := range reasonOrder {
-		fmt.Fprintf(&b, " No ideal for %s: %s.", joinAnd(reasons[r]), r)
+		fmt.Fprintf(&b, " No ideal for %s: %s.", JoinAnd(reasons[r]), r)
 	}
 	return b.String()
 }
@@ -704,11 +704,11 @@ type panelGrid struct {
 
 // panelGrid lays cfgs out: in a run of one workload, the columns of
 // familyColumns (a family of more than maxPanelSeries configurations
-// split); in a run of several, a row per workload (workloadsOf) and a
+// split); in a run of several, a row per workload (SuiteWorkloads) and a
 // column per family, unsplit, as each workload runs each model once or a
 // few times.
-func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
-	ws := a.workloadsOf()
+func (a *Analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
+	ws := a.SuiteWorkloads()
 	if len(ws) < 2 {
 		g := panelGrid{rowLabels: []string{""}, cells: [][][]results.ModelConfig{nil}}
 		for _, c := range familyColumns(cfgs) {
@@ -733,14 +733,14 @@ func (a *analysis) panelGrid(cfgs []results.ModelConfig) panelGrid {
 		row := make([][]results.ModelConfig, len(used))
 		any := false
 		for _, c := range cfgs {
-			if slices.Contains(w.runs, c.Name) {
+			if slices.Contains(w.Runs, c.Name) {
 				ci := slices.Index(used, famOf(c.Model))
 				row[ci] = append(row[ci], c)
 				any = true
 			}
 		}
 		if any {
-			g.rowLabels = append(g.rowLabels, w.name)
+			g.rowLabels = append(g.rowLabels, w.Name)
 			g.cells = append(g.cells, row)
 		}
 	}

@@ -112,7 +112,7 @@ func TestLatencyFigure(t *testing.T) {
 					}
 				}
 			}
-			f := latencyFigure(analyze(r, pts, Options{Floor: tc.floor}))
+			f := latencyFigure(Analyze(r, pts, Options{Floor: tc.floor}))
 			if f == nil {
 				t.Fatal("no latency figure")
 			}
@@ -131,7 +131,7 @@ func TestLatencyFigure(t *testing.T) {
 func TestFamilyColumns(t *testing.T) {
 	var cfgs []results.ModelConfig
 	for i := range 7 {
-		cfgs = append(cfgs, results.ModelConfig{Name: "lf" + strconv.Itoa(i), Model: modelLF})
+		cfgs = append(cfgs, results.ModelConfig{Name: "lf" + strconv.Itoa(i), Model: ModelLF})
 	}
 	cfgs = append(cfgs, results.ModelConfig{Name: "np", Model: "netpoll"}, results.ModelConfig{Name: "new", Model: "somethingnew"})
 	cols := familyColumns(cfgs)
@@ -176,7 +176,7 @@ func TestRunnerUpText(t *testing.T) {
 		{name: "one configuration", vals: []barValue{val("a", 20, 19, 21)}, want: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := runnerUpText(&analysis{}, tc.vals, tc.higher, "x"); got != tc.want {
+			if got := runnerUpText(&Analysis{}, tc.vals, tc.higher, "x"); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -187,7 +187,7 @@ func TestRunnerUpText(t *testing.T) {
 // beyond the percentile with MinTailResponses responses above it.
 func TestSpectrumSupported(t *testing.T) {
 	_, r, pts := synthetic(t)
-	f := spectrumFigure(analyze(r, pts, Options{}))
+	f := spectrumFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no spectrum figure")
 	}

@@ -17,37 +17,37 @@ import (
 	"concbench/results"
 )
 
-// mechRow is one configuration's mechanisms under one workload: the
+// MechRow is one configuration's mechanisms under one workload: the
 // medians, over its valid mechanisms points, of its counts per request,
 // or why it has none.
-type mechRow struct {
-	workload string // the workload's name
-	name     string // the configuration's name, as the who-wins table has it
-	ok       bool
-	why      string // without counts: "not counted: …", "no valid point (…)"
-	n        int    // valid repetitions
-	total    results.Stats
-	kinds    map[string]float64 // per kind (results.SyscallKindNames), the median
-	wakes    float64
-	ipis     float64
-	ipisWhy  string // why the IPIs were not counted
+type MechRow struct {
+	Workload string // the workload's name
+	Name     string // the configuration's name, as the who-wins table has it
+	OK       bool
+	Why      string // without counts: "not counted: …", "no valid point (…)"
+	N        int    // valid repetitions
+	Total    results.Stats
+	Kinds    map[string]float64 // per kind (results.SyscallKindNames), the median
+	Wakes    float64
+	IPIs     float64
+	IPIsWhy  string // why the IPIs were not counted
 }
 
-// hasMechanisms reports whether the run has mechanisms points
+// HasMechanisms reports whether the run has mechanisms points
 // (results.KindMechanisms): only such a run gets the Mechanisms table and
 // figure.
-func hasMechanisms(a *analysis) bool {
-	return slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindMechanisms })
+func HasMechanisms(a *Analysis) bool {
+	return slices.ContainsFunc(a.Groups, func(g *results.Group) bool { return g.Kind == results.KindMechanisms })
 }
 
 // mechGroup returns the configuration's mechanisms group at rate (the
 // workload's equal load), else its one at the highest rate, or nil.
-func (a *analysis) mechGroup(run string, rate float64) *results.Group {
-	if g := results.Find(a.groups, run, results.KindMechanisms, rate); g != nil {
+func (a *Analysis) mechGroup(run string, rate float64) *results.Group {
+	if g := results.Find(a.Groups, run, results.KindMechanisms, rate); g != nil {
 		return g
 	}
 	var best *results.Group
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		if g.Config.Name == run && g.Kind == results.KindMechanisms && (best == nil || g.RatePerS > best.RatePerS) {
 			best = g
 		}
@@ -55,18 +55,18 @@ func (a *analysis) mechGroup(run string, rate float64) *results.Group {
 	return best
 }
 
-// mechRows returns a row per workload and configuration of the run that
+// MechRows returns a row per workload and configuration of the run that
 // has mechanisms points, in report order.
-func (a *analysis) mechRows() []mechRow {
-	var rows []mechRow
-	for _, w := range a.workloadsOf() {
-		rate := a.equalRate(&w)
-		for k, run := range w.runs {
-			row := mechRow{workload: w.name, name: w.names[k]}
+func (a *Analysis) MechRows() []MechRow {
+	var rows []MechRow
+	for _, w := range a.SuiteWorkloads() {
+		rate := a.EqualRate(&w)
+		for k, run := range w.Runs {
+			row := MechRow{Workload: w.Name, Name: w.Names[k]}
 			if g := a.mechGroup(run, rate); g != nil {
 				row.fill(g)
 			} else {
-				row.why = a.noMechanisms(run)
+				row.Why = a.noMechanisms(run)
 			}
 			rows = append(rows, row)
 		}
@@ -76,8 +76,8 @@ func (a *analysis) mechRows() []mechRow {
 
 // noMechanisms says why configuration run has no mechanisms point: it is
 // unavailable on the machine, or it has none.
-func (a *analysis) noMechanisms(run string) string {
-	for _, u := range a.run.Unavailable {
+func (a *Analysis) noMechanisms(run string) string {
+	for _, u := range a.Run.Unavailable {
 		if u.Config.Name == run {
 			return "unavailable: " + u.Reason
 		}
@@ -87,26 +87,26 @@ func (a *analysis) noMechanisms(run string) string {
 
 // fill sets r from its mechanisms group g: the medians over the valid
 // points that were counted, or why there are none.
-func (r *mechRow) fill(g *results.Group) {
+func (r *MechRow) fill(g *results.Group) {
 	total := g.Aggregate(results.SyscallsPerReq)
-	r.n, r.total = total.Stats.N, total.Stats
-	if r.n == 0 {
-		r.why = mechMissing(g, total)
+	r.N, r.Total = total.Stats.N, total.Stats
+	if r.N == 0 {
+		r.Why = mechMissing(g, total)
 		return
 	}
-	r.ok = true
-	r.kinds = map[string]float64{}
+	r.OK = true
+	r.Kinds = map[string]float64{}
 	for _, k := range results.SyscallKindNames() {
-		r.kinds[k] = g.Aggregate(results.SyscallKindPerReq(k)).Stats.Median
+		r.Kinds[k] = g.Aggregate(results.SyscallKindPerReq(k)).Stats.Median
 	}
-	r.wakes = g.Aggregate(results.FutexWakesPerReq).Stats.Median
+	r.Wakes = g.Aggregate(results.FutexWakesPerReq).Stats.Median
 	if ipis := g.Aggregate(results.WakeIPIsPerReq); ipis.Stats.N > 0 {
-		r.ipis = ipis.Stats.Median
+		r.IPIs = ipis.Stats.Median
 	} else {
-		r.ipisWhy = "not counted"
+		r.IPIsWhy = "not counted"
 		for _, p := range g.Valid() {
 			if m := p.Server.Mechanisms; m != nil && m.WakeIPIsUnavailable != "" {
-				r.ipisWhy = m.WakeIPIsUnavailable
+				r.IPIsWhy = m.WakeIPIsUnavailable
 			}
 		}
 	}
@@ -129,177 +129,19 @@ func mechMissing(g *results.Group, agg results.Aggregate) string {
 	return "no measured point"
 }
 
-// topKinds names the kinds of system call that make up most of r's, the
+// TopKinds names the kinds of system call that make up most of r's, the
 // largest first: at most 4, each at least 0.05 per request.
-func (r *mechRow) topKinds() string {
+func (r *MechRow) TopKinds() string {
 	kinds := results.SyscallKindNames()
-	slices.SortStableFunc(kinds, func(x, y string) int { return cmp.Compare(r.kinds[y], r.kinds[x]) })
+	slices.SortStableFunc(kinds, func(x, y string) int { return cmp.Compare(r.Kinds[y], r.Kinds[x]) })
 	var parts []string
 	for _, k := range kinds {
-		if len(parts) == 4 || r.kinds[k] < 0.05 {
+		if len(parts) == 4 || r.Kinds[k] < 0.05 {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %.2f", k, r.kinds[k]))
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Kinds[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// mechanismsTable is the who-wins table's companion: per workload and
-// configuration, the mechanisms that explain its costs, and for each
-// decided cell of the who-wins table how its leader's mechanisms differ
-// from the first configuration behind it.
-type mechanismsTable struct {
-	Head []string
-	Rows [][]string
-	Note string
-	// NotCounted, if set, replaces the table: no mechanisms point of the
-	// run was counted, and why ("Not counted: perf_event_open: …").
-	NotCounted string
-}
-
-// mechExplains heads the Mechanisms table's column that explains the
-// who-wins table's decided cells.
-const mechExplains = "explains (who-wins cells)"
-
-// mechanisms computes the Mechanisms table, explaining the decided
-// cells of winners (nil: none); nil for a run without mechanisms points.
-func (a *analysis) mechanisms(winners *winnersTable) *mechanismsTable {
-	if !hasMechanisms(a) {
-		return nil
-	}
-	rows := a.mechRows()
-	t := &mechanismsTable{Head: []string{"workload", "configuration", "system calls / request", "by kind", "futex wake calls / request",
-		"cross-CPU wake-ups (IPIs) / request", mechExplains}}
-	notCounted := func(r mechRow) bool { return strings.HasPrefix(r.why, "not counted: ") }
-	if i := slices.IndexFunc(rows, notCounted); i >= 0 && !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
-		// Said once, not in every row: the kernel refused them all
-		// (the first's reason; a run has one kernel and one user).
-		t.NotCounted = capitalize(rows[i].why)
-		return t
-	}
-	for i := range rows {
-		r := &rows[i]
-		cells := []string{r.workload, r.name, r.why, "", "", "", explain(r, rows, winners)}
-		if r.ok {
-			cells[2] = fmt.Sprintf("%.2f", r.total.Median)
-			if r.n > 1 {
-				cells[2] += fmt.Sprintf(" [%.2f, %.2f] (n=%d)", r.total.Min, r.total.Max, r.n)
-			}
-			cells[3], cells[4], cells[5] = r.topKinds(), fmt.Sprintf("%.2f", r.wakes), fmt.Sprintf("%.2f", r.ipis)
-			if r.ipisWhy != "" {
-				cells[5] = r.ipisWhy
-			}
-		}
-		t.Rows = append(t.Rows, cells)
-	}
-	// A column that says nothing goes: the workload in a run of one, the
-	// explanations in a run without decided cells.
-	if !slices.ContainsFunc(t.Rows, func(row []string) bool { return row[6] != "" }) {
-		t.dropColumn(6)
-	}
-	if len(a.workloadsOf()) == 1 {
-		t.dropColumn(0)
-	}
-	t.Note = "Counted in each configuration's mechanisms point: a short window at the workload's equal load right after its equal-load point, " +
-		"on the same server, in the first repetition (bench --mechanisms), which measures nothing else: counting slows every system call. " +
-		"Kernel tracepoints count the server threads' system calls by kind, their futex wake calls, and the IPIs other CPUs sent the server's CPUs " +
-		"to run a thread woken there (cross-CPU wake-ups; per CPU, so whatever else runs there is in them). " +
-		"Medians of the valid repetitions, [min, max] with more than one; in \"by kind\" the kinds of at least 0.05 per request, largest first."
-	if slices.Contains(t.Head, mechExplains) {
-		t.Note += " \"" + mechExplains + "\": for each decided cell [n] of the who-wins table, how the mechanisms of its leader differ from those of " +
-			"the first configuration behind it. A mechanism explains a cost more directly than a latency, which queueing and wake-up order also make."
-	}
-	return t
-}
-
-// dropColumn removes column i from the table.
-func (t *mechanismsTable) dropColumn(i int) {
-	t.Head = slices.Delete(t.Head, i, i+1)
-	for j := range t.Rows {
-		t.Rows[j] = slices.Delete(t.Rows[j], i, i+1)
-	}
-}
-
-// explain returns, for row r, its contrasts with the first configuration
-// behind it in each decided cell of winners that it leads: "[3] CPU per
-// request: against b, …", the cells with the same rival in one.
-func explain(r *mechRow, rows []mechRow, winners *winnersTable) string {
-	if winners == nil {
-		return ""
-	}
-	type contrast struct {
-		refs, columns []string
-	}
-	byRival := map[string]*contrast{}
-	var rivals []string
-	for _, d := range winners.decisions {
-		if d.workload != r.workload || d.best != r.name {
-			continue
-		}
-		c := byRival[d.runnerUp]
-		if c == nil {
-			c = &contrast{}
-			byRival[d.runnerUp] = c
-			rivals = append(rivals, d.runnerUp)
-		}
-		c.refs, c.columns = append(c.refs, fmt.Sprintf("[%d]", d.ref)), append(c.columns, d.column)
-	}
-	var parts []string
-	for _, rival := range rivals {
-		c := byRival[rival]
-		head := strings.Join(c.refs, "") + " " + strings.Join(c.columns, ", ")
-		if rival == "" {
-			parts = append(parts, head+": every configuration ties")
-			continue
-		}
-		i := slices.IndexFunc(rows, func(o mechRow) bool { return o.workload == r.workload && o.name == rival })
-		if i < 0 {
-			continue
-		}
-		parts = append(parts, head+": "+mechContrast(r, &rows[i]))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// mechContrast says how x's mechanisms differ from y's, per request: the
-// system calls and the kinds that differ most, the futex wake calls and
-// the cross-CPU wake-ups.
-func mechContrast(x, y *mechRow) string {
-	switch {
-	case !x.ok:
-		return "no mechanisms of " + x.name + " (" + x.why + ")"
-	case !y.ok:
-		return "against " + y.name + ", whose mechanisms are missing (" + y.why + ")"
-	}
-	kinds := results.SyscallKindNames()
-	diff := func(k string) float64 { return x.kinds[k] - y.kinds[k] }
-	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(math.Abs(diff(b)), math.Abs(diff(a))) })
-	var by []string
-	for _, k := range kinds[:2] {
-		if math.Abs(diff(k)) >= 0.05 {
-			by = append(by, fmt.Sprintf("%s %+.2f", k, diff(k)))
-		}
-	}
-	s := fmt.Sprintf("against %s: system calls %.2f vs %.2f", y.name, x.total.Median, y.total.Median)
-	if len(by) > 0 {
-		s += " (" + strings.Join(by, ", ") + ")"
-	}
-	s += fmt.Sprintf(", futex wakes %.2f vs %.2f", x.wakes, y.wakes)
-	if x.ipisWhy == "" && y.ipisWhy == "" {
-		s += fmt.Sprintf(", cross-CPU wake-ups %.2f vs %.2f", x.ipis, y.ipis)
-	}
-	return s
-}
-
-// Markdown renders the table and its note, or the reason there is none.
-func (t *mechanismsTable) Markdown() string {
-	if t.NotCounted != "" {
-		return t.NotCounted + ".\n"
-	}
-	var b strings.Builder
-	mdTable(&b, t.Head, t.Rows)
-	b.WriteString("\n" + t.Note + "\n")
-	return b.String()
 }
 
 // mechKinds are the mechanisms figure's segments: the kinds of system
@@ -326,16 +168,16 @@ var mechKinds = []struct {
 // figures are (wrapGrid, at TexMaxWidth, the legend in an empty cell),
 // the panels on one value axis unless the workloads' totals differ by
 // more than barSharedSpread.
-func mechanismsFigure(a *analysis) *Figure {
-	rows := a.mechRows()
-	if !slices.ContainsFunc(rows, func(r mechRow) bool { return r.ok }) {
+func mechanismsFigure(a *Analysis) *Figure {
+	rows := a.MechRows()
+	if !slices.ContainsFunc(rows, func(r MechRow) bool { return r.OK }) {
 		return nil
 	}
-	mf := &mechFigure{a: a, ws: a.workloadsOf()}
+	mf := &mechFigure{a: a, ws: a.SuiteWorkloads()}
 	for _, w := range mf.ws {
-		var wrows []mechRow
+		var wrows []MechRow
 		for _, r := range rows {
-			if r.workload == w.name {
+			if r.Workload == w.Name {
 				wrows = append(wrows, r)
 			}
 		}
@@ -351,14 +193,14 @@ func mechanismsFigure(a *analysis) *Figure {
 	}
 	for _, r := range rows {
 		for _, mk := range mechKinds {
-			v, n, note := "", "0", r.why
-			if r.ok {
-				v, n, note = results.FormatFloat(sumKinds(&r, mk.kinds)), fmt.Sprint(r.n), ""
+			v, n, note := "", "0", r.Why
+			if r.OK {
+				v, n, note = results.FormatFloat(sumKinds(&r, mk.kinds)), fmt.Sprint(r.N), ""
 			}
-			f.addRow(r.workload, r.name, mk.label, strings.Join(mk.kinds, " "), v, n, note)
+			f.addRow(r.Workload, r.Name, mk.label, strings.Join(mk.kinds, " "), v, n, note)
 		}
-		if !r.ok {
-			f.note("%s under %s: %s", r.name, r.workload, r.why)
+		if !r.OK {
+			f.note("%s under %s: %s", r.Name, r.Workload, r.Why)
 		}
 	}
 	f.Caption = mechanismsCaption(mf.ws, rows) + mf.axesText()
@@ -369,9 +211,9 @@ func mechanismsFigure(a *analysis) *Figure {
 // mechFigure is what the mechanisms figure draws: per workload, a
 // stacked bar per configuration.
 type mechFigure struct {
-	a    *analysis
-	ws   []suiteWorkload
-	rows [][]mechRow // per workload, its configurations' rows
+	a    *Analysis
+	ws   []Workload
+	rows [][]MechRow // per workload, its configurations' rows
 	grid [][]int     // workloads' indexes; -1 an empty cell
 	// shared says that every panel has one value axis; sameNames that
 	// every panel draws the same configurations, whose names only the
@@ -392,7 +234,7 @@ func (mf *mechFigure) arrange() {
 	mf.shared = hi <= barSharedSpread*lo
 	mf.sameNames = true
 	for _, w := range mf.ws[1:] {
-		mf.sameNames = mf.sameNames && slices.Equal(w.names, mf.ws[0].names)
+		mf.sameNames = mf.sameNames && slices.Equal(w.Names, mf.ws[0].Names)
 	}
 }
 
@@ -400,7 +242,7 @@ func (mf *mechFigure) arrange() {
 func (mf *mechFigure) extent(wi int) float64 {
 	m := 0.0
 	for _, r := range mf.rows[wi] {
-		if r.ok {
+		if r.OK {
 			m = math.Max(m, sumKinds(&r, results.SyscallKindNames()))
 		}
 	}
@@ -456,10 +298,10 @@ func (mf *mechFigure) layout(tx func(string) string) layout {
 }
 
 // sumKinds returns r's system calls per request of kinds.
-func sumKinds(r *mechRow, kinds []string) float64 {
+func sumKinds(r *MechRow, kinds []string) float64 {
 	v := 0.0
 	for _, k := range kinds {
-		v += r.kinds[k]
+		v += r.Kinds[k]
 	}
 	return v
 }
@@ -468,7 +310,7 @@ func sumKinds(r *mechRow, kinds []string) float64 {
 // the first on top, its total beside it; a configuration without counts
 // gets the reason instead. Names writes the configurations' names on the
 // left, axis the axis label under it.
-func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float64, names, axis bool) *plot.Plot {
+func mechPanel(tx func(string) string, title string, rows []MechRow, xmax float64, names, axis bool) *plot.Plot {
 	xlabel := ""
 	if axis {
 		xlabel = "system calls / request"
@@ -483,13 +325,13 @@ func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float6
 	for i, r := range rows {
 		cats[i] = float64(n - 1 - i)
 		if names {
-			labels[n-1-i] = tx(r.name)
+			labels[n-1-i] = tx(r.Name)
 		}
 	}
 	for _, mk := range mechKinds {
 		vals := make([]float64, n)
 		for i := range rows {
-			if rows[i].ok {
+			if rows[i].OK {
 				vals[i] = sumKinds(&rows[i], mk.kinds)
 			}
 		}
@@ -503,10 +345,10 @@ func mechPanel(tx func(string) string, title string, rows []mechRow, xmax float6
 	var texts []string
 	for i, r := range rows {
 		xys = append(xys, plotter.XY{X: base[i], Y: cats[i]})
-		if r.ok {
+		if r.OK {
 			texts = append(texts, tx(fmt.Sprintf("%.2f", base[i])))
 		} else {
-			texts = append(texts, tx(mechShortWhy(r.why)))
+			texts = append(texts, tx(mechShortWhy(r.Why)))
 		}
 	}
 	if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts}); err == nil {
@@ -540,28 +382,28 @@ func mechShortWhy(why string) string {
 
 // mechanismsCaption says what the figure shows and, per workload, the
 // configurations with the fewest and the most system calls per request.
-func mechanismsCaption(ws []suiteWorkload, rows []mechRow) string {
+func mechanismsCaption(ws []Workload, rows []MechRow) string {
 	var parts []string
 	for _, w := range ws {
-		var lo, hi *mechRow
+		var lo, hi *MechRow
 		for i := range rows {
 			r := &rows[i]
-			if r.workload != w.name || !r.ok {
+			if r.Workload != w.Name || !r.OK {
 				continue
 			}
-			if lo == nil || r.total.Median < lo.total.Median {
+			if lo == nil || r.Total.Median < lo.Total.Median {
 				lo = r
 			}
-			if hi == nil || r.total.Median > hi.total.Median {
+			if hi == nil || r.Total.Median > hi.Total.Median {
 				hi = r
 			}
 		}
 		if lo == nil {
 			continue
 		}
-		s := fmt.Sprintf("%s: fewest %s (%.2f)", w.name, lo.name, lo.total.Median)
+		s := fmt.Sprintf("%s: fewest %s (%.2f)", w.Name, lo.Name, lo.Total.Median)
 		if hi != lo {
-			s += fmt.Sprintf(", most %s (%.2f)", hi.name, hi.total.Median)
+			s += fmt.Sprintf(", most %s (%.2f)", hi.Name, hi.Total.Median)
 		}
 		parts = append(parts, s)
 	}

@@ -1,13 +1,10 @@
 package plots
 
 import (
-	"maps"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
-	"concbench/loadgen"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -35,154 +32,11 @@ func TestMechKindsCover(t *testing.T) {
 	}
 }
 
-// mechCounts are a configuration's mechanisms per request in a made-up
-// run: system calls by kind, and "wakes" and "ipis".
-type mechCounts map[string]float64
-
-// withMechanisms returns pts with a mechanisms point in repetition 0 of
-// every configuration of counts (by run name) at 1000 req/s over 1000
-// requests, made from the run's first rate point: counted, or, for a
-// configuration whose counts are nil, not counted for why.
-func withMechanisms(t *testing.T, pts []results.Point, counts map[string]mechCounts, why string) []results.Point {
-	t.Helper()
-	var tmpl *results.Point
-	for i := range pts {
-		if pts[i].Kind == results.KindRate {
-			tmpl = &pts[i]
-			break
-		}
-	}
-	if tmpl == nil {
-		t.Fatal("no rate point to copy")
-	}
-	out := slices.Clone(pts)
-	for _, name := range slices.Sorted(maps.Keys(counts)) {
-		c := counts[name]
-		p := *tmpl
-		load := *tmpl.Load
-		p.Load, p.Kind, p.Repetition = &load, results.KindMechanisms, 0
-		p.Config = results.ModelConfig{Name: name, Model: strings.Split(name, "/")[0]}
-		p.Server = results.ServerCost{Requests: 1000}
-		if c == nil {
-			p.Server.MechanismsUnavailable = why
-			out = append(out, p)
-			continue
-		}
-		m := &results.Mechanisms{Syscalls: map[string]uint64{}, FutexWakes: uint64(c["wakes"] * 1000), WakeIPIs: uint64(c["ipis"] * 1000), IPICPUs: "0"}
-		for _, k := range results.SyscallKindNames() {
-			m.Syscalls[k] = uint64(c[k] * 1000)
-			m.Total += m.Syscalls[k]
-		}
-		p.Server.Mechanisms = m
-		out = append(out, p)
-	}
-	return out
-}
-
-// mechRun is the who-wins test's suite run (winnersRun) with mechanisms:
-// under cpu, a (the CPU's winner) makes fewer futex calls than b, the
-// runner-up; c's point is invalid; under block, every configuration is
-// counted, c (the costs' winner) with the fewest system calls.
-func mechRun(t *testing.T) (*results.Run, []results.Point) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
-		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
-		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
-	})
-	pts = withMechanisms(t, pts, map[string]mechCounts{
-		"a/cpu":   {"epoll_wait": 1, "epoll_ctl": 1, "read": 1, "write": 1, "futex": 0.1, "other": 0.2, "wakes": 0.02, "ipis": 0.5},
-		"b/cpu":   {"epoll_wait": 0.5, "read": 1, "write": 1, "futex": 2, "other": 0.4, "wakes": 1, "ipis": 0.9},
-		"c/cpu":   {"read": 1, "write": 1, "other": 1},
-		"a/block": {"epoll_wait": 1, "epoll_ctl": 1, "read": 1, "write": 1, "futex": 1, "other": 1.5, "wakes": 0.5, "ipis": 0.6},
-		"b/block": {"epoll_wait": 1, "epoll_ctl": 1, "read": 1, "write": 1, "futex": 1.2, "other": 1.4, "wakes": 0.6, "ipis": 0.7},
-		"c/block": {"io_uring_enter": 1, "other": 1, "ipis": 0.1},
-	}, "")
-	for i := range pts {
-		if p := &pts[i]; p.Kind == results.KindMechanisms && p.Config.Name == "c/cpu" {
-			p.Load.Valid, p.Load.Reasons, p.Load.Checks = false, []string{"the generator's threads waited"}, []loadgen.Check{loadgen.CheckCPU}
-		}
-	}
-	return r, pts
-}
-
-// TestMechanismsTable checks the Mechanisms table of a suite run: a row
-// per workload and configuration with its counts, an invalid point's
-// reason instead of numbers, and each decided cell of the who-wins table
-// explained at its leader's row against the first configuration behind
-// it.
-func TestMechanismsTable(t *testing.T) {
-	r, pts := mechRun(t)
-	a := analyze(r, pts, Options{})
-	tab := a.mechanisms(a.winners())
-	if tab == nil || tab.NotCounted != "" {
-		t.Fatalf("table %+v, want one with rows", tab)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "mechanisms.md"), []byte(tab.Markdown()))
-	row := func(workload, name string) []string {
-		for _, r := range tab.Rows {
-			if r[0] == workload && r[1] == name {
-				return r
-			}
-		}
-		t.Fatalf("no row %s %s in %q", workload, name, tab.Rows)
-		return nil
-	}
-	if got := row("cpu", "a"); got[2] != "4.30" || got[3] != "epoll_wait 1.00, epoll_ctl 1.00, read 1.00, write 1.00" || got[4] != "0.02" || got[5] != "0.50" {
-		t.Errorf("cpu a: %q", got)
-	}
-	// a wins CPU per request under cpu ([3]), ahead of b: fewer futex
-	// calls and wakes explain it.
-	if got := row("cpu", "a")[6]; !strings.Contains(got, "[1][3] SLO capacity, CPU per request: against b: system calls 4.30 vs 4.90 (futex -1.90, epoll_ctl +1.00), futex wakes 0.02 vs 1.00, cross-CPU wake-ups 0.50 vs 0.90") {
-		t.Errorf("cpu a explains %q", got)
-	}
-	if got := row("cpu", "c"); !strings.HasPrefix(got[2], "no valid point (rep 0: generator-cpu)") || got[3] != "" {
-		t.Errorf("cpu c, invalid: %q", got)
-	}
-	// c wins p99 under cpu, against b.
-	if got := row("cpu", "c")[6]; !strings.Contains(got, "[2] p99 at equal load: no mechanisms of c") {
-		t.Errorf("cpu c explains %q", got)
-	}
-	if got := row("block", "c")[6]; !strings.Contains(got, "CPU per request, context switches per request: against b: system calls 2.00 vs 6.60") {
-		t.Errorf("block c explains %q", got)
-	}
-}
-
-// TestMechanismsNotCounted checks a run none of whose mechanisms points
-// was counted: the section says why, once, never a table of zeros, and
-// the figure is not drawn.
-func TestMechanismsNotCounted(t *testing.T) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
-		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
-		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
-	})
-	why := "perf_event_open: permission denied (raw_syscalls:sys_enter (epoll_wait), thread 7): not permitted: run as root or lower /proc/sys/kernel/perf_event_paranoid"
-	none := map[string]mechCounts{}
-	for _, c := range r.Configs {
-		none[c.Name] = nil
-	}
-	pts = withMechanisms(t, pts, none, why)
-	a := analyze(r, pts, Options{})
-	tab := a.mechanisms(a.winners())
-	if tab == nil || tab.NotCounted != "Not counted: "+why || tab.Rows != nil {
-		t.Fatalf("table %+v, want none, and why", tab)
-	}
-	if md := tab.Markdown(); md != "Not counted: "+why+".\n" {
-		t.Errorf("markdown %q", md)
-	}
-	if f := mechanismsFigure(a); f != nil {
-		t.Errorf("a figure of nothing counted: %+v", f)
-	}
-	// A run without mechanisms points has neither.
-	r, pts = winnersRun(t, map[string][4][3]float64{"cpu": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, "block": {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}})
-	if a := analyze(r, pts, Options{}); a.mechanisms(a.winners()) != nil || hasMechanisms(a) {
-		t.Error("a Mechanisms section for a run without mechanisms points")
-	}
-}
-
 // TestMechanismsFigure renders the suite run's figure: a panel per
 // workload, its CSV golden, every format drawn.
 func TestMechanismsFigure(t *testing.T) {
-	r, pts := mechRun(t)
-	f := mechanismsFigure(analyze(r, pts, Options{}))
+	r, pts := plotstest.MechRun(t, syntheticDir)
+	f := mechanismsFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no figure")
 	}

@@ -2,7 +2,6 @@ package plots
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,10 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"concbench/loadgen"
-	"concbench/models"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 
@@ -30,61 +28,40 @@ func TestMain(m *testing.M) {
 }
 
 // synthetic reads the synthetic run and returns an empty folder to render
-// it into.
+// it into (plotstest.Synthetic).
 func synthetic(t *testing.T) (string, *results.Run, []results.Point) {
 	t.Helper()
-	r, pts, err := results.ReadRun(syntheticDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return t.TempDir(), r, pts
+	return plotstest.Synthetic(t, syntheticDir)
 }
 
-var wantFigures = []string{"latency", "spectrum", "capacity", "ctxsw", "cpu", "allocs", "mechanisms", "threads"}
-
-// TestGolden renders the synthetic run and compares every figure's SVG
-// and CSV, report.md, with the golden files; the other formats must
+// TestGolden draws the synthetic run's figures and compares every
+// figure's SVG and CSV with the golden files; the other formats must
 // render and look like what they claim to be.
 func TestGolden(t *testing.T) {
-	dir, r, pts := synthetic(t)
-	files, err := Render(dir, r, pts, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	written := map[string]bool{}
-	for _, f := range files {
-		written[f] = true
+	_, r, pts := synthetic(t)
+	figs, _ := Figures(r, pts, Options{})
+	drawn := map[string]*Figure{}
+	for _, f := range figs {
+		drawn[f.Name] = f
 	}
 	magic := map[string]string{"svg": "<?xml", "pdf": "%PDF-", "png": "\x89PNG", "tex": "%% gonum/plot created for LaTeX/pgf"}
-	for _, name := range wantFigures {
-		for _, ext := range append(append([]string(nil), Formats...), "csv") {
-			path := filepath.Join(dir, FiguresDir, name+"."+ext)
-			if !written[path] {
-				t.Errorf("RenderRun did not report %s", path)
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Error(err)
-				continue
-			}
+	for _, name := range plotstest.SyntheticFigures {
+		f := drawn[name]
+		if f == nil {
+			t.Errorf("figure %s not drawn", name)
+			continue
+		}
+		for _, ext := range Formats {
+			b := rendered(t, f, ext)
 			if m, ok := magic[ext]; ok && !bytes.HasPrefix(b, []byte(m)) {
-				t.Errorf("%s does not start with %q", path, m)
+				t.Errorf("%s.%s does not start with %q", name, ext, m)
 			}
-			if ext == "svg" || ext == "csv" {
-				resultstest.GoldenFile(t, filepath.Join("golden", name+"."+ext), b)
+			if ext == "svg" {
+				resultstest.GoldenFile(t, filepath.Join("golden", name+".svg"), b)
 			}
 		}
+		resultstest.GoldenFile(t, filepath.Join("golden", name+".csv"), figureCSV(t, f))
 	}
-	for _, f := range []string{PointsCSV, BenchFile, ReportMD, ReportHTML} {
-		if !written[filepath.Join(dir, f)] {
-			t.Errorf("RenderRun did not write %s", f)
-		}
-	}
-	md, err := os.ReadFile(filepath.Join(dir, ReportMD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resultstest.GoldenFile(t, filepath.Join("golden", "report.md"), md)
 }
 
 // TestDeterministic renders the same run twice: every byte of the SVG,
@@ -103,44 +80,12 @@ func TestDeterministic(t *testing.T) {
 		return out
 	}
 	a, b := render(), render()
-	if len(a) != 3*len(wantFigures) {
-		t.Fatalf("%d outputs, want %d", len(a), 3*len(wantFigures))
+	if len(a) != 3*len(plotstest.SyntheticFigures) {
+		t.Fatalf("%d outputs, want %d", len(a), 3*len(plotstest.SyntheticFigures))
 	}
 	for k := range a {
 		if !bytes.Equal(a[k], b[k]) {
 			t.Errorf("%s differs between two renderings", k)
-		}
-	}
-}
-
-// TestReportHTMLSelfContained checks that report.html embeds every figure
-// and refers to no other file when the figures were asked for in a
-// format other than SVG (TeX: PNG would check nothing more here, and it
-// is by far the slowest format to render under the race detector).
-func TestReportHTMLSelfContained(t *testing.T) {
-	dir, r, pts := synthetic(t)
-	if _, err := Render(dir, r, pts, Options{Formats: []string{"tex"}}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, ReportHTML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	html := string(b)
-	refs := regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(html, -1)
-	if len(refs) != len(wantFigures) {
-		t.Errorf("%d src/href attributes, want one image per figure (%d)", len(refs), len(wantFigures))
-	}
-	for _, m := range refs {
-		if !strings.HasPrefix(m[1], "data:image/svg&#43;xml;base64,") {
-			t.Errorf("report.html refers to %.60q, want only embedded data", m[1])
-		}
-	}
-	for _, want := range []string{"io_uring_setup: operation not permitted", "halfsynchalfreactive open 0.90 rep 5",
-		"leaderfollowers/fifo open 0.90 rep 2", "achieved 40219 req/s", `<p class="banner">Gaps in this run:`,
-		"<details><summary>Every point that is not valid", "<td>0/6 — generator-lag</td>", "<code>over-capacity</code>: "} {
-		if !strings.Contains(html, want) {
-			t.Errorf("report.html lacks %q", want)
 		}
 	}
 }
@@ -193,7 +138,7 @@ func TestLogRange(t *testing.T) {
 
 func TestFormatNs(t *testing.T) {
 	for ns, want := range map[float64]string{500: "500ns", 1000: "1µs", 20000: "20µs", 1.5e6: "1.5ms", 2e9: "2s", 123456: "123µs"} {
-		if got := formatNs(ns); got != want {
+		if got := FormatNs(ns); got != want {
 			t.Errorf("formatNs(%v) = %q, want %q", ns, got, want)
 		}
 	}
@@ -204,35 +149,11 @@ func TestFormatNs(t *testing.T) {
 	}
 }
 
-// nameList is names as a run's experiment lists its configurations or
-// workloads, [{"name": …}, …]: the order analyze reads them in.
-func nameList(names ...string) []map[string]any {
-	var out []map[string]any
-	for _, n := range names {
-		out = append(out, map[string]any{"name": n})
-	}
-	return out
-}
-
-// mutate returns a copy of pts with f applied to each.
-func mutate(pts []results.Point, f func(p *results.Point)) []results.Point {
-	out := append([]results.Point(nil), pts...)
-	for i := range out {
-		if out[i].Load != nil {
-			l := *out[i].Load
-			out[i].Load = &l
-		}
-		out[i].Server.PerThread = append([]models.ThreadStats(nil), out[i].Server.PerThread...)
-		f(&out[i])
-	}
-	return out
-}
-
 // TestZerosNeverPanic renders runs whose values would break a log axis:
 // every latency 0, every theory 0, every histogram empty.
 func TestZerosNeverPanic(t *testing.T) {
 	_, r, pts := synthetic(t)
-	zero := mutate(pts, func(p *results.Point) {
+	zero := plotstest.Mutate(pts, func(p *results.Point) {
 		if p.Load != nil {
 			p.Load.Latency = zeroSummary(p.Load.Latency)
 			p.Load.Uncorrected = zeroSummary(p.Load.Uncorrected)
@@ -259,71 +180,6 @@ func TestZerosNeverPanic(t *testing.T) {
 // histogram.
 func zeroSummary(s loadgen.Summary) loadgen.Summary {
 	return loadgen.Summary{Count: s.Count}
-}
-
-// TestPartialAndEmptyRuns renders an interrupted run with a part of its
-// points, and a run with no points at all.
-func TestPartialAndEmptyRuns(t *testing.T) {
-	tests := []struct {
-		name    string
-		keep    func(p *results.Point) bool
-		wantMD  []string
-		figures int
-	}{
-		{
-			name: "interrupted after the capacity, mechanisms and 0.10 points",
-			keep: func(p *results.Point) bool {
-				return p.Kind == results.KindCapacity || p.Kind == results.KindMechanisms || p.Fraction == 0.1
-			},
-			wantMD: []string{"**Partial run:** the run was interrupted", "Costs per request at 0.10 of capacity"},
-			// Every figure still has data, at 0.10.
-			figures: len(wantFigures),
-		},
-		{
-			name:    "interrupted before any point",
-			keep:    func(*results.Point) bool { return false },
-			wantMD:  []string{"**Partial run:**", "0 points", "Latency vs offered load: not drawn", "Capacity: not drawn"},
-			figures: 0,
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := resultstest.WriteTemp(t, func(r *results.Run) { r.Interrupted, r.Finished = true, time.Time{} }, tc.keep)
-			files, err := RenderRun(dir, Options{Formats: []string{"svg"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for _, f := range files {
-				if strings.HasSuffix(f, ".svg") {
-					n++
-				}
-			}
-			if n != tc.figures {
-				t.Errorf("%d figures, want %d", n, tc.figures)
-			}
-			md, err := os.ReadFile(filepath.Join(dir, ReportMD))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range tc.wantMD {
-				if !strings.Contains(string(md), want) {
-					t.Errorf("report.md lacks %q", want)
-				}
-			}
-		})
-	}
-}
-
-func TestUnknownFormat(t *testing.T) {
-	dir, r, pts := synthetic(t)
-	_, err := Render(dir, r, pts, Options{Formats: []string{"svg", "gif"}})
-	if err == nil || !strings.Contains(err.Error(), `"gif"`) {
-		t.Errorf("RenderRun with gif: %v, want an error naming it", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, ReportMD)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("RenderRun wrote a report before rejecting the format: %v", err)
-	}
 }
 
 // TestStyles checks that a configuration has the same style whatever
@@ -373,7 +229,7 @@ func TestStyles(t *testing.T) {
 			t.Errorf("%s: colour %v, want its model's %v", name, s.Color, want)
 		}
 	}
-	if modelColor(modelLF) == modelColor(modelHSHR) {
+	if modelColor(ModelLF) == modelColor(ModelHSHR) {
 		t.Error("leaderfollowers and halfsynchalfreactive share a colour")
 	}
 }
@@ -412,66 +268,5 @@ func TestTexWidth(t *testing.T) {
 		if w, _ := sz.Size(); w > TexMaxWidth {
 			t.Errorf("%s.tex is %v wide, more than %v", f.Name, w, TexMaxWidth)
 		}
-	}
-}
-
-// TestReportServerErrors: errors a server counted (a connection refused at
-// a model's limit) are listed per configuration in the report.
-func TestReportServerErrors(t *testing.T) {
-	dir, r, pts := synthetic(t)
-	for i := range pts {
-		if pts[i].Config.Name == "netpoll" && pts[i].Measured() {
-			pts[i].Server.Errors = map[string]uint64{"refused": 2, "peer_reset": 1}
-		}
-	}
-	if _, err := Render(dir, r, pts, Options{Formats: []string{"svg"}}); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, ReportMD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !regexp.MustCompile(`- netpoll: peer_reset [0-9]+, refused [0-9]+`).Match(md) {
-		t.Errorf("report.md does not list netpoll's server errors")
-	}
-	if strings.Contains(string(md), "- leaderfollowers/lifo: ") {
-		t.Errorf("report.md lists server errors for a configuration without any")
-	}
-}
-
-// TestAnswersWithoutFactor: where a configuration's values include 0 (no
-// allocations at all), ratios have no meaning; the answer names those
-// configurations once with the reason instead of repeating it per
-// configuration.
-func TestAnswersWithoutFactor(t *testing.T) {
-	dir, r, pts := synthetic(t)
-	zeroed := map[string]bool{}
-	for i := range pts {
-		if pts[i].Config.Name != pts[0].Config.Name {
-			pts[i].Server.AllocsPerRequest = 0
-			zeroed[pts[i].Config.Name] = true
-		}
-	}
-	if len(zeroed) < 2 {
-		t.Fatalf("the synthetic run has %d other configurations, want at least 2", len(zeroed))
-	}
-	if _, err := Render(dir, r, pts, Options{Formats: []string{"svg"}}); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var line string
-	for _, l := range strings.Split(string(md), "\n") {
-		if strings.Contains(l, "Allocations per request") {
-			line = l
-		}
-	}
-	if line == "" {
-		t.Fatalf("no answer about allocations in:\n%s", md)
-	}
-	if strings.Count(line, "No factor for") != 1 || strings.Contains(line, "(no factor") {
-		t.Errorf("answer: %s\nwant the configurations without a factor named once, with the reason", line)
 	}
 }

@@ -2,11 +2,17 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"concbench/results"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // bandPoint is the per-point block that every figure of medians and
@@ -158,4 +164,33 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// excludedGlyph marks an invalid repetition at its own value: it is drawn
+// so that it stays visible, but it is in no line, band, bar or median.
+func excludedGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.Gray{Y: 0x40}, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
+}
+
+// excludedLegend is the legend entry of excludedGlyph.
+const excludedLegend = "invalid rep (excluded)"
+
+// excludedCaption is the sentence a figure's caption ends with when it
+// excluded n invalid repetitions; "" when n is 0.
+func excludedCaption(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %s excluded (grey ×, each at its own value, in no median, band or test).",
+		Plural(n, "invalid repetition", "invalid repetitions"))
+}
+
+// excludedValues formats the values of a row's invalid repetitions for a
+// figure's CSV: "2:1311231 4:1400000" (repetition:value).
+func excludedValues(vals map[int]float64) string {
+	var parts []string
+	for _, rep := range slices.Sorted(maps.Keys(vals)) {
+		parts = append(parts, fmt.Sprintf("%d:%s", rep, results.FormatFloat(vals[rep])))
+	}
+	return strings.Join(parts, " ")
 }

@@ -24,15 +24,15 @@ const spectrumMaxX = 1e6
 // (x = 1/(1-p), log) at the chosen load, every configuration, from the
 // histograms merged across the valid repetitions; each invalid
 // repetition's own p50, p90, p99 and p99.9 are drawn as crosses.
-func spectrumFigure(a *analysis) *Figure {
+func spectrumFigure(a *Analysis) *Figure {
 	f, _ := newSpectrum(a)
 	return f
 }
 
 // newSpectrum returns the spectrum figure and what it draws; nil if the
 // run has nothing to draw.
-func newSpectrum(a *analysis) (*Figure, *spectrumPlot) {
-	if !a.hasLoad {
+func newSpectrum(a *Analysis) (*Figure, *spectrumPlot) {
+	if !a.HasLoad {
 		return nil, nil
 	}
 	f := &Figure{
@@ -43,14 +43,14 @@ func newSpectrum(a *analysis) (*Figure, *spectrumPlot) {
 		Header: []string{"config", "fraction", "percentile_pct", "inverse_tail", "latency_ns", "reps_merged", "invalid_reps", "requests", "dropped", "out_of_range", "plotted", "note"},
 	}
 	sp := &spectrumPlot{a: a, excluded: map[string]plotter.XYs{}, merged: map[string]int64{}, xmax: 10}
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		sp.addConfig(f, cfg)
 	}
 	if len(sp.ys) == 0 {
 		return nil, nil
 	}
 	var cfgs []results.ModelConfig
-	for _, c := range a.configs {
+	for _, c := range a.Configs {
 		if sp.merged[c.Name] > 0 || len(sp.excluded[c.Name]) > 0 {
 			cfgs = append(cfgs, c)
 		}
@@ -58,8 +58,8 @@ func newSpectrum(a *analysis) (*Figure, *spectrumPlot) {
 	sp.grid = a.panelGrid(cfgs)
 	for _, l := range sp.grid.rowLabels {
 		title := l
-		if i := slices.IndexFunc(a.workloads, func(w suiteWorkload) bool { return w.name == l }); i >= 0 && l != "" {
-			title = a.workloadTitle(a.workloads[i])
+		if i := slices.IndexFunc(a.Workloads, func(w Workload) bool { return w.Name == l }); i >= 0 && l != "" {
+			title = a.workloadTitle(a.Workloads[i])
 		}
 		sp.grid.rowTitles = append(sp.grid.rowTitles, title)
 	}
@@ -88,7 +88,7 @@ func (sp *spectrumPlot) columnConfigs(ci int) []results.ModelConfig {
 	var out []results.ModelConfig
 	for _, row := range sp.grid.cells {
 		for _, c := range row[ci] {
-			if !slices.ContainsFunc(out, func(o results.ModelConfig) bool { return sp.a.baseName(o.Name) == sp.a.baseName(c.Name) }) {
+			if !slices.ContainsFunc(out, func(o results.ModelConfig) bool { return sp.a.BaseName(o.Name) == sp.a.BaseName(c.Name) }) {
 				out = append(out, c)
 			}
 		}
@@ -99,7 +99,7 @@ func (sp *spectrumPlot) columnConfigs(ci int) []results.ModelConfig {
 // spectrumPlot is what the spectrum figure draws, gathered a
 // configuration at a time.
 type spectrumPlot struct {
-	a *analysis
+	a *Analysis
 	// curves are the configurations' merged spectra; excluded the
 	// invalid repetitions' own percentiles, by configuration.
 	curves   []spectrumCurve
@@ -125,9 +125,9 @@ type spectrumCurve struct {
 // not draw.
 func (sp *spectrumPlot) addConfig(f *Figure, cfg results.ModelConfig) {
 	a := sp.a
-	g := a.atLoad(cfg.Name)
+	g := a.AtLoad(cfg.Name)
 	if g == nil {
-		f.note("%s has no measured point at %s", cfg.Name, a.loadText())
+		f.note("%s has no measured point at %s", cfg.Name, a.LoadText())
 		return
 	}
 	m := g.MergeLatency(false)
@@ -137,32 +137,32 @@ func (sp *spectrumPlot) addConfig(f *Figure, cfg results.ModelConfig) {
 	}
 	if m.Hist == nil || m.Hist.TotalCount() == 0 {
 		if m.Excluded > 0 {
-			f.note("%s at %s: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.loadShort(), m.Excluded)
+			f.note("%s at %s: no valid repetition to merge (%d invalid excluded)", cfg.Name, a.LoadShort(), m.Excluded)
 		} else {
-			f.note("%s at %s: no latency histogram to merge", cfg.Name, a.loadShort())
+			f.note("%s at %s: no latency histogram to merge", cfg.Name, a.LoadShort())
 		}
 		sp.addInvalid(f, cfg.Name, g)
 		return
 	}
 	if m.Dropped > 0 {
-		f.note("%s at %s: %d values fell outside the merged histogram and were dropped", cfg.Name, a.loadShort(), m.Dropped)
+		f.note("%s at %s: %d values fell outside the merged histogram and were dropped", cfg.Name, a.LoadShort(), m.Dropped)
 	}
 	if m.OutOfRange > 0 {
-		f.note("%s at %s: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.loadShort(), m.OutOfRange)
+		f.note("%s at %s: %d values were out of the histogram range when recorded (clamped to its ends)", cfg.Name, a.LoadShort(), m.OutOfRange)
 	}
 	n := m.Hist.TotalCount()
 	// Drawn only as far as the sample supports: MinTailResponses
 	// responses above the highest percentile drawn.
 	top := math.Min(float64(n)/MinTailResponses, spectrumMaxX)
 	if top < 2 {
-		f.note("%s at %s: only %d requests merged, too few for any percentile to have %d responses above it; not drawn", cfg.Name, a.loadShort(), n, MinTailResponses)
+		f.note("%s at %s: only %d requests merged, too few for any percentile to have %d responses above it; not drawn", cfg.Name, a.LoadShort(), n, MinTailResponses)
 		sp.addInvalid(f, cfg.Name, g)
 		return
 	}
 	sp.xmax = math.Max(sp.xmax, top)
 	sp.addCurve(f, cfg, m, top)
 	if top < 1000 {
-		f.note("%s at %s: %d requests merged, so its curve ends at p%s (%d responses above it) and has no p99.9", cfg.Name, a.loadShort(), n, strconv.FormatFloat(100*(1-1/top), 'f', 2, 64), MinTailResponses)
+		f.note("%s at %s: %d requests merged, so its curve ends at p%s (%d responses above it) and has no p99.9", cfg.Name, a.LoadShort(), n, strconv.FormatFloat(100*(1-1/top), 'f', 2, 64), MinTailResponses)
 	}
 	sp.merged[cfg.Name] = n
 	sp.addInvalid(f, cfg.Name, g)
@@ -235,7 +235,7 @@ func (sp *spectrumPlot) addInvalid(f *Figure, name string, g *results.Group) {
 // repetitions — per workload in a run of several (configurations of
 // different workloads do not compete).
 func (sp *spectrumPlot) caption() string {
-	c := fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of the valid repetitions merged, a panel per model family, each curve drawn up to the percentile with %d responses above it", sp.a.loadText(), MinTailResponses)
+	c := fmt.Sprintf("Corrected latency at every percentile at %s, from the histograms of the valid repetitions merged, a panel per model family, each curve drawn up to the percentile with %d responses above it", sp.a.LoadText(), MinTailResponses)
 	if len(sp.grid.rowLabels) > 1 {
 		c = strings.Replace(c, "a panel per model family", "a row per workload and a column per model family", 1)
 	}
@@ -280,7 +280,7 @@ func (sp *spectrumPlot) tails() (q float64, tails []tailAt) {
 	}
 	metric := map[float64]results.Metric{0.999: results.LatencyP999, 0.99: results.LatencyP99, 0.9: results.LatencyP90}[math.Round(q*1000)/1000]
 	for _, c := range sp.curves {
-		g := sp.a.atLoad(c.cfg.Name)
+		g := sp.a.AtLoad(c.cfg.Name)
 		m := g.MergeLatency(false)
 		t := tailAt{name: c.cfg.Name, v: float64(m.Hist.ValueAtQuantile(100 * q))}
 		if metric.Name != "" {
@@ -317,7 +317,7 @@ func (sp *spectrumPlot) layout(tx func(string) string) layout {
 			p.X.Scale = plot.LogScale{}
 			p.X.Tick.Marker = texTicks{spectrumTicks{}, tx}
 			p.X.Min, p.X.Max = 1, sp.xmax
-			setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+			setLogY(p, ymin, ymax, func(v float64) string { return tx(FormatNs(v)) })
 			// Every panel has the same axes: their values are written
 			// along the bottom row and the left column only, which
 			// leaves the data room a thesis page's width does not.
@@ -348,7 +348,7 @@ func (sp *spectrumPlot) layout(tx func(string) string) layout {
 		l.ThumbnailWidth = vg.Points(16)
 		crosses := false
 		for _, c := range sp.columnConfigs(ci) {
-			l.Add(tx(sp.a.baseName(c.Name)), lineThumb{sp.a.style[c.Name].line()})
+			l.Add(tx(sp.a.BaseName(c.Name)), lineThumb{sp.a.style[c.Name].line()})
 		}
 		for _, row := range sp.grid.cells {
 			crosses = crosses || len(excludedIn(sp.excluded, row[ci])) > 0
@@ -405,17 +405,17 @@ func tailFinding(ts []tailAt, lab string) string {
 	}
 	slices.SortStableFunc(ts, func(x, y tailAt) int { return cmpFloat(x.v, y.v) })
 	if len(ts) == 1 {
-		return fmt.Sprintf("%s of %s is %s", lab, ts[0].name, formatNs(ts[0].v))
+		return fmt.Sprintf("%s of %s is %s", lab, ts[0].name, FormatNs(ts[0].v))
 	}
 	lo, hi := ts[0], ts[len(ts)-1]
-	s := fmt.Sprintf("the lowest %s is %s's (%s), %.1f× below the highest, %s's (%s)", lab, lo.name, formatNs(lo.v), hi.v/lo.v, hi.name, formatNs(hi.v))
+	s := fmt.Sprintf("the lowest %s is %s's (%s), %.1f× below the highest, %s's (%s)", lab, lo.name, FormatNs(lo.v), hi.v/lo.v, hi.name, FormatNs(hi.v))
 	if r := ts[1]; lo.st.N > 0 && r.st.N > 0 {
 		_, loHi, _ := lo.st.Band()
 		rLo, _, _ := r.st.Band()
 		if loHi >= rLo {
-			s += fmt.Sprintf(", the runner-up %s (%s) within its interval across repetitions", r.name, formatNs(r.v))
+			s += fmt.Sprintf(", the runner-up %s (%s) within its interval across repetitions", r.name, FormatNs(r.v))
 		} else {
-			s += fmt.Sprintf(", clear of the runner-up %s (%s) across repetitions", r.name, formatNs(r.v))
+			s += fmt.Sprintf(", clear of the runner-up %s (%s) across repetitions", r.name, FormatNs(r.v))
 		}
 	}
 	return s

@@ -100,9 +100,9 @@ func (sw *sweepSpec) count(name string) (series string, n int, ok bool) {
 // applies reports whether any configuration of the run has the sweep's
 // count in its name: only such a run gets the figure, or a line saying
 // why it could not be drawn.
-func (sw *sweepSpec) applies(a *analysis) bool {
-	for _, w := range a.workloadsOf() {
-		for _, name := range w.names {
+func (sw *sweepSpec) applies(a *Analysis) bool {
+	for _, w := range a.SuiteWorkloads() {
+		for _, name := range w.Names {
 			if _, _, ok := sw.count(name); ok {
 				return true
 			}
@@ -114,15 +114,15 @@ func (sw *sweepSpec) applies(a *analysis) bool {
 // sweeps returns the run's workloads that have a sweep — a series
 // measured at two or more counts —, each with its series (those of one
 // count are left out) and its references, in report order.
-func (sw *sweepSpec) sweeps(a *analysis) []sweepWorkload {
+func (sw *sweepSpec) sweeps(a *Analysis) []sweepWorkload {
 	var out []sweepWorkload
-	for _, w := range a.workloadsOf() {
-		ws := sweepWorkload{name: w.name, rate: a.equalRate(&w)}
+	for _, w := range a.SuiteWorkloads() {
+		ws := sweepWorkload{name: w.Name, rate: a.EqualRate(&w)}
 		byName := map[string]*sweepSeries{}
 		var order []*sweepSeries
-		for i, name := range w.names {
-			run := w.runs[i]
-			if !slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Config.Name == run && len(g.Measured()) > 0 }) {
+		for i, name := range w.Names {
+			run := w.Runs[i]
+			if !slices.ContainsFunc(a.Groups, func(g *results.Group) bool { return g.Config.Name == run && len(g.Measured()) > 0 }) {
 				continue
 			}
 			base, n, ok := sw.count(name)
@@ -179,17 +179,17 @@ const (
 )
 
 // group returns run's group of the panel's metric under w, or nil.
-func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.Group {
+func (sp sweepPanel) group(a *Analysis, w *sweepWorkload, run string) *results.Group {
 	switch sp.at {
 	case sweepRate:
 		if w.rate <= 0 {
 			return nil
 		}
-		return results.Find(a.groups, run, results.KindRate, w.rate)
+		return results.Find(a.Groups, run, results.KindRate, w.rate)
 	case sweepSLO:
-		return results.Find(a.groups, run, results.KindSLO, 0)
+		return results.Find(a.Groups, run, results.KindSLO, 0)
 	}
-	return a.capacity(run)
+	return a.Capacity(run)
 }
 
 // sweepDodge spreads the series' markers and error bars at one thread
@@ -198,10 +198,10 @@ func (sp sweepPanel) group(a *analysis, w *sweepWorkload, run string) *results.G
 const sweepDodge = 0.06
 
 // threadSweepFigure is the thread sweep's figure (threadsSweep).
-func threadSweepFigure(a *analysis) *Figure { return threadsSweep.figure(a) }
+func threadSweepFigure(a *Analysis) *Figure { return threadsSweep.figure(a) }
 
 // coresFigure is the cores sweep's figure (coresSweep).
-func coresFigure(a *analysis) *Figure { return coresSweep.figure(a) }
+func coresFigure(a *Analysis) *Figure { return coresSweep.figure(a) }
 
 // figure draws, per workload with a sweep, the spec's panels against the
 // count (log x: 1, 2, 4, 8, …), one series per model, the references
@@ -211,7 +211,7 @@ func coresFigure(a *analysis) *Figure { return coresSweep.figure(a) }
 // model, the best count by each metric and the largest count ÷ the
 // smallest with a 95% interval (stats.RatioCI), and whether more
 // helped or cost; nil if the run has no sweep of the spec's kind.
-func (sw *sweepSpec) figure(a *analysis) *Figure {
+func (sw *sweepSpec) figure(a *Analysis) *Figure {
 	sweeps := sw.sweeps(a)
 	if len(sweeps) == 0 {
 		return nil
@@ -234,7 +234,7 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 	f.Caption = fmt.Sprintf("%s; error bars and intervals are each median's 95%% CI or min–max range (see notes); \"k ÷ j %s\" is the ratio of the medians at the largest and smallest count with its 95%% interval (stats.RatioCI, not corrected for the number of ratios). %s%s",
 		sw.intro, sw.many, strings.Join(findings, " "), excludedCaption(sp.excludedReps))
 	if sp.refExcluded > 0 {
-		f.note("%s of the references excluded (not drawn; in no median or line).", plural(sp.refExcluded, "invalid repetition", "invalid repetitions"))
+		f.note("%s of the references excluded (not drawn; in no median or line).", Plural(sp.refExcluded, "invalid repetition", "invalid repetitions"))
 	}
 	f.note("Error bars: %s.", bandText)
 	f.noteRanges(sp.anyRange)
@@ -245,7 +245,7 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 	if most > 1 {
 		spread := sweepDodge * float64(most-1) / 2
 		f.note("The markers of the series at one %s count are drawn slightly apart (×%s to ×%s of the count), so that their error bars do not hide each other; the CSV has the exact counts.",
-			sw.one, trimFloat(1-spread), trimFloat(1+spread))
+			sw.one, TrimFloat(1-spread), TrimFloat(1+spread))
 	}
 	f.build = sp.build
 	return f
@@ -254,7 +254,7 @@ func (sw *sweepSpec) figure(a *analysis) *Figure {
 // sweepPlot is what a sweep figure draws, gathered a workload at a time.
 type sweepPlot struct {
 	sw     *sweepSpec
-	a      *analysis
+	a      *Analysis
 	sweeps []sweepWorkload
 	data   [][]sweepPanelData // workload → panel
 	counts []int              // every count measured, ascending once gathered
@@ -321,7 +321,7 @@ func (sp *sweepPlot) addPanel(f *Figure, w *sweepWorkload, pd *sweepPanelData, p
 		if pt.plotted {
 			med = pt.median()
 			pd.ys = append(pd.ys, med)
-			refTexts = append(refTexts, r.name+" "+fmtStat(pt.agg.Stats, panel.metric.Unit))
+			refTexts = append(refTexts, r.name+" "+FormatStat(pt.agg.Stats, panel.metric.Unit))
 		}
 		pd.refs = append(pd.refs, med)
 	}
@@ -420,7 +420,7 @@ func (sp *sweepPlot) panelPlot(tx func(string) string, wi, pi int, look map[stri
 	p.X.Min, p.X.Max = xmin, xmax
 	if panel.metric.Unit == "ns" {
 		ymin, ymax, _ := logRange(pd.ys)
-		setLogY(p, ymin, ymax, func(v float64) string { return tx(formatNs(v)) })
+		setLogY(p, ymin, ymax, func(v float64) string { return tx(FormatNs(v)) })
 	} else {
 		p.Y.Min = 0
 		p.Y.Tick.Marker = linearTicks{Format: func(v float64) string { return tx(formatNumber(v)) }}
@@ -527,7 +527,7 @@ func addLinear(p *plot.Plot, first connPoint, last int, st seriesStyle) {
 // the largest count ÷ the smallest with a 95% interval and what it says:
 // more help, cost, or no clear difference; for the cores sweep beside
 // the linear speed-up.
-func (sw *sweepSpec) finding(a *analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) string {
+func (sw *sweepSpec) finding(a *Analysis, w *sweepWorkload, s *sweepSeries, sp sweepPanel) string {
 	best, bestSt := -1, results.Stats{}
 	var first, last []float64
 	firstN, lastN := 0, 0
@@ -553,7 +553,7 @@ func (sw *sweepSpec) finding(a *analysis, w *sweepWorkload, s *sweepSeries, sp s
 	if best < 0 {
 		return s.name + " no valid value"
 	}
-	text := fmt.Sprintf("%s best at %s (%s)", s.name, plural(best, sw.one, sw.many), fmtStat(bestSt, sp.metric.Unit))
+	text := fmt.Sprintf("%s best at %s (%s)", s.name, Plural(best, sw.one, sw.many), FormatStat(bestSt, sp.metric.Unit))
 	if lastN == firstN {
 		return text + fmt.Sprintf(", measured at one %s count only", sw.one)
 	}
@@ -575,7 +575,7 @@ func (sw *sweepSpec) finding(a *analysis, w *sweepWorkload, s *sweepSeries, sp s
 	}
 	linear := ""
 	if sw.linear {
-		linear = fmt.Sprintf(" (linear: %s×)", trimFloat(float64(lastN)/float64(firstN)))
+		linear = fmt.Sprintf(" (linear: %s×)", TrimFloat(float64(lastN)/float64(firstN)))
 	}
-	return text + fmt.Sprintf(", %d ÷ %d %s %s× [%s, %s]%s: %s", lastN, firstN, sw.many, trimFloat(r.Est), trimFloat(r.Lo), trimFloat(r.Hi), linear, verdict)
+	return text + fmt.Sprintf(", %d ÷ %d %s %s× [%s, %s]%s: %s", lastN, firstN, sw.many, TrimFloat(r.Est), TrimFloat(r.Lo), TrimFloat(r.Hi), linear, verdict)
 }

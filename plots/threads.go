@@ -14,10 +14,10 @@ import (
 	"concbench/results"
 )
 
-// threadShares returns, for each of pts, the threads' shares of the
+// ThreadShares returns, for each of pts, the threads' shares of the
 // handle-set events (in %), busiest first, and the repetitions they come
 // from; points without per-thread events are left out.
-func threadShares(pts []*results.Point) (out [][]float64, reps []int) {
+func ThreadShares(pts []*results.Point) (out [][]float64, reps []int) {
 	for _, p := range pts {
 		var total uint64
 		for _, t := range p.Server.PerThread {
@@ -45,9 +45,9 @@ func threadShares(pts []*results.Point) (out [][]float64, reps []int) {
 	return out, reps
 }
 
-// trusted returns the points of g that may enter a statistic: measured,
+// Trusted returns the points of g that may enter a statistic: measured,
 // and not invalid (Aggregate's rule, for the server's own counters).
-func trusted(g *results.Group) []*results.Point {
+func Trusted(g *results.Group) []*results.Point {
 	var out []*results.Point
 	for _, p := range g.Measured() {
 		if !p.Invalid() {
@@ -61,8 +61,8 @@ func trusted(g *results.Group) []*results.Point {
 // for the Leader/Followers configurations (one per promotion order) at the
 // chosen load, threads ranked busiest first, grouped bars per rank: the
 // median share of the valid repetitions, the invalid ones as crosses.
-func threadsFigure(a *analysis) *Figure {
-	if !a.hasLoad {
+func threadsFigure(a *Analysis) *Figure {
+	if !a.HasLoad {
 		return nil
 	}
 	f := &Figure{
@@ -75,13 +75,13 @@ func threadsFigure(a *analysis) *Figure {
 	}
 	excludedReps := 0
 	tp := &threadsPlot{a: a}
-	for _, cfg := range a.configs {
-		if cfg.Model != modelLF {
+	for _, cfg := range a.Configs {
+		if cfg.Model != ModelLF {
 			continue
 		}
-		g := a.atLoad(cfg.Name)
+		g := a.AtLoad(cfg.Name)
 		if g == nil {
-			f.note("%s has no measured point at %s", cfg.Name, a.loadText())
+			f.note("%s has no measured point at %s", cfg.Name, a.LoadText())
 			continue
 		}
 		excludedReps += len(g.Invalid())
@@ -103,7 +103,7 @@ func threadsFigure(a *analysis) *Figure {
 		}
 		parts = append(parts, fmt.Sprintf("%s's busiest thread handles %.0f%% (uniform: %.0f%%)", s.name, s.stats[0].Median, 100/float64(s.threads)))
 	}
-	f.Caption = fmt.Sprintf("Share of handle-set events per Leader/Followers thread, busiest first, at %s (medians of the valid repetitions): %s.", a.loadText(), joinAnd(parts)) +
+	f.Caption = fmt.Sprintf("Share of handle-set events per Leader/Followers thread, busiest first, at %s (medians of the valid repetitions): %s.", a.LoadText(), JoinAnd(parts)) +
 		excludedCaption(excludedReps)
 	tp.arrange()
 	if len(tp.panels) > 1 {
@@ -133,15 +133,15 @@ type threadSeries struct {
 // threadSharesOf returns configuration cfg's thread shares at g, a row of
 // f's CSV per rank; false, with a note in f, if g has no per-thread
 // event counts.
-func threadSharesOf(a *analysis, f *Figure, cfg results.ModelConfig, g *results.Group) (threadSeries, bool) {
-	reps, _ := threadShares(trusted(g))
-	inv, invReps := threadShares(g.Invalid())
+func threadSharesOf(a *Analysis, f *Figure, cfg results.ModelConfig, g *results.Group) (threadSeries, bool) {
+	reps, _ := ThreadShares(Trusted(g))
+	inv, invReps := ThreadShares(g.Invalid())
 	if len(reps) == 0 && len(inv) == 0 {
-		f.note("%s at %s: no per-thread event counts", cfg.Name, a.loadShort())
+		f.note("%s at %s: no per-thread event counts", cfg.Name, a.LoadShort())
 		return threadSeries{}, false
 	}
 	if len(reps) == 0 {
-		f.note("%s at %s: no valid repetition (%d invalid excluded)", cfg.Name, a.loadShort(), len(g.Invalid()))
+		f.note("%s at %s: no valid repetition (%d invalid excluded)", cfg.Name, a.LoadShort(), len(g.Invalid()))
 	}
 	s := threadSeries{name: cfg.Name, excluded: inv}
 	for _, r := range append(slices.Clone(reps), inv...) {
@@ -174,7 +174,7 @@ func threadSharesOf(a *analysis, f *Figure, cfg results.ModelConfig, g *results.
 
 // threadsPlot is what the threads figure draws.
 type threadsPlot struct {
-	a      *analysis
+	a      *Analysis
 	series []threadSeries
 	// panels are the series' indexes per workload, titles the
 	// workloads' (none in a run of one workload); grid places the
@@ -188,10 +188,10 @@ type threadsPlot struct {
 // rows (barColumns): a workload's configurations never stand beside
 // another's.
 func (tp *threadsPlot) arrange() {
-	for _, w := range tp.a.workloads {
+	for _, w := range tp.a.Workloads {
 		var idx []int
 		for i, s := range tp.series {
-			if slices.Contains(w.runs, s.name) {
+			if slices.Contains(w.Runs, s.name) {
 				idx = append(idx, i)
 			}
 		}
@@ -217,7 +217,7 @@ func (tp *threadsPlot) layout(tx func(string) string) layout {
 	crosses := false
 	for _, s := range tp.series {
 		crosses = crosses || len(s.excluded) > 0
-		if b := tp.a.baseName(s.name); !slices.Contains(named, b) {
+		if b := tp.a.BaseName(s.name); !slices.Contains(named, b) {
 			named = append(named, b)
 			st := tp.a.style[s.name]
 			l.Add(tx(b), &bars{Color: st.barFill(), Line: st.barLine()})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -23,10 +24,10 @@ type sweepCell struct {
 // req/s, each value its cell's median times a small spread.
 func sweepRun(t *testing.T, workloads []string, configs []string, cells map[string]map[string]sweepCell) (*results.Run, []results.Point) {
 	t.Helper()
-	r, tmpl := syntheticTemplate(t)
+	r, tmpl := plotstest.Template(t, syntheticDir)
 	run := *r
 	run.Configs = nil
-	run.Experiment = map[string]any{"configs": nameList(configs...), "workloads": nameList(workloads...)}
+	run.Experiment = map[string]any{"configs": plotstest.NameList(configs...), "workloads": plotstest.NameList(workloads...)}
 	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
 	var out []results.Point
 	for _, wl := range workloads {
@@ -86,7 +87,7 @@ func TestThreadSweepGolden(t *testing.T) {
 		},
 	}
 	r, pts := sweepRun(t, []string{"cpu", "block"}, sweepConfigs, cells)
-	f := threadSweepFigure(analyze(r, pts, Options{}))
+	f := threadSweepFigure(Analyze(r, pts, Options{}))
 	if f == nil {
 		t.Fatal("no thread-sweep figure for a thread-sweep run")
 	}

@@ -39,7 +39,7 @@
 //	run.json                the Run: experiment, configurations, unavailable models, provenance, state
 //	points/<name>.json      one Point per file, named by PointFileName
 //	points.csv, bench.txt   the exports (WriteCSV, WriteBench), written by the figures command
-//	figures/, report.*      written by package plots
+//	figures/, report.*      written by package report (the figures drawn by package plots)
 //
 // Every file is written atomically (a temporary file in the same folder,
 // synced, then renamed), so a reader never sees half a file and an
@@ -98,6 +98,12 @@
 // (Group.MergeLatency), never from averaged percentiles; the merge takes
 // the valid repetitions only (Merged.Excluded counts the others), and
 // values it cannot hold are counted (Merged.Dropped), never hidden.
+//
+// The report's decisions live here with the who-wins table's
+// (DecideCells): the seed's claims about Leader/Followers against
+// Half-Sync/Half-Reactive (Claims, CompareClaim, HolmClaims) and the
+// promotion orders against fifo (CompareOrders, BusiestVerdict); package
+// report words them.
 //
 // # Exports
 //

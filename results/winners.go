@@ -13,7 +13,7 @@ import (
 // The who-wins table is a suite run's answer: per workload and metric, a
 // decision among the workload's configurations (stats.Decide). It lives
 // here, beside the points it reads, because two packages need it: the
-// report words it (package plots), and the harness decides it once in
+// report words it (package report), and the harness decides it once in
 // the middle of a run to spend the rest of the run's time budget on the
 // cells it could not decide (harness: "Deciding within a budget").
 

@@ -17,7 +17,7 @@ import (
 
 	"concbench/harness"
 	"concbench/internal/testenv"
-	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -391,7 +391,7 @@ func TestBenchRun(t *testing.T) {
 	if err := runFigures(context.Background(), []string{"--run", dir, "--formats", "svg"}, nil, &figOut, &figOut); err != nil {
 		t.Fatalf("figures --run %s: %v\n%s", dir, err, figOut.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, plots.ReportHTML)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, report.ReportHTML)); err != nil {
 		t.Error(err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"concbench/harness"
 	"concbench/internal/cli"
 	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -120,7 +121,7 @@ func runValidate(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		v.Notes = append(v.Notes, "the load generator's checks on its own health were turned off (--relax-load-checks)")
 	}
 	dir := filepath.Join(out, "validate-"+time.Now().UTC().Format("20060102T150405Z"))
-	if _, err := plots.WriteValidation(dir, v, strings.Split(formats, ",")); err != nil {
+	if _, err := report.WriteValidation(dir, v, strings.Split(formats, ",")); err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
 	printValidation(stdout, v)

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"concbench/harness"
-	"concbench/plots"
 	"concbench/programs/figures"
 	"concbench/programs/internal/override"
 	"concbench/programs/loadopt"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if chain != "" {
-		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, plots.ValidationMD))
+		fmt.Fprintf(stdout, "measurement chain: %s (%s)\n", chain, filepath.Join(sum.Dir, report.ValidationMD))
 	}
 	fmt.Fprintf(stdout, "render again: concbench figures --run %s   (or: make figures RUN=%s)\n", sum.Dir, sum.Dir)
 	if sum.Interrupted {
@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 // A validation that cannot run is recorded as not validated, with why: it
 // never fails the bench. It returns the verdict.
 func validateChain(ctx context.Context, dir string, f *Config, stderr io.Writer) string {
-	if v, _ := plots.ReadValidation(dir); v != nil {
+	if v, _ := report.ReadValidation(dir); v != nil {
 		return v.Verdict // a resumed run that has one
 	}
 	fmt.Fprintf(stderr, "concbench bench: the measurement chain: one M/M/1 experiment at ρ 0.5, %v (--validate 0 skips it)\n", f.Validate)
@@ -100,14 +100,14 @@ func validateChain(ctx context.Context, dir string, f *Config, stderr io.Writer)
 	if f.RelaxLoadChecks {
 		v.Notes = append(v.Notes, "the load generator's checks on its own health were turned off (--relax-load-checks)")
 	}
-	if _, err := plots.WriteValidation(dir, v, []string{"svg"}); err != nil {
+	if _, err := report.WriteValidation(dir, v, []string{"svg"}); err != nil {
 		fmt.Fprintf(stderr, "concbench bench: the measurement chain: %v\n", err)
 	}
 	return v.Verdict
 }
 
 // finish reads the run in sum.Dir back and writes to stdout, in this
-// order: the warning of a mostly invalid run (plots.Banner), if it is
+// order: the warning of a mostly invalid run (report.Banner), if it is
 // one, and the run's summary and folder. When render is set it then
 // renders the figures and the report into the folder and says where they
 // are.
@@ -116,7 +116,7 @@ func finish(stdout io.Writer, sum *harness.Summary, render bool) error {
 	if err != nil {
 		return fmt.Errorf("bench: reading the run back from %s: %w (the points are kept; render with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
 	}
-	if banner := plots.Banner(run, pts); banner != "" {
+	if banner := report.Banner(run, pts); banner != "" {
 		fmt.Fprintf(stdout, "%s\n\n", banner)
 	}
 	fmt.Fprintf(stdout, "%s\nrun: %s\n", sum, sum.Dir)
@@ -124,9 +124,9 @@ func finish(stdout io.Writer, sum *harness.Summary, render bool) error {
 		return nil
 	}
 	// Render whatever was measured, an interrupted run included.
-	if _, err := plots.Render(sum.Dir, run, pts, plots.Options{}); err != nil {
+	if _, err := report.Render(sum.Dir, run, pts, report.Options{}); err != nil {
 		return fmt.Errorf("bench: rendering the figures of %s: %w (the points are kept; retry with: concbench figures --run %s)", sum.Dir, err, sum.Dir)
 	}
-	fmt.Fprintf(stdout, "report: %s\n        %s\nfigures: %s\n", filepath.Join(sum.Dir, plots.ReportHTML), figures.Screenshot(sum.Dir), filepath.Join(sum.Dir, plots.FiguresDir))
+	fmt.Fprintf(stdout, "report: %s\n        %s\nfigures: %s\n", filepath.Join(sum.Dir, report.ReportHTML), figures.Screenshot(sum.Dir), filepath.Join(sum.Dir, report.FiguresDir))
 	return nil
 }

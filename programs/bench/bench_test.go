@@ -8,7 +8,7 @@ import (
 
 	"concbench/harness"
 	"concbench/internal/testenv"
-	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -48,9 +48,9 @@ func TestBenchBanner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := plots.Banner(read, readPts)
+			want := report.Banner(read, readPts)
 			if (want != "") != tc.banner {
-				t.Fatalf("plots.Banner = %q, want a banner: %v", want, tc.banner)
+				t.Fatalf("report.Banner = %q, want a banner: %v", want, tc.banner)
 			}
 			sum := &harness.Summary{Dir: dir, Points: len(readPts), OK: len(readPts)}
 			var out bytes.Buffer
@@ -65,7 +65,7 @@ func TestBenchBanner(t *testing.T) {
 			if !strings.HasPrefix(got, line) {
 				t.Errorf("stdout:\n%s\nwant it to start with:\n%s", got, line)
 			}
-			if tc.figures != strings.Contains(got, "report: "+filepath.Join(dir, plots.ReportHTML)) {
+			if tc.figures != strings.Contains(got, "report: "+filepath.Join(dir, report.ReportHTML)) {
 				t.Errorf("stdout:\n%s\nrendered: %v", got, tc.figures)
 			}
 		})

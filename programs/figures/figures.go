@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 )
 
@@ -47,7 +48,7 @@ func Run(cfg Config, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
-	files, err := plots.Render(dir, r, pts, plots.Options{Formats: fmts, Load: cfg.Load})
+	files, err := report.Render(dir, r, pts, report.Options{Formats: fmts, Load: cfg.Load})
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
@@ -65,16 +66,16 @@ func Run(cfg Config, stdout io.Writer) error {
 	}
 	var figs []string
 	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == plots.FiguresDir && filepath.Ext(f) == ".csv" {
+		if filepath.Base(filepath.Dir(f)) == report.FiguresDir && filepath.Ext(f) == ".csv" {
 			figs = append(figs, strings.TrimSuffix(filepath.Base(f), ".csv"))
 		}
 	}
-	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(dir, plots.ReportHTML), filepath.Join(dir, plots.ReportMD))
+	fmt.Fprintf(stdout, "report:  %s\n         %s\n", filepath.Join(dir, report.ReportHTML), filepath.Join(dir, report.ReportMD))
 	fmt.Fprintf(stdout, "         %s\n", Screenshot(dir))
-	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(dir, plots.FiguresDir),
+	fmt.Fprintf(stdout, "figures: %s/ (%s; %s, each with its data as .csv)\n", filepath.Join(dir, report.FiguresDir),
 		strings.Join(figs, ", "), strings.Join(fmts, ", "))
 	fmt.Fprintf(stdout, "data:    %s (every point)\n         %s (go tool benchstat -col /config %[2]s)\n",
-		filepath.Join(dir, plots.PointsCSV), filepath.Join(dir, plots.BenchFile))
+		filepath.Join(dir, report.PointsCSV), filepath.Join(dir, report.BenchFile))
 	return nil
 }
 
@@ -83,11 +84,11 @@ func Run(cfg Config, stdout io.Writer) error {
 // why there is none (no Chromium is not an error: the report is complete
 // without it).
 func Screenshot(dir string) string {
-	png := filepath.Join(dir, plots.ReportPNG)
-	switch err := plots.Screenshot(context.Background(), filepath.Join(dir, plots.ReportHTML), png); {
+	png := filepath.Join(dir, report.ReportPNG)
+	switch err := report.Screenshot(context.Background(), filepath.Join(dir, report.ReportHTML), png); {
 	case err == nil:
 		return png + " (screenshot)"
-	case errors.Is(err, plots.ErrNoBrowser):
+	case errors.Is(err, report.ErrNoBrowser):
 		return "no screenshot: no Chromium here (apt-get install -y chromium for report.png)"
 	default:
 		return fmt.Sprintf("no screenshot: %v", strings.SplitN(err.Error(), "\n", 2)[0])

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"concbench/plots"
+	"concbench/report"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -24,8 +25,8 @@ func TestFigures(t *testing.T) {
 	if err := Run(Config{Run: dir, Formats: "svg, PNG,svg", Load: 0.9}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"complete", filepath.Join(dir, plots.ReportHTML), filepath.Join(dir, plots.ReportMD),
-		filepath.Join(dir, plots.PointsCSV), filepath.Join(dir, plots.BenchFile), "latency, spectrum, capacity, ctxsw, cpu, allocs, mechanisms, threads", "svg, png"} {
+	for _, want := range []string{"complete", filepath.Join(dir, report.ReportHTML), filepath.Join(dir, report.ReportMD),
+		filepath.Join(dir, report.PointsCSV), filepath.Join(dir, report.BenchFile), "latency, spectrum, capacity, ctxsw, cpu, allocs, mechanisms, threads", "svg, png"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -38,7 +39,7 @@ func TestFigures(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "figures/latency.pdf")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("latency.pdf written without being asked for: %v", err)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, plots.ReportMD))
+	md, err := os.ReadFile(filepath.Join(dir, report.ReportMD))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestFiguresUnreadablePoint(t *testing.T) {
 	if !strings.Contains(out.String(), "warning: left out an unreadable point file: "+bad) {
 		t.Errorf("output does not name the unreadable file %s:\n%s", bad, out.String())
 	}
-	md, err := os.ReadFile(filepath.Join(dir, plots.ReportMD))
+	md, err := os.ReadFile(filepath.Join(dir, report.ReportMD))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package resultstest writes a small synthetic run folder, through
 // results.WriteRun and results.WritePoint, for the tests of the packages
-// that read runs (results, plots, the figures command).
+// that read runs (results, plots, report, the figures command).
 //
 // The run is fixed data computed from closed-form distributions (no
 // random numbers, no clock), so every output rendered from it is

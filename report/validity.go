@@ -1,17 +1,12 @@
-package plots
+package report
 
 import (
 	"fmt"
-	"image/color"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"concbench/loadgen"
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -315,7 +310,7 @@ func (v *validity) banner() string {
 			return ""
 		}
 		return fmt.Sprintf("Beyond this load generator: %s only points whose rate reached its measured ceiling (%s), so their value is the generator's limit, not the server's. What to do: %s.",
-			plural(len(v.beyond), "configuration/load pair has", "configuration/load pairs have"), listed(v.beyond), ceilingAdvice)
+			plots.Plural(len(v.beyond), "configuration/load pair has", "configuration/load pairs have"), listed(v.beyond), ceilingAdvice)
 	}
 	var b strings.Builder
 	pct := 0.0
@@ -331,12 +326,12 @@ func (v *validity) banner() string {
 	}
 	fmt.Fprintf(&b, "%s: %d of %d measured points (%.0f%%) have a valid load-generator verdict", title, v.valid, v.measured, pct)
 	if n := len(v.empty) + len(v.beyond); n > 0 {
-		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", plural(n, "configuration/load pair has", "configuration/load pairs have"),
+		fmt.Fprintf(&b, ", and %s no valid point at all (%s)", plots.Plural(n, "configuration/load pair has", "configuration/load pairs have"),
 			listed(append(slices.Clone(v.empty), v.beyond...)))
 	}
 	reason, n := v.reasons.top()
 	if reason != "" {
-		fmt.Fprintf(&b, ". Most frequent reason: %s, %s (%s). What to do: %s.", reason, plural(n, "point", "points"), reasonMeaning(reason), reasonAdviceFor(reason))
+		fmt.Fprintf(&b, ". Most frequent reason: %s, %s (%s). What to do: %s.", reason, plots.Plural(n, "point", "points"), reasonMeaning(reason), reasonAdviceFor(reason))
 	} else {
 		b.WriteString(".")
 	}
@@ -353,14 +348,6 @@ func listed(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// plural returns "n one" or "n many".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
 // Banner returns the warning the report opens with, and that concbench
 // bench prints after a run, when the run is mostly invalid: more than
 // half of its measured points have an invalid load-generator verdict, or
@@ -373,33 +360,4 @@ func plural(n int, one, many string) string {
 // not mostly invalid.
 func Banner(r *results.Run, pts []results.Point) string {
 	return newValidity(results.GroupPoints(r, pts)).banner()
-}
-
-// excludedGlyph marks an invalid repetition at its own value: it is drawn
-// so that it stays visible, but it is in no line, band, bar or median.
-func excludedGlyph() draw.GlyphStyle {
-	return draw.GlyphStyle{Color: color.Gray{Y: 0x40}, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
-}
-
-// excludedLegend is the legend entry of excludedGlyph.
-const excludedLegend = "invalid rep (excluded)"
-
-// excludedCaption is the sentence a figure's caption ends with when it
-// excluded n invalid repetitions; "" when n is 0.
-func excludedCaption(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" %s excluded (grey ×, each at its own value, in no median, band or test).",
-		plural(n, "invalid repetition", "invalid repetitions"))
-}
-
-// excludedValues formats the values of a row's invalid repetitions for a
-// figure's CSV: "2:1311231 4:1400000" (repetition:value).
-func excludedValues(vals map[int]float64) string {
-	var parts []string
-	for _, rep := range slices.Sorted(maps.Keys(vals)) {
-		parts = append(parts, fmt.Sprintf("%d:%s", rep, results.FormatFloat(vals[rep])))
-	}
-	return strings.Join(parts, " ")
 }

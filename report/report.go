@@ -1,19 +1,16 @@
-package plots
+package report
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	htmltemplate "html/template"
-	"io"
 	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"text/template"
 	"time"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -112,13 +109,13 @@ type reportFigure struct {
 
 // newReport computes the report of the analysed run a, its figures figs
 // (written in formats) and the figures it could not draw (omitted).
-func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) *report {
-	r := a.run
+func newReport(a *analysis, figs []*plots.Figure, omitted []string, formats []string) *report {
+	r := a.Run
 	rep := &report{Run: r, Omitted: omitted}
 	rep.configuration(a)
 	rep.provenance(a)
 
-	v := newValidity(a.groups)
+	v := newValidity(a.Groups)
 	rep.Banner = v.banner()
 	rep.ValidityHead, rep.ValidityRows, rep.ValidityLegend = v.header(), v.table(), v.legend()
 
@@ -153,7 +150,7 @@ func newReport(a *analysis, figs []*Figure, omitted []string, formats []string) 
 // configuration fills what the run measured: whether it is partial, its
 // experiment, configurations and workload.
 func (rep *report) configuration(a *analysis) {
-	r := a.run
+	r := a.Run
 	switch {
 	case r.Interrupted:
 		rep.Partial = "the run was interrupted; this report covers the points it finished"
@@ -174,8 +171,8 @@ func (rep *report) configuration(a *analysis) {
 		}
 		rep.Configs = append(rep.Configs, []string{c.Name, c.Model, strings.Join(c.Args, " "), threads})
 	}
-	if len(a.points) > 0 {
-		w := a.points[0].Workload
+	if len(a.Points) > 0 {
+		w := a.Points[0].Workload
 		rep.Workload = [][]string{
 			{"protocol", w.Protocol}, {"connections", strconv.Itoa(w.Conns)}, {"pipelining depth", strconv.Itoa(w.Depth)},
 			{"arrivals (open loop)", w.Arrival}, {"CPU work", w.CPU}, {"blocking work", w.Block}, {"response size", w.Size}, {"operations", w.Ops},
@@ -187,7 +184,7 @@ func (rep *report) configuration(a *analysis) {
 // machine, the CPUs, the load generator, and the other commits of a
 // resumed run's points.
 func (rep *report) provenance(a *analysis) {
-	r := a.run
+	r := a.Run
 	p := r.Provenance
 	commit := p.Commit
 	if p.Dirty {
@@ -201,7 +198,7 @@ func (rep *report) provenance(a *analysis) {
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
 	if p.LoadWorkers > 0 {
-		workers := plural(p.LoadWorkers, "worker", "workers")
+		workers := plots.Plural(p.LoadWorkers, "worker", "workers")
 		if p.LoadWorkerCPUs != "" {
 			workers += ", pinned to CPUs " + p.LoadWorkerCPUs + " (one each)"
 		}
@@ -221,8 +218,8 @@ func (rep *report) provenance(a *analysis) {
 		rep.Provenance = append(rep.Provenance, []string{fmt.Sprintf("kernel thread %s (pid %d)", kt.Name, kt.PID), what})
 	}
 	commits := map[string]bool{}
-	for i := range a.points {
-		if c := a.points[i].Provenance.Commit; c != "" && c != p.Commit {
+	for i := range a.Points {
+		if c := a.Points[i].Provenance.Commit; c != "" && c != p.Commit {
 			commits[c] = true
 		}
 	}
@@ -234,14 +231,14 @@ func (rep *report) provenance(a *analysis) {
 // points lists the points that were not measured or not valid, and
 // counts them.
 func (rep *report) points(a *analysis) {
-	r := a.run
+	r := a.Run
 	measured, failed, unavailable, invalid := 0, 0, 0, 0
 	listed := map[string]bool{}
 	for _, u := range r.Unavailable {
 		rep.Unavailable = append(rep.Unavailable, item{Label: u.Config.Name, Reasons: []string{u.Reason}})
 		listed[u.Config.Name] = true
 	}
-	for _, g := range a.groups {
+	for _, g := range a.Groups {
 		for _, pt := range g.Points {
 			switch {
 			case pt.Status == results.StatusUnavailable:
@@ -266,7 +263,7 @@ func (rep *report) points(a *analysis) {
 		}
 	}
 	rep.Counts = fmt.Sprintf("%d points: %d measured (%d with an invalid verdict, excluded from every statistic), %d failed, %d unavailable",
-		len(a.points), measured, invalid, failed, unavailable)
+		len(a.Points), measured, invalid, failed, unavailable)
 }
 
 // pointWarnings lists the harness's warnings on points, each once, and
@@ -282,8 +279,8 @@ func (rep *report) pointWarnings(a *analysis) {
 	}
 	warnGroups := map[string]*warnGroup{}
 	loadWarned := 0
-	for i := range a.points {
-		for _, w := range a.points[i].Warnings {
+	for i := range a.Points {
+		for _, w := range a.Points[i].Warnings {
 			key := digits.ReplaceAllString(w, "#")
 			if g := warnGroups[key]; g != nil {
 				g.count++
@@ -292,7 +289,7 @@ func (rep *report) pointWarnings(a *analysis) {
 				warnGroups[key] = &warnGroup{example: w, count: 1}
 			}
 		}
-		if l := a.points[i].Load; l != nil && len(l.Warnings) > 0 {
+		if l := a.Points[i].Load; l != nil && len(l.Warnings) > 0 {
 			loadWarned++
 		}
 	}
@@ -315,10 +312,10 @@ func (rep *report) pointWarnings(a *analysis) {
 // serverErrors lists, per configuration, the errors its servers counted
 // over the measured windows.
 func (rep *report) serverErrors(a *analysis) {
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		sums := map[string]uint64{}
-		for i := range a.points {
-			if p := &a.points[i]; p.Config.Name == cfg.Name && p.Measured() {
+		for i := range a.Points {
+			if p := &a.Points[i]; p.Config.Name == cfg.Name && p.Measured() {
 				for k, n := range p.Server.Errors {
 					sums[k] += n
 				}
@@ -375,13 +372,13 @@ func fmtTime(t time.Time) string {
 // chosen load, medians of the valid repetitions with their confidence
 // intervals, and how many invalid repetitions each left out.
 func (rep *report) summary(a *analysis) {
-	f50, ok50 := results.NearestFraction(a.groups, 0.5)
-	f90, ok90 := results.NearestFraction(a.groups, 0.9)
-	if a.hasLoad {
-		rep.Load = a.loadText()
+	f50, ok50 := results.NearestFraction(a.Groups, 0.5)
+	f90, ok90 := results.NearestFraction(a.Groups, 0.9)
+	if a.HasLoad {
+		rep.Load = a.LoadText()
 	}
 	rep.SummaryHead = []string{"configuration", "capacity (req/s)"}
-	hasSLO := slices.ContainsFunc(a.groups, func(g *results.Group) bool { return g.Kind == results.KindSLO })
+	hasSLO := slices.ContainsFunc(a.Groups, func(g *results.Group) bool { return g.Kind == results.KindSLO })
 	if hasSLO {
 		rep.SummaryHead = append(rep.SummaryHead, "SLO capacity (req/s)")
 	}
@@ -392,12 +389,12 @@ func (rep *report) summary(a *analysis) {
 		rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("p99 at %.2f", f90))
 	}
 	intervals := false
-	if a.equal {
+	if a.Equal {
 		// A suite run has no fractions of capacity: its p99 is the
 		// who-wins table's, at the equal load; beside it, where the run
 		// measured it, the median of its 100 ms intervals' p99s.
 		rep.SummaryHead = append(rep.SummaryHead, "p99 at equal load")
-		intervals = slices.ContainsFunc(a.points, func(p results.Point) bool {
+		intervals = slices.ContainsFunc(a.Points, func(p results.Point) bool {
 			_, ok := results.LatencyP99Intervals.Value(&p)
 			return ok
 		})
@@ -409,9 +406,9 @@ func (rep *report) summary(a *analysis) {
 		m    results.Metric
 		head string
 	}{{results.CtxswPerReq, "ctxsw/req"}, {results.CPUPerReq, "CPU µs/req"}, {results.AllocsPerReq, "allocs/req"}}
-	if a.hasLoad {
+	if a.HasLoad {
 		for _, c := range costs {
-			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.loadShort()))
+			rep.SummaryHead = append(rep.SummaryHead, fmt.Sprintf("%s at %s", c.head, a.LoadShort()))
 		}
 	}
 	warned := map[string][]string{}
@@ -429,7 +426,7 @@ func (rep *report) summary(a *analysis) {
 		if agg.Stats.N == 0 && agg.Excluded > 0 {
 			return fmt.Sprintf("no valid repetition (%d invalid excluded)", agg.Excluded)
 		}
-		s := fmtStatLevel(agg.Stats, m.Unit, false)
+		s := plots.FormatStatLevel(agg.Stats, m.Unit, false)
 		switch n := agg.Stats.N; {
 		case agg.Stats.HasCI():
 			withCI = true
@@ -447,10 +444,10 @@ func (rep *report) summary(a *analysis) {
 		}
 		return s
 	}
-	for _, cfg := range a.configs {
-		row := []string{cfg.Name, cell(a.capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
+	for _, cfg := range a.Configs {
+		row := []string{cfg.Name, cell(a.Capacity(cfg.Name), results.Capacity, cfg.Name+" capacity")}
 		if hasSLO {
-			g := results.Find(a.groups, cfg.Name, results.KindSLO, 0)
+			g := results.Find(a.Groups, cfg.Name, results.KindSLO, 0)
 			if g == nil {
 				row = append(row, "no search (no objective)")
 			} else {
@@ -458,33 +455,33 @@ func (rep *report) summary(a *analysis) {
 			}
 		}
 		if ok50 {
-			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
+			row = append(row, cell(results.Find(a.Groups, cfg.Name, results.KindOpen, f50), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f50)))
 		}
 		if ok90 {
-			row = append(row, cell(results.Find(a.groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
+			row = append(row, cell(results.Find(a.Groups, cfg.Name, results.KindOpen, f90), results.LatencyP99, fmt.Sprintf("%s p99 at %.2f", cfg.Name, f90)))
 		}
-		if a.equal {
-			row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
+		if a.Equal {
+			row = append(row, cell(a.AtLoad(cfg.Name), results.LatencyP99, cfg.Name+" p99 at equal load"))
 			if intervals {
-				row = append(row, cell(a.atLoad(cfg.Name), results.LatencyP99Intervals, cfg.Name+" p99 of 100 ms intervals at equal load"))
+				row = append(row, cell(a.AtLoad(cfg.Name), results.LatencyP99Intervals, cfg.Name+" p99 of 100 ms intervals at equal load"))
 			}
 		}
-		if a.hasLoad {
+		if a.HasLoad {
 			for _, c := range costs {
-				row = append(row, cell(a.atLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.loadShort())))
+				row = append(row, cell(a.AtLoad(cfg.Name), c.m, fmt.Sprintf("%s %s at %s", cfg.Name, c.head, a.LoadShort())))
 			}
 		}
 		rep.SummaryRows = append(rep.SummaryRows, row)
 	}
 	var levels []string
 	for _, n := range slices.Sorted(maps.Keys(ranges)) {
-		levels = append(levels, fmt.Sprintf("%s for %d repetitions", rangeLevel(n), n))
+		levels = append(levels, fmt.Sprintf("%s for %d repetitions", plots.RangeLevel(n), n))
 	}
 	switch {
 	case len(levels) > 0 && withCI:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", joinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their 95%% confidence interval (6 or more repetitions) or, with 3 to 5, their range, which holds the median with %s.", plots.JoinAnd(levels))
 	case len(levels) > 0:
-		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", joinAnd(levels))
+		rep.SummaryLevel = fmt.Sprintf("Medians across the valid repetitions, in brackets their range, which holds the median with %s (too few repetitions for a 95%% interval).", plots.JoinAnd(levels))
 	default:
 		rep.SummaryLevel = "Medians across the valid repetitions, in brackets their 95% confidence interval."
 	}
@@ -518,359 +515,4 @@ func serverProcs(n int) string {
 		return "per configuration (--gomaxprocs in the experiment table; each point records its own)"
 	}
 	return strconv.Itoa(n)
-}
-
-// mdCell escapes a table cell for Markdown.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "").Replace(s)
-}
-
-// mdIndent indents every line after the first, for a list item.
-func mdIndent(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
-}
-
-var funcs = map[string]any{
-	"cell":   mdCell,
-	"indent": mdIndent,
-	"join":   strings.Join,
-	"multiline": func(s string) bool {
-		return strings.Contains(s, "\n")
-	},
-	"sep":  func(n int) string { return strings.Repeat("|---", n) + "|" },
-	"base": func(p string) string { return p[strings.LastIndex(p, "/")+1:] },
-}
-
-var mdTemplate = template.Must(template.New("report.md").Funcs(funcs).Parse(`# concbench run {{.Run.ID}}
-{{if .Banner}}
-> **{{.Banner}}**
-{{end}}{{if .Partial}}
-> **Partial run:** {{.Partial}}.
-{{end}}
-{{.Counts}}.
-{{with .Winners}}
-## Who wins where
-
-{{.Markdown}}{{end}}
-## Answers
-{{if .Answers}}{{range .Answers}}
-- **{{.Metric}}**: {{.Text}}{{end}}
-
-{{.AnswerNote}}
-{{else if .AnswerNote}}
-{{.AnswerNote}}
-{{else}}
-Nothing to compare: fewer than two configurations have valid repetitions.
-{{end}}{{with .Mechanisms}}
-## Mechanisms
-
-{{.Markdown}}{{end}}
-## Summary
-{{with .SummaryLevel}}
-{{.}}
-{{end}}{{if .Load}}
-Costs per request at {{.Load}}.
-{{end}}
-|{{range .SummaryHead}} {{cell .}} |{{end}}
-{{sep (len .SummaryHead)}}
-{{range .SummaryRows}}|{{range .}} {{cell .}} |{{end}}
-{{end}}{{range .SummaryNotes}}
-{{.}}
-{{end}}{{if .StatNotes}}
-Statistics warnings:
-{{range .StatNotes}}
-- {{.}}{{end}}
-{{end}}{{with .Orders}}
-## Promotion orders
-
-{{.Markdown}}{{end}}{{with .Claims}}
-## Claims
-
-{{.Markdown}}{{end}}{{with .Balance}}
-## Connection balance
-
-{{.Markdown}}{{end}}{{with .Nginx}}
-## nginx beside its model
-
-{{.Markdown}}{{end}}
-## Figures
-{{range .Figures}}
-### {{.Title}}
-
-{{if .Image}}![{{.Title}}]({{.Image}})
-
-{{end}}{{.Caption}}
-{{range .Notes}}
-- {{.}}{{end}}
-
-Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}[{{base $f}}]({{$f}}){{end}}; data: [{{base .CSV}}]({{.CSV}}).
-{{end}}{{range .Omitted}}
-- {{.}}{{end}}
-{{with .Chain}}
-## Measurement chain
-
-**{{.Verdict}}.**
-{{range .Reasons}}
-- {{.}}{{end}}
-{{if .Rows}}
-|{{range .Head}} {{cell .}} |{{end}}
-{{sep (len .Head)}}
-{{range .Rows}}|{{range .}} {{cell .}} |{{end}}
-{{end}}
-{{.Floor}}
-{{range .Decomp}}
-- {{.}}{{end}}
-{{range .Notes}}
-- {{.}}{{end}}
-
-Details: [{{.Link}}]({{.Link}}).
-{{end}}{{end}}
-## Experiment
-
-| configuration | model | arguments | threads |
-|---|---|---|---|
-{{range .Configs}}| {{cell (index . 0)}} | {{cell (index . 1)}} | {{cell (index . 2)}} | {{cell (index . 3)}} |
-{{end}}{{if .Workload}}
-| workload | |
-|---|---|
-{{range .Workload}}| {{cell (index . 0)}} | {{cell (index . 1)}} |
-{{end}}{{end}}{{if .Experiment}}
-<details><summary>Full experiment configuration</summary>
-
-` + "```json" + `
-{{.Experiment}}
-` + "```" + `
-
-</details>
-{{end}}
-## Provenance
-
-| | |
-|---|---|
-{{range .Provenance}}| {{cell (index . 0)}} | {{cell (index . 1)}} |
-{{end}}
-## Validity
-{{if .Unavailable}}
-Unavailable on this machine:
-{{range .Unavailable}}
-- **{{.Label}}**: {{join .Reasons "; "}}{{end}}
-{{end}}{{if .ValidityRows}}
-Valid repetitions per configuration and load (valid/total; where some are not valid, the most frequent main reason among them). Only valid repetitions enter the statistics, figures and bench.txt.
-
-|{{range .ValidityHead}} {{cell .}} |{{end}}
-{{sep (len .ValidityHead)}}
-{{range .ValidityRows}}|{{range .}} {{cell .}} |{{end}}
-{{end}}{{if .ValidityLegend}}
-{{range $i, $l := .ValidityLegend}}{{if $i}} {{end}}` + "`{{$l.Code}}`" + `: {{$l.Meaning}}.{{end}}
-{{end}}{{end}}{{if or .Failed .Invalid}}
-<details><summary>Every point that is not valid, with its reasons ({{len .Failed}} failed, {{len .Invalid}} invalid)</summary>
-{{if .Failed}}
-Failed points (not in any statistic):
-{{range .Failed}}
-- **{{.Label}}**:{{range .Reasons}}{{if multiline .}}
-
-    ` + "```" + `
-    {{indent .}}
-    ` + "```" + `{{else}} {{.}}{{end}}{{end}}{{end}}
-{{end}}{{if .Invalid}}
-Points with an invalid load-generator verdict (excluded from every statistic; [code] names the failed check):
-{{range .Invalid}}
-- **{{.Label}}**: {{join .Reasons "; "}}{{end}}
-{{end}}
-</details>
-{{end}}{{if not (or .Unavailable .Failed .Invalid)}}
-Every point was measured and every verdict is valid.
-{{end}}{{if .Warnings}}
-Run warnings:
-{{range .Warnings}}
-- {{.}}{{end}}
-{{end}}{{if .ServerErrors}}
-Errors the servers counted over the measured windows (see the models' documentation for each kind; "refused": connections turned away at a model's limit):
-{{range .ServerErrors}}
-- {{.}}{{end}}
-{{end}}{{if .PointWarns}}
-Warnings on points:
-{{range .PointWarns}}
-- {{.}}{{end}}
-{{end}}{{if .LoadWarns}}
-{{.LoadWarns}}
-{{end}}
-`))
-
-// writeMarkdown writes report.md.
-func (rep *report) writeMarkdown(w io.Writer) error {
-	if err := mdTemplate.Execute(w, rep); err != nil {
-		return fmt.Errorf("plots: report.md: %w", err)
-	}
-	return nil
-}
-
-var htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(htmltemplate.FuncMap{
-	"svg": func(b []byte) htmltemplate.URL {
-		return htmltemplate.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b))
-	},
-	"join":  strings.Join,
-	"plain": winnersPlain,
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>concbench run {{.Run.ID}}</title>
-<style>
-body { font-family: sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-.partial { background: #fff3cd; border: 1px solid #e0c060; padding: 0.5rem 1rem; }
-.banner { background: #f8d7da; border: 1px solid #d06070; padding: 0.5rem 1rem; font-weight: bold; }
-figure { margin: 2rem 0; }
-figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { margin-top: 0.5rem; }
-pre { background: #f7f7f7; padding: 0.5rem; overflow-x: auto; }
-.notes { font-size: 0.9rem; color: #555; }
-</style>
-</head>
-<body>
-<h1>concbench run {{.Run.ID}}</h1>
-{{if .Banner}}<p class="banner">{{.Banner}}</p>{{end}}
-{{if .Partial}}<p class="partial"><strong>Partial run:</strong> {{.Partial}}.</p>{{end}}
-<p>{{.Counts}}.</p>
-{{with .Winners}}
-<h2>Who wins where</h2>
-<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
-{{end}}</table>
-<p class="notes">{{.Note}}</p>
-{{if .Control}}<p class="notes">{{.Control}}</p>{{end}}
-{{if .Details}}<details><summary>Decisions in detail</summary><ul class="notes">{{range .Details}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
-{{end}}
-<h2>Answers</h2>
-{{if .Answers}}<ul>{{range .Answers}}<li><strong>{{.Metric}}</strong>: {{.Text}}</li>{{end}}</ul>
-<p class="notes">{{.AnswerNote}}</p>{{else if .AnswerNote}}<p>{{.AnswerNote}}</p>{{else}}<p>Nothing to compare: fewer than two configurations have valid repetitions.</p>{{end}}
-{{with .Mechanisms}}
-<h2>Mechanisms</h2>
-{{if .NotCounted}}<p>{{.NotCounted}}.</p>{{else}}<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-<p class="notes">{{.Note}}</p>{{end}}
-{{end}}
-
-<h2>Summary</h2>{{with .SummaryLevel}}<p>{{.}}</p>{{end}}
-{{if .Load}}<p>Costs per request at {{.Load}}.</p>{{end}}
-<table>
-<tr>{{range .SummaryHead}}<th>{{.}}</th>{{end}}</tr>
-{{range .SummaryRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{range .SummaryNotes}}<p class="notes">{{.}}</p>{{end}}
-{{if .StatNotes}}<p class="notes">Statistics warnings:</p><ul class="notes">{{range .StatNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{with .Orders}}
-<h2>Promotion orders</h2>
-<p>Leader/Followers' promotion orders compared at {{.Load}}.</p>
-{{range .Groups}}<h3>{{.Name}}</h3>
-<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{range .Verdicts}}<p>{{plain .}}</p>{{end}}
-{{end}}{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
-{{end}}
-{{with .Claims}}
-<h2>Claims</h2>
-<p>The patterns' claims about per-request costs, tested at {{.Load}}:</p>
-<ul>{{range .Claims}}<li>{{plain .}}</li>{{end}}</ul>
-{{if .Rows}}<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{plain .}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
-{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
-{{end}}{{with .Balance}}
-<h2>Connection balance</h2>
-<p>How evenly each configuration's connections and requests spread over the threads that serve them, at {{.Load}}.</p>
-{{range .Tables}}{{if .Name}}<h3>{{.Name}}</h3>{{end}}
-<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{end}}{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
-{{end}}{{with .Nginx}}
-<h2>nginx beside its model</h2>
-<p>The nginx-style model and real nginx in each accept mode, at {{.Load}}.</p>
-<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-<ul>{{range .Verdicts}}<li>{{plain .}}</li>{{end}}</ul>
-{{range .Notes}}<p class="notes">{{.}}</p>{{end}}
-{{end}}
-
-<h2>Figures</h2>
-{{range .Figures}}<figure id="{{.Name}}">
-<h3>{{.Title}}</h3>
-<img alt="{{.Title}}" src="{{svg .SVG}}">
-<figcaption>{{.Caption}}
-{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-</figcaption>
-</figure>
-{{end}}{{if .Omitted}}<ul>{{range .Omitted}}<li>{{.}}</li>{{end}}</ul>{{end}}
-
-{{with .Chain}}<h2>Measurement chain</h2>
-<p><strong>{{.Verdict}}.</strong></p>
-{{if .Reasons}}<ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Rows}}<table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-<p class="notes">{{.Floor}}</p>
-<ul class="notes">{{range .Decomp}}<li>{{.}}</li>{{end}}{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
-<p>Details: <a href="{{.Link}}">{{.Link}}</a>.</p>{{end}}
-{{end}}
-<h2>Experiment</h2>
-<table>
-<tr><th>configuration</th><th>model</th><th>arguments</th><th>threads</th></tr>
-{{range .Configs}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{if .Workload}}<table>
-<tr><th>workload</th><th></th></tr>
-{{range .Workload}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
-{{if .Experiment}}<details><summary>Full experiment configuration</summary><pre>{{.Experiment}}</pre></details>{{end}}
-
-<h2>Provenance</h2>
-<table>
-{{range .Provenance}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
-{{end}}</table>
-
-<h2>Validity</h2>
-{{if .Unavailable}}<p>Unavailable on this machine:</p>
-<ul>{{range .Unavailable}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
-{{if .ValidityRows}}<p>Valid repetitions per configuration and load (valid/total; where some are not valid, the most frequent main reason among them). Only valid repetitions enter the statistics, figures and bench.txt.</p>
-<table>
-<tr>{{range .ValidityHead}}<th>{{.}}</th>{{end}}</tr>
-{{range .ValidityRows}}<tr>{{range $i, $c := .}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
-{{end}}</table>
-{{if .ValidityLegend}}<p class="notes">{{range $i, $l := .ValidityLegend}}{{if $i}} {{end}}<code>{{$l.Code}}</code>: {{$l.Meaning}}.{{end}}</p>{{end}}{{end}}
-{{if or .Failed .Invalid}}<details><summary>Every point that is not valid, with its reasons ({{len .Failed}} failed, {{len .Invalid}} invalid)</summary>
-{{if .Failed}}<p>Failed points (not in any statistic):</p>
-<ul>{{range .Failed}}<li><strong>{{.Label}}</strong>:{{range .Reasons}}<pre>{{.}}</pre>{{end}}</li>{{end}}</ul>{{end}}
-{{if .Invalid}}<p>Points with an invalid load-generator verdict (excluded from every statistic; [code] names the failed check):</p>
-<ul>{{range .Invalid}}<li><strong>{{.Label}}</strong>: {{join .Reasons "; "}}</li>{{end}}</ul>{{end}}
-</details>{{end}}
-{{if not (or .Unavailable .Failed .Invalid)}}<p>Every point was measured and every verdict is valid.</p>{{end}}
-{{if .Warnings}}<p>Run warnings:</p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .ServerErrors}}<p>Errors the servers counted over the measured windows (see the models' documentation for each kind; "refused": connections turned away at a model's limit):</p><ul>{{range .ServerErrors}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .PointWarns}}<p>Warnings on points:</p><ul>{{range .PointWarns}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .LoadWarns}}<p>{{.LoadWarns}}</p>{{end}}
-</body>
-</html>
-`))
-
-// writeHTML writes report.html: the same content as report.md, every
-// figure embedded as a base64 SVG data URI, no external assets.
-func (rep *report) writeHTML(w io.Writer) error {
-	if err := htmlTemplate.Execute(w, rep); err != nil {
-		return fmt.Errorf("plots: report.html: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"bytes"
@@ -6,13 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"concbench/plots"
 	"concbench/results"
 )
-
-// DefaultLoad is the open-loop fraction of capacity the spectrum, the
-// per-request cost figures and the per-thread figure are drawn at when
-// Options.Load is 0: the run's measured fraction closest to it.
-const DefaultLoad = 0.5
 
 // Output names inside a run folder.
 const (
@@ -23,14 +19,15 @@ const (
 	ReportHTML = "report.html"
 )
 
-// Options control what RenderRun writes.
+// Options control what RenderRun writes; Load and Floor are the
+// figures' (plots.Options).
 type Options struct {
 	// Formats are the figure formats to write (svg, pdf, png, tex); nil
-	// means all of Formats. The HTML report embeds SVG whatever this says.
+	// means all of plots.Formats. The HTML report embeds SVG whatever this says.
 	Formats []string
 	// Load is the open-loop fraction of capacity for the spectrum,
 	// per-request cost and per-thread figures; the run's measured fraction
-	// closest to it is used. 0 means DefaultLoad.
+	// closest to it is used. 0 means plots.DefaultLoad.
 	Load float64
 	// Floor is the measured loopback floor (results.ChainFloor: zero
 	// work, idle server) the latency figure adds to its M/M/c ideal; nil
@@ -39,61 +36,15 @@ type Options struct {
 	Floor *results.ChainFloor
 }
 
-// figureSpec is one figure of the report, in order, and what it needs
-// (said in the report when the run has no data for it).
-type figureSpec struct {
-	name, title, needs string
-	make               func(*analysis) *Figure
-	// applies, if set, says whether the figure belongs to the run at all:
-	// a figure that does not is neither drawn nor listed as not drawn.
-	applies func(*analysis) bool
-}
-
-var figureSpecs = []figureSpec{
-	{"latency", "Latency vs offered load", "measured open-loop points", latencyFigure, nil},
-	{"spectrum", "Percentile spectrum", "latency histograms at the chosen load", spectrumFigure, nil},
-	{"capacity", "Capacity", "measured capacity points", capacityFigure, nil},
-	{"ctxsw", "Context switches per request", "server costs at the chosen load", ctxswFigure, nil},
-	{"cpu", "CPU per request", "server costs at the chosen load", cpuFigure, nil},
-	{"allocs", "Allocations per request", "server costs at the chosen load", allocsFigure, nil},
-	{"mechanisms", "System calls per request by kind", "mechanisms point with counts (bench --mechanisms, which needs root: see the Mechanisms section)", mechanismsFigure, hasMechanisms},
-	{"threads", "Per-thread share of events (Leader/Followers)", "Leader/Followers points with per-thread counts at the chosen load", threadsFigure, nil},
-	{"connections", "Server costs against connections", "rate points measured at two or more connection counts", connectionsFigure, hasRatePoints},
-	{"frontend", "Front end: who reads each response", "front-end points with hand-off counters at the chosen load", frontEndFigure, hasFrontEnd},
-	{"threadsweep", "Thread sweep", "model measured at two or more thread counts (configurations named MODEL/threads=N, as in the threads profile)", threadSweepFigure, threadsSweep.applies},
-	{"cores", "Cores", "model measured on two or more server CPU counts (configurations named MODEL/cpus=N, as in the cores profile; a server of one CPU, as on a 2-CPU machine, has one count only, so there is no speed-up to draw)", coresFigure, coresSweep.applies},
-}
-
-// Figures returns every figure the run has data for, in report order,
-// and for each figure it cannot draw a sentence saying why.
-func Figures(r *results.Run, pts []results.Point, opts Options) (figs []*Figure, omitted []string) {
-	a := analyze(r, pts, opts)
-	return a.figures()
-}
-
-func (a *analysis) figures() (figs []*Figure, omitted []string) {
-	for _, s := range figureSpecs {
-		if s.applies != nil && !s.applies(a) {
-			continue
-		}
-		if f := s.make(a); f != nil {
-			figs = append(figs, f)
-		} else {
-			omitted = append(omitted, fmt.Sprintf("%s: not drawn — the run has no %s.", s.title, s.needs))
-		}
-	}
-	return figs, omitted
-}
-
 // checkFormats returns the formats to write, or an error naming an
 // unknown one.
 func checkFormats(formats []string) ([]string, error) {
 	if len(formats) == 0 {
-		return Formats, nil
+		return plots.Formats, nil
 	}
 	for _, f := range formats {
-		if !slices.Contains(Formats, f) {
-			return nil, fmt.Errorf("plots: unknown format %q (want some of %v)", f, Formats)
+		if !slices.Contains(plots.Formats, f) {
+			return nil, fmt.Errorf("report: unknown format %q (want some of %v)", f, plots.Formats)
 		}
 	}
 	return formats, nil
@@ -157,7 +108,7 @@ func Render(dir string, r *results.Run, pts []results.Point, opts Options) (file
 		}
 	}
 	a := analyze(r, pts, opts)
-	figs, omitted := a.figures()
+	figs, omitted := a.Figures()
 	rep := newReport(a, figs, omitted, formats)
 	rep.Chain = chainSectionOf(dir)
 	for i, f := range figs {
@@ -212,7 +163,7 @@ func (o *outDir) write(rel string, data []byte) error {
 
 // writeFigure writes f into the figures folder in each of formats and its
 // data as CSV; it returns the SVG rendering if "svg" is among formats.
-func (o *outDir) writeFigure(f *Figure, formats []string) (svg []byte, err error) {
+func (o *outDir) writeFigure(f *plots.Figure, formats []string) (svg []byte, err error) {
 	var buf bytes.Buffer
 	for _, format := range formats {
 		buf.Reset()
@@ -228,7 +179,7 @@ func (o *outDir) writeFigure(f *Figure, formats []string) (svg []byte, err error
 	}
 	buf.Reset()
 	if err := f.WriteCSV(&buf); err != nil {
-		return nil, fmt.Errorf("plots: %s.csv: %w", f.Name, err)
+		return nil, fmt.Errorf("report: %s.csv: %w", f.Name, err)
 	}
 	return svg, o.write(filepath.Join(FiguresDir, f.Name+".csv"), buf.Bytes())
 }

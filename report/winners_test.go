@@ -1,102 +1,22 @@
-package plots
+package report
 
 import (
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 	"concbench/stats"
 )
-
-// winnersRun builds a two-workload suite run from a valid synthetic
-// point: configurations a, b and c under "cpu" and "block", 5
-// repetitions of capacity, of its search's result (80% of the capacity,
-// under an objective of p99 ≤ 1 ms for cpu and 2 ms for block) and of one
-// equal-load rate per workload, each metric's values the given median
-// times a small spread per repetition. want gives, per workload, the
-// medians of capacity, p99 (µs), CPU per request (µs) and context
-// switches per request of a, b and c.
-func winnersRun(t *testing.T, want map[string][4][3]float64) (*results.Run, []results.Point) {
-	t.Helper()
-	r, tmpl := syntheticTemplate(t)
-	names := []string{"a", "b", "c"}
-	run := *r
-	run.Configs = nil
-	run.Experiment = map[string]any{
-		"configs": nameList(names...),
-		"workloads": []map[string]any{
-			{"name": "cpu", "slo": map[string]any{"percentile": 99, "bound": "1ms"}},
-			{"name": "block", "slo": map[string]any{"percentile": 99, "bound": "2ms"}},
-		},
-	}
-	spread := []float64{0.97, 0.99, 1, 1.01, 1.03}
-	var out []results.Point
-	for _, wl := range []string{"cpu", "block"} {
-		for ci, c := range names {
-			name := c + "/" + wl
-			run.Configs = append(run.Configs, results.ModelConfig{Name: name, Model: c})
-			for rep := range spread {
-				// Each configuration its own spread in a round, so that
-				// paired differences vary as measured ones do.
-				f := spread[(rep+ci)%len(spread)]
-				for _, kind := range []results.Kind{results.KindCapacity, results.KindRate} {
-					p := *tmpl
-					load := *tmpl.Load
-					p.Load, p.Config, p.Kind, p.Repetition = &load, results.ModelConfig{Name: name, Model: c}, kind, rep
-					v := want[wl]
-					if kind == results.KindCapacity {
-						p.Fraction, p.OfferedRatePerS = 1, 0
-						load.AchievedRatePerS = v[0][ci] * f
-					} else {
-						p.Fraction, p.OfferedRatePerS = 0, 1000
-						load.Latency.P99Ns = int64(math.Round(v[1][ci] * 1e3 * f))
-						p.Server.CPUNsPerRequest = v[2][ci] * 1e3 * f
-						p.Server.CtxswPerRequest = v[3][ci] * f
-					}
-					out = append(out, p)
-				}
-				// The search's result: 80% of the capacity.
-				out = append(out, results.Point{Config: results.ModelConfig{Name: name, Model: c}, Kind: results.KindSLO,
-					Repetition: rep, Status: results.StatusOK, SLO: &results.SLOResult{Percentile: 99, BoundNs: 1e6,
-						RatePerS: 0.8 * want[wl][0][ci] * f, LoPerS: 0.8 * want[wl][0][ci] * f, HiPerS: 0.85 * want[wl][0][ci] * f, CapacityPerS: want[wl][0][ci], Probes: 3}})
-			}
-		}
-	}
-	return &run, out
-}
-
-// syntheticTemplate returns the synthetic run and a copy of its first
-// valid open-loop point, for tests that build runs of their own from it.
-func syntheticTemplate(t *testing.T) (*results.Run, *results.Point) {
-	t.Helper()
-	_, r, pts := synthetic(t)
-	return r, validOpenPoint(t, pts)
-}
-
-// validOpenPoint returns a valid open-loop point of the synthetic run
-// whose p99 is trusted and whose server answered, to copy into made-up
-// runs.
-func validOpenPoint(t *testing.T, pts []results.Point) *results.Point {
-	t.Helper()
-	for i := range pts {
-		p := &pts[i]
-		if p.Kind == results.KindOpen && !p.Invalid() && p.Status == results.StatusOK && p.Load != nil && p.Load.Trusted(99) && p.Server.Requests > 0 {
-			return p
-		}
-	}
-	t.Fatal("the synthetic run has no valid open point to copy")
-	return nil
-}
 
 // TestWinnersGolden: the who-wins table of a suite run with a known
 // winner in every cell but one — under "cpu" a wins capacity and CPU, c
 // the p99, and a and b have the same context switches (a tie, both ahead
 // of c); under "block" b wins capacity and p99, c the costs.
 func TestWinnersGolden(t *testing.T) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
+	r, pts := plotstest.WinnersRun(t, syntheticDir, map[string][4][3]float64{
 		//        capacity (req/s)         p99 (µs)        CPU (µs/req)    ctxsw/req
 		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
@@ -130,8 +50,8 @@ func TestWinnersGolden(t *testing.T) {
 	}
 	// Without open-loop points, the costs figures and the summary use each
 	// configuration's equal-load point.
-	if g := a.atLoad("a/cpu"); !a.equal || g == nil || g.Kind != results.KindRate || g.RatePerS != 1000 {
-		t.Errorf("chosen load: equal %t, group %+v; want the rate point at 1000 req/s", a.equal, g)
+	if g := a.AtLoad("a/cpu"); !a.Equal || g == nil || g.Kind != results.KindRate || g.RatePerS != 1000 {
+		t.Errorf("chosen load: equal %t, group %+v; want the rate point at 1000 req/s", a.Equal, g)
 	}
 	if got := tab.Rows[0][1]; got != "1000 req/s" {
 		t.Errorf("equal load %q, want 1000 req/s", got)
@@ -150,7 +70,7 @@ func TestWinnersGolden(t *testing.T) {
 // configuration of one workload against another's; its answers are each
 // workload's decided cells, and say why.
 func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
+	r, pts := plotstest.WinnersRun(t, syntheticDir, map[string][4][3]float64{
 		"cpu":   {{90000, 50000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1, 2}},
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},
 	})
@@ -168,7 +88,7 @@ func TestAnswersLeftOutAcrossWorkloads(t *testing.T) {
 // at the spread measured say so, with the repetitions a decision needs,
 // and a search that met no rate (0) is behind, not left out.
 func TestWinnersUndecided(t *testing.T) {
-	r, pts := winnersRun(t, map[string][4][3]float64{
+	r, pts := plotstest.WinnersRun(t, syntheticDir, map[string][4][3]float64{
 		//        capacity (req/s)         p99 (µs)        CPU (µs/req)    ctxsw/req
 		"cpu":   {{90000, 88000, 40000}, {300, 200, 100}, {20, 30, 40}, {1, 1.5, 2}},
 		"block": {{5000, 20000, 10000}, {900, 400, 800}, {50, 40, 20}, {3, 2, 0.5}},

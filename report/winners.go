@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -51,42 +52,6 @@ type decidedCell struct {
 	runnerUp         string
 }
 
-// suiteWorkload is one workload of the run: its name and the run names
-// of its configurations with their configuration names, in report order.
-type suiteWorkload struct {
-	name  string
-	runs  []string // run names (as in points)
-	names []string // configuration names, as the table shows them
-	// objective is the workload's latency objective ("p99 ≤ 1ms"), ""
-	// if it has none (no search).
-	objective string
-	// sw is the workload as package results has it (its A/A twin
-	// included).
-	sw results.SuiteWorkload
-}
-
-// workloadsOf returns the run's workloads (results.SuiteWorkloads).
-func (a *analysis) workloadsOf() []suiteWorkload {
-	var out []suiteWorkload
-	for _, w := range results.SuiteWorkloads(a.run, a.groups) {
-		out = append(out, suiteWorkload{name: w.Name, runs: w.Runs, names: w.Names, objective: w.Objective, sw: w})
-	}
-	return out
-}
-
-// equalRate returns the workload's equal-load rate (results.EqualRate).
-func (a *analysis) equalRate(w *suiteWorkload) float64 {
-	return results.EqualRate(a.groups, w.results())
-}
-
-// results returns w as package results has it.
-func (w *suiteWorkload) results() *results.SuiteWorkload {
-	if w.sw.Name == w.name {
-		return &w.sw
-	}
-	return &results.SuiteWorkload{Name: w.name, Runs: w.runs, Names: w.names, Objective: w.objective}
-}
-
 // winnerCell is one cell of the table: its place, and its decision
 // (results.Cell), or the text of a cell without a test.
 type winnerCell struct {
@@ -101,18 +66,18 @@ type winnerCell struct {
 // configuration's own capacity: its Answers rank the configurations, and
 // a table of one capacity cell would say less).
 func (a *analysis) winners() *winnersTable {
-	ws := a.workloadsOf()
-	if !slices.ContainsFunc(ws, func(w suiteWorkload) bool { return len(w.runs) >= 2 }) {
+	ws := a.SuiteWorkloads()
+	if !slices.ContainsFunc(ws, func(w plots.Workload) bool { return len(w.Runs) >= 2 }) {
 		return nil
 	}
-	if len(ws) == 1 && a.equalRate(&ws[0]) == 0 && ws[0].objective == "" {
+	if len(ws) == 1 && a.EqualRate(&ws[0]) == 0 && ws[0].Objective == "" {
 		return nil
 	}
 	// One objective for every workload names the column; several name
 	// their rows.
-	objective := ws[0].objective
+	objective := ws[0].Objective
 	for _, w := range ws[1:] {
-		if w.objective != objective {
+		if w.Objective != objective {
 			objective = ""
 		}
 	}
@@ -131,24 +96,24 @@ func (a *analysis) winners() *winnersTable {
 	var tested []*winnerCell
 	for i := range ws {
 		w := &ws[i]
-		rate := a.equalRate(w)
-		row := []string{w.name, "none measured"}
-		if objective == "" && w.objective != "" {
-			row[0] += " (" + w.objective + ")"
+		rate := a.EqualRate(w)
+		row := []string{w.Name, "none measured"}
+		if objective == "" && w.Objective != "" {
+			row[0] += " (" + w.Objective + ")"
 		}
 		if rate > 0 {
 			row[1] = fmt.Sprintf("%.0f req/s", rate)
 		}
 		for j, col := range results.WinnerColumns {
 			c := &winnerCell{row: i, col: 2 + j}
-			c.Workload, c.Column = w.name, col
+			c.Workload, c.Column = w.Name, col
 			switch {
 			case col.AtRate && rate == 0:
 				c.text = "no equal-load point"
-			case !col.AtRate && w.objective == "":
+			case !col.AtRate && w.Objective == "":
 				c.text = "no objective (no search)"
 			default:
-				c.Cell = results.DecideCell(a.groups, w.results(), col, rate, a.run.Decisions)
+				c.Cell = results.DecideCell(a.Groups, w.Results(), col, rate, a.Run.Decisions)
 				c.text = t.add(c)
 				if c.Decision.Verdict != stats.NoTest {
 					tested = append(tested, c)
@@ -158,8 +123,8 @@ func (a *analysis) winners() *winnersTable {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Note = winnersNote(t, a.run.Decisions)
-	t.Budget = budgetNote(a.run.Decisions)
+	t.Note = winnersNote(t, a.Run.Decisions)
+	t.Budget = budgetNote(a.Run.Decisions)
 	t.Control = controlNote(tested)
 	return t
 }
@@ -168,7 +133,7 @@ func (a *analysis) winners() *winnersTable {
 // the twin, and whether any cell — by its decision or by a claim that
 // holds — separated it from its original, naming those that did. The
 // twin is in no answer; the control is how far the answers may be
-// trusted.
+// Trusted.
 func controlNote(cells []*winnerCell) string {
 	var with []*winnerCell
 	for _, c := range cells {
@@ -357,7 +322,7 @@ func decisionDetail(c *winnerCell) string {
 			status += fmt.Sprintf(" per comparison only (Holm-adjusted p=%s)", fmtP(r.PHolm))
 		}
 		p := fmt.Sprintf("%s %s [%s, %s] (%s): p(behind by > %s)=%s, p(within ±%s)=%s → %s",
-			r.Name, factorText(r.Ratio), trimFloat(r.Lo), trimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
+			r.Name, factorText(r.Ratio), plots.TrimFloat(r.Lo), plots.TrimFloat(r.Hi), how, m, fmtP(r.PBehind), m, fmtP(r.PEquiv), status)
 		if math.IsNaN(r.Ratio) {
 			p = fmt.Sprintf("%s: %s", r.Name, r.Why)
 		} else if r.Why != "" && r.Bounded > 0 {

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"concbench/models"
+	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -31,7 +33,7 @@ type orderValues struct {
 func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []results.Point) {
 	t.Helper()
 	_, r, pts := synthetic(t)
-	tmpl := validOpenPoint(t, pts)
+	tmpl := plotstest.ValidOpenPoint(t, pts)
 	run := *r
 	run.Configs = nil
 	var cfgs []string
@@ -42,7 +44,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 		if !ok {
 			continue
 		}
-		cfg := results.ModelConfig{Name: modelLF + "/" + o, Model: modelLF, Args: []string{"--promotion", o}, Threads: 4}
+		cfg := results.ModelConfig{Name: plots.ModelLF + "/" + o, Model: plots.ModelLF, Args: []string{"--promotion", o}, Threads: 4}
 		run.Configs = append(run.Configs, cfg)
 		cfgs = append(cfgs, cfg.Name)
 		for rep, f := range spread {
@@ -79,7 +81,7 @@ func ordersRun(t *testing.T, want map[string]orderValues) (*results.Run, []resul
 			out = append(out, p)
 		}
 	}
-	run.Experiment = map[string]any{"configs": nameList(cfgs...), "workloads": nameList("cpu")}
+	run.Experiment = map[string]any{"configs": plotstest.NameList(cfgs...), "workloads": plotstest.NameList("cpu")}
 	return &run, out
 }
 

@@ -1,10 +1,11 @@
-package plots
+package report
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 )
 
@@ -51,16 +52,16 @@ type reportTable struct {
 // balanceGroup returns the group a configuration's balance is read from:
 // the chosen load's, else capacity's; nil if it has neither.
 func (a *analysis) balanceGroup(name string) *results.Group {
-	if g := a.atLoad(name); g != nil {
+	if g := a.AtLoad(name); g != nil {
 		return g
 	}
-	return a.capacity(name)
+	return a.Capacity(name)
 }
 
 // balanceLoad names where balanceGroup reads.
 func (a *analysis) balanceLoad() string {
-	if a.hasLoad {
-		return a.loadText()
+	if a.HasLoad {
+		return a.LoadText()
 	}
 	return "capacity"
 }
@@ -78,7 +79,7 @@ func workloadOf(g *results.Group) string {
 func (a *analysis) balance() *balanceSection {
 	s := &balanceSection{Load: a.balanceLoad()}
 	tables := map[string]int{}
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		g := a.balanceGroup(cfg.Name)
 		if g == nil || g.Aggregate(results.BalanceThreads).Stats.N == 0 {
 			continue
@@ -94,7 +95,7 @@ func (a *analysis) balance() *balanceSection {
 			}
 			s.Tables = append(s.Tables, reportTable{Name: w, Head: head})
 		}
-		row := []string{cfg.Name, fmt.Sprint(len(trusted(g)))}
+		row := []string{cfg.Name, fmt.Sprint(len(plots.Trusted(g)))}
 		for _, bm := range balanceMetrics {
 			row = append(row, balanceCell(g, bm.m))
 		}
@@ -167,7 +168,7 @@ func acceptMode(args []string) string {
 // and workload as nginx's cfg, with as many threads as nginx has workers;
 // nil if the run has none measured.
 func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results.ModelConfig, *results.Group) {
-	for _, c := range a.configs {
+	for _, c := range a.Configs {
 		if c.Model != modelAcceptMutex || acceptMode(c.Args) != acceptMode(cfg.Args) || c.Threads != cfg.Threads {
 			continue
 		}
@@ -182,7 +183,7 @@ func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results
 func (a *analysis) nginx() *nginxSection {
 	s := &nginxSection{Load: a.balanceLoad(),
 		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "other threads' CPU µs/req", "other threads' switches/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		if cfg.Model != modelNginx {
 			continue
 		}
@@ -212,7 +213,7 @@ func (a *analysis) nginx() *nginxSection {
 // nginxRow is one configuration's row of the nginx table.
 func (a *analysis) nginxRow(mode, name string, g *results.Group) []string {
 	capacity := "—"
-	if cg := a.capacity(name); cg != nil {
+	if cg := a.Capacity(name); cg != nil {
 		capacity = balanceCell(cg, results.Capacity)
 	}
 	row := []string{mode, name, capacity}
@@ -242,7 +243,7 @@ func nginxVerdict(mode, nginxName string, g *results.Group, modelName string, mg
 		verdict = fmt.Sprintf("differs by more than %.0f%%", 100*BalanceTolerance)
 	}
 	return fmt.Sprintf("**%s**: connection balance %s: %s %s, %s %s (%.1f%% apart).",
-		mode, verdict, modelName, trimFloat(m.Median), nginxName, trimFloat(n.Median), 100*diff)
+		mode, verdict, modelName, plots.TrimFloat(m.Median), nginxName, plots.TrimFloat(n.Median), 100*diff)
 }
 
 // Markdown renders the section.

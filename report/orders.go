@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"concbench/models"
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -49,7 +50,7 @@ type ordersGroup struct {
 type orderMetric struct {
 	head  string
 	short string // in a verdict
-	unit  string // "ns" for latencies (fmtStat)
+	unit  string // "ns" for latencies (FormatStat)
 	// values returns the metric's values over g's trusted repetitions.
 	values func(g *results.Group) []float64
 	// optional metrics are shown only when some order has them (counters
@@ -84,7 +85,7 @@ const longestShort = "longest-waiting promoted"
 // busiestShares returns, per trusted repetition of g, the busiest
 // thread's share of the handle-set events in %.
 func busiestShares(g *results.Group) []float64 {
-	shares, _ := threadShares(trusted(g))
+	shares, _ := plots.ThreadShares(plots.Trusted(g))
 	out := make([]float64, 0, len(shares))
 	for _, s := range shares {
 		out = append(out, s[0])
@@ -97,7 +98,7 @@ func busiestShares(g *results.Group) []float64 {
 // found no follower, and the next thread to rejoin led without parking).
 func promotionsPerEvent(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		var ev, pr uint64
 		for _, t := range p.Server.PerThread {
 			ev += t.Events
@@ -116,7 +117,7 @@ func promotionsPerEvent(g *results.Group) []float64 {
 // waited longest.
 func longestPromoted(g *results.Group) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		if c := p.Server.Counters["promotions_with_choice"]; c > 0 {
 			out = append(out, 100*float64(p.Server.Counters["promoted_longest_waiting"])/float64(c))
 		}
@@ -145,7 +146,7 @@ func vacancyRejoins(g *results.Group) []float64 {
 // that sum is not 0).
 func counterPercent(g *results.Group, name string, per func(models.ThreadStats) uint64) []float64 {
 	var out []float64
-	for _, p := range trusted(g) {
+	for _, p := range plots.Trusted(g) {
 		n, ok := p.Server.Counters[name]
 		if !ok {
 			// A counter that did not move in the window is left out of
@@ -190,7 +191,7 @@ func orderKey(name, order string) string {
 		}
 	}
 	if len(out) == 0 {
-		return modelLF
+		return plots.ModelLF
 	}
 	return strings.Join(out, "/")
 }
@@ -207,7 +208,7 @@ func orderRank(o string) int {
 // two or more Leader/Followers promotion orders measured at the chosen
 // load.
 func (a *analysis) orders() *ordersSection {
-	if !a.hasLoad {
+	if !a.HasLoad {
 		return nil
 	}
 	type entry struct {
@@ -217,11 +218,11 @@ func (a *analysis) orders() *ordersSection {
 	}
 	groups := map[string][]entry{}
 	var keys []string
-	for _, cfg := range a.configs {
-		if cfg.Model != modelLF {
+	for _, cfg := range a.Configs {
+		if cfg.Model != plots.ModelLF {
 			continue
 		}
-		g := a.atLoad(cfg.Name)
+		g := a.AtLoad(cfg.Name)
 		if g == nil {
 			continue
 		}
@@ -234,7 +235,7 @@ func (a *analysis) orders() *ordersSection {
 			groups[k] = append(groups[k], entry{o, cfg.Name, g})
 		}
 	}
-	s := &ordersSection{Load: a.loadText()}
+	s := &ordersSection{Load: a.LoadText()}
 	for _, k := range keys {
 		es := groups[k]
 		if len(es) < 2 {
@@ -255,7 +256,7 @@ func (a *analysis) orders() *ordersSection {
 			if e.g.Config.Threads > 0 {
 				threads = fmt.Sprint(e.g.Config.Threads)
 			}
-			row := []string{e.order, e.name, threads, fmt.Sprint(len(trusted(e.g)))}
+			row := []string{e.order, e.name, threads, fmt.Sprint(len(plots.Trusted(e.g)))}
 			for _, m := range ms {
 				v := m.values(e.g)
 				vals[e.order] = append(vals[e.order], v)
@@ -269,7 +270,7 @@ func (a *analysis) orders() *ordersSection {
 	if len(s.Groups) == 0 {
 		return nil
 	}
-	if !a.equal {
+	if !a.Equal {
 		s.Notes = append(s.Notes, "The load is a fraction of each configuration's own capacity, so the orders' absolute rates differ as their capacities do; a suite run (harness RatesFromSlowest) compares them at one absolute rate.")
 	}
 	s.Notes = append(s.Notes, []string{
@@ -279,98 +280,67 @@ func (a *analysis) orders() *ordersSection {
 	return s
 }
 
-// orderTest is one metric of one order tested against fifo; metric
-// indexes the group's metrics, the busiest thread's share first.
-type orderTest struct {
-	order  string
-	metric int
-	ratio  string  // "1.04× [0.98, 1.10]" (order / fifo)
-	est    float64 // the ratio's estimate; NaN if none
-	p, adj float64 // NaN: no test
-	why    string
-	sig    bool
-}
-
 // orderVerdicts compares every order with fifo, metric by metric, and
 // writes a paragraph per order: the computed verdict, then the fixed
 // explanation of what the order does.
 func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) []string {
-	ref, ok := vals[orderFIFO]
-	if !ok {
+	if _, ok := vals[orderFIFO]; !ok {
 		return []string{"No fifo configuration at this load: the orders are not tested (fifo is the reference)."}
 	}
-	var tests []*orderTest
 	var others []string
 	for _, o := range []string{orderOS, orderOSVacant, orderLIFO, orderPriority} {
-		v, ok := vals[o]
-		if !ok {
-			continue
-		}
-		others = append(others, o)
-		for mi := range ms {
-			if ms[mi].untested {
-				continue
-			}
-			t := &orderTest{order: o, metric: mi, adj: math.NaN()}
-			w := stats.WelchLog(v[mi], ref[mi], results.Confidence)
-			t.p, t.why = w.P, w.Why
-			r := stats.RatioCI(v[mi], ref[mi], results.Confidence)
-			t.est = r.Est
-			switch {
-			case r.OK:
-				t.ratio = factorCI(r)
-			case r.Est > 0:
-				t.ratio = factorText(r.Est) + " (no interval)"
-			default:
-				t.ratio = "no ratio"
-			}
-			tests = append(tests, t)
+		if _, ok := vals[o]; ok {
+			others = append(others, o)
 		}
 	}
-	holmOrders(tests)
+	tested := make([]bool, len(ms))
+	for mi := range ms {
+		tested[mi] = !ms[mi].untested
+	}
+	tests := results.CompareOrders(vals, orderFIFO, others, tested, OrdersAlpha)
 	var out []string
 	for _, o := range others {
 		var diff, same, untested []string
 		for _, t := range tests {
-			if t.order != o {
+			if t.Order != o {
 				continue
 			}
-			m := ms[t.metric].short
+			m := ms[t.Metric].short
 			switch {
-			case math.IsNaN(t.p):
-				untested = append(untested, fmt.Sprintf("%s (%s)", m, t.why))
-			case t.sig:
-				diff = append(diff, fmt.Sprintf("%s %s of fifo's (p%s, Holm%s)", m, t.ratio, pText(t.p), pText(t.adj)))
+			case math.IsNaN(t.P):
+				untested = append(untested, fmt.Sprintf("%s (%s)", m, t.Why))
+			case t.Sig:
+				diff = append(diff, fmt.Sprintf("%s %s of fifo's (p%s, Holm%s)", m, orderRatio(t.Ratio), pText(t.P), pText(t.Adj)))
 			default:
-				same = append(same, fmt.Sprintf("%s %s (p%s)", m, t.ratio, pText(t.p)))
+				same = append(same, fmt.Sprintf("%s %s (p%s)", m, orderRatio(t.Ratio), pText(t.P)))
 			}
 		}
 		var b strings.Builder
 		if len(diff) == 0 {
 			fmt.Fprintf(&b, "**%s vs fifo: no significant difference**", o)
 		} else {
-			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, joinAnd(diff))
+			fmt.Fprintf(&b, "**%s differs from fifo** in %s", o, plots.JoinAnd(diff))
 		}
 		if len(same) > 0 {
 			if len(diff) == 0 {
-				fmt.Fprintf(&b, ": %s", joinAnd(same))
+				fmt.Fprintf(&b, ": %s", plots.JoinAnd(same))
 			} else {
-				fmt.Fprintf(&b, "; not in %s", joinAnd(same))
+				fmt.Fprintf(&b, "; not in %s", plots.JoinAnd(same))
 			}
 		}
 		if len(untested) > 0 {
-			fmt.Fprintf(&b, "; untested: %s", joinAnd(untested))
+			fmt.Fprintf(&b, "; untested: %s", plots.JoinAnd(untested))
 		}
 		b.WriteString(". ")
 		concentrated := false
 		if st := results.Summarize(vals[o][0]); threads > 0 && st.N > 0 {
 			concentrated = st.Median >= 1.5*100/float64(threads)
 		}
-		b.WriteString(orderExplanation(o, len(diff) > 0, busiestVerdict(tests, o), concentrated, threads))
+		b.WriteString(orderExplanation(o, len(diff) > 0, results.BusiestVerdict(tests, o), concentrated, threads))
 		if i := slices.IndexFunc(ms, func(m orderMetric) bool { return m.short == longestShort }); (o == orderOS || o == orderOSVacant) && i >= 0 {
 			if st := results.Summarize(vals[o][i]); st.N > 0 {
 				fmt.Fprintf(&b, " The model's counters: %s promoted the longest-waiting follower in %s%% (median; range %s–%s%%) of its promotions with two or more followers waiting.",
-					o, trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+					o, plots.TrimFloat(st.Median), plots.TrimFloat(st.Min), plots.TrimFloat(st.Max))
 			}
 		}
 		out = append(out, b.String())
@@ -378,33 +348,15 @@ func orderVerdicts(vals map[string][][]float64, ms []orderMetric, threads int) [
 	return out
 }
 
-// busiestVerdict returns +1 if o's busiest thread has a significantly
-// larger share than fifo's, -1 if smaller, 0 if not told apart.
-func busiestVerdict(tests []*orderTest, o string) int {
-	for _, t := range tests {
-		if t.order == o && t.metric == 0 && t.sig {
-			switch {
-			case t.est < 1:
-				return -1
-			case t.est > 1:
-				return 1
-			}
-		}
+// orderRatio writes an order's ratio to fifo's: "1.04× [0.98, 1.10]".
+func orderRatio(r stats.Ratio) string {
+	switch {
+	case r.OK:
+		return factorCI(r)
+	case r.Est > 0:
+		return factorText(r.Est) + " (no interval)"
 	}
-	return 0
-}
-
-// holmOrders applies Holm's step-down procedure (stats.Holm) at
-// OrdersAlpha to the tests with a p-value.
-func holmOrders(tests []*orderTest) {
-	ps := make([]float64, len(tests))
-	for i, t := range tests {
-		ps[i] = t.p
-	}
-	adj, sig := stats.Holm(ps, OrdersAlpha)
-	for i, t := range tests {
-		t.adj, t.sig = adj[i], sig[i]
-	}
+	return "no ratio"
 }
 
 // orderExplanation is the fixed text on what order o does on Linux,
@@ -477,11 +429,11 @@ func (s *ordersSection) Markdown() string {
 func fmtBand(s results.Stats, unit string) string {
 	lo, hi, kind := s.Band()
 	if kind != results.BandRange {
-		return fmtStat(s, unit)
+		return plots.FormatStat(s, unit)
 	}
-	format := trimFloat
+	format := plots.TrimFloat
 	if unit == "ns" {
-		format = formatNs
+		format = plots.FormatNs
 	}
 	return fmt.Sprintf("%s (range %s–%s)", format(s.Median), format(lo), format(hi))
 }

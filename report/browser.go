@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const ReportPNG = "report.png"
 
 // ErrNoBrowser means no headless Chromium was found: Screenshot and the
 // report's browser test need one (Debian: apt-get install -y chromium).
-var ErrNoBrowser = errors.New("plots: no Chromium found (chromium, chromium-browser, google-chrome; Debian: apt-get install -y chromium)")
+var ErrNoBrowser = errors.New("report: no Chromium found (chromium, chromium-browser, google-chrome; Debian: apt-get install -y chromium)")
 
 // Chromium returns the path of a Chromium or Chrome executable on PATH, or
 // ErrNoBrowser.
@@ -65,10 +65,10 @@ func Screenshot(ctx context.Context, html, png string) error {
 		"--screenshot="+out, "file://"+abs)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("plots: screenshot with %s: %w\n%s", bin, err, tail(b, 10))
+		return fmt.Errorf("report: screenshot with %s: %w\n%s", bin, err, tail(b, 10))
 	}
 	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
-		return fmt.Errorf("plots: screenshot with %s wrote no image to %s", bin, out)
+		return fmt.Errorf("report: screenshot with %s wrote no image to %s", bin, out)
 	}
 	return nil
 }

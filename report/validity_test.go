@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"concbench/loadgen"
+	"concbench/plots"
+	"concbench/plots/plotstest"
 	"concbench/results"
 )
 
@@ -110,17 +112,17 @@ func TestBanner(t *testing.T) {
 			"Most frequent reason: generator-lag, 9 points (the load generator's own lateness moved a reported latency percentile). What to do: ",
 			"make sure nothing else runs on the load generator's CPU (--load-cpus), and rerun",
 		}},
-		{name: "mostly valid", pts: mutate(pts, func(p *results.Point) {
+		{name: "mostly valid", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Config.Name == "netpoll" && p.Fraction == 0.9 {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
 		})},
-		{name: "all valid", pts: mutate(pts, func(p *results.Point) {
+		{name: "all valid", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load != nil {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
 		})},
-		{name: "more than half invalid, every load with a valid point", pts: mutate(pts, func(p *results.Point) {
+		{name: "more than half invalid, every load with a valid point", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load == nil {
 				return
 			}
@@ -130,7 +132,7 @@ func TestBanner(t *testing.T) {
 			}
 		}), want: []string{"35 of 99 measured points (35%)", "Most frequent reason: over-capacity, 64 points",
 			"lower the fractions (--fractions)"}},
-		{name: "half invalid is not mostly", pts: mutate(pts, func(p *results.Point) {
+		{name: "half invalid is not mostly", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load == nil {
 				return
 			}
@@ -139,7 +141,7 @@ func TestBanner(t *testing.T) {
 				markInvalid(p, loadgen.CheckRate)
 			}
 		})},
-		{name: "every point of a load failed", pts: mutate(pts, func(p *results.Point) {
+		{name: "every point of a load failed", pts: plotstest.Mutate(pts, func(p *results.Point) {
 			if p.Load != nil {
 				p.Load.Valid, p.Load.Reasons, p.Load.Checks = true, nil, nil
 			}
@@ -196,13 +198,13 @@ func TestReportExcludesInvalid(t *testing.T) {
 		}
 	}
 	// leaderfollowers/lifo capacity: the median of the 5 valid runs.
-	lifo := results.Find(a.groups, "leaderfollowers/lifo", results.KindCapacity, 1)
+	lifo := results.Find(a.Groups, "leaderfollowers/lifo", results.KindCapacity, 1)
 	var valid []float64
 	for _, p := range lifo.Valid() {
 		valid = append(valid, p.Load.AchievedRatePerS)
 	}
 	st := results.Summarize(valid)
-	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", trimFloat(st.Median), trimFloat(st.Min), trimFloat(st.Max))
+	want := fmt.Sprintf("%s [%s, %s] (1 invalid excluded)", plots.TrimFloat(st.Median), plots.TrimFloat(st.Min), plots.TrimFloat(st.Max))
 	if got := row("leaderfollowers/lifo")[1]; got != want {
 		t.Errorf("leaderfollowers/lifo capacity %q, want %q", got, want)
 	}

@@ -1,4 +1,4 @@
-package plots
+package report
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"concbench/plots"
 	"concbench/results"
 	"concbench/results/resultstest"
 )
@@ -56,12 +57,12 @@ func TestValidationMarkdown(t *testing.T) {
 			if _, err := WriteValidation(dir, &v, []string{"svg"}); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{ValidationJSON, ValidationMD, filepath.Join(FiguresDir, ChainFigure+".svg"), filepath.Join(FiguresDir, ChainFigure+".csv")} {
+			for _, f := range []string{ValidationJSON, ValidationMD, filepath.Join(FiguresDir, plots.ChainFigure+".svg"), filepath.Join(FiguresDir, plots.ChainFigure+".csv")} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
 				}
 			}
-			csv, _ := os.ReadFile(filepath.Join(dir, FiguresDir, ChainFigure+".csv"))
+			csv, _ := os.ReadFile(filepath.Join(dir, FiguresDir, plots.ChainFigure+".csv"))
 			for _, series := range []string{"measured", "on the effective service time (judged)", "plain: measured service + floor", "textbook"} {
 				if !strings.Contains(string(csv), series) {
 					t.Errorf("the figure's data lacks the series %q", series)

@@ -1,10 +1,11 @@
-package plots
+package report
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"concbench/plots"
 	"concbench/results"
 	"concbench/stats"
 )
@@ -30,46 +31,46 @@ type answerMetric struct {
 // verdicts of hyperfine and benchstat. Only valid repetitions count, as
 // everywhere in the report.
 func (rep *report) answers(a *analysis) {
-	if len(a.configs) < 2 {
+	if len(a.Configs) < 2 {
 		return
 	}
 	// The answers rank every configuration of the run against every other:
 	// across workloads that would set, say, one model under tiny work
 	// against another under heavy work. A run of several workloads gets
 	// the who-wins-where table (per workload) instead, and says so.
-	if ws := a.workloadsOf(); len(ws) > 1 {
+	if ws := a.SuiteWorkloads(); len(ws) > 1 {
 		rep.AnswerNote = fmt.Sprintf("This run has %d workloads; its configurations are compared within each workload only "+
 			"(the who-wins-where table above, and the summary below), not ranked against each other across workloads.", len(ws))
 		if t := rep.Winners; t != nil {
 			for _, w := range ws {
 				text := "nothing decided"
-				if ds := t.byWorkload[w.name]; len(ds) > 0 {
+				if ds := t.byWorkload[w.Name]; len(ds) > 0 {
 					text = strings.Join(ds, "; ")
 				}
-				rep.Answers = append(rep.Answers, answer{Metric: w.name, Text: text})
+				rep.Answers = append(rep.Answers, answer{Metric: w.Name, Text: text})
 			}
 			rep.AnswerNote += " Per workload, the cells of the table that are decided."
 		}
 		return
 	}
 	var ms []answerMetric
-	ms = append(ms, answerMetric{label: "Capacity", metric: results.Capacity, group: a.capacity})
+	ms = append(ms, answerMetric{label: "Capacity", metric: results.Capacity, group: a.Capacity})
 	for _, f := range []float64{0.5, 0.9} {
-		if frac, ok := results.NearestFraction(a.groups, f); ok && !containsFraction(ms, frac) {
+		if frac, ok := results.NearestFraction(a.Groups, f); ok && !containsFraction(ms, frac) {
 			frac := frac
 			ms = append(ms, answerMetric{
 				label:  fmt.Sprintf("p99 latency at %.2f of capacity", frac),
 				metric: results.LatencyP99,
-				group:  func(name string) *results.Group { return results.Find(a.groups, name, results.KindOpen, frac) },
+				group:  func(name string) *results.Group { return results.Find(a.Groups, name, results.KindOpen, frac) },
 			})
 		}
 	}
-	if a.hasLoad {
+	if a.HasLoad {
 		for _, c := range []struct {
 			m     results.Metric
 			label string
 		}{{results.CtxswPerReq, "Context switches per request"}, {results.CPUPerReq, "CPU time per request"}, {results.AllocsPerReq, "Allocations per request"}} {
-			ms = append(ms, answerMetric{label: fmt.Sprintf("%s at %s", c.label, a.loadText()), metric: c.m, group: a.atLoad})
+			ms = append(ms, answerMetric{label: fmt.Sprintf("%s at %s", c.label, a.LoadText()), metric: c.m, group: a.AtLoad})
 		}
 	}
 	for _, m := range ms {
@@ -112,7 +113,7 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 	}
 	var cs []cand
 	var none []string // configurations measured here without a valid value
-	for _, cfg := range a.configs {
+	for _, cfg := range a.Configs {
 		g := m.group(cfg.Name)
 		if g == nil {
 			continue
@@ -137,9 +138,9 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 		}
 	}
 	b := cs[best]
-	format := trimFloat
+	format := plots.TrimFloat
 	if m.metric.Unit == "ns" {
-		format = formatNs
+		format = plots.FormatNs
 	}
 	unit := ""
 	if m.metric.Unit != "ns" && m.metric.Unit != "" {
@@ -187,12 +188,12 @@ func (a *analysis) answerFor(m answerMetric) (string, bool) {
 	if higher {
 		word = "highest"
 	}
-	line := fmt.Sprintf("%s is %s, %s: %s.", b.name, word, statText(b.stats, m.metric.Unit), joinAnd(parts))
+	line := fmt.Sprintf("%s is %s, %s: %s.", b.name, word, plots.StatText(b.stats, m.metric.Unit), plots.JoinAnd(parts))
 	if len(noFactor) > 0 {
-		line += fmt.Sprintf(" No factor for %s: %s.", joinAnd(noFactor), noFactorWhy)
+		line += fmt.Sprintf(" No factor for %s: %s.", plots.JoinAnd(noFactor), noFactorWhy)
 	}
 	if len(none) > 0 {
-		line += fmt.Sprintf(" No valid repetition: %s.", joinAnd(none))
+		line += fmt.Sprintf(" No valid repetition: %s.", plots.JoinAnd(none))
 	}
 	return line, true
 }
@@ -209,7 +210,7 @@ func factorCI(r stats.Ratio) string {
 // 3 digits would round it to 1 (an interval bound of 1.002 must not read
 // as 1, which would say the opposite of the significance).
 func factorNum(x float64) string {
-	s := trimFloat(x)
+	s := plots.TrimFloat(x)
 	if s == "1" && x != 1 {
 		s = strconv.FormatFloat(x, 'f', 4, 64)
 	}
