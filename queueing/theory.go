@@ -68,9 +68,9 @@ func Theory(c TheoryConfig, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "the shared queue pays %v per request on top of the service (--overhead); the partitioned ones do not\n", c.Overhead)
 	}
 	for i, d := range ds {
-		qs := make([]results.QueueComparison, len(c.Rhos))
+		qs := make([]QueueComparison, len(c.Rhos))
 		for j, r := range c.Rhos {
-			qs[j] = results.CompareQueues(d, servers, r, float64(c.Overhead), c.Requests, c.Seed+uint64(1000*i+10*j))
+			qs[j] = CompareQueues(d, servers, r, float64(c.Overhead), c.Requests, c.Seed+uint64(1000*i+10*j))
 		}
 		printComparison(stdout, d, qs)
 	}
@@ -78,7 +78,7 @@ func Theory(c TheoryConfig, stdout io.Writer) error {
 }
 
 // printComparison prints one distribution's table and its crossover lines.
-func printComparison(w io.Writer, d results.ServiceDist, qs []results.QueueComparison) {
+func printComparison(w io.Writer, d results.ServiceDist, qs []QueueComparison) {
 	fmt.Fprintf(w, "\n%s (SCV %.2f)\n", d, d.Moments().SCV())
 	fmt.Fprintf(w, "%5s | %-32s | %-32s | %-32s | %-13s | %s\n", "ρ", "shared p50 / p99", "random p50 / p99", "round-robin p50 / p99", "random÷shared", "round-robin÷shared")
 	for _, q := range qs {
@@ -88,10 +88,10 @@ func printComparison(w io.Writer, d results.ServiceDist, qs []results.QueueCompa
 	}
 	for _, split := range []struct {
 		name string
-		of   func(results.QueueComparison) results.Theory
+		of   func(QueueComparison) results.Theory
 	}{
-		{"random", func(q results.QueueComparison) results.Theory { return q.Random }},
-		{"round-robin", func(q results.QueueComparison) results.Theory { return q.RoundRobin }},
+		{"random", func(q QueueComparison) results.Theory { return q.Random }},
+		{"round-robin", func(q QueueComparison) results.Theory { return q.RoundRobin }},
 	} {
 		var line []string
 		for _, stat := range []struct {
