@@ -142,6 +142,11 @@ type Limits struct {
 // DefaultLimits are the verdict's default limits.
 var DefaultLimits = Limits{MaxLagShare: 0.5, MaxBusy: 0.90, MaxRunQueue: 0.10, MaxSteal: 0.05, SendProcessAlpha: 0.001}
 
+// RelaxedLimits turn off every check of the generator on its own health
+// (--relax-load-checks: tests on a machine busy with other work; a
+// result under them says so, Limits.Relaxed).
+var RelaxedLimits = Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
+
 // Relaxed reports whether l turns off any of the checks on the
 // generator's own health.
 func (l Limits) Relaxed() bool {
@@ -212,6 +217,11 @@ type Config struct {
 	// process's other threads keep the process's affinity. Empty: the
 	// workers run wherever the process may.
 	WorkerCPUs []int `json:"worker_cpus,omitempty"`
+	// Nice, if not 0, is the nice value (-20..19) every worker's thread
+	// is given (setpriority on its thread id): a generator that another
+	// on the same CPUs must not delay. A value the kernel refuses
+	// (negative without root or CAP_SYS_NICE) fails the run.
+	Nice int `json:"nice,omitempty"`
 	// Depth is the pipelining depth: the requests written together in one
 	// batch; default 1 (no pipelining). Open loop: each scheduled arrival is
 	// a batch of Depth requests with the same intended time. Closed loop: a
@@ -568,6 +578,8 @@ func (c Config) validateMeasurement() error {
 		return configErr("trace %d out of range (accepted: 0 for none, or 1..%d)", c.Trace, MaxTrace)
 	case c.Throttle < 0 || c.Throttle > time.Second:
 		return configErr("throttle %v out of range (accepted: 0..1s)", c.Throttle)
+	case c.Nice < -20 || c.Nice > 19:
+		return configErr("nice %d out of range (accepted: -20..19)", c.Nice)
 	}
 	for _, cpu := range c.WorkerCPUs {
 		if cpu < 0 || cpu >= maxCPU {

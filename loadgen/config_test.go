@@ -26,6 +26,7 @@ func TestValidate(t *testing.T) {
 		{name: "conns", change: func(c *Config) { c.Conns = -1 }, want: "conns -1 out of range (accepted: 1..65536)"},
 		{name: "workers", change: func(c *Config) { c.Conns, c.Workers = 2, 3 }, want: "workers 3 out of range (accepted: 1..2"},
 		{name: "depth", change: func(c *Config) { c.Depth = 2000 }, want: "depth 2000 out of range (accepted: 1..1024)"},
+		{name: "nice", change: func(c *Config) { c.Nice = -21 }, want: "nice -21 out of range (accepted: -20..19)"},
 		{name: "no-length", change: func(c *Config) { c.Duration = 0 }, want: "set exactly one of them"},
 		{name: "both-lengths", change: func(c *Config) { c.Requests = 10 }, want: "set exactly one of them"},
 		{name: "rate-zero", change: func(c *Config) { c.Rate = 0 }, want: "rate 0 req/s out of range (accepted: > 0 and ≤ 1e+08 in open loop; set Closed for a closed loop)"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -249,7 +250,15 @@ func (t *threads) work(cfg *Config, w *worker) {
 	if len(cfg.WorkerCPUs) > 0 {
 		w.pinErr = pinThread(cfg.WorkerCPUs[w.idx%len(cfg.WorkerCPUs)])
 	}
-	t.ready <- w.prime()
+	var niceErr error
+	if cfg.Nice != 0 {
+		// The thread is locked for good, so the nice value ends with it
+		// and never reaches another goroutine's thread.
+		if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), cfg.Nice); err != nil {
+			niceErr = fmt.Errorf("loadgen: worker %d: nice %d: %w", w.idx, cfg.Nice, os.NewSyscallError("setpriority", err))
+		}
+	}
+	t.ready <- errors.Join(w.prime(), niceErr)
 	<-t.started
 	if !t.aborted {
 		w.run()

@@ -142,9 +142,7 @@
 // (validation.json).
 //
 // For concbench theory: ServiceDist (constant, exponential, lognormal,
-// bimodal service of one mean), RoundRobinMM1 (c × E_c/M/1: exponential
-// servers dealt every c-th arrival, a GI/M/1 queue) and CompareQueues
-// (one distribution at one utilization: M/G/c against c × M/G/1 split at
-// random and round-robin, simulated, with the closed forms where they
-// exist).
+// bimodal service of one mean) and RoundRobinMM1 (c × E_c/M/1:
+// exponential servers dealt every c-th arrival, a GI/M/1 queue); the
+// comparison itself (M/G/c against c × M/G/1) is queueing.CompareQueues.
 package results

@@ -1,43 +1,31 @@
 package main
 
 import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"concbench/results"
-	"concbench/stats"
 )
 
-// TestAARecords: a run's record is judged again with this binary's rule;
-// a twin like its original is not separated, one far from it is, and the
-// summary counts each column's cells with the rate's interval.
-func TestAARecords(t *testing.T) {
-	arm := func(name string, vs ...float64) stats.Arm {
-		a := stats.Arm{Name: name, Values: map[int]float64{}}
-		for i, v := range vs {
-			a.Values[i] = v
-		}
-		return a
+// TestAarateFlags: --runs below 0 is refused; --runs 0 measures nothing
+// and recounts an empty folder; help prints the usage.
+func TestAarateFlags(t *testing.T) {
+	checkRefused(t, "aarate", nil, []flagCase{
+		{name: "runs", args: []string{"--runs", "-1"}, want: "--runs -1: want 0 or more"},
+		{name: "unknown flag", args: []string{"--reps", "2"}, want: "flag provided but not defined: -reps"},
+	})
+	out := t.TempDir()
+	var stdout strings.Builder
+	if err := run(context.Background(), []string{"aarate", "--runs", "0", "--out", out}, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
 	}
-	rec := func(twin stats.Arm) *aaRecord {
-		return &aaRecord{Run: "bench-x", Twin: "a/twin of a", Cells: []results.CellRecord{{
-			Workload: "cpu", Column: "CPU per request", Margin: 0.10,
-			Arms: []stats.Arm{arm("a", 20, 20.4, 19.8, 20.2, 20.1), arm("b", 40, 41, 39, 40.5, 40.2)},
-			Twin: &twin, Of: "a",
-		}}}
+	if !strings.Contains(stdout.String(), "# A/A campaign: 0 runs") {
+		t.Errorf("recount of an empty folder: %q", stdout.String())
 	}
-	same := judgeAARecord(rec(arm("a/twin", 20.1, 20.2, 19.9, 20.3, 20)))
-	apart := judgeAARecord(rec(arm("a/twin", 30, 30.5, 29.6, 30.2, 30.1)))
-	if len(same.cells) != 1 || same.cells[0].separated || !same.cells[0].decided {
-		t.Errorf("a true twin: %+v, want decided and not separated", same.cells)
+	if _, err := os.Stat(filepath.Join(out, "summary.md")); err != nil {
+		t.Error(err)
 	}
-	if len(apart.cells) != 1 || !apart.cells[0].separated {
-		t.Errorf("a twin unlike its original: %+v, want separated", apart.cells)
-	}
-	s := summarizeAARuns([]aaJudged{same, apart})
-	for _, want := range []string{"# A/A campaign: 2 runs", "| CPU per request | 2 | 1 | 50.0% [1.3%, 98.7%]", "Runs with any table cell separating the twin: 1 of 2"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("summary lacks %q:\n%s", want, s)
-		}
-	}
+	checkHelp(t, "aarate", "usage: concbench aarate", "-runs")
 }

@@ -23,14 +23,6 @@ var commandImports = map[string]string{
 	"concbench/queueing":           "the closed forms a command's usage or flags name",
 }
 
-// pendingFiles are the commands whose logic has not moved into
-// programs/ yet (issue 42's other half), and the helpers they share;
-// they are exempt until they move. Note: remove each as it moves.
-var pendingFiles = map[string]bool{
-	"aarate.go": true, "agree.go": true, "compare.go": true, "hostile.go": true, "priority.go": true,
-	"soak.go": true, "theory.go": true, "validate.go": true, "serveconfig.go": true, "pending.go": true,
-}
-
 // TestCommandImports checks that every command file imports only the
 // standard library, concbench/programs/... (the commands' library
 // calls) and commandImports.
@@ -41,7 +33,7 @@ func TestCommandImports(t *testing.T) {
 	}
 	fset := token.NewFileSet()
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") || pendingFiles[name] {
+		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"concbench/internal/cpuset"
 )
@@ -105,4 +107,27 @@ func PinCPUs(cmd, cpus string, gomaxprocs int) error {
 		runtime.GOMAXPROCS(gomaxprocs)
 	}
 	return nil
+}
+
+// ParseFloats parses a comma-separated list of numbers (a flag's value).
+func ParseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// JoinFloats is the comma-separated list ParseFloats reads back (a flag's
+// default).
+func JoinFloats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }

@@ -63,3 +63,16 @@ func TestRenamed(t *testing.T) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }
+
+func TestFloats(t *testing.T) {
+	xs, err := ParseFloats("0.3, 0.5,0.7")
+	if err != nil || len(xs) != 3 || xs[0] != 0.3 || xs[2] != 0.7 {
+		t.Fatalf("ParseFloats = %v, %v", xs, err)
+	}
+	if got := JoinFloats(xs); got != "0.3,0.5,0.7" {
+		t.Errorf("JoinFloats = %q, want 0.3,0.5,0.7", got)
+	}
+	if _, err := ParseFloats("0.3,x"); err == nil || !strings.Contains(err.Error(), `"x" is not a number`) {
+		t.Errorf("ParseFloats(0.3,x) = %v, want an error naming x", err)
+	}
+}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/loadgen"
 	"concbench/programs/figures"
-	"concbench/programs/internal/override"
 	"concbench/programs/loadopt"
 	"concbench/report"
 	"concbench/results"
@@ -91,7 +91,7 @@ func validateChain(ctx context.Context, dir string, f *Config, stderr io.Writer)
 	opt := harness.ValidateOptions{Binary: f.ServerBinary, Work: []string{"exp"}, Rhos: []float64{0.5}, Duration: f.Validate,
 		FloorDuration: 2 * time.Second, ServerCPUs: f.ServerCPUs, LoadCPUs: f.LoadCPUs, Progress: stderr, KeepKernelThreads: f.Agents.KeepKernelThreads}
 	if f.RelaxLoadChecks {
-		opt.Limits = override.RelaxedLimits
+		opt.Limits = loadgen.RelaxedLimits
 	}
 	v, err := harness.Validate(ctx, opt)
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/cli"
 	"concbench/internal/cpuset"
-	"concbench/programs/internal/override"
 	"concbench/programs/loadopt"
 )
 
@@ -38,7 +38,7 @@ func Defaults() Config {
 	return Config{
 		Profile: "default", Out: "out", Twin: twinDefault(def),
 		Reps: def.Repetitions, Budget: time.Duration(def.Budget),
-		Fractions: override.JoinFloats(def.Fractions), RatesFromSlowest: override.JoinFloats(def.RatesFromSlowest),
+		Fractions: cli.JoinFloats(def.Fractions), RatesFromSlowest: cli.JoinFloats(def.RatesFromSlowest),
 		Duration: time.Duration(def.Duration), Warmup: time.Duration(def.Warmup),
 		SLOPercentile: harness.DefaultSLOPercentile, SLOProbes: harness.DefaultSLOProbes,
 		SLOWarmup: harness.DefaultSLOWarmup, SLODuration: harness.DefaultSLODuration,

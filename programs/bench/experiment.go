@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"concbench/harness"
+	"concbench/internal/cli"
+	"concbench/loadgen"
 	"concbench/programs/internal/override"
 )
 
@@ -88,7 +90,7 @@ func apply(exp harness.Experiment, f *Config) (harness.Experiment, error) {
 			*fl.to = nil
 			continue
 		}
-		xs, err := override.ParseFloats(fl.value)
+		xs, err := cli.ParseFloats(fl.value)
 		if err != nil {
 			return exp, fmt.Errorf("bench: --%s: %w", fl.name, err)
 		}
@@ -142,7 +144,7 @@ func apply(exp harness.Experiment, f *Config) (harness.Experiment, error) {
 	override.Given(set, "server-binary", &exp.ServerBinary, f.ServerBinary)
 	override.Given(set, "seed", &exp.Seed, f.Seed)
 	if f.RelaxLoadChecks {
-		exp.LoadLimits = override.RelaxedLimits
+		exp.LoadLimits = loadgen.RelaxedLimits
 	}
 	if err := exp.Validate(); err != nil {
 		return exp, fmt.Errorf("bench: %w", err)

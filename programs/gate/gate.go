@@ -17,6 +17,7 @@ import (
 	"concbench/gate/build"
 	"concbench/harness"
 	"concbench/internal/cli"
+	"concbench/loadgen"
 	"concbench/programs/internal/override"
 	"concbench/programs/loadopt"
 	"concbench/results"
@@ -129,7 +130,7 @@ func experiment(f *Config) (harness.Experiment, error) {
 	override.Given(set, "warmup", &exp.Warmup, harness.Duration(f.Warmup))
 	override.Given(set, "capacity-requests", &exp.CapacityRequests, f.CapacityRequests)
 	if f.RelaxLoadChecks {
-		exp.LoadLimits = override.RelaxedLimits
+		exp.LoadLimits = loadgen.RelaxedLimits
 	}
 	if err := exp.Validate(); err != nil {
 		return exp, fmt.Errorf("gate: %w", err)

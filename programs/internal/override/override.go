@@ -3,11 +3,9 @@ package override
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"concbench/harness"
-	"concbench/loadgen"
 )
 
 // Given sets *to to v if the flag name was given on the command line:
@@ -18,10 +16,6 @@ func Given[T any](set map[string]bool, name string, to *T, v T) {
 		*to = v
 	}
 }
-
-// RelaxedLimits turn off every check of the load generator on its own
-// health (--relax-load-checks).
-var RelaxedLimits = loadgen.Limits{MaxLagShare: 1, MaxBusy: 1, MaxRunQueue: 1, MaxSteal: 1, SendProcessAlpha: 1e-300}
 
 // Configs keeps the configurations named in list (comma-separated),
 // by name or by model, in the order of the list; a name that is not in
@@ -71,26 +65,4 @@ func From(list string, pools ...[]harness.Config) ([]harness.Config, error) {
 		}
 	}
 	return out, nil
-}
-
-// ParseFloats parses a comma-separated list of numbers.
-func ParseFloats(s string) ([]float64, error) {
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// JoinFloats is the comma-separated list ParseFloats reads back.
-func JoinFloats(xs []float64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return strings.Join(parts, ",")
 }

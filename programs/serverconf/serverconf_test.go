@@ -1,4 +1,4 @@
-package main
+package serverconf
 
 import (
 	"sync/atomic"
@@ -10,7 +10,7 @@ import (
 // has returned.
 func TestEvery(t *testing.T) {
 	var calls atomic.Int64
-	stop := every(time.Millisecond, func() { calls.Add(1) })
+	stop := Every(time.Millisecond, func() { calls.Add(1) })
 	deadline := time.Now().Add(10 * time.Second)
 	for calls.Load() < 3 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

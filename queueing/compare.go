@@ -1,6 +1,10 @@
-package results
+package queueing
 
-import "strconv"
+import (
+	"strconv"
+
+	"concbench/results"
+)
 
 // QueueComparison is one service distribution at one utilization: C
 // servers sharing one first-come-first-served queue (the shared handle
@@ -8,8 +12,8 @@ import "strconv"
 // partitioned server: each connection bound to one worker), simulated,
 // beside the closed forms where one exists (concbench theory).
 type QueueComparison struct {
-	Dist ServiceDist `json:"dist"`
-	C    int         `json:"c"`
+	Dist results.ServiceDist `json:"dist"`
+	C    int                 `json:"c"`
 	// Rho is the utilization λE[S]/C; RatePerS the arrival rate λ that
 	// gives it.
 	Rho      float64 `json:"rho"`
@@ -23,39 +27,39 @@ type QueueComparison struct {
 	// requests dealt round-robin (c × E_c/G/1) — what a load generator's
 	// round-robin over connections, each bound to one worker, makes of a
 	// Poisson stream. Each is simulated.
-	Shared     Theory `json:"shared"`
-	Random     Theory `json:"random"`
-	RoundRobin Theory `json:"round_robin"`
+	Shared     results.Theory `json:"shared"`
+	Random     results.Theory `json:"random"`
+	RoundRobin results.Theory `json:"round_robin"`
 	// SharedForm, RandomForm and RoundRobinForm are the closed forms of
 	// the same queues where one exists (Stable false where none does; a
 	// mean without percentiles where only the mean has one: M/G/1 by
 	// Pollaczek–Khinchine).
-	SharedForm     Theory `json:"shared_form"`
-	RandomForm     Theory `json:"random_form"`
-	RoundRobinForm Theory `json:"round_robin_form"`
+	SharedForm     results.Theory `json:"shared_form"`
+	RandomForm     results.Theory `json:"random_form"`
+	RoundRobinForm results.Theory `json:"round_robin_form"`
 }
 
 // CompareQueues simulates d at utilization rho on c shared and c
 // partitioned servers (requests each, after as many of warm-up, seeded)
 // and adds the closed forms. The shared queue's service is d plus
 // overheadNs.
-func CompareQueues(d ServiceDist, c int, rho, overheadNs float64, requests int, seed uint64) QueueComparison {
+func CompareQueues(d results.ServiceDist, c int, rho, overheadNs float64, requests int, seed uint64) QueueComparison {
 	rate := rho * float64(c) * 1e9 / d.MeanNs
 	q := QueueComparison{Dist: d, C: c, Rho: rho, RatePerS: rate, OverheadNs: overheadNs}
 	rr := make([]int, c)
 	for i := range rr {
 		rr[i] = i
 	}
-	q.Shared = SimulateQueue(Simulation{C: c, RatePerS: rate, ServiceDist: Shifted(d, overheadNs), Requests: requests, Seed: seed})
-	q.Random = SimulateQueue(Simulation{C: c, RatePerS: rate, Partitioned: true, ServiceDist: d, Requests: requests, Seed: seed + 1})
-	q.RoundRobin = SimulateQueue(Simulation{C: c, RatePerS: rate, Partitioned: true, Split: rr, ServiceDist: d, Requests: requests, Seed: seed + 2})
+	q.Shared = results.SimulateQueue(results.Simulation{C: c, RatePerS: rate, ServiceDist: results.Shifted(d, overheadNs), Requests: requests, Seed: seed})
+	q.Random = results.SimulateQueue(results.Simulation{C: c, RatePerS: rate, Partitioned: true, ServiceDist: d, Requests: requests, Seed: seed + 1})
+	q.RoundRobin = results.SimulateQueue(results.Simulation{C: c, RatePerS: rate, Partitioned: true, Split: rr, ServiceDist: d, Requests: requests, Seed: seed + 2})
 	q.Shared.Model, q.Random.Model, q.RoundRobin.Model = "M/G/"+strconv.Itoa(c)+" sim", strconv.Itoa(c)+" × M/G/1 sim", strconv.Itoa(c)+" × E_"+strconv.Itoa(c)+"/G/1 sim"
 	shape, m := d.Shape, d.Moments()
 	if overheadNs != 0 {
-		if shape != ShapeConst {
+		if shape != results.ShapeConst {
 			shape = "" // shifted: no longer a shape the closed forms know, only its moments
 		}
-		m = m.Plus(Moments{Mean: overheadNs, Second: overheadNs * overheadNs})
+		m = m.Plus(results.Moments{Mean: overheadNs, Second: overheadNs * overheadNs})
 	}
 	q.SharedForm = closedForm(shape, m, c, rate)
 	q.RandomForm = closedForm(d.Shape, d.Moments(), 1, rate/float64(c))
@@ -63,8 +67,8 @@ func CompareQueues(d ServiceDist, c int, rho, overheadNs float64, requests int, 
 	switch {
 	case c == 1:
 		q.RoundRobinForm = q.RandomForm
-	case d.Shape == ShapeExp:
-		q.RoundRobinForm = RoundRobinMM1(c, d.MeanNs, rate)
+	case d.Shape == results.ShapeExp:
+		q.RoundRobinForm = results.RoundRobinMM1(c, d.MeanNs, rate)
 		q.RoundRobinForm.Model = strconv.Itoa(c) + " × E_" + strconv.Itoa(c) + "/M/1"
 	}
 	if c > 1 && q.RandomForm.Model != "" {
@@ -79,19 +83,19 @@ func CompareQueues(d ServiceDist, c int, rho, overheadNs float64, requests int, 
 // M/M/c (Erlang C) for exponential service, M/D/1 (Erlang) for a constant
 // one on one server, the M/G/1 mean alone (Pollaczek–Khinchine) for any
 // other on one server; otherwise the zero Theory (Stable false).
-func closedForm(shape string, m Moments, c int, ratePerS float64) Theory {
-	var t Theory
+func closedForm(shape string, m results.Moments, c int, ratePerS float64) results.Theory {
+	var t results.Theory
 	switch {
-	case shape == ShapeExp:
-		t = MMc(c, m.Mean, ratePerS)
+	case shape == results.ShapeExp:
+		t = results.MMc(c, m.Mean, ratePerS)
 		t.Model = "M/M/" + strconv.Itoa(c)
 	case c != 1:
-		return Theory{}
-	case shape == ShapeConst:
-		t = MD1(m.Mean, ratePerS)
+		return results.Theory{}
+	case shape == results.ShapeConst:
+		t = results.MD1(m.Mean, ratePerS)
 	default:
-		t = Theory{Model: "M/G/1 (P-K)", C: 1, ServiceNs: m.Mean, RatePerS: ratePerS, Utilization: ratePerS * m.Mean / 1e9}
-		t.MeanNs, t.Stable = PollaczekKhinchine(ratePerS, m)
+		t = results.Theory{Model: "M/G/1 (P-K)", C: 1, ServiceNs: m.Mean, RatePerS: ratePerS, Utilization: ratePerS * m.Mean / 1e9}
+		t.MeanNs, t.Stable = results.PollaczekKhinchine(ratePerS, m)
 	}
 	return t
 }
