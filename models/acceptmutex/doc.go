@@ -25,7 +25,12 @@
 //     without reordering the first worker takes most connections. A
 //     worker re-registers the socket every ReorderEvery accept events (and
 //     after each while it is short of slots) to go to the back of that
-//     queue (ngx_reorder_accept_events, nginx 1.21.6).
+//     queue (ngx_reorder_accept_events, nginx 1.21.6). With the workers
+//     sharing one CPU, a storm of new connections goes largely to the
+//     worker the scheduler runs while they arrive: a storm's split ranges
+//     from even to one-sided, in nginx as here, and only the distribution
+//     over many storms compares (docs/findings.md, "exclusive on one
+//     CPU").
 //   - ReusePort (listen … reuseport): a listening socket per worker, all
 //     bound to one port with SO_REUSEPORT; the kernel's hash of each
 //     connection's addresses chooses the worker. No leader, no
