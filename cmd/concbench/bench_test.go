@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"concbench/harness"
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
 	"concbench/report"
 	"concbench/results"
@@ -306,45 +304,6 @@ func TestBenchMissingServerBinary(t *testing.T) {
 	}
 }
 
-// built is this command built once for the test binary's end-to-end
-// tests (concbenchBinary), into a folder TestMain made and removes.
-var built struct {
-	dir  string
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// concbenchBinary returns this command built into a test folder: the
-// test binary cannot serve. It is built on the first call and shared:
-// the tests only run it, and a build per test was the same link done
-// again.
-func concbenchBinary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() { built.bin, built.err = buildConcbench(built.dir) })
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
-
-// buildConcbench builds this command into dir and returns its path.
-func buildConcbench(dir string) (string, error) {
-	if dir == "" {
-		return "", errors.New("build concbench: no folder to build into (TestMain makes it)")
-	}
-	bin := filepath.Join(dir, "concbench")
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOROOT: %w", err)
-	}
-	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go"), "build", "-o", bin, ".")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build concbench: %w\n%s", err, b)
-	}
-	return bin, nil
-}
-
 // TestBenchRun runs a tiny experiment end to end through the command: the
 // run folder is printed with the command that renders it, and holds
 // run.json and the points, which the figures command renders; resuming
@@ -354,7 +313,7 @@ func buildConcbench(dir string) (string, error) {
 // the race detector took longer than the whole measurement.
 func TestBenchRun(t *testing.T) {
 	testenv.EndToEnd(t)
-	bin := concbenchBinary(t)
+	bin := concbenchtest.Binary(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	err := runBench(context.Background(), []string{"--profile", "load", "--models", "netpoll", "--reps", "1", "--fractions", "0.5", "--conns", "8",

@@ -12,6 +12,7 @@ import (
 
 	"concbench/harness"
 	"concbench/internal/cli"
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
 	"concbench/results"
@@ -266,7 +267,7 @@ func TestGateSelfTest(t *testing.T) {
 // the concbench_regress_alloc tag, and checks that it fails naming
 // leaderfollowers/lifo's allocations and bytes, and no other model's.
 func selfTest(t *testing.T, args ...string) string {
-	plain := concbenchBinary(t)
+	plain := concbenchtest.Binary(t)
 	js := filepath.Join(t.TempDir(), "gate.json")
 	var out, errOut bytes.Buffer
 	err := runGate(context.Background(), append([]string{"--base-binary", plain, "--head-tags", "concbench_regress_alloc",

@@ -11,32 +11,10 @@ import (
 	"testing"
 
 	"concbench/internal/cli"
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
-	"concbench/models"
-	"concbench/models/netpoll"
-	"concbench/service"
-	"concbench/wire"
 )
-
-// startNetpoll starts the netpoll model in-process as the load's target.
-func startNetpoll(t *testing.T, protocol string) string {
-	t.Helper()
-	codec, err := wire.New(protocol, wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{NsPerIter: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := netpoll.Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, netpoll.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv.Addr().String()
-}
 
 func loadCmd(args ...string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
@@ -63,7 +41,7 @@ func TestLoadRun(t *testing.T) {
 	testenv.EndToEnd(t)
 	for _, proto := range []string{"http", "binary"} {
 		t.Run("protocol="+proto, func(t *testing.T) {
-			addr := startNetpoll(t, proto)
+			addr := concbenchtest.Netpoll(t, proto)
 			dir := t.TempDir()
 			jsonPath, hlogPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.hlog")
 			out, _, err := loadCmd("--addr", addr, "--protocol", proto, "--rate", "500", "--conns", "4",
@@ -114,7 +92,7 @@ func filterExpected(errs map[string]int64) map[string]int64 {
 // JSON on stdout, the summary on stderr.
 func TestLoadClosedJSONStdout(t *testing.T) {
 	testenv.EndToEnd(t)
-	addr := startNetpoll(t, "http")
+	addr := concbenchtest.Netpoll(t, "http")
 	out, summary, err := loadCmd("--addr", addr, "--closed", "--conns", "2", "--requests", "200", "--warmup", "100ms", "--json", "-", "--allow-invalid")
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +113,7 @@ func TestLoadClosedJSONStdout(t *testing.T) {
 // status 3 after the results are printed, and with --allow-invalid with 0.
 func TestLoadInvalidExit(t *testing.T) {
 	testenv.EndToEnd(t)
-	addr := startNetpoll(t, "http")
+	addr := concbenchtest.Netpoll(t, "http")
 	args := []string{"--addr", addr, "--closed", "--conns", "1", "--requests", "50", "--warmup", "0"}
 	out, _, err := loadCmd(args...)
 	if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "invalid run") || !strings.Contains(out, "INVALID RUN") ||

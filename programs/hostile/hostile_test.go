@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
-	"concbench/programs/internal/concbenchtest"
 	"concbench/programs/serverconf"
 )
 

@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
-	"concbench/models"
-	"concbench/models/netpoll"
 	"concbench/programs/agent"
-	"concbench/service"
-	"concbench/wire"
 )
 
 // TestLoadAgents runs two agents (programs/agent) in-process and a load
@@ -26,7 +23,7 @@ func TestLoadAgents(t *testing.T) {
 	saved := agentMaxUncertainty
 	agentMaxUncertainty = time.Second // a loaded test machine may delay a pong; the bound's check is agent's TestEstimate
 	t.Cleanup(func() { agentMaxUncertainty = saved })
-	addr := startNetpoll(t, "http")
+	addr := concbenchtest.Netpoll(t, "http")
 	var agents []string
 	for range 2 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -80,23 +77,4 @@ func TestLoadAgents(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "wrong token") {
 		t.Errorf("load with a wrong token: %v", err)
 	}
-}
-
-// startNetpoll starts the netpoll model in-process as the load's target.
-func startNetpoll(t *testing.T, protocol string) string {
-	t.Helper()
-	codec, err := wire.New(protocol, wire.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Config{NsPerIter: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := netpoll.Start(models.Config{Addr: "127.0.0.1:0", Codec: codec, Service: svc}, netpoll.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv.Addr().String()
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
-	"concbench/programs/internal/concbenchtest"
 	"concbench/programs/serverconf"
 )
 

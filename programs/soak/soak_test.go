@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"concbench/harness"
+	"concbench/internal/concbenchtest"
 	"concbench/internal/testenv"
 	"concbench/loadgen"
-	"concbench/programs/internal/concbenchtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(concbenchtest.Main(m)) }
