@@ -207,3 +207,114 @@ func BenchmarkMutexUncontended(b *testing.B) {
 		m.Unlock()
 	}
 }
+
+// TestCondSignalsEachWaiterOnce: a waiter that has a signal on its way is
+// not signalled again (no second bump, no second FUTEX_WAKE), as glibc's
+// condition does; a second waiter gets its own; Broadcast covers the rest,
+// and taking the signals back as the waiters return leaves none over.
+func TestCondSignalsEachWaiterOnce(t *testing.T) {
+	var mu Mutex
+	c := Cond{L: &mu}
+	c.state.Store(condWaiter) // one thread counted in wait, not yet returned
+	c.Signal()
+	c.Signal()
+	if got := c.seq.Load(); got != 1 {
+		t.Fatalf("two Signals to one waiter bumped the sequence %d times, want 1", got)
+	}
+	c.state.Add(2 * condWaiter) // two more
+	c.Signal()
+	if got := c.seq.Load(); got != 2 {
+		t.Fatalf("a Signal with a waiter left unsignalled: sequence %d, want 2", got)
+	}
+	c.Broadcast()
+	c.Broadcast()
+	if got, want := c.state.Load(), uint64(3*condWaiter|3); got != want {
+		t.Fatalf("after Broadcast: state %#x, want %#x", got, want)
+	}
+	if got := c.seq.Load(); got != 3 {
+		t.Fatalf("two Broadcasts: sequence %d, want 3", got)
+	}
+	if c.Signal(); c.seq.Load() != 3 {
+		t.Fatal("Signal after Broadcast with no new waiter bumped the sequence")
+	}
+}
+
+// TestCondLateSignals is a hand-off where every Signal comes late: the
+// producers release the lock and pause before they signal, so the one
+// waiter often takes the item first, finds the queue empty and counts
+// itself just as the late Signal lands — the case a signals-per-waiter
+// count can get wrong (counting before reading the sequence lets that
+// Signal count the waiter as signalled while its sleep has not begun, and
+// with one waiter nothing ever wakes it; with the window between the two
+// widened by a spin, this test fails every run). With one waiter, no other
+// thread takes such a signal back: the waiter must take its stop flag, and
+// the test fails after a minute without progress instead of hanging.
+func TestCondLateSignals(t *testing.T) {
+	const producers, items = 2, 20000
+	var sink atomic.Int64
+	spin := func(n int) {
+		for range n {
+			sink.Add(1)
+		}
+	}
+	var mu Mutex
+	notEmpty := Cond{L: &mu}
+	var queued int
+	var stop bool
+	var progress atomic.Int64
+	var waiter sync.WaitGroup
+	waiter.Go(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for {
+			mu.Lock()
+			for queued == 0 && !stop {
+				notEmpty.Wait()
+			}
+			if queued == 0 {
+				mu.Unlock()
+				return
+			}
+			queued--
+			mu.Unlock()
+			progress.Add(1)
+		}
+	})
+	var pw sync.WaitGroup
+	for range producers {
+		pw.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for range items {
+				mu.Lock()
+				queued++
+				mu.Unlock()
+				spin(200) // late: the waiter may take the item first
+				notEmpty.Signal()
+				spin(200) // let the queue run empty, so that the waiter waits
+			}
+		})
+	}
+	pw.Wait()
+	mu.Lock()
+	stop = true
+	mu.Unlock()
+	notEmpty.Signal()
+	done := make(chan struct{})
+	go func() { waiter.Wait(); close(done) }()
+	for last := progress.Load(); ; {
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Minute):
+			now := progress.Load()
+			if now == last {
+				mu.Lock()
+				q := queued
+				mu.Unlock()
+				t.Fatalf("the waiter made no progress for a minute with %d queued (state %#x): a lost wake-up", q, notEmpty.state.Load())
+			}
+			last = now
+		}
+	}
+}

@@ -59,22 +59,30 @@ func (m *Mutex) Unlock() {
 // Cond is a condition variable for a Mutex, with the usual monitor-object
 // protocol: hold the mutex, test the condition, Wait while it is false.
 // Waiters count themselves and sleep on a sequence word; Signal and
-// Broadcast bump it and wake them, and do nothing (one atomic load, no
-// system call) when no thread waits, so a monitor may signal after every
-// change without tracking its waiters, as with glibc's
-// pthread_cond_signal.
+// Broadcast bump it and wake them. Like glibc's pthread_cond_signal, Signal
+// makes no system call when no thread waits or when every waiting thread
+// already has a signal on its way (one atomic load): a monitor may signal
+// after every change without tracking its waiters, and a thread woken but
+// not yet running is not woken again by the next change (on a busy CPU it
+// may be many changes later: docs/findings.md, "futex.Cond").
 //
 // The condition must be changed with c.L held; Signal may then be called
-// with c.L held or after releasing it. No wake-up is lost: a waiter counts
-// itself and reads the sequence while it holds c.L, so a signaller that
-// changed the condition under c.L after that sees the count, and one that
-// changed it before left a condition the waiter sees true and does not wait
-// for.
+// with c.L held or after releasing it. No wake-up is lost: a waiter reads
+// the sequence, then counts itself, both while it holds c.L. A Signal that
+// counts it as a waiter without a signal therefore bumps the sequence after
+// the waiter read it, so the waiter's sleep either does not begin or is
+// ended by that Signal's wake-up (or the wake-up goes to another sleeper,
+// which, back under c.L, takes the signal and leaves the waiter counted
+// without one). A Signal for a change made before the waiter's test, late
+// or not, either finds the waiter uncounted (and the condition, if still
+// true, not waited for) or gives it a spurious wake-up.
 type Cond struct {
-	_       noCopy
-	L       *Mutex
-	seq     atomic.Uint32
-	waiters atomic.Int32 // threads between the count in wait and their wake-up
+	_   noCopy
+	L   *Mutex
+	seq atomic.Uint32
+	// state is waiters<<32 | signals: the threads counted in wait and not
+	// yet back under L, and how many of them have a signal on its way.
+	state atomic.Uint64
 }
 
 // Wait atomically releases c.L and sleeps until Signal or Broadcast, then
@@ -91,20 +99,41 @@ func (c *Cond) WaitTimeout(d time.Duration) {
 	c.wait(d)
 }
 
+const condWaiter = 1 << 32
+
 // wait is Wait with a timeout d (< 0: none).
 func (c *Cond) wait(d time.Duration) {
-	c.waiters.Add(1)
-	seq := c.seq.Load()
+	seq := c.seq.Load() // before the count: see the type's comment
+	c.state.Add(condWaiter)
 	c.L.Unlock()
 	wait(&c.seq, seq, d)
-	c.waiters.Add(-1)
+	// Uncount, taking a signal if one is on its way: whether it was meant
+	// for this thread or another, the threads still counted keep no more
+	// signals than sleepers (an awake thread that keeps one costs only a
+	// wake-up that finds nobody).
+	for {
+		s := c.state.Load()
+		n := s - condWaiter
+		if uint32(s) > 0 {
+			n--
+		}
+		if c.state.CompareAndSwap(s, n) {
+			break
+		}
+	}
 	c.L.Lock()
 }
 
-// Signal wakes one waiter, if any.
+// Signal wakes one waiter, if any waiter has no signal on its way.
 func (c *Cond) Signal() {
-	if c.waiters.Load() == 0 {
-		return
+	for {
+		s := c.state.Load()
+		if uint32(s>>32) <= uint32(s) {
+			return
+		}
+		if c.state.CompareAndSwap(s, s+1) {
+			break
+		}
 	}
 	c.seq.Add(1)
 	wake(&c.seq, 1)
@@ -112,8 +141,15 @@ func (c *Cond) Signal() {
 
 // Broadcast wakes every waiter.
 func (c *Cond) Broadcast() {
-	if c.waiters.Load() == 0 {
-		return
+	for {
+		s := c.state.Load()
+		w := s >> 32
+		if w <= uint64(uint32(s)) {
+			return
+		}
+		if c.state.CompareAndSwap(s, w<<32|w) {
+			break
+		}
 	}
 	c.seq.Add(1)
 	wake(&c.seq, 1<<30)
