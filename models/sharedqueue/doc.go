@@ -160,7 +160,15 @@
 //     futex.Cond), not pthread's, and the threads are locked goroutines
 //     blocking in raw system calls on descriptors Go's netpoller never
 //     sees. Go channels and sync.Cond on locked threads would cost
-//     several context switches per hand-off.
+//     several context switches per hand-off. Like glibc's, the
+//     condition makes no wake call for a waiter already signalled, and
+//     the reactor is interrupted with the lock held, as asio does it (so
+//     a reactor woken on the same CPU may sleep on the lock, as asio's
+//     does). Unlike glibc, a thread back from a condition wait re-takes
+//     the lock uncontended: glibc re-takes it marked contended
+//     (lll_cond_lock), so the unlock that follows makes a FUTEX_WAKE
+//     whether or not anyone waits — most of asio's futex wake calls
+//     (docs/findings.md, "Real asio beside its model").
 //   - Ledger requests served through strands are not traced
 //     (service.Config.Trace), as in Active Object; OpWork is.
 //

@@ -145,17 +145,19 @@ func (sc *scheduler) wakeOneAndUnlock() {
 }
 
 // interruptAndUnlock interrupts the reactor if it is blocked (asio's
-// task_->interrupt()), then releases mu.
+// task_->interrupt()), then releases mu. The interrupt is made with mu
+// held, as asio's wake_one_thread_and_unlock and post paths make it
+// before lock.unlock(): where the reactor's thread shares this thread's
+// CPU, the woken reactor may preempt this thread while it holds mu and
+// then sleep on mu until it is released (two more switches, as in asio:
+// docs/findings.md, "Real asio beside its model").
 func (sc *scheduler) interruptAndUnlock() {
-	intr := !sc.taskInterrupted
-	if intr {
+	if !sc.taskInterrupted {
 		sc.taskInterrupted = true
 		sc.interrupts.Inc()
-	}
-	sc.mu.Unlock()
-	if intr {
 		sc.intr.interrupt()
 	}
+	sc.mu.Unlock()
 }
 
 // addTimer schedules sh's expiry at at, interrupting a blocked reactor if
