@@ -64,7 +64,8 @@ func (m *Mutex) Unlock() {
 // already has a signal on its way (one atomic load): a monitor may signal
 // after every change without tracking its waiters, and a thread woken but
 // not yet running is not woken again by the next change (on a busy CPU it
-// may be many changes later: docs/findings.md, "futex.Cond").
+// may be many changes later: docs/findings.md, "Real asio beside its
+// model").
 //
 // The condition must be changed with c.L held; Signal may then be called
 // with c.L held or after releasing it. No wake-up is lost: a waiter reads
