@@ -133,6 +133,10 @@ type lane struct {
 	set     *handleset.Set
 	pool    *pool
 	inv     leaderCheck // used only when checkLeaders is set
+	// ready is the leader role's ready set (Options.Events above one;
+	// nil: each leader waits for one event with its own waiter). Only
+	// the leader touches it; promotion hands it on with the role.
+	ready *readySet
 	first   int         // index of its first thread in Server.threads
 	nthread int
 

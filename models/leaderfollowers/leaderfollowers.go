@@ -111,12 +111,28 @@ type Options struct {
 	// (default SchedAuto: SCHED_FIFO where permitted and bounded by the
 	// kernel's RT throttling, nice values otherwise).
 	LaneSched LaneSched
+	// Events is the most ready handles one wait of a leader takes from
+	// the handle set (0 or 1: one, as ACE's epoll reactor,
+	// ACE_Dev_Poll_Reactor, takes; at most MaxEvents). Above one, the
+	// handles a wait reported beyond the first stay with the leader role
+	// as its ready set: each next leader takes the next of them without
+	// waiting, one per leadership turn, as ACE_TP_Reactor dispatches the
+	// rest of a select's ready set; every one of them was disarmed
+	// (one-shot) when the kernel reported it, so no other thread can get
+	// it meanwhile.
+	Events int
 }
+
+// MaxEvents bounds Options.Events.
+const MaxEvents = 1024
 
 // validate checks o for a pool of n threads.
 func (o Options) validate(n int) error {
 	if err := promotions.Check(o.Promotion); err != nil {
 		return err
+	}
+	if o.Events < 0 || o.Events > MaxEvents {
+		return fmt.Errorf("leaderfollowers: events %d per wait out of range (accepted: 0 or 1 for one, up to %d)", o.Events, MaxEvents)
 	}
 	if err := laneScheds.Check(o.LaneSched); err != nil {
 		return err
@@ -252,7 +268,11 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 			closeSets()
 			return nil, err
 		}
-		lanes = append(lanes, &lane{idx: i, minPrio: sp.MinPriority, set: set, pool: newPool(opts.Promotion, sp.Threads), first: first, nthread: sp.Threads})
+		l := &lane{idx: i, minPrio: sp.MinPriority, set: set, pool: newPool(opts.Promotion, sp.Threads), first: first, nthread: sp.Threads}
+		if opts.Events > 1 && !hk.promoteEarly {
+			l.ready = &readySet{w: set.NewWaiter(opts.Events)}
+		}
+		lanes = append(lanes, l)
 		first += sp.Threads
 	}
 	set := lanes[0].set

@@ -39,6 +39,21 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	// A ready set passed from leader to leader (Options.Events): in every
+	// order whose hand-off differs (a chosen follower, the kernel's
+	// choice, the vacant role).
+	for _, order := range []Promotion{LIFO, OS, OSVacant} {
+		t.Run("promotion="+order.String()+"/events=64", func(t *testing.T) {
+			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
+				srv, err := Start(cfg, Options{Promotion: order, Events: 64})
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { checkOneLeader(t, srv) })
+				return srv, nil
+			})
+		})
+	}
 }
 
 // skipUnlessPrioritiesPermitted skips t if this process may not lower thread

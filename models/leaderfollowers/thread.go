@@ -118,8 +118,10 @@ func niceError(id, tid, nice int, err error) error {
 // event, then promotes a follower and returns the event to process. The
 // event's handle is already deactivated: every handle is registered with
 // OneShot, so the kernel disarmed it in the same step in which it reported
-// the event, before any other thread can wait on the set. lead reports
-// false when the thread must exit (the handle set is closed or failed).
+// the event, before any other thread can wait on the set. With a ready set
+// (Options.Events above one) the leader takes the next event the last wait
+// reported, if one is left, instead of waiting. lead reports false when the
+// thread must exit (the handle set is closed or failed).
 func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 	s, ln := th.s, th.ln
 	if checkLeaders {
@@ -127,6 +129,13 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 	}
 	if s.hooks.promoteEarly {
 		th.promote()
+	}
+	rs := ln.ready
+	if rs != nil {
+		if ev, ok := rs.take(); ok {
+			return th.led(ev), true
+		}
+		w = rs.w
 	}
 	for {
 		evs, err := w.Wait(-1)
@@ -142,15 +151,47 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 		if len(evs) == 0 {
 			continue // not reported with an unbounded wait; still the leader
 		}
-		ev := evs[0]
-		if checkLeaders {
-			ln.inv.end()
+		if rs != nil {
+			rs.fill(evs)
 		}
-		if !s.hooks.promoteEarly {
-			th.promote()
-		}
-		return ev, true
+		return th.led(evs[0]), true
 	}
+}
+
+// led ends the leader state with ev taken: the role passes to a follower.
+func (th *thread) led(ev handleset.Event) handleset.Event {
+	if checkLeaders {
+		th.ln.inv.end()
+	}
+	if !th.s.hooks.promoteEarly {
+		th.promote()
+	}
+	return ev
+}
+
+// readySet is the leader role's ready set: the events one wait reported,
+// taken one per leadership turn. Only the leader uses it, the waiter
+// included.
+type readySet struct {
+	w    *handleset.Waiter
+	evs  []handleset.Event // the waiter's buffer: valid until its next Wait
+	next int
+}
+
+// take returns the next event not yet taken, if any.
+func (r *readySet) take() (handleset.Event, bool) {
+	if r.next >= len(r.evs) {
+		return handleset.Event{}, false
+	}
+	ev := r.evs[r.next]
+	r.evs[r.next] = handleset.Event{} // drop the handler reference
+	r.next++
+	return ev, true
+}
+
+// fill makes evs, just reported, the ready set, with the first taken.
+func (r *readySet) fill(evs []handleset.Event) {
+	r.evs, r.next = evs, 1
 }
 
 // promote hands the leader role to a follower (promote_new_leader).

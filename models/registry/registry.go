@@ -180,7 +180,7 @@ var Models = []Model{
 		// three threads there is at most one to promote, and every order
 		// promotes the same one.
 		VariantFloor: 4,
-		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane)",
+		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane); --events N for a ready set passed on with the role",
 		Flags: func(fs *flag.FlagSet) Start {
 			promotion := leaderfollowers.LIFO
 			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority, os or os-vacant")
@@ -188,6 +188,7 @@ var Models = []Model{
 			lanes := fs.String("lanes", "", "priority lanes MINPRIO:THREADS,…, e.g. 0:2,128:2: each lane its own pool and handle set, a connection served by the lane of its first request's priority (leave --threads unset)")
 			laneSched := leaderfollowers.SchedAuto
 			fs.TextVar(&laneSched, "lane-sched", leaderfollowers.SchedAuto, "with --lanes, how the higher lanes' threads get their priority: auto (SCHED_FIFO where permitted and bounded by RT throttling, else nice), fifo or nice")
+			events := fs.Int("events", 1, fmt.Sprintf("ready handles one leader's wait may take (1..%d): above 1 the rest stay with the leader role, the next leader taking the next without waiting (ACE_TP_Reactor's ready set); 1 is ACE's epoll reactor", leaderfollowers.MaxEvents))
 			return func(cfg models.Config) (models.Server, error) {
 				prios, err := leaderfollowers.ParsePriorities(*nice)
 				if err != nil {
@@ -197,7 +198,7 @@ var Models = []Model{
 				if err != nil {
 					return nil, err
 				}
-				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios, Lanes: ls, LaneSched: laneSched})
+				return leaderfollowers.Start(cfg, leaderfollowers.Options{Promotion: promotion, Priorities: prios, Lanes: ls, LaneSched: laneSched, Events: *events})
 			}
 		},
 		ThreadSweep: SweepPool,
