@@ -136,8 +136,8 @@ type lane struct {
 	// ready is the leader role's ready set (Options.Events above one;
 	// nil: each leader waits for one event with its own waiter). Only
 	// the leader touches it; promotion hands it on with the role.
-	ready *readySet
-	first   int         // index of its first thread in Server.threads
+	ready   *readySet
+	first   int // index of its first thread in Server.threads
 	nthread int
 
 	// sched records how its threads got their priority (a laneSched
