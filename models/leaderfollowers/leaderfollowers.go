@@ -401,11 +401,15 @@ func (s *Server) Stats() models.Stats {
 }
 
 // variant describes the configuration for Stats.Variant (and so for the
-// server's info and every result): the promotion order and, with lanes,
-// each lane's priorities and threads, how the higher lanes' threads got
-// their priority, and the kernel's RT throttling budget.
+// server's info and every result): the promotion order, the events per
+// wait when above one, and, with lanes, each lane's priorities and
+// threads, how the higher lanes' threads got their priority, and the
+// kernel's RT throttling budget.
 func (s *Server) variant() string {
 	v := "promotion=" + s.opts.Promotion.String()
+	if s.opts.Events > 1 {
+		v += " events=" + strconv.Itoa(s.opts.Events)
+	}
 	if len(s.lanes) == 1 {
 		return v
 	}

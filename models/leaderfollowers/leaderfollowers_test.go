@@ -2,6 +2,7 @@ package leaderfollowers
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"concbench/models"
@@ -48,6 +49,9 @@ func TestConformance(t *testing.T) {
 				srv, err := Start(cfg, Options{Promotion: order, Events: 64})
 				if err != nil {
 					return nil, err
+				}
+				if v := srv.Stats().Variant; !strings.Contains(v, "events=64") {
+					t.Errorf("Variant %q does not record the events per wait", v)
 				}
 				t.Cleanup(func() { checkOneLeader(t, srv) })
 				return srv, nil
