@@ -282,8 +282,9 @@ type Waiter struct {
 }
 
 // NewWaiter returns a waiter that reports at most max events per Wait.
-// A Leader/Followers thread uses max 1: it takes one event per turn as
-// leader and promotes a follower for the next.
+// Leader/Followers' leader role holds one waiter of max --events and takes
+// one of its events per turn (its ready set), or, with --events 1, each
+// thread waits for one event per turn with a waiter of its own.
 func (s *Set) NewWaiter(max int) *Waiter {
 	if max < 1 {
 		max = 1

@@ -153,18 +153,20 @@
 //
 // # The handle set's wait: one event or a ready set
 //
-// By default a leader's wait takes one ready handle (maxevents 1), as
-// ACE's epoll reactor (ACE_Dev_Poll_Reactor) takes one per leader turn:
-// an epoll_wait per event, beside the re-arm of its one-shot handle, the
-// read and the write — four system calls per request at one thread. With
-// Options.Events above one (serve's --events), a wait takes up to that
-// many; the rest stay with the leader role as its ready set, and each
-// next leader takes the next of them without waiting, one per turn, as
-// ACE_TP_Reactor dispatches the rest of a select's ready set. The pattern
-// is unchanged — one leader at a time, one event per turn, a promotion
-// per event, every handle disarmed from its report to its re-arm — but
-// the waits are fewer (docs/findings.md, "Lean": about 13 % more
-// capacity on the same CPU).
+// A leader's wait takes up to Options.Events ready handles (serve's
+// --events, default DefaultEvents); the rest stay with the leader role as
+// its ready set, and each next leader takes the next of them without
+// waiting, one per turn, as ACE_TP_Reactor dispatches the rest of a
+// select's ready set. The pattern is unchanged — one leader at a time,
+// one event per turn, a promotion per event, every handle disarmed from
+// its report to its re-arm — but a wait is a system call the pattern does
+// not ask for per event. With --events 1 every leader waits for one
+// event, as ACE's epoll reactor (ACE_Dev_Poll_Reactor) takes one per
+// leader turn: an epoll_wait per event beside the re-arm, the read and
+// the write, four system calls per request at one thread, and 13–17 %
+// less capacity on the same CPU (docs/findings.md, "Lean"). Every figure
+// of this model measured before the ready set became the default
+// (docs/findings.md names the commit) is with one event per wait.
 //
 // For LIFO, FIFO and Priority each follower parks on its own
 // futex.Parker and the promoter unparks the one it picked; the follower

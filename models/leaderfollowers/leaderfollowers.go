@@ -1,6 +1,7 @@
 package leaderfollowers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -112,16 +113,21 @@ type Options struct {
 	// kernel's RT throttling, nice values otherwise).
 	LaneSched LaneSched
 	// Events is the most ready handles one wait of a leader takes from
-	// the handle set (0 or 1: one, as ACE's epoll reactor,
-	// ACE_Dev_Poll_Reactor, takes; at most MaxEvents). Above one, the
-	// handles a wait reported beyond the first stay with the leader role
-	// as its ready set: each next leader takes the next of them without
-	// waiting, one per leadership turn, as ACE_TP_Reactor dispatches the
-	// rest of a select's ready set; every one of them was disarmed
-	// (one-shot) when the kernel reported it, so no other thread can get
-	// it meanwhile.
+	// the handle set (0: DefaultEvents; at most MaxEvents). The handles a
+	// wait reported beyond the first stay with the leader role as its
+	// ready set: each next leader takes the next of them without waiting,
+	// one per leadership turn, as ACE_TP_Reactor dispatches the rest of a
+	// select's ready set; every one of them was disarmed (one-shot) when
+	// the kernel reported it, so no other thread can get it meanwhile.
+	// 1 is ACE's epoll reactor (ACE_Dev_Poll_Reactor): one event per
+	// wait, every leader waiting.
 	Events int
 }
+
+// DefaultEvents is Options.Events' default: as many as the suite's
+// default workload has connections, so that one wait can take every ready
+// one (nginx's workers take up to 512 per epoll_wait, asio's reactor 128).
+const DefaultEvents = 64
 
 // MaxEvents bounds Options.Events.
 const MaxEvents = 1024
@@ -132,7 +138,7 @@ func (o Options) validate(n int) error {
 		return err
 	}
 	if o.Events < 0 || o.Events > MaxEvents {
-		return fmt.Errorf("leaderfollowers: events %d per wait out of range (accepted: 0 or 1 for one, up to %d)", o.Events, MaxEvents)
+		return fmt.Errorf("leaderfollowers: events %d per wait out of range (accepted: 1 to %d, or 0 for the default %d)", o.Events, MaxEvents, DefaultEvents)
 	}
 	if err := laneScheds.Check(o.LaneSched); err != nil {
 		return err
@@ -255,6 +261,7 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		return nil, err
 	}
 	opts.Priorities = append([]int(nil), opts.Priorities...)
+	opts.Events = cmp.Or(opts.Events, DefaultEvents)
 	var lanes []*lane
 	closeSets := func() {
 		for _, l := range lanes {
@@ -402,12 +409,12 @@ func (s *Server) Stats() models.Stats {
 
 // variant describes the configuration for Stats.Variant (and so for the
 // server's info and every result): the promotion order, the events per
-// wait when above one, and, with lanes, each lane's priorities and
+// wait when not the default, and, with lanes, each lane's priorities and
 // threads, how the higher lanes' threads got their priority, and the
 // kernel's RT throttling budget.
 func (s *Server) variant() string {
 	v := "promotion=" + s.opts.Promotion.String()
-	if s.opts.Events > 1 {
+	if s.opts.Events != DefaultEvents {
 		v += " events=" + strconv.Itoa(s.opts.Events)
 	}
 	if len(s.lanes) == 1 {

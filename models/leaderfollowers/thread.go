@@ -57,7 +57,7 @@ func (th *thread) run(started chan<- error) {
 	started <- nil
 
 	ln := th.ln
-	w := ln.set.NewWaiter(1) // one event per leadership turn
+	w := ln.set.NewWaiter(1) // one event per turn, used without a ready set (--events 1)
 	for res := ln.pool.join(th.m); res != joinClosed; res = ln.pool.join(th.m) {
 		if res == joinPromoted {
 			th.sh.AddPromotion()

@@ -180,7 +180,7 @@ var Models = []Model{
 		// three threads there is at most one to promote, and every order
 		// promotes the same one.
 		VariantFloor: 4,
-		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane); --events N for a ready set passed on with the role",
+		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane); --events N, the ready set a leader's wait takes and passes on with the role (1: one event per wait)",
 		Flags: func(fs *flag.FlagSet) Start {
 			promotion := leaderfollowers.LIFO
 			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority, os or os-vacant")
@@ -188,7 +188,7 @@ var Models = []Model{
 			lanes := fs.String("lanes", "", "priority lanes MINPRIO:THREADS,…, e.g. 0:2,128:2: each lane its own pool and handle set, a connection served by the lane of its first request's priority (leave --threads unset)")
 			laneSched := leaderfollowers.SchedAuto
 			fs.TextVar(&laneSched, "lane-sched", leaderfollowers.SchedAuto, "with --lanes, how the higher lanes' threads get their priority: auto (SCHED_FIFO where permitted and bounded by RT throttling, else nice), fifo or nice")
-			events := fs.Int("events", 1, fmt.Sprintf("ready handles one leader's wait may take (1..%d): above 1 the rest stay with the leader role, the next leader taking the next without waiting (ACE_TP_Reactor's ready set); 1 is ACE's epoll reactor", leaderfollowers.MaxEvents))
+			events := fs.Int("events", leaderfollowers.DefaultEvents, fmt.Sprintf("ready handles one leader's wait may take (1..%d): the rest stay with the leader role, the next leader taking the next without waiting (ACE_TP_Reactor's ready set); 1: every leader waits for one event, as ACE's epoll reactor", leaderfollowers.MaxEvents))
 			return func(cfg models.Config) (models.Server, error) {
 				prios, err := leaderfollowers.ParsePriorities(*nice)
 				if err != nil {
