@@ -82,6 +82,13 @@ nginx:
 	$(SUDO) apt-get install -y nginx-light || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y nginx-light; }
 	-$(SUDO) sh -c 'command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; command -v invoke-rc.d >/dev/null && invoke-rc.d nginx stop 2>/dev/null; true'
 
+## wrk: install Debian's wrk, for checking a server by hand under a
+## second, independent load generator (docs/usage.md; docs/findings.md's
+## side-by-side rates against nginx); no test or profile needs it.
+.PHONY: wrk
+wrk:
+	$(SUDO) apt-get install -y wrk || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y wrk; }
+
 ## asio: install Debian's libasio-dev (standalone asio, header-only) and
 ## build bin/asio-server (realservers/asio/server.cpp), real boost.asio
 ## that the asio profile runs beside the sharedqueue model (its
