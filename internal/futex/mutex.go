@@ -127,31 +127,35 @@ func (c *Cond) wait(d time.Duration) {
 
 // Signal wakes one waiter, if any waiter has no signal on its way.
 func (c *Cond) Signal() {
-	for {
-		s := c.state.Load()
-		if uint32(s>>32) <= uint32(s) {
-			return
-		}
-		if c.state.CompareAndSwap(s, s+1) {
-			break
-		}
+	if c.grant(false) {
+		c.seq.Add(1)
+		wake(&c.seq, 1)
 	}
-	c.seq.Add(1)
-	wake(&c.seq, 1)
 }
 
 // Broadcast wakes every waiter.
 func (c *Cond) Broadcast() {
+	if c.grant(true) {
+		c.seq.Add(1)
+		wake(&c.seq, 1<<30)
+	}
+}
+
+// grant gives a signal to one counted waiter without one (all: to every
+// one) and reports whether there was such a waiter.
+func (c *Cond) grant(all bool) bool {
 	for {
 		s := c.state.Load()
-		w := s >> 32
-		if w <= uint64(uint32(s)) {
-			return
+		waiters, signals := s>>32, uint64(uint32(s))
+		if waiters <= signals {
+			return false
 		}
-		if c.state.CompareAndSwap(s, w<<32|w) {
-			break
+		n := s + 1
+		if all {
+			n = waiters<<32 | waiters
+		}
+		if c.state.CompareAndSwap(s, n) {
+			return true
 		}
 	}
-	c.seq.Add(1)
-	wake(&c.seq, 1<<30)
 }

@@ -57,7 +57,10 @@ func (th *thread) run(started chan<- error) {
 	started <- nil
 
 	ln := th.ln
-	w := ln.set.NewWaiter(1) // one event per turn, used without a ready set (--events 1)
+	var w *handleset.Waiter // one event per turn, for a lane without a ready set (--events 1)
+	if ln.ready == nil {
+		w = ln.set.NewWaiter(1)
+	}
 	for res := ln.pool.join(th.m); res != joinClosed; res = ln.pool.join(th.m) {
 		if res == joinPromoted {
 			th.sh.AddPromotion()
@@ -183,10 +186,8 @@ func (r *readySet) take() (handleset.Event, bool) {
 	if r.next >= len(r.evs) {
 		return handleset.Event{}, false
 	}
-	ev := r.evs[r.next]
-	r.evs[r.next] = handleset.Event{} // drop the handler reference
 	r.next++
-	return ev, true
+	return r.evs[r.next-1], true
 }
 
 // fill makes evs, just reported, the ready set, with the first taken.
