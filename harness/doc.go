@@ -646,6 +646,19 @@
 // server's start and a point's overhead beyond its windows, from which
 // the run prints its estimated duration (Experiment.Estimate).
 //
+// Where even one server CPU serves more than the generator's ceiling (a
+// 2-CPU machine, a server with no work per request), a server CPU quota
+// (Experiment.ServerCPUQuota, bench --server-cpu-quota; the lean
+// profile's) keeps capacities the server's: the run makes one cgroup
+// with the cpu controller (v1's cpu.cfs_quota_us per a 10-ms
+// cpu.cfs_period_us, or v2's cpu.max), moves every process of each
+// measured server into it once the server is ready (its threads, and
+// those it starts later, follow), and removes it at the end. Every
+// configuration gets the same share, so capacities and CPU per request
+// compare per unit of CPU; a period's throttled rest shows in the
+// latencies, which are not the server's under a quota. The generator's
+// ceiling is measured without one. The provenance records the quota.
+//
 // # Kernel threads that stall a CPU
 //
 // Some kernel threads wake at a fixed period and then run for

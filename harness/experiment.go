@@ -265,6 +265,15 @@ type Experiment struct {
 	// answer cannot be the one the profile is about.
 	MinServerCPUs int    `json:"min_server_cpus,omitempty"`
 	LoadCPUs      string `json:"load_cpus,omitempty"`
+	// ServerCPUQuota, if positive, limits the measured server — all its
+	// processes and threads together — to that share of one CPU's time
+	// (0.5: half a CPU), by a cgroup's CPU bandwidth limit, for every
+	// configuration alike (Linux, root). A capacity is then what that much
+	// CPU serves, below the load generator's ceiling on a small machine;
+	// latencies include the quota's throttled stretches and mean nothing
+	// beyond it. A run that asks for a quota it cannot set fails at its
+	// start.
+	ServerCPUQuota float64 `json:"server_cpu_quota,omitempty"`
 	// ServerBinary is the concbench executable that runs "serve"; empty
 	// means the running executable (os.Executable). A configuration's own
 	// ServerBinary overrides it.

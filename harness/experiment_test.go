@@ -279,6 +279,7 @@ func TestValidateMessages(t *testing.T) {
 		{name: "gomaxprocs", change: func(e *Experiment) { e.Configs[0].GOMAXPROCS = 5000 }, want: []string{"gomaxprocs 5000 out of range (accepted: 0 for the server's default, or 1..4096)"}},
 		{name: "gomaxprocs twice", change: func(e *Experiment) { e.Configs[0].GOMAXPROCSPerConn = true }, want: []string{"gomaxprocs 4 and gomaxprocs_per_conn both set"}},
 		{name: "reserved arg", change: func(e *Experiment) { e.Configs[0].Args = []string{"--cpus=1"} }, want: []string{`argument "--cpus=1" sets a flag the harness sets itself (--cpus`}},
+		{name: "server CPU quota", change: func(e *Experiment) { e.ServerCPUQuota = 0.01 }, want: []string{"server CPU quota 0.01 out of range (accepted: 0 for none, or 0.1..1024 of one CPU)"}},
 		{name: "fraction zero", change: func(e *Experiment) { e.Fractions = []float64{0} }, want: []string{"fraction 0 out of range (accepted: > 0 and ≤ 1 of capacity)"}},
 		{name: "fraction over", change: func(e *Experiment) { e.Fractions = []float64{0.5, 1.2} }, want: []string{"fraction 1.2 out of range"}},
 		{name: "fraction twice", change: func(e *Experiment) { e.Fractions = []float64{0.5, 0.5001} }, want: []string{"fraction 0.5001 given twice"}},

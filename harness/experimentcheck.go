@@ -385,4 +385,15 @@ func (e *Experiment) validateCPUs(p *problems) {
 			p.add("server CPUs %q and load CPUs %q: give both or neither (accepted: both lists, or both empty for the automatic split)", e.ServerCPUs, e.LoadCPUs)
 		}
 	}
+	if q := e.ServerCPUQuota; q != 0 && !(q >= MinServerCPUQuota && q <= MaxServerCPUQuota) {
+		p.add("server CPU quota %g out of range (accepted: 0 for none, or %g..%g of one CPU)", q, MinServerCPUQuota, MaxServerCPUQuota)
+	}
 }
+
+// The server CPU quota's bounds (Experiment.ServerCPUQuota), in CPUs: at
+// least the kernel's smallest quota (1 ms) per 10-ms period, at most 1024
+// CPUs.
+const (
+	MinServerCPUQuota = 0.1
+	MaxServerCPUQuota = 1024.0
+)

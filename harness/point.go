@@ -234,6 +234,16 @@ func (r *runner) serverFor(rc *runConfig, p *results.Point) target {
 // serving records srv as the server of rc's points from p on, and
 // returns it.
 func (r *runner) serving(rc *runConfig, p *results.Point, srv target) target {
+	if r.quota != nil {
+		if err := r.quota.place(srv.pids()); err != nil {
+			if err := srv.stop(); err != nil {
+				r.run.Warnings = append(r.run.Warnings, rc.name+": "+err.Error())
+			}
+			r.stopBackend()
+			p.Status, p.Failure, p.FailedBy = results.StatusFailed, err.Error(), results.FailedServer
+			return nil
+		}
+	}
 	r.srv, r.srvFor = srv, fmt.Sprintf("%s repetition %d", rc.name, p.Repetition)
 	r.started[rc.name] = true
 	return srv

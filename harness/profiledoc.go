@@ -10,7 +10,8 @@ import (
 // ProfileDefaults returns the defaults of the named profile as one line,
 // from the Experiment that Profile returns: repetitions, warm-up and
 // window, loads, the workloads with their objectives, the objective
-// search, the mechanisms point, the budget and the A/A twin. It is the
+// search, the mechanisms point, the budget, the A/A twin and the server
+// CPU quota. It is the
 // "Defaults" line of the profile's section in docs/profiles.md, where a
 // test checks it, so that a documented default cannot drift from the
 // code. For thesis, each of ThesisParts is named.
@@ -78,6 +79,9 @@ func experimentDefaults(e Experiment) string {
 	}
 	if e.Twin != nil {
 		f = append(f, "A/A twin of "+e.Twin.Of)
+	}
+	if e.ServerCPUQuota > 0 {
+		f = append(f, "every server under a CPU quota of "+fmtShare(e.ServerCPUQuota)+" of a CPU")
 	}
 	return strings.Join(f, " · ")
 }

@@ -14,7 +14,7 @@ import (
 // ProfileNames lists the named experiments, the default first. The
 // package documentation ("Profiles") says what each measures and why;
 // docs/findings.md how long each took where it was run.
-var ProfileNames = []string{"default", "aa", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx", "asio"}
+var ProfileNames = []string{"default", "aa", "load", "variants", "practised", "dispersion", "cores", "threads", "thesis", "gate", "chain", "connections", "nginx", "asio", "lean"}
 
 // Profile returns the named experiment (see "Profiles" in the package
 // documentation). Every configuration but the gate's and the chain's is
@@ -79,6 +79,8 @@ func Profile(name string) (Experiment, error) {
 		return nginxProfile(base), nil
 	case "asio":
 		return asioProfile(base), nil
+	case "lean":
+		return leanProfile(base), nil
 	}
 	return Experiment{}, fmt.Errorf("harness: unknown profile %q (accepted: %s)", name, strings.Join(ProfileNames, ", "))
 }
@@ -615,4 +617,45 @@ func nginxProfile(base Experiment) Experiment {
 	base.RatesFromSlowest = []float64{SuiteRateFromSlowest}
 	base.Repetitions = 5
 	return base
+}
+
+// LeanQuota is the lean profile's server CPU quota, in CPUs
+// (Experiment.ServerCPUQuota): half of the one server CPU, so that every
+// server's capacity stays below the load generator's ceiling on a 2-CPU
+// machine, where all of them at a whole CPU run into it.
+const LeanQuota = 0.5
+
+// LeanConfigs returns the lean profile's configurations, one worker
+// thread each (no sizing rule: the comparison is per unit of CPU, and
+// one worker is where nginx's cost per request is known): real nginx
+// with one worker, the nginx-style model with one, the Proactor and
+// Leader/Followers with one thread.
+func LeanConfigs() []Config {
+	cs := []Config{
+		{Name: NginxModel + "/exclusive", Model: NginxModel, Args: []string{"--accept", "exclusive"}, Threads: 1},
+		{Name: AcceptMutexModel + "/exclusive", Model: AcceptMutexModel, Args: []string{"--accept", "exclusive"}, Threads: 1},
+		{Name: "proactor", Model: "proactor", Threads: 1},
+		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 1},
+	}
+	for i := range cs {
+		// GOMAXPROCS as the sizing rule gives it for one thread.
+		if m, ok := registry.Lookup(cs[i].Model); ok {
+			cs[i].GOMAXPROCS = m.Sizing.Procs(1)
+		}
+	}
+	return cs
+}
+
+// leanProfile returns the lean experiment made from base: the
+// configurations of LeanConfigs on one server CPU under a quota of half
+// of it (LeanQuota), with no work per request (nginx does none), at
+// capacity and at 0.7 of the slowest one's, 7 repetitions. Its answer is
+// the report's capacity × nginx column: what each model serves with the
+// CPU nginx has.
+func leanProfile(base Experiment) Experiment {
+	e := nginxProfile(base)
+	e.Configs = LeanConfigs()
+	e.ServerCPUQuota = LeanQuota
+	e.Repetitions = 7
+	return e
 }

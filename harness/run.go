@@ -229,6 +229,7 @@ type runner struct {
 	unavailable map[string]string       // configuration → reason
 
 	sp     *spawner
+	quota  *cpuQuota // the servers' CPU quota (Experiment.ServerCPUQuota); nil for none
 	srv    target
 	srvFor string  // the configuration and repetition srv serves, for its warnings
 	back   *server // srv's back end, for a chain configuration (Config.Backend)
@@ -447,6 +448,13 @@ func (r *runner) execute(ctx context.Context, now time.Time) (*Summary, error) {
 		if r.prov.Tracefs != "" && r.opt.Progress != nil {
 			fmt.Fprintf(r.opt.Progress, "mechanisms: %s\n", r.prov.Tracefs)
 		}
+	}
+	if share := r.exp.ServerCPUQuota; share > 0 {
+		if r.quota, err = newCPUQuota(share); err != nil {
+			return nil, err
+		}
+		defer r.quota.close()
+		r.prov.ServerCPUQuota = r.quota.desc
 	}
 	r.prov.ServerGOMAXPROCS = r.commonGOMAXPROCS()
 	r.run.Provenance = r.prov

@@ -183,7 +183,9 @@ func (a *analysis) nginxPair(cfg results.ModelConfig, g *results.Group) (results
 // nginx computes the section, or nil when the run measured no nginx.
 func (a *analysis) nginx() *nginxSection {
 	s := &nginxSection{Load: a.balanceLoad(),
-		Head: []string{"mode", "configuration", "capacity (req/s)", "p99", "CPU µs/req", "other threads' CPU µs/req", "other threads' switches/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
+		Head: []string{"mode", "configuration", "capacity (req/s)", "capacity × nginx", "p99", "CPU µs/req", "other threads' CPU µs/req", "other threads' switches/req", "connections per worker, max ÷ mean", "requests per worker, max ÷ mean", "busiest worker's share (%)"}}
+	shown := map[string]bool{}  // the models shown beside their nginx
+	var ref, refWorkload string // the first nginx: the others' reference
 	for _, cfg := range a.Configs {
 		if cfg.Model != modelNginx {
 			continue
@@ -195,33 +197,74 @@ func (a *analysis) nginx() *nginxSection {
 		mode := acceptMode(cfg.Args)
 		mc, mg := a.nginxPair(cfg, g)
 		if mg != nil {
-			s.Rows = append(s.Rows, a.nginxRow(mode, mc.Name, mg))
+			s.Rows = append(s.Rows, a.nginxRow(mode, mc.Name, mg, cfg.Name))
+			shown[mc.Name] = true
 		}
-		s.Rows = append(s.Rows, a.nginxRow(mode, cfg.Name, g))
+		s.Rows = append(s.Rows, a.nginxRow(mode, cfg.Name, g, cfg.Name))
 		s.Verdicts = append(s.Verdicts, nginxVerdict(mode, cfg.Name, g, mc.Name, mg))
+		if ref == "" {
+			ref, refWorkload = cfg.Name, workloadOf(g)
+		}
 	}
 	if len(s.Rows) == 0 {
 		return nil
+	}
+	// Every other configuration under nginx's workload, against the first
+	// nginx (the lean profile: the Proactor and Leader/Followers beside it).
+	for _, cfg := range a.Configs {
+		if cfg.Model == modelNginx || shown[cfg.Name] {
+			continue
+		}
+		if g := a.balanceGroup(cfg.Name); g != nil && workloadOf(g) == refWorkload {
+			s.Rows = append(s.Rows, a.nginxRow("—", cfg.Name, g, ref))
+		}
 	}
 	s.Notes = []string{
 		"nginx answers /work with a fixed body and does none of the workload's work: the comparison is at the zero-work end, where the cost of dispatch is all there is. Both run on the same server CPUs, a worker per CPU (the sizing rule), driven by the same generator at the same loads; nginx's requests come from its stub_status page, its CPU time and context switches from /proc over its master and workers, each worker's responses from its write calls and its connections from /proc/net/tcp (harness documentation, \"Real nginx\").",
 		"Other threads: the server's threads that are not its workers, from their schedstat at the window's edges — the Go runtime's (its monitor thread, idle threads, the collector) beside the model's workers, the master process beside nginx's: their CPU, and the times they were put on a CPU (each a switch, on the server's CPUs a preemption of a worker or a wake-up from idle), per request. They are where a cost that is neither pattern's shows.",
 		"Cells: the median over the valid repetitions with its 95% confidence interval, or, with fewer than 6, their range. Capacity is the closed loop's; the others are at " + s.Load + ".",
+		"Capacity × nginx: the configuration's capacity over the nginx of its mode (the first nginx for a row without one, mode —), the Hodges–Lehmann estimate with its 95% interval (stats.RatioCI) over the valid repetitions. Where the load generator's ceiling, not the server, sets both capacities, the points are invalid and there is no factor: a server CPU quota (bench --server-cpu-quota; the lean profile's half a CPU) keeps every capacity the server's own, so the factor is what each serves with the same CPU.",
+	}
+	if q := a.Run.Provenance.ServerCPUQuota; q != "" {
+		s.Notes = append(s.Notes, "Server CPU quota: "+q+". Every server ran under it, so capacities and CPU per request compare per unit of CPU; the p99 includes the quota's throttled stretches and is not the server's.")
 	}
 	return s
 }
 
-// nginxRow is one configuration's row of the nginx table.
-func (a *analysis) nginxRow(mode, name string, g *results.Group) []string {
-	capacity := "—"
+// nginxRow is one configuration's row of the nginx table; ref names the
+// nginx its capacity is compared with.
+func (a *analysis) nginxRow(mode, name string, g *results.Group, ref string) []string {
+	capacity, factor := "—", "—"
 	if cg := a.Capacity(name); cg != nil {
 		capacity = balanceCell(cg, results.Capacity)
+		switch rg := a.Capacity(ref); {
+		case name == ref:
+			factor = "1"
+		case rg != nil:
+			factor = capacityFactor(cg.Aggregate(results.Capacity).Values, rg.Aggregate(results.Capacity).Values)
+		}
 	}
-	row := []string{mode, name, capacity}
+	row := []string{mode, name, capacity, factor}
 	for _, m := range []results.Metric{results.LatencyP99, results.CPUPerReq, results.OtherCPUPerReq, results.OtherSlicesPerReq, results.ConnsMaxMean, results.RequestsMaxMean, results.BusiestShare} {
 		row = append(row, balanceCell(g, m))
 	}
 	return row
+}
+
+// capacityFactor is a capacity over nginx's: the factor with its 95%
+// interval, or why there is none.
+func capacityFactor(model, nginx []float64) string {
+	if len(model) == 0 || len(nginx) == 0 {
+		return "— (no valid capacity)"
+	}
+	r := stats.RatioCI(model, nginx, results.Confidence)
+	switch {
+	case r.OK:
+		return factorCI(r)
+	case r.Est > 0:
+		return factorText(r.Est) + " (no interval: " + r.Why + ")"
+	}
+	return "— (" + r.Why + ")"
 }
 
 // nginxVerdict says whether the model's connection balance in mode (mg,
@@ -262,7 +305,7 @@ func nginxVerdict(mode, nginxName string, g *results.Group, modelName string, mg
 // Markdown renders the section.
 func (s *nginxSection) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The nginx-style model and real nginx in each accept mode, at %s.\n\n", s.Load)
+	fmt.Fprintf(&b, "The nginx-style model and real nginx in each accept mode, and the run's other configurations beside the first nginx (mode —), at %s.\n\n", s.Load)
 	mdTable(&b, s.Head, s.Rows)
 	for _, v := range s.Verdicts {
 		b.WriteString("\n- " + v)

@@ -72,9 +72,12 @@ func TestNginxSection(t *testing.T) {
 		!strings.Contains(v, "Mann–Whitney p=") {
 		t.Errorf("reuseport verdict %q, want a difference, 25%% apart, with its test", v)
 	}
-	if row := s.Rows[1]; row[1] != "nginx/mutex" || !strings.HasPrefix(row[2], "20000") || !strings.HasPrefix(row[5], "0.4") ||
-		!strings.HasPrefix(row[6], "0.25") || !strings.HasPrefix(row[7], "3.6") {
-		t.Errorf("nginx/mutex row %q, want its capacity 20000, other threads' 0.4 µs and 0.25 switches per request, and connections max/mean 3.6", row)
+	if row := s.Rows[1]; row[1] != "nginx/mutex" || !strings.HasPrefix(row[2], "20000") || row[3] != "1" || !strings.HasPrefix(row[6], "0.4") ||
+		!strings.HasPrefix(row[7], "0.25") || !strings.HasPrefix(row[8], "3.6") {
+		t.Errorf("nginx/mutex row %q, want its capacity 20000, factor 1, other threads' 0.4 µs and 0.25 switches per request, and connections max/mean 3.6", row)
+	}
+	if row := s.Rows[0]; row[1] != "acceptmutex/mutex" || !strings.HasPrefix(row[3], "1× [1, 1]") {
+		t.Errorf("acceptmutex/mutex row %q, want capacity 1× nginx's, with its interval", row)
 	}
 	b := a.balance()
 	if b == nil || len(b.Tables) != 1 || len(b.Tables[0].Rows) != 4 {
@@ -154,5 +157,55 @@ func TestNginxVerdictSpread(t *testing.T) {
 	}
 	if strings.Contains(v, "differs") {
 		t.Errorf("mutex verdict %q calls overlapping repetitions a difference", v)
+	}
+}
+
+// TestNginxSectionFactors checks the capacity × nginx column: each model
+// against the nginx of its mode, a configuration without a mode (the lean
+// profile's) against the first nginx, a factor whose interval excludes 1
+// where every repetition differs, and the quota's note.
+func TestNginxSectionFactors(t *testing.T) {
+	r, pts := nginxRun(map[string]float64{"acceptmutex/mutex": 1, "nginx/mutex": 1, "acceptmutex/reuseport": 1, "nginx/reuseport": 1}, 1)
+	pro := results.ModelConfig{Name: "proactor", Model: "proactor", Threads: 1}
+	r.Configs = append(r.Configs, pro)
+	rates := map[string]float64{"nginx/mutex": 40000, "acceptmutex/mutex": 44000, "proactor": 52000}
+	for i := range pts {
+		if pts[i].Config.Name == "nginx/reuseport" {
+			pts = append(pts, pts[i])
+			q := &pts[len(pts)-1]
+			q.Config = pro
+			q.Load = &loadgen.Result{Valid: true, AchievedRatePerS: 20000, Latency: q.Load.Latency}
+		}
+	}
+	for i := range pts {
+		p := &pts[i]
+		if x, ok := rates[p.Config.Name]; ok && p.Kind == results.KindCapacity {
+			l := *p.Load
+			l.AchievedRatePerS = x * (1 + 0.01*float64(p.Repetition)) // repetitions apart, alike for all
+			p.Load = &l
+		}
+	}
+	r.Provenance.ServerCPUQuota = "0.5 of a CPU for all the server's processes together (a test)"
+	s := analyze(r, pts, Options{}).nginx()
+	if s == nil || len(s.Rows) != 5 {
+		t.Fatalf("nginx section %+v, want 5 rows: 2 modes' pairs and the proactor", s)
+	}
+	if row := s.Rows[0]; row[1] != "acceptmutex/mutex" || !strings.HasPrefix(row[3], "1.1× [") {
+		t.Errorf("acceptmutex/mutex row %q, want 1.1× nginx/mutex's capacity", row)
+	}
+	if row := s.Rows[4]; row[0] != "—" || row[1] != "proactor" || !strings.HasPrefix(row[3], "1.3× [") {
+		t.Errorf("proactor row %q, want mode — and 1.3× the first nginx's capacity (nginx/mutex)", row)
+	}
+	if row := s.Rows[3]; row[1] != "nginx/reuseport" || row[3] != "1" {
+		t.Errorf("nginx/reuseport row %q, want factor 1", row)
+	}
+	md := s.Markdown()
+	for _, want := range []string{"Server CPU quota: 0.5 of a CPU", "capacity × nginx"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	if got := capacityFactor(nil, []float64{1, 2}); !strings.Contains(got, "no valid capacity") {
+		t.Errorf("capacityFactor without the model's capacities: %q", got)
 	}
 }

@@ -197,6 +197,9 @@ func (rep *report) provenance(a *analysis) {
 		{"server GOMAXPROCS", serverProcs(p.ServerGOMAXPROCS)}, {"load generator GOMAXPROCS", strconv.Itoa(p.LoadGOMAXPROCS)},
 		{"started", fmtTime(r.Started)}, {"finished", fmtTime(r.Finished)},
 	}
+	if p.ServerCPUQuota != "" {
+		rep.Provenance = append(rep.Provenance, []string{"server CPU quota", p.ServerCPUQuota + ": capacities are what that much CPU serves; latencies include the quota's throttled stretches"})
+	}
 	if p.LoadWorkers > 0 {
 		workers := plots.Plural(p.LoadWorkers, "worker", "workers")
 		if p.LoadWorkerCPUs != "" {

@@ -330,6 +330,10 @@ type Provenance struct {
 	LoadCPUs         string `json:"load_cpus"`   // affinity of the load generator
 	ServerGOMAXPROCS int    `json:"server_gomaxprocs"`
 	LoadGOMAXPROCS   int    `json:"load_gomaxprocs"`
+	// ServerCPUQuota says how the measured servers' CPU time was limited
+	// (harness Experiment.ServerCPUQuota): the share of one CPU and the
+	// cgroup that enforced it; empty for no quota.
+	ServerCPUQuota string `json:"server_cpu_quota,omitempty"`
 	// LoadWorkers are the load generator's workers, and LoadWorkerCPUs
 	// the CPUs they are pinned to, one each (empty: unpinned).
 	LoadWorkers    int    `json:"load_workers,omitempty"`

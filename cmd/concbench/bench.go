@@ -72,6 +72,9 @@ Profiles (--profile; docs/profiles.md has what each measures and why):
                capacity, one equal rate, connection balance (make nginx)
   asio         real boost.asio beside the sharedqueue model, the nginx
                profile's loads and a mechanisms point (make asio)
+  lean         real nginx, the nginx-style model, the Proactor and
+               Leader/Followers, one worker each, under a quota of half
+               a server CPU: what each serves with nginx's CPU (root)
 Flags override the profile's fields; --experiment FILE reads a whole
 experiment (JSON, as in run.json's "experiment"; print one with
 --print-experiment).
@@ -155,6 +158,7 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&c.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of every server, overriding the profile's per-model choice (0: keep the profile's)")
 	fs.StringVar(&c.ServerCPUs, "server-cpus", "", "CPUs the server runs on (cpulist); default: the first half of this process's CPUs (here: "+server+")")
 	fs.StringVar(&c.LoadCPUs, "load-cpus", "", "CPUs the load generator runs on, disjoint from --server-cpus; default: the second half (here: "+load+")")
+	fs.Float64Var(&c.ServerCPUQuota, "server-cpu-quota", 0, "limit the measured server, all its threads together, to this share of one CPU (0.5: half a CPU) with a cgroup's CPU quota (Linux, root), so that its capacity, not the load generator's, sets the rate on a small machine; latencies then include the quota's throttling (the profile's; lean 0.5; 0: none)")
 	fs.StringVar(&c.ServerBinary, "server-binary", "", "the concbench executable that serves (e.g. another commit's build); default: this one")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the load generator's schedules")
 	fs.BoolVar(&c.NoFigures, "no-figures", false, "do not render the figures and the report at the end (render later with concbench figures)")

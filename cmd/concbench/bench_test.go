@@ -172,6 +172,16 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("halfsynchalfreactive under block on 8 CPUs: %+v", s)
 			}
 		}},
+		{name: "lean", args: []string{"--profile", "lean"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.ServerCPUQuota != harness.LeanQuota || len(e.Configs) != 4 {
+				t.Errorf("lean: quota %g, %d configurations; want %g and 4", e.ServerCPUQuota, len(e.Configs), harness.LeanQuota)
+			}
+		}},
+		{name: "server CPU quota", args: []string{"--profile", "lean", "--server-cpu-quota", "0.25"}, check: func(t *testing.T, e harness.Experiment) {
+			if e.ServerCPUQuota != 0.25 {
+				t.Errorf("quota %g, want the flag's 0.25", e.ServerCPUQuota)
+			}
+		}},
 		{name: "one server CPU", args: []string{"--server-cpus", "0", "--load-cpus", "1"}, check: func(t *testing.T, e harness.Experiment) {
 			if e.LoadWorkers != 1 || len(e.LoadWorkerCPUs) != 0 {
 				t.Errorf("load workers %d on %v, want 1, unpinned within CPU 1", e.LoadWorkers, e.LoadWorkerCPUs)
@@ -282,6 +292,7 @@ func TestBenchErrors(t *testing.T) {
 		{name: "slo bound", args: []string{"--slo", "1ns"}, want: "SLO bound 1ns out of range"},
 		{name: "slo probes", args: []string{"--slo", "1ms", "--slo-probes", "0"}, want: "SLO probes 0 out of range"},
 		{name: "cpus", args: []string{"--server-cpus", "0", "--load-cpus", "0"}, want: "share CPU 0"},
+		{name: "server CPU quota", args: []string{"--server-cpu-quota", "-1"}, want: "server CPU quota -1 out of range"},
 		{name: "mechanisms without an equal load", args: []string{"--rates-from-slowest", "", "--mechanisms", "1"}, want: "mechanisms 1 without rates from the slowest"},
 		{name: "mechanisms over repetitions", args: []string{"--reps", "2", "--mechanisms", "3"}, want: "mechanisms 3 out of range (accepted: 0 for none, or 1..2, the repetitions)"},
 		{name: "profile and file", args: []string{"--profile", "gate", "--experiment", "x.json"}, want: "--profile and --experiment both given"},

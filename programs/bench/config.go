@@ -22,7 +22,7 @@ type Config struct {
 	Reps, GOMAXPROCS, SLOProbes, Mechanisms   int
 	Duration, Warmup, MechanismsDuration      time.Duration
 	SLO, SLOWarmup, SLODuration, Budget       time.Duration
-	SLOPercentile                             float64
+	SLOPercentile, ServerCPUQuota             float64
 	Seed                                      uint64
 	Print, NoFigures, RelaxLoadChecks         bool
 	Validate                                  time.Duration // the measurement chain's window; 0 skips it

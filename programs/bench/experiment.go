@@ -141,6 +141,7 @@ func apply(exp harness.Experiment, f *Config) (harness.Experiment, error) {
 	}
 	override.Given(set, "server-cpus", &exp.ServerCPUs, f.ServerCPUs)
 	override.Given(set, "load-cpus", &exp.LoadCPUs, f.LoadCPUs)
+	override.Given(set, "server-cpu-quota", &exp.ServerCPUQuota, f.ServerCPUQuota)
 	override.Given(set, "server-binary", &exp.ServerBinary, f.ServerBinary)
 	override.Given(set, "seed", &exp.Seed, f.Seed)
 	if f.RelaxLoadChecks {
