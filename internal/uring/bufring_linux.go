@@ -64,6 +64,7 @@ type BufRing struct {
 	group    uint16
 	mask     uint32
 	size     int
+	stride   int // bytes from one buffer's start to the next's (bufStride)
 	ringMem  []byte
 	bufMem   []byte
 	ring     []bufEntry
@@ -84,13 +85,13 @@ func (r *Ring) NewBufRing(group uint16, entries, size int) (*BufRing, error) {
 	if size <= 0 || size > 1<<30 || entries*size > 1<<32 {
 		return nil, fmt.Errorf("uring: %d buffers of %d bytes: size out of range", entries, size)
 	}
-	b := &BufRing{r: r, group: group, mask: uint32(entries - 1), size: size}
+	b := &BufRing{r: r, group: group, mask: uint32(entries - 1), size: size, stride: bufStride(size)}
 	var err error
 	ringLen := (entries*pbufRingEntrySize + os.Getpagesize() - 1) &^ (os.Getpagesize() - 1)
 	if b.ringMem, err = mmapAnon(ringLen); err != nil {
 		return nil, err
 	}
-	if b.bufMem, err = mmapAnon(entries * size); err != nil {
+	if b.bufMem, err = mmapAnon(entries * b.stride); err != nil {
 		b.unmap()
 		return nil, err
 	}
@@ -110,6 +111,27 @@ func (r *Ring) NewBufRing(group uint16, entries, size int) (*BufRing, error) {
 	b.Publish()
 	r.bufRings = append(r.bufRings, b)
 	return b, nil
+}
+
+// cacheLine is the stride's padding unit: a cache line on the machines
+// this runs on (x86-64, arm64).
+const cacheLine = 64
+
+// bufStride returns the distance between the starts of two consecutive
+// buffers of size bytes: the size rounded up to a cache line, plus one
+// line where that is a multiple of 1 KiB. A receive writes a small
+// request into the first lines of its buffer, and the kernel takes the
+// buffers in turn; at a stride of a power of two (4 KiB, the default
+// size) every buffer's first lines fall into the same few sets of the
+// CPU caches, which hold only a few of them, so nearly every receive
+// writes into lines that had to be fetched again. One line more spreads
+// the starts over every set. Measured in docs/findings.md ("Lean").
+func bufStride(size int) int {
+	s := (size + cacheLine - 1) &^ (cacheLine - 1)
+	if s%1024 == 0 {
+		s += cacheLine
+	}
+	return s
 }
 
 func mmapAnon(size int) ([]byte, error) {
@@ -133,7 +155,7 @@ func (b *BufRing) Size() int { return b.size }
 // Buf returns buffer bid. Its contents are valid from the CQE that names it
 // until it is recycled.
 func (b *BufRing) Buf(bid uint16) []byte {
-	off := int(bid) * b.size
+	off := int(bid) * b.stride
 	return b.bufMem[off : off+b.size : off+b.size]
 }
 
@@ -142,7 +164,7 @@ func (b *BufRing) Buf(bid uint16) []byte {
 func (b *BufRing) Recycle(bid uint16) {
 	e := &b.ring[uint32(b.tail)&b.mask]
 	// Field by field: slot 0's resv is the ring tail.
-	e.addr = uint64(uintptr(unsafe.Pointer(&b.bufMem[int(bid)*b.size])))
+	e.addr = uint64(uintptr(unsafe.Pointer(&b.bufMem[int(bid)*b.stride])))
 	e.len = uint32(b.size)
 	e.bid = bid
 	b.tail++

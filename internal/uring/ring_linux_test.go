@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"concbench/handleset"
 	"concbench/internal/uring"
@@ -153,6 +154,42 @@ func TestSQFullAndNop(t *testing.T) {
 	}
 	if r.GetSQE() == nil {
 		t.Fatal("no free SQE after the kernel consumed them all")
+	}
+}
+
+// TestBufRingStride checks the buffers' layout: a size that is a multiple
+// of 1 KiB is padded by a cache line, so consecutive buffers start in
+// different cache sets; each buffer keeps its size, none overlaps the
+// next, and a receive lands where Buf says.
+func TestBufRingStride(t *testing.T) {
+	for _, tc := range []struct{ size, stride int }{{4096, 4160}, {1024, 1088}, {100, 128}, {64, 64}} {
+		r := newRing(t, 8, uring.Options{})
+		br, err := r.NewBufRing(2, 4, tc.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for bid := range uint16(3) {
+			a, b := br.Buf(bid), br.Buf(bid+1)
+			if len(a) != tc.size || cap(a) != tc.size {
+				t.Errorf("size %d: buffer %d has length %d, capacity %d", tc.size, bid, len(a), cap(a))
+			}
+			if d := uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&a[0])); d != uintptr(tc.stride) {
+				t.Errorf("size %d: buffers %d and %d start %d bytes apart, want %d", tc.size, bid, bid+1, d, tc.stride)
+			}
+		}
+		sp := socketpair(t)
+		msg := bytes.Repeat([]byte("z"), tc.size)
+		for bid := range 4 {
+			sqe(t, r, uint64(bid)).PrepRecvProvided(sp[1], br.Group(), 0)
+			if _, err := unix.Write(sp[0], msg); err != nil {
+				t.Fatal(err)
+			}
+			c := wait(t, r, 1)[0]
+			got, ok := c.BufferID()
+			if !ok || c.Res != int32(tc.size) || !bytes.Equal(br.Buf(got), msg) {
+				t.Fatalf("size %d, receive %d: buffer %d (%v), res %d (%v); want the whole message in it", tc.size, bid, got, ok, c.Res, c.Err())
+			}
+		}
 	}
 }
 
