@@ -35,6 +35,7 @@ import (
 type conn struct {
 	fd        int
 	slot, gen uint32
+	fixed     bool // registered as file slot (proactor.registerFiles); the descriptor stays open too
 	sess      *connio.Session
 
 	inflight  int    // operations whose final CQE is due

@@ -93,15 +93,33 @@
 // Note: an emulated Proactor over epoll (boost.asio's approach on Linux)
 // is not implemented; it would be a relabelled reactor.
 //
-// Note: connections are ordinary descriptors, not registered files
-// (direct descriptors). Direct descriptors save a descriptor lookup per
-// operation, but cannot be shut down, inspected or closed by ordinary
-// system calls, and the saving is small beside the service's work.
+// Note: each connection is both an ordinary descriptor and a registered
+// file (IORING_REGISTER_FILES, a slot per connection slot up to
+// maxFixedFiles and the descriptor limit): its operations name the
+// registered file (SQEFixedFile), so the kernel takes no reference on the
+// file per send — about 0.9 % of the thread's CPU at capacity, measured in
+// docs/findings.md ("Lean"). The descriptor stays open for what ordinary
+// system calls do (the reaper's shutdown, the refusal write); startClose
+// empties the slot before closing it. Direct descriptors (accepted into
+// the table only) would save the descriptor too, but cannot be shut down
+// or written to by ordinary system calls. A connection without a slot is
+// served by its descriptor (the plain_files counter).
+//
+// Note: what is Go's and what the pattern's. The pattern's are the
+// operations above, one CQE each, and the batch of them a wait returns.
+// Go's: the runtime's entry and exit around each io_uring_enter, the
+// thread's yield once per connio.SliceLength (a hand-off of its P to
+// another thread and back), and the runtime's own threads (its monitor,
+// about 100 wake-ups a second); together about 3 % of the CPU at
+// capacity (docs/findings.md, "Lean"). Nothing else runs on the request
+// path.
 //
 // # Buffer ownership
 //
 //   - Receive buffers are provided buffers: anonymous mmap'd memory outside
-//     the Go heap, registered as the ring's buffer group. The kernel owns a
+//     the Go heap, registered as the ring's buffer group, a cache line
+//     apart beyond their size (uring.NewBufRing: at a 4-KiB stride every
+//     buffer's first lines would share a few cache sets). The kernel owns a
 //     buffer until the CQE that names it; the receive handler copies its
 //     bytes into the session and recycles it at once, and the recycled
 //     buffers are handed back (one release store of the ring tail) at the
@@ -124,7 +142,8 @@
 // buffer holds at most one maximal request plus bytes that arrived before
 // a cancellation took effect, and the output at most MaxPendingOutput plus
 // one response; per ring, Options.Buffers × Options.BufferSize of receive
-// buffers. Back-pressure: while a connection's pending output is at least
+// buffers (each padded by a cache line where the size is a multiple of
+// 1 KiB). Back-pressure: while a connection's pending output is at least
 // Config.MaxPendingOutput, it is not received from (a multishot receive is
 // cancelled; a single-shot one is not re-armed); receiving resumes once the
 // output drains below the bound. An accept error (EMFILE, …) ends the
@@ -165,6 +184,8 @@
 //     submitted (the rest is resubmitted);
 //   - buffers_exhausted: receives ended by ENOBUFS because the
 //     provided-buffer ring was empty;
+//   - plain_files: connections served by their descriptor, without a
+//     registered-file slot (beyond the table, or no table);
 //   - backpressure_pauses: times a connection stopped being received from
 //     because its pending output reached the bound.
 package proactor

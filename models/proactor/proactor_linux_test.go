@@ -66,6 +66,20 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	// Two registered-file slots per ring: most connections are served by
+	// their descriptors, the first two of each ring by registered files,
+	// and slots pass from one kind to the other as connections come and
+	// go (not in parallel: it sets maxFixedFiles).
+	saved := maxFixedFiles
+	maxFixedFiles = 2
+	defer func() { maxFixedFiles = saved }()
+	for _, tc := range recvModes {
+		t.Run("files=2,"+tc.name, func(t *testing.T) {
+			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
+				return Start(cfg, tc.opts)
+			})
+		})
+	}
 }
 
 // testConfig returns a configuration for tests of the model alone.
@@ -149,10 +163,13 @@ func TestStats(t *testing.T) {
 	if c["sqes_submitted"] < 2*conns || c["enter_calls"] == 0 {
 		t.Errorf("sqes_submitted %d, enter_calls %d", c["sqes_submitted"], c["enter_calls"])
 	}
-	for _, k := range []string{"recv_multishot_rearms", "partial_sends", "buffers_exhausted", "backpressure_pauses"} {
+	for _, k := range []string{"recv_multishot_rearms", "partial_sends", "buffers_exhausted", "backpressure_pauses", "plain_files"} {
 		if _, ok := c[k]; !ok {
 			t.Errorf("counter %s missing: %v", k, c)
 		}
+	}
+	if c["plain_files"] != 0 {
+		t.Errorf("%d connections served by their descriptors, want every one by a registered file", c["plain_files"])
 	}
 }
 

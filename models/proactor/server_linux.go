@@ -160,6 +160,7 @@ func (s *Server) Stats() models.Stats {
 		c["recv_multishot_rearms"] += p.cnt.rearms.Load()
 		c["partial_sends"] += p.cnt.partialSends.Load()
 		c["buffers_exhausted"] += p.cnt.buffersExhausted.Load()
+		c["plain_files"] += p.cnt.plainFiles.Load()
 		c["accepts"] += p.cnt.accepts.Load()
 		c["backpressure_pauses"] += p.cnt.pauses.Load()
 	}
