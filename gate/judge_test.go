@@ -229,6 +229,13 @@ func TestOutcomes(t *testing.T) {
 		{name: "generator-invalid points are not failures", base: mkSide("base", "lf", results.KindCapacity, m, six...),
 			head: mkSide("head", "lf", results.KindCapacity, m, six...).invalidate(2),
 			opt:  withFailures, want: Pass, wantCode: 0},
+		{name: "a rate missed while the host took the server's CPUs is not a failure", base: mkSide("base", "lf", results.KindCapacity, m, six...),
+			head: func() *Side {
+				s := mkSide("head", "lf", results.KindCapacity, m, six...)
+				s.Points[1].Valid, s.Points[1].Fault, s.Points[1].Why = false, HostFault, "achieved 98.8% of the scheduled rate"
+				return s
+			}(),
+			opt: withFailures, want: Pass, wantCode: 0, wantText: "head rep 1 invalid while the hypervisor took the server's CPUs (steal): achieved 98.8%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Compare(tc.base, tc.head, tc.opt, "test")

@@ -106,7 +106,9 @@ type Options struct {
 }
 
 // ServerFailures is the pseudo-metric of the Failures rule: the points of a group
-// that the server failed (results' metrics have no per-point count of it).
+// that the server failed (results' metrics have no per-point count of it). A
+// point whose rate was missed while the hypervisor took the server's CPUs
+// (results.HostFault) is not one: it is left out, as on the other side.
 var ServerFailures = results.Metric{Name: "server_failures", Label: "server failures", Unit: "points"}
 
 // Decision parameters.

@@ -16,11 +16,12 @@ import (
 type Fault = results.Fault
 
 // The faults. ServerFault is what the Failures rule counts; a
-// GeneratorFault point is left out of every sample.
+// GeneratorFault or HostFault point is left out of every sample.
 const (
 	NoFault        = results.NoFault
 	ServerFault    = results.ServerFault
 	GeneratorFault = results.GeneratorFault
+	HostFault      = results.HostFault
 	Unmeasured     = results.Unmeasured
 )
 
@@ -245,6 +246,8 @@ func sampleOf(g *group, metric string, minRequests uint64) sample {
 		case p.Fault == ServerFault:
 			s.server++
 			s.excluded = append(s.excluded, fmt.Sprintf("rep %d failed by the server: %s", p.Repetition, p.Why))
+		case p.Fault == HostFault:
+			s.excluded = append(s.excluded, fmt.Sprintf("rep %d invalid while the hypervisor took the server's CPUs (steal): %s", p.Repetition, p.Why))
 		case p.Status != results.StatusOK:
 			s.excluded = append(s.excluded, fmt.Sprintf("rep %d %s: %s", p.Repetition, p.Status, p.Why))
 		case !p.Valid:

@@ -3,7 +3,9 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
+	"concbench/internal/cpuset"
 	"concbench/internal/sysstat"
 	"concbench/models"
 	"concbench/results"
@@ -118,6 +120,26 @@ type window struct {
 	// why not.
 	threads, fds    int64
 	procUnavailable string
+	// steal0 and steal1 are the server CPUs' steal time at the window's
+	// edges (stealCPUs of them); stealErr says why they are not known.
+	steal0, steal1 int64
+	stealCPUs      int
+	stealErr       error
+}
+
+// readSteal reads the steal time of the server's CPUs (cpus; every CPU
+// when empty) at a window's edge.
+func (w *window) readSteal(cpus cpuset.Set, start bool) {
+	ns, err := sysstat.StealNs(cpus)
+	w.stealErr = errors.Join(w.stealErr, err)
+	if start {
+		w.steal0, w.stealCPUs = ns, len(cpus)
+		if w.stealCPUs == 0 {
+			w.stealCPUs = runtime.NumCPU()
+		}
+		return
+	}
+	w.steal1 = ns
 }
 
 // cost computes the server's cost over the window. Cumulative counters are
@@ -143,6 +165,15 @@ func (w *window) cost() results.ServerCost {
 		c.Requests = a.Stats.Requests - b.Stats.Requests
 	}
 	c.WindowNs = max(a.TimeUnixNs-b.TimeUnixNs, 0)
+	switch {
+	case w.stealErr != nil:
+		c.StealUnavailable = w.stealErr.Error()
+	case w.stealCPUs > 0:
+		c.StealNs = max(w.steal1-w.steal0, 0)
+		if c.WindowNs > 0 {
+			c.StealFraction = float64(c.StealNs) / (float64(c.WindowNs) * float64(w.stealCPUs))
+		}
+	}
 	per := func(d int64) float64 {
 		if c.Requests == 0 || d < 0 {
 			return 0

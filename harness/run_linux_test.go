@@ -408,6 +408,9 @@ func TestRunRatesAndCap(t *testing.T) {
 			if s := p.Server; s.Threads < 1 || s.FDs < int64(p.Workload.Conns) || s.ProcUnavailable != "" {
 				t.Errorf("server threads %d, descriptors %d (%s); want ≥ 1 and ≥ the %d connections", s.Threads, s.FDs, s.ProcUnavailable, p.Workload.Conns)
 			}
+			if s := p.Server; s.StealUnavailable != "" || s.StealFraction < 0 || s.StealFraction > 1 || s.StealNs < 0 {
+				t.Errorf("the server CPUs' steal time %d ns (%g of the window; %q), want it read, between none and all of the window", s.StealNs, s.StealFraction, s.StealUnavailable)
+			}
 			if p.Workload.Idle > 0 && (p.Workload.Idle != idle || p.Server.FDs >= idle) {
 				t.Errorf("control: idle %d recorded, the measured server holds %d descriptors; want %d idle connections, held by another server", p.Workload.Idle, p.Server.FDs, idle)
 			}

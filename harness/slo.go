@@ -302,6 +302,8 @@ func judgeProbe(p *results.Point, slo *SLO) (probeOutcome, string) {
 		if !lagOnly {
 			return probeGenerator, fmt.Sprintf("invalid (%s)", joinChecks(p.Load.Checks))
 		}
+	case results.HostFault:
+		return probeGenerator, fmt.Sprintf("invalid (%s) while the hypervisor took %.1f%% of the server's CPUs (steal)", joinChecks(p.Load.Checks), 100*p.Server.StealFraction)
 	}
 	pct := slo.percentile()
 	label := "p" + strconv.FormatFloat(pct, 'f', -1, 64)

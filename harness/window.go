@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 
+	"concbench/internal/cpuset"
 	"concbench/internal/ktrace"
 	"concbench/loadgen"
 	"concbench/results"
@@ -40,9 +41,11 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 		e.ms, e.mechUnavailable = ktrace.OpenMechanisms(pids, srv.describe().CPUs)
 	}
 	e.w.begin, e.ctlErr = srv.read(edgeBegin)
+	cpus, _ := cpuset.Parse(srv.describe().CPUs) // empty (every CPU) if unknown
 	lc.OnWindow = func(start bool) {
 		var err, perr, merr error
 		if start {
+			e.w.readSteal(cpus, true)
 			e.w.startRunQueue(pids...)
 			if e.ps != nil {
 				e.perf0, perr = e.ps.Read()
@@ -63,6 +66,7 @@ func (r *runner) watchWindow(lc *loadgen.Config, p *results.Point, srv target) *
 				e.perf1, perr = e.ps.Read()
 			}
 			e.w.endRunQueue(pids...)
+			e.w.readSteal(cpus, false)
 			e.w.readProc(pids...)
 		}
 		e.ctlErr = errors.Join(e.ctlErr, err)

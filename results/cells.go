@@ -65,6 +65,8 @@ func Spoiled(p *Point, m Metric, lag time.Duration) (bool, string) {
 		return true, string(p.MainCheck())
 	case f == ServerFault:
 		return false, ""
+	case f == HostFault:
+		return true, fmt.Sprintf("%s while the hypervisor took %.1f%% of the server's CPUs (steal)", p.MainCheck(), 100*p.Server.StealFraction)
 	}
 	if lag <= 0 {
 		if m.Percentile > 0 && !p.Load.Trusted(m.Percentile) {

@@ -3,6 +3,7 @@ package results
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,11 @@ func TestSpoiledSymmetric(t *testing.T) {
 	}
 	if bad, _ := Spoiled(over, LatencyP99, lag); bad {
 		t.Error("a point the server failed (over capacity) is left out: its value is the server's")
+	}
+	// The same, while the host took the server's CPUs: the host's.
+	over.Server.StealFraction = 0.2
+	if bad, why := Spoiled(over, LatencyP99, lag); !bad || !strings.Contains(why, "20.0% of the server's CPUs") {
+		t.Errorf("over capacity while the host took 20%% of the server's CPUs: spoiled %t (%s), want left out, saying why", bad, why)
 	}
 }
 

@@ -232,6 +232,16 @@ type ServerCost struct {
 	SchedStat            bool    `json:"schedstat"`
 	RunQueueSkipped      string  `json:"runqueue_skipped,omitempty"`
 
+	// StealNs is the time the hypervisor took from the server's CPUs
+	// during the window (their steal time in /proc/stat, in ticks of
+	// 10 ms), StealFraction its share of the window over those CPUs;
+	// StealUnavailable says why they are not known. A point whose verdict
+	// is invalid for what the server did is the host's, not the server's,
+	// when StealFraction passes MaxServerSteal (Point.Fault).
+	StealNs          int64   `json:"steal_ns,omitempty"`
+	StealFraction    float64 `json:"steal_fraction,omitempty"`
+	StealUnavailable string  `json:"steal_unavailable,omitempty"`
+
 	// Other is where the time of the server's threads that are not its
 	// model's went (schedstat, the threads alive at both edges): those
 	// not among PerThread's ids — the Go runtime's (its monitor, idle
