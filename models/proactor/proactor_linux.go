@@ -254,16 +254,13 @@ func (p *proactor) sqe(ud uint64) *uring.SQE {
 	return &p.scratch
 }
 
-// connSQE returns a free SQE tagged for op on connection c, with c's file:
-// its registered slot where it has one (prep has set the descriptor).
-func (p *proactor) connSQE(c *conn, op uint8, prep func(s *uring.SQE, fd int)) *uring.SQE {
-	s := p.sqe(tag(op, c.slot, c.gen))
-	prep(s, c.fd)
+// withFile points s, prepared with connection c's descriptor, at c's
+// registered file where it has one.
+func withFile(c *conn, s *uring.SQE) {
 	if c.fixed {
 		s.Fd = int32(c.slot)
 		s.Flags |= uring.SQEFixedFile
 	}
-	return s
 }
 
 // Initiator: the methods that start asynchronous operations.
@@ -291,17 +288,16 @@ func (p *proactor) startBackoff() {
 
 // startRecv arms a receive into a provided buffer.
 func (p *proactor) startRecv(c *conn) {
-	multishot := p.multishot && !c.hungUp
-	p.connSQE(c, opRecv, func(s *uring.SQE, fd int) {
-		if multishot {
-			s.PrepRecvMultishot(fd, bufGroup, 0)
-		} else {
-			s.PrepRecvProvided(fd, bufGroup, 0)
+	s := p.sqe(tag(opRecv, c.slot, c.gen))
+	if p.multishot && !c.hungUp {
+		s.PrepRecvMultishot(c.fd, bufGroup, 0)
+		if c.arms > 0 {
+			p.cnt.rearms.Inc()
 		}
-	})
-	if multishot && c.arms > 0 {
-		p.cnt.rearms.Inc()
+	} else {
+		s.PrepRecvProvided(c.fd, bufGroup, 0)
 	}
+	withFile(c, s)
 	c.arms++
 	c.recv = true
 	c.inflight++
@@ -311,7 +307,9 @@ func (p *proactor) startRecv(c *conn) {
 // kernel stay where they are until the send completes: see conn.sending.
 func (p *proactor) startSend(c *conn) {
 	c.sending = c.sess.Out.Bytes()
-	p.connSQE(c, opSend, func(s *uring.SQE, fd int) { s.PrepSend(fd, c.sending, unix.MSG_NOSIGNAL) })
+	s := p.sqe(tag(opSend, c.slot, c.gen))
+	s.PrepSend(c.fd, c.sending, unix.MSG_NOSIGNAL)
+	withFile(c, s)
 	c.inflight++
 }
 
@@ -330,7 +328,9 @@ const hupEvents = unix.POLLRDHUP
 // startHupPoll arms the connection's one-shot poll for its peer's
 // hang-up (hupPoll).
 func (p *proactor) startHupPoll(c *conn) {
-	p.connSQE(c, opHup, func(s *uring.SQE, fd int) { s.PrepPollAdd(fd, hupEvents) })
+	s := p.sqe(tag(opHup, c.slot, c.gen))
+	s.PrepPollAdd(c.fd, hupEvents)
+	withFile(c, s)
 	c.hupArmed = true
 	c.inflight++
 }
@@ -343,13 +343,13 @@ func (p *proactor) cancelHupPoll(c *conn) {
 }
 
 func (p *proactor) cancelAll(c *conn) {
-	p.connSQE(c, opCancel, func(s *uring.SQE, fd int) {
-		flags := uint32(uring.CancelAll)
-		if c.fixed {
-			flags |= uring.CancelFdFixed
-		}
-		s.PrepCancelFd(fd, flags)
-	})
+	s := p.sqe(tag(opCancel, c.slot, c.gen))
+	flags := uint32(uring.CancelAll)
+	if c.fixed {
+		flags |= uring.CancelFdFixed
+	}
+	s.PrepCancelFd(c.fd, flags)
+	withFile(c, s)
 	c.cancelled = true
 	c.inflight++
 }
