@@ -17,6 +17,7 @@
 //	concbench priority [label=flags …]  a high-priority stream's p99 under a growing low-priority flood
 //	concbench hostile label=flags …     what hostile clients (amplification, slow headers) cost a server
 //	concbench soak [--requests N]       millions of verified requests per model, connections killed, money conserved
+//	concbench stages [--configs C,…]    where each server's time goes per request, beside nginx: CPU, switches, stages
 //	concbench version                   the commit, Go version and build settings of this binary
 //	concbench help [command]            describe a command
 //
@@ -68,6 +69,7 @@ var commands = []command{
 	{name: "compare", summary: "compare two run folders configuration by configuration: B/A per metric with a 95% interval and p-value, and a verdict line each", run: runCompare},
 	{name: "priority", summary: "a high-priority stream's p99 under a growing low-priority flood, per server configuration (with and without priority): a table and a figure", run: runPriority},
 	{name: "soak", summary: "per configuration, millions of verified requests of a mixed workload, connections killed at random, the ledger's money checked to the unit: nothing lost, nothing duplicated (make soak)", run: runSoak},
+	{name: "stages", summary: "where each server's time goes per request, beside real nginx on the same CPU: CPU and context switches by thread, perf's samples by stage (kernel TCP, system calls, io_uring, scheduler, the runtime, the server's packages)", run: runStages},
 	{name: "hostile", summary: "what hostile clients cost each server configuration: memory amplification by clients that never read, slow headers", run: runHostile},
 	{name: "gaterate", summary: "the gate's error rates: run the gate N times, with or without an injected regression, and count its verdicts (Clopper–Pearson intervals)", run: runGaterate},
 	{name: "aarate", summary: "the who-wins table's false-decision rate: run an experiment with an A/A twin N times and count, per column, the cells that separated the twin from its original (Clopper–Pearson intervals)", run: runAarate},
