@@ -44,6 +44,7 @@ and the samples; without perf the CPU and switch rows are still there
 and the output says why the stages are not.
 
   concbench stages
+  concbench stages --before /tmp/concbench-OLD    (before and after a change, in one run)
   concbench stages --configs nginx/exclusive,proactor --rounds 5 --quota 0
 
 Flags:
@@ -73,7 +74,8 @@ func parseStagesFlags(args []string, stdout io.Writer) (stages.Config, error) {
 	fs.IntVar(&c.Rounds, "rounds", def.Rounds, "measurements per configuration, the configurations in turn")
 	fs.IntVar(&c.Freq, "freq", def.Freq, "perf record's samples per second and thread")
 	fs.StringVar(&c.Perf, "perf", "", "the perf executable (default: perf from PATH)")
-	fs.StringVar(&c.Dir, "dir", "", "where nginx's files and perf's data go (default: a temporary folder, removed)")
+	fs.StringVar(&c.Before, "before", "", "another concbench executable (an earlier commit's build): each model also measured with it, in a column beside (its own GOMAXPROCS)")
+	fs.StringVar(&c.Dir, "dir", "", "where nginx's files and perf's data go, kept (perf-ROUND-CONFIG.data; default: a temporary folder, removed)")
 	if err := cli.Parse(fs, args, stdout, stagesUsage); err != nil {
 		return c, err
 	}

@@ -50,13 +50,22 @@ type Config struct {
 	Freq int
 	// Perf is the perf executable; "": perf from PATH.
 	Perf string
-	// Dir is where nginx's files and perf's data go; "": a temporary
-	// folder, removed at the end.
+	// Dir is where nginx's files and perf's data go (perf-ROUND-CONFIG.data,
+	// kept for perf report); "": a temporary folder, removed at the end.
 	Dir string
 	// Module is the Go module whose packages are the server's own code:
 	// each is a stage of its own.
 	Module string
+	// Before, if set, is another concbench executable (an earlier
+	// commit's build): every model configuration is measured with it as
+	// well, in a column of its own beside the configuration's, with the
+	// GOMAXPROCS that binary chooses itself — before and after in one
+	// run.
+	Before string
 }
+
+// beforeSuffix names a configuration's column served by Config.Before.
+const beforeSuffix = " (before)"
 
 // Default returns the defaults of every setting.
 func Default() Config {
@@ -111,6 +120,21 @@ func (c Config) Check() (Config, error) {
 	}
 	if c.Configs == nil {
 		c.Configs = harness.LeanConfigs()
+	}
+	if c.Before != "" && !slices.ContainsFunc(c.Configs, func(hc harness.Config) bool { return strings.HasSuffix(hc.Name, beforeSuffix) }) {
+		if _, err := os.Stat(c.Before); err != nil {
+			return c, fmt.Errorf("stages: --before: %w", err)
+		}
+		var cs []harness.Config
+		for _, hc := range c.Configs {
+			cs = append(cs, hc)
+			if hc.Model != harness.NginxModel && hc.Model != harness.AsioModel {
+				b := hc
+				b.Name, b.ServerBinary, b.GOMAXPROCS = hc.Name+beforeSuffix, c.Before, 0
+				cs = append(cs, b)
+			}
+		}
+		c.Configs = cs
 	}
 	var err error
 	if c.ServerBinary, err = serverconf.Executable(c.ServerBinary); err != nil {
@@ -188,6 +212,11 @@ func Run(ctx context.Context, c Config, stdout, _ io.Writer) error {
 	if quota != nil {
 		fmt.Fprintf(stdout, "  CPU quota: %s\n", quota)
 	}
+	for _, b := range []struct{ what, bin string }{{"server", c.ServerBinary}, {"before", c.Before}} {
+		if b.bin != "" {
+			fmt.Fprintf(stdout, "  %s: %s, %s\n", b.what, b.bin, version(b.bin))
+		}
+	}
 	if perf == "" {
 		fmt.Fprintf(stdout, "  no stage split: %s\n", perfWhy)
 	} else {
@@ -215,6 +244,16 @@ func Run(ctx context.Context, c Config, stdout, _ io.Writer) error {
 	return nil
 }
 
+// version is the first line of bin's "version": the commit it was
+// built from.
+func version(bin string) string {
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return fmt.Sprintf("version unknown (%v)", err)
+	}
+	return serverconf.FirstLine(string(out))
+}
+
 // perfExecutable returns perf's path, or why there is none.
 func (c *Config) perfExecutable() (string, string) {
 	name := cmpOr(c.Perf, "perf")
@@ -240,7 +279,7 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 	w := harness.DefaultWorkload()
 	w.CPU, w.Conns = "0", c.Conns
 	wl := harness.Workload{Name: "zero", Workload: w}
-	srv, size, err := harness.StartTarget(c.ServerBinary, dir, hc, wl, c.ServerCPUs)
+	srv, size, err := harness.StartTarget(cmpOr(hc.ServerBinary, c.ServerBinary), dir, hc, wl, c.ServerCPUs)
 	if err != nil {
 		if errors.Is(err, harness.ErrNotStarted) {
 			m.unavailable = serverconf.FirstLine(err.Error())
@@ -343,7 +382,9 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 		} else {
 			m.noStages = ""
 		}
-		os.Remove(data)
+		if c.Dir == "" {
+			os.Remove(data)
+		}
 	}
 	return m
 }

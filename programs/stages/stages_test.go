@@ -166,6 +166,27 @@ func TestCheck(t *testing.T) {
 			t.Errorf("error %v, want one naming %s", err, tc.want)
 		}
 	}
+	c := Default()
+	c.Before = os.Args[0]
+	c, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, hc := range c.Configs {
+		names = append(names, hc.Name)
+		if strings.HasSuffix(hc.Name, beforeSuffix) && (hc.ServerBinary != os.Args[0] || hc.GOMAXPROCS != 0) {
+			t.Errorf("%s: binary %q, GOMAXPROCS %d: want --before's, and its own choice", hc.Name, hc.ServerBinary, hc.GOMAXPROCS)
+		}
+	}
+	if got := strings.Join(names, ","); got != "nginx/exclusive,acceptmutex/exclusive,acceptmutex/exclusive (before),proactor,proactor (before),leaderfollowers/lifo,leaderfollowers/lifo (before)" {
+		t.Errorf("--before: configurations %s: want each model's twin beside it, none for nginx", got)
+	}
+	c.Before = "/nonexistent/concbench"
+	c.Configs = nil
+	if _, err := c.Check(); err == nil || !strings.Contains(err.Error(), "--before") {
+		t.Errorf("a missing --before binary: error %v", err)
+	}
 	if _, err := Configs("nosuchmodel"); err == nil {
 		t.Error("an unknown configuration was accepted")
 	}
