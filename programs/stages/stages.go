@@ -154,6 +154,7 @@ type thread struct {
 // measurement is one configuration's measurement in one round.
 type measurement struct {
 	name        string
+	round       int
 	unavailable string // why it did not run (no nginx, no io_uring)
 	failure     string // why it failed
 	rate        float64
@@ -236,6 +237,7 @@ func Run(ctx context.Context, c Config, stdout, _ io.Writer) error {
 				return fmt.Errorf("stages: interrupted: %w", ctx.Err())
 			}
 			m := c.measure(ctx, c.Configs[i], quota, perf, perfWhy, filepath.Join(dir, fmt.Sprintf("perf-%d-%d.data", round, i)), dir)
+			m.round = round
 			fmt.Fprintf(stdout, "round %d: %s\n", round+1, m.note())
 			byConfig[i] = append(byConfig[i], m)
 		}

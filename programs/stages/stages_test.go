@@ -124,19 +124,26 @@ func TestWriteTable(t *testing.T) {
 		map[string]int64{StageTCP: 800, "user: wire": 197, "user: service": 3})
 	bad := measured("m", 1, 1000, [][2]int64{{1e9, 1}}, map[string]int64{StageTCP: 1})
 	bad.valid, bad.reasons = false, []string{"the generator's threads waited"}
+	a.round, b.round, bad.round, c.round = 0, 1, 2, 3
+	// k: twice m's rate in the two rounds it has, at 0.5 and 0.25 its CPU.
+	k0 := measured("k", 100_000, 1000, [][2]int64{{4e6, 1}, {1e6, 1}}, map[string]int64{StageTCP: 1})
+	k1 := measured("k", 120_000, 1000, [][2]int64{{1e6, 1}, {1e6, 1}}, map[string]int64{StageTCP: 1})
+	k1.round = 1
 	gone := &measurement{name: "n", unavailable: "no nginx here"}
 	var out bytes.Buffer
-	writeTable(&out, []harness.Config{{Name: "m"}, {Name: "n"}}, [][]*measurement{{a, b, bad, c}, {gone}})
+	writeTable(&out, []harness.Config{{Name: "m"}, {Name: "k"}, {Name: "n"}}, [][]*measurement{{a, b, bad, c}, {k0, k1}, {gone}})
 	s := out.String()
 	for _, want := range []string{
-		"|  | m (3 of 4 rounds) | n (0 of 1 rounds) |",
-		"| requests/s | 60000 [50000, 70000] | - |",
-		"| CPU µs/req, every thread | 10.00 [8.00, 12.00] | - |",
-		"|   the server's threads | 9.00 [7.00, 11.00] | - |",
-		"| context switches/req, the server's threads | 0.0300 [0.0200, 0.0400] | - |",
-		"| " + StageTCP + " | 8.00 (80.0 %) | - |",
-		"| user: wire | 1.97 (19.7 %) | - |",
-		"| user: the rest | 0.03 (0.3 %) | - |",
+		"|  | m (3 of 4 rounds) | k (2 of 2 rounds) | n (0 of 1 rounds) |",
+		"| requests/s | 60000 [50000, 70000] | 110000 [100000, 120000] | - |",
+		"|   × m, paired by round | 1.000 [1.000, 1.000] | 2.000 [2.000, 2.000] | - |",
+		"| CPU µs/req, every thread | 10.00 [8.00, 12.00] | 3.50 [2.00, 5.00] | - |",
+		"|   × m, paired by round | 1.000 [1.000, 1.000] | 0.375 [0.250, 0.500] | - |",
+		"|   the server's threads | 9.00 [7.00, 11.00] |",
+		"| context switches/req, the server's threads | 0.0300 [0.0200, 0.0400] |",
+		"| " + StageTCP + " | 8.00 (80.0 %) | 3.50 (100.0 %) | - |",
+		"| user: wire | 1.97 (19.7 %) | 0.00 (0.0 %) | - |",
+		"| user: the rest | 0.03 (0.3 %) | 0.00 (0.0 %) | - |",
 		"user: the rest: user: service",
 		"m: a round left out, its load invalid: the generator's threads waited",
 		"n: no column: no nginx here",

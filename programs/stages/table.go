@@ -58,12 +58,23 @@ func writeTable(w io.Writer, cfgs []harness.Config, by [][]*measurement) {
 		rows = append(rows, row)
 	}
 	per := func(m *measurement, v int64) float64 { return float64(v) / float64(max(m.requests, 1)) }
-	stat("requests/s", func(m *measurement) float64 { return m.rate }, "%.0f")
-	stat("CPU µs/req, every thread", func(m *measurement) float64 {
+	cpu := func(m *measurement) float64 {
 		a, _ := m.cpuNs(true)
 		b, _ := m.cpuNs(false)
 		return per(m, a+b) / 1e3
-	}, "%.2f")
+	}
+	rate := func(m *measurement) float64 { return m.rate }
+	stat("requests/s", rate, "%.0f")
+	paired := func(label string, f func(*measurement) float64) {
+		row := []string{fmt.Sprintf(label, cfgs[0].Name)}
+		for _, ms := range cols {
+			row = append(row, ratios(ms, cols[0], f))
+		}
+		rows = append(rows, row)
+	}
+	paired("  × %s, paired by round", rate)
+	stat("CPU µs/req, every thread", cpu, "%.2f")
+	paired("  × %s, paired by round", cpu)
 	stat("  the server's threads", func(m *measurement) float64 { a, _ := m.cpuNs(true); return per(m, a) / 1e3 }, "%.2f")
 	stat("  the other threads", func(m *measurement) float64 { a, _ := m.cpuNs(false); return per(m, a) / 1e3 }, "%.2f")
 	stat("context switches/req, the server's threads", func(m *measurement) float64 { _, s := m.cpuNs(true); return per(m, s) }, "%.4f")
@@ -184,6 +195,21 @@ func spread(ms []*measurement, f func(*measurement) float64, format string) stri
 		s += fmt.Sprintf(" ["+format+", "+format+"]", vs[0], vs[len(vs)-1])
 	}
 	return s
+}
+
+// ratios is the median [range] over the rounds of f of a measurement
+// of ms over f of base's measurement of the same round (rounds valid in
+// both).
+func ratios(ms, base []*measurement, f func(*measurement) float64) string {
+	var rs []*measurement // carriers of the ratios, as rate
+	for _, m := range ms {
+		for _, b := range base {
+			if b.round == m.round && f(b) > 0 {
+				rs = append(rs, &measurement{rate: f(m) / f(b)})
+			}
+		}
+	}
+	return spread(rs, func(m *measurement) float64 { return m.rate }, "%.3f")
 }
 
 func values(ms []*measurement, f func(*measurement) float64) []float64 {
