@@ -166,6 +166,7 @@ type measurement struct {
 	samples     map[string]int64 // by stage
 	total       int64            // samples in all
 	noStages    string           // why there are no samples
+	perfCPU     time.Duration    // perf record's own CPU time, its start included
 }
 
 // cpuNs returns the CPU time of the server threads (server true) or of
@@ -361,6 +362,9 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 		if serr := rec.stop(); serr != nil {
 			m.noStages, enabled = serr.Error(), false
 		}
+		if ps := rec.cmd.ProcessState; ps != nil {
+			m.perfCPU = ps.UserTime() + ps.SystemTime()
+		}
 		if !enabled {
 			rec = nil
 		}
@@ -405,7 +409,7 @@ func (m *measurement) note() string {
 	s := fmt.Sprintf("%s: %.0f req/s, CPU %.2f µs/req (server threads %.2f, others %.2f), switches/req %.4f (server threads) %.4f (others)",
 		m.name, m.rate, float64(cpu+ocpu)/per/1e3, float64(cpu)/per/1e3, float64(ocpu)/per/1e3, float64(sw)/per, float64(osw)/per)
 	if m.total > 0 {
-		s += fmt.Sprintf(", %d samples", m.total)
+		s += fmt.Sprintf(", %d samples (perf's own CPU %v)", m.total, m.perfCPU.Round(time.Millisecond))
 	} else {
 		s += "; no stages: " + m.noStages
 	}
