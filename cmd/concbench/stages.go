@@ -27,7 +27,10 @@ Prints a line per measurement, then a table (markdown), one column per
 configuration, medians [range] over the --rounds rounds (the
 configurations in turn, the order reversed every other round; a round
 whose load was invalid is left out, and said):
-  requests/s                  the rate the closed loop achieved
+  requests/s                  the rate the closed loop achieved; under
+                              it, and under CPU per request, each
+                              column × the first, paired by round
+                              (the ratios' median [range])
   CPU µs/req                  every thread; the server's threads (its
                               busiest: as many as it has workers) and
                               the others (the Go runtime's; nginx's master)
@@ -41,7 +44,9 @@ whose load was invalid is left out, and said):
 Each stage: µs per request (its share of the samples × CPU per request)
 and its share. Needs perf (Debian: linux-perf) and root for the quota
 and the samples; without perf the CPU and switch rows are still there
-and the output says why the stages are not.
+and the output says why the stages are not. With --before, each model
+also runs from an earlier build of concbench, in a column "NAME (before)"
+beside it, the two in the same rounds: a change's effect, stage by stage.
 
   concbench stages
   concbench stages --before /tmp/concbench-OLD    (before and after a change, in one run)
