@@ -74,6 +74,18 @@
 // and closes it. After reactivating, the handler touches nothing of the
 // connection: the next event may already be with another thread.
 //
+// The reactivation is the pattern's cost, not Go's: one epoll_ctl per
+// event, so three system calls per request (the re-arm, the read, the
+// write) where nginx's dispatch makes two. It is all of this model's gap
+// to the nginx-style model on one thread, and it grows with what a system
+// call costs on the host (docs/findings.md, "Lean: where each server's
+// time goes"). Deactivation in user space (edge-triggered, an owner flag
+// per handle) would save it, at the price of a handle set that no longer
+// disarms a handle in the step that reports it; it is not done. Go's
+// costs are those of every model on locked threads: the runtime's entry
+// and exit around each system call, its own threads, and the yield once
+// per connio.SliceLength.
+//
 // # Promotion orders
 //
 // Options.Promotion chooses whom the leader promotes (implementation
