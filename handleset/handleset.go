@@ -23,7 +23,9 @@ const (
 	// for as long as it lasts. The set's one waiter must then read until
 	// the socket would block, or remember that it did not: nothing
 	// reports the bytes it left. For a set that one thread alone waits
-	// on, where it saves re-arming (nginx registers its connections so).
+	// on, where it saves re-arming (nginx registers its connections so),
+	// or whose handles carry their own owner (Leader/Followers' user-space
+	// deactivation).
 	EdgeTriggered
 	// Exclusive is a registration flag (EPOLLEXCLUSIVE) for a handle that
 	// several sets hold, such as one listening socket in every worker's

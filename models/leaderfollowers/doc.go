@@ -12,7 +12,8 @@
 //
 //   - Handles: file descriptors — the listening socket, each connection,
 //     and a timerfd that ends an accept backoff. Each is registered with
-//     handleset.Readable|handleset.OneShot.
+//     handleset.Readable|handleset.OneShot; with Options.Deactivation
+//     User a connection is registered once, edge-triggered (userEvents).
 //   - Handle Set: one handleset.Set (epoll) shared by the whole pool. The
 //     listening socket is a handle in it like every connection; there is no
 //     acceptor thread.
@@ -27,9 +28,10 @@
 //   - Thread Pool: Server's threads (one thread each) around pool, the
 //     monitor object that records the leader and holds the followers.
 //     join is pool.join, promote_new_leader is pool.promote (called by
-//     thread.promote), deactivate_handle is done by the kernel (see below)
-//     and reactivate_handle is handleset.Set.Reactivate, called by each
-//     concrete handler at the end of its hook method.
+//     thread.promote), deactivate_handle is done by the kernel (see below),
+//     or by conn.claim with User deactivation, and reactivate_handle is
+//     handleset.Set.Reactivate (conn.reactivateUser with User), called by
+//     each concrete handler at the end of its hook method.
 //
 // # Thread states
 //
@@ -79,12 +81,45 @@
 // write) where nginx's dispatch makes two. It is all of this model's gap
 // to the nginx-style model on one thread, and it grows with what a system
 // call costs on the host (docs/findings.md, "Lean: where each server's
-// time goes"). Deactivation in user space (edge-triggered, an owner flag
-// per handle) would save it, at the price of a handle set that no longer
-// disarms a handle in the step that reports it; it is not done. Go's
+// time goes"). Options.Deactivation User saves it (below). Go's
 // costs are those of every model on locked threads: the runtime's entry
 // and exit around each system call, its own threads, and the yield once
 // per connio.SliceLength.
+//
+// # Deactivation in user space
+//
+// The paper's reactor is select-based: its handle set is the process's
+// own, and deactivate_handle clears a bit in it, with no system call.
+// Options.Deactivation User keeps that protocol over epoll. Each
+// connection is registered once, edge-triggered, for reading and writing
+// (as nginx and asio register theirs), and carries an owner word
+// (conn.own). The leader claims the word with a compare-and-swap before it
+// promotes a follower (thread.lead): that is the deactivation, and it is
+// atomic with the dispatch as EPOLLONESHOT's is, so two threads that ever
+// waited at once still could not process one handle together (the tests
+// break promotion to check it). An event for a handle that another thread
+// owns — its bytes arrived while that thread processed it — is not
+// dispatched: the leader marks the word and waits on (owned_skips). The
+// owner reactivates by clearing the word: with no system call when its
+// session drained the input (a short read or EAGAIN, no hang-up reported)
+// and has nothing left to write, since bytes arriving after that read make
+// a new edge; with an epoll_ctl re-arm, which has the kernel report the
+// handle again if it is ready, when the word was marked, input was left
+// unread (connio.MaxReadsPerEvent), output waits for room, or the event
+// reported a hang-up (the end of input behind a short read is not
+// reported twice). The re-arm follows the release, so it may reach a
+// handle already another thread's, or closed: it can only add an event,
+// which a free handle serves and an owned one marks. The listener and the
+// retry timer keep EPOLLONESHOT: their events are rare.
+//
+// What it changes: the common request costs a read and a write, nginx's
+// two system calls, instead of three; an event that finds its handle owned
+// costs a wasted dispatch and a re-arm (none with one thread, which never
+// sees its own handle reported while it owns it). What it gives up: the
+// kernel no longer guarantees the exclusion, the owner word does, and an
+// event the kernel reported is dropped in user space rather than never
+// reported. The default stays Kernel, ACE_Dev_Poll_Reactor's protocol and
+// the suite's figures so far; the lean profile runs both.
 //
 // # Promotion orders
 //
@@ -212,7 +247,8 @@
 //     of that request's priority (wire.Request.Priority ≥ the lane's
 //     MinPriority, the highest such lane). If that is another lane it
 //     unregisters the handle from its set and registers it, armed, in the
-//     other's; the handle is deactivated meanwhile (EPOLLONESHOT), so the
+//     other's; the handle is deactivated meanwhile (EPOLLONESHOT, or the
+//     owner word, cleared before the new set holds the handle), so the
 //     thread owns it and no event is lost or doubled: the data waiting
 //     makes the new set report it at once. A connection whose first
 //     segment holds no complete request stays in the lowest lane
@@ -270,8 +306,8 @@
 //
 // # Guarantees to the service
 //
-//   - A handle is never dispatched to two threads at once (EPOLLONESHOT and
-//     reactivation only at the end of the hook method).
+//   - A handle is never dispatched to two threads at once (EPOLLONESHOT, or
+//     the owner word, and reactivation only at the end of the hook method).
 //   - At most one thread is the leader at any time. The package's tests
 //     check this with an independent counter (leaderCheck, compiled in but
 //     active only when the tests set checkLeaders).
@@ -321,6 +357,9 @@
 //   - followers: threads parked as followers now;
 //   - stale_events: events dropped because their handle was unregistered
 //     after the kernel queued them (handleset.Set.Stale);
+//   - owned_skips (Deactivation User only): events a leader passed over
+//     because another thread owned their handle (each makes its owner
+//     re-arm the handle);
 //   - promotions_with_choice: promotions made while two or more followers
 //     waited (in OS order: counted when the woken follower takes the
 //     role, against the followers waiting then);

@@ -243,7 +243,8 @@ func (c *conn) place(fd int, th *thread) bool {
 		return false // the caller's Reactivate or dropConn decides
 	}
 	c.ln = to
-	if err := to.set.Register(fd, handleset.Readable|handleset.OneShot, c); err != nil {
+	c.own.Store(0) // in no set now: no event can come before Register
+	if err := to.set.Register(fd, s.connEvents(), c); err != nil {
 		if !errors.Is(err, handleset.ErrClosed) {
 			th.sh.AddError(models.ErrIO)
 		}

@@ -25,8 +25,15 @@ func laneTestOpts(threads int) Options {
 // descriptor parity: half move to the high lane before their first request
 // is read, half stay, and both lanes' pools serve.
 func TestLanesConformance(t *testing.T) {
+	for _, d := range []Deactivation{Kernel, User} {
+		t.Run("deactivation="+d.String(), func(t *testing.T) { lanesConformance(t, d) })
+	}
+}
+
+func lanesConformance(t *testing.T, d Deactivation) {
 	modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
 		opts := laneTestOpts(cfg.WithDefaults(DefaultThreads).Threads)
+		opts.Deactivation = d
 		cfg.Threads = 0
 		srv, err := start(cfg, opts, hooks{laneFor: func(fd int, _ uint8) int { return fd % 2 }})
 		if errors.Is(err, ErrPriorityNotPermitted) {

@@ -64,6 +64,46 @@ func (p Promotion) MarshalText() ([]byte, error) { return promotions.MarshalText
 // UnmarshalText implements encoding.TextUnmarshaler with ParsePromotion.
 func (p *Promotion) UnmarshalText(b []byte) error { return promotions.UnmarshalText(b, p) }
 
+// Deactivation is how a connection's handle is deactivated while a thread
+// processes it (deactivate_handle and reactivate_handle of the pattern).
+// The zero value is Kernel. The listener and the accept-retry timer are
+// deactivated in the kernel either way.
+type Deactivation int
+
+const (
+	// Kernel registers each connection with EPOLLONESHOT: the kernel
+	// disarms the handle in the step in which it reports the event, and the
+	// processing thread re-arms it with epoll_ctl (EPOLL_CTL_MOD) when it is
+	// done — one system call per event (ACE_Dev_Poll_Reactor's protocol).
+	Kernel Deactivation = iota
+	// User keeps the handle set's deactivation in user space, as the
+	// paper's select-based reactor does (a bit cleared in its own handle
+	// set): each connection is registered once, edge-triggered, for reading
+	// and writing, and carries an owner word. The leader claims the word
+	// (compare-and-swap) before it promotes a follower; an event for a
+	// handle another thread owns is not dispatched but marked on the word.
+	// Reactivating clears the word, with no system call when the session
+	// drained its input and output; it re-arms with epoll_ctl only when an
+	// event was marked meanwhile, input was left unread or output waits, so
+	// that the kernel reports the handle again.
+	User
+)
+
+// deactivationNames must match the constants above.
+var deactivationNames = [...]string{Kernel: "kernel", User: "user"}
+
+// deactivations is the text form of Deactivation.
+var deactivations = enum.New[Deactivation]("Deactivation", "leaderfollowers", "deactivation", deactivationNames[:])
+
+// String returns the protocol's name: kernel or user.
+func (d Deactivation) String() string { return deactivations.String(d) }
+
+// MarshalText implements encoding.TextMarshaler (for flag.TextVar and JSON).
+func (d Deactivation) MarshalText() ([]byte, error) { return deactivations.MarshalText(d) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Deactivation) UnmarshalText(b []byte) error { return deactivations.UnmarshalText(b, d) }
+
 // The range of nice values (setpriority(2)).
 const (
 	// MinNice is the lowest nice value: the highest priority.
@@ -122,6 +162,9 @@ type Options struct {
 	// 1 is ACE's epoll reactor (ACE_Dev_Poll_Reactor): one event per
 	// wait, every leader waiting.
 	Events int
+	// Deactivation is how connections' handles are deactivated while
+	// processed (default Kernel, EPOLLONESHOT).
+	Deactivation Deactivation
 }
 
 // DefaultEvents is Options.Events' default: as many as the suite's
@@ -141,6 +184,9 @@ func (o Options) validate(n int) error {
 		return fmt.Errorf("leaderfollowers: events %d per wait out of range (accepted: 1 to %d, or 0 for the default %d)", o.Events, MaxEvents, DefaultEvents)
 	}
 	if err := laneScheds.Check(o.LaneSched); err != nil {
+		return err
+	}
+	if err := deactivations.Check(o.Deactivation); err != nil {
 		return err
 	}
 	if len(o.Lanes) > 0 && o.Promotion == Priority {
@@ -212,6 +258,7 @@ type Server struct {
 	rt            rtBudget // the kernel's RT throttling, read at Start with lanes
 	laneMoves     atomic.Uint64
 	laneUndecided atomic.Uint64
+	userDeact     bool // opts.Deactivation == User
 
 	threads  []*thread
 	counters models.Counters
@@ -303,6 +350,8 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		pool:  lanes[0].pool,
 		lanes: lanes,
 		inv:   &lanes[0].inv,
+
+		userDeact: opts.Deactivation == User,
 	}
 	if len(lanes) > 1 {
 		s.rt = readRTBudget()
@@ -357,11 +406,12 @@ func (s *Server) Stats() models.Stats {
 		Threads: s.cfg.Threads,
 	}
 	s.counters.Stats(&st)
-	var noFollower, batches, retries uint64
+	var noFollower, batches, retries, skips uint64
 	for _, th := range s.threads {
 		noFollower += th.noFollower.Load()
 		batches += th.acceptBatches.Load()
 		retries += th.acceptRetries.Load()
+		skips += th.ownedSkips.Load()
 	}
 	st.Counters = map[string]uint64{
 		"no_follower_promotions": noFollower,
@@ -388,6 +438,9 @@ func (s *Server) Stats() models.Stats {
 	}
 	if s.opts.Promotion == OSVacant {
 		st.Counters["vacancy_rejoins"] = oc.rejoins
+	}
+	if s.userDeact {
+		st.Counters["owned_skips"] = skips
 	}
 	st.Counters["followers"] = uint64(followers)
 	st.Counters["stale_events"] = stale
@@ -416,6 +469,9 @@ func (s *Server) variant() string {
 	v := "promotion=" + s.opts.Promotion.String()
 	if s.opts.Events != DefaultEvents {
 		v += " events=" + strconv.Itoa(s.opts.Events)
+	}
+	if s.opts.Deactivation != Kernel {
+		v += " deactivation=" + s.opts.Deactivation.String()
 	}
 	if len(s.lanes) == 1 {
 		return v

@@ -52,6 +52,31 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	// User-space deactivation (an owner word, edge-triggered handles) in
+	// the orders whose hand-off differs, with the ready set and without,
+	// and across lanes (connections move between handle sets).
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"promotion=lifo", Options{Promotion: LIFO}},
+		{"promotion=os", Options{Promotion: OS}},
+		{"promotion=os-vacant/events=1", Options{Promotion: OSVacant, Events: 1}},
+	} {
+		t.Run("deactivation=user/"+tc.name, func(t *testing.T) {
+			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
+				opts := tc.opts
+				opts.Deactivation = User
+				srv, err := startChecked(t, cfg, opts)
+				if err == nil {
+					if v := srv.Stats().Variant; !strings.Contains(v, "deactivation=user") {
+						t.Errorf("Variant %q does not record the deactivation", v)
+					}
+				}
+				return srv, err
+			})
+		})
+	}
 }
 
 // startChecked starts a server for the conformance suite and checks, when

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"concbench/handleset"
 	"concbench/models"
 	"concbench/models/internal/connio"
 	"concbench/models/modeltest"
@@ -43,10 +44,25 @@ func anyPriorities(n int) []int {
 // preceded by exactly one promotion, which found a follower or not.
 func TestLeaderCheckUnderLoad(t *testing.T) {
 	const threads, conns, rounds, depth = 4, 64, 30, 8
+	type variant struct {
+		order Promotion
+		deact Deactivation
+	}
+	var variants []variant
 	for _, order := range []Promotion{LIFO, FIFO, Priority, OS, OSVacant} {
-		t.Run("promotion="+order.String(), func(t *testing.T) {
+		variants = append(variants, variant{order, Kernel})
+	}
+	variants = append(variants, variant{LIFO, User}, variant{OSVacant, User})
+	for _, v := range variants {
+		order := v.order
+		name, variant := "promotion="+order.String(), "promotion="+order.String()
+		if v.deact != Kernel {
+			name += "/deactivation=" + v.deact.String()
+			variant += " deactivation=" + v.deact.String()
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := testConfig(t, threads)
-			opts := Options{Promotion: order}
+			opts := Options{Promotion: order, Deactivation: v.deact}
 			if order == Priority {
 				opts.Priorities = anyPriorities(threads)
 			}
@@ -72,7 +88,7 @@ func TestLeaderCheckUnderLoad(t *testing.T) {
 				// promotion no follower counted.
 				return promotions+st.Counters["no_follower_promotions"]+st.Counters["vacancy_rejoins"] == events
 			})
-			if st.Model != "leaderfollowers" || st.Variant != "promotion="+order.String() || st.Threads != threads {
+			if st.Model != "leaderfollowers" || st.Variant != variant || st.Threads != threads {
 				t.Errorf("stats identify %q %q threads=%d", st.Model, st.Variant, st.Threads)
 			}
 			if want := uint64(conns * rounds * depth); st.Requests != want {
@@ -115,6 +131,98 @@ func TestLeaderCheckDetectsBrokenPromotion(t *testing.T) {
 	modeltest.WaitFor(t, "the leader check sees two leaders", func() bool { return srv.inv.violations.Load() > 0 })
 	t.Logf("%d of %d turns began while another thread led; at most %d leaders at once",
 		srv.inv.violations.Load(), srv.inv.turns.Load(), srv.inv.maxActing.Load())
+}
+
+// TestUserDeactivationUnderBrokenPromotion breaks promotion on purpose, so
+// that two threads wait on the handle set at once, with User deactivation:
+// the owner word alone must keep a connection from being processed by two
+// threads at once (the conformance client checks every response).
+func TestUserDeactivationUnderBrokenPromotion(t *testing.T) {
+	cfg := testConfig(t, 4)
+	srv := startTest(t, cfg, Options{Deactivation: User}, hooks{promoteEarly: true})
+	const conns, rounds, depth = 16, 20, 8
+	if err := load(srv.Addr().String(), cfg.Codec, conns, rounds, depth); err != nil {
+		t.Fatal(err)
+	}
+	if st := srv.Stats(); st.Requests != conns*rounds*depth {
+		t.Errorf("%d requests counted, %d sent", st.Requests, conns*rounds*depth)
+	}
+	modeltest.WaitFor(t, "the leader check sees two leaders", func() bool { return srv.inv.violations.Load() > 0 })
+}
+
+// TestUserReactivate checks reactivate_handle with User deactivation on a
+// connected socket in a handle set: a quiet release re-arms nothing (an
+// edge-triggered handle whose edge was taken reports nothing more), while
+// a release after an event was passed over, or with input left unread,
+// re-arms it so that the kernel reports it again.
+func TestUserReactivate(t *testing.T) {
+	set, err := handleset.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	cfg := testConfig(t, 1)
+	c := &conn{s: &Server{userDeact: true}, ln: &lane{set: set}, sess: connio.NewSession(&cfg)}
+	if err := set.Register(fds[0], userEvents, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Write(fds[1], []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	w := set.NewWaiter(4)
+	reported := func() bool {
+		evs, err := w.Wait(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs) > 0
+	}
+	if !reported() {
+		t.Fatal("the registration reported nothing")
+	}
+	for _, tc := range []struct {
+		name   string
+		own    uint32
+		ready  handleset.Events
+		ev     handleset.Events
+		rearms bool
+	}{
+		{"quiet", ownOwned, handleset.Readable, handleset.Readable | handleset.OneShot, false},
+		{"passed-over", ownOwned | ownMarked, handleset.Readable, handleset.Readable | handleset.OneShot, true},
+		{"output-waits", ownOwned, handleset.Readable, handleset.Readable | handleset.Writable | handleset.OneShot, true},
+		{"hang-up", ownOwned, handleset.Readable | handleset.HangUp, handleset.Readable | handleset.OneShot, true},
+		{"quiet-again", ownOwned, handleset.Readable, handleset.Readable | handleset.OneShot, false},
+	} {
+		if !c.claim() {
+			t.Fatalf("%s: the free connection could not be claimed", tc.name)
+		}
+		if c.claim() {
+			t.Fatalf("%s: an owned connection was claimed again", tc.name)
+		}
+		if got := c.own.Load(); got != ownOwned|ownMarked {
+			t.Fatalf("%s: owner word %d after a passed-over event, want %d", tc.name, got, ownOwned|ownMarked)
+		}
+		c.own.Store(tc.own)
+		c.reactivateUser(fds[0], tc.ready, tc.ev)
+		if got := c.own.Load(); got != 0 {
+			t.Fatalf("%s: owner word %d after reactivating, want 0", tc.name, got)
+		}
+		if got := reported(); got != tc.rearms {
+			t.Errorf("%s: reported again %v, want %v", tc.name, got, tc.rearms)
+		}
+	}
+	// Suspended (interest 0): the handle stays deactivated.
+	c.claim()
+	c.reactivateUser(fds[0], handleset.Readable, 0)
+	if c.claim() {
+		t.Error("a suspended connection was released")
+	}
 }
 
 // niceOf reads a thread's nice value from /proc/self/task/<tid>/stat (field

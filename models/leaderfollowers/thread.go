@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"concbench/handleset"
 	"concbench/models"
@@ -29,6 +32,7 @@ type thread struct {
 	noFollower    models.Counter // promotions this thread made that found no follower
 	acceptBatches models.Counter // listener events this thread processed
 	acceptRetries models.Counter // backoff timer expiries this thread processed
+	ownedSkips    models.Counter // events this thread, as leader, left to their handle's owner (Deactivation User)
 
 	_ [64]byte
 }
@@ -118,10 +122,13 @@ func niceError(id, tid, nice int, err error) error {
 }
 
 // lead is the leader state: the thread waits on the handle set for one
-// event, then promotes a follower and returns the event to process. The
-// event's handle is already deactivated: every handle is registered with
-// OneShot, so the kernel disarmed it in the same step in which it reported
-// the event, before any other thread can wait on the set. With a ready set
+// event, deactivates its handle, then promotes a follower and returns the
+// event to process. With Kernel deactivation the handle is deactivated
+// already: it is registered with OneShot, so the kernel disarmed it in the
+// same step in which it reported the event, before any other thread can
+// wait on the set. With User deactivation a connection's handle is claimed
+// here (conn.claim); an event for one another thread owns is passed over.
+// With a ready set
 // (Options.Events above one) the leader takes the next event the last wait
 // reported, if one is left, instead of waiting. lead reports false when the
 // thread must exit (the handle set is closed or failed).
@@ -135,29 +142,56 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 	}
 	rs := ln.ready
 	if rs != nil {
-		if ev, ok := rs.take(); ok {
-			return th.led(ev), true
-		}
 		w = rs.w
 	}
+	for {
+		var ev handleset.Event
+		if rs != nil {
+			var ok bool
+			if ev, ok = rs.take(); !ok {
+				evs, ok := th.wait(w)
+				if !ok {
+					return handleset.Event{}, false
+				}
+				rs.fill(evs)
+				continue
+			}
+		} else {
+			evs, ok := th.wait(w)
+			if !ok {
+				return handleset.Event{}, false
+			}
+			ev = evs[0]
+		}
+		// deactivate_handle, before promote_new_leader: with user-space
+		// deactivation, an event for a handle that another thread owns
+		// is marked on it and not dispatched; the leader goes on.
+		if c, ok := ev.Handler.(*conn); ok && s.userDeact && !c.claim() {
+			th.ownedSkips.Inc()
+			continue
+		}
+		return th.led(ev), true
+	}
+}
+
+// wait is the leader's wait on the handle set: it returns at least one
+// event, or false when the thread must exit (the set is closed or failed).
+func (th *thread) wait(w *handleset.Waiter) ([]handleset.Event, bool) {
 	for {
 		evs, err := w.Wait(-1)
 		if err != nil {
 			if checkLeaders {
-				ln.inv.end()
+				th.ln.inv.end()
 			}
 			if !errors.Is(err, handleset.ErrClosed) {
-				s.fail(err)
+				th.s.fail(err)
 			}
-			return handleset.Event{}, false
+			return nil, false
 		}
-		if len(evs) == 0 {
-			continue // not reported with an unbounded wait; still the leader
+		if len(evs) > 0 {
+			return evs, true
 		}
-		if rs != nil {
-			rs.fill(evs)
-		}
-		return th.led(evs[0]), true
+		// None is not reported with an unbounded wait; still the leader.
 	}
 }
 
@@ -190,9 +224,9 @@ func (r *readySet) take() (handleset.Event, bool) {
 	return r.evs[r.next-1], true
 }
 
-// fill makes evs, just reported, the ready set, with the first taken.
+// fill makes evs, just reported, the ready set.
 func (r *readySet) fill(evs []handleset.Event) {
-	r.evs, r.next = evs, 1
+	r.evs, r.next = evs, 0
 }
 
 // promote hands the leader role to a follower (promote_new_leader).
@@ -228,6 +262,68 @@ type conn struct {
 	// when the server has no lanes); only the thread that owns the
 	// deactivated handle touches it.
 	placed bool
+	// own is the handle's user-space deactivation (Deactivation User):
+	// ownOwned while a thread processes it, with ownMarked added when an
+	// event for it was passed over meanwhile. Unused with Kernel.
+	own atomic.Uint32
+}
+
+// The states of conn.own.
+const (
+	ownOwned  = 1 << iota // deactivated: a thread processes the connection
+	ownMarked             // an event was reported while it was deactivated
+)
+
+// claim deactivates the handle for the calling leader: it reports whether
+// the connection was free and is now the caller's. If another thread owns
+// it, claim marks it, so that its owner has the kernel report it again
+// when it reactivates, and reports false.
+func (c *conn) claim() bool {
+	for {
+		switch old := c.own.Load(); {
+		case old == 0:
+			if c.own.CompareAndSwap(0, ownOwned) {
+				return true
+			}
+		case c.own.CompareAndSwap(old, old|ownMarked):
+			return false
+		}
+	}
+}
+
+// userEvents is the one registration of a connection with User
+// deactivation: edge-triggered, for reading and writing, never changed (so
+// that a re-arm racing with another thread's is harmless).
+const userEvents = handleset.Readable | handleset.Writable | handleset.EdgeTriggered
+
+// reactivateUser is reactivate_handle with User deactivation, ready the
+// event's readiness and interest the session's. The connection is released
+// first; then, unless the session drained its input with nothing left to
+// write (quiet) and no event was passed over meanwhile, the handle is
+// re-armed (EPOLL_CTL_MOD), which has the kernel report it again if it is
+// ready. A short read is not a drained input when the event reported a
+// hang-up: the end of input (or the reset) behind the bytes was reported
+// with them and will not be again, so that release re-arms too (nginx
+// reads on for EPOLLRDHUP likewise). That re-arm comes after the
+// release, so the connection may by then be another thread's, or closed
+// and its number reused: it only ever adds an event, which a free handle
+// serves and an owned one marks, and a handle gone from the set is no
+// error.
+func (c *conn) reactivateUser(fd int, ready, interest handleset.Events) {
+	if interest == 0 {
+		return // suspended: stays deactivated, as Kernel's disarmed handle
+	}
+	quiet := interest == handleset.Readable|handleset.OneShot && !c.sess.Unread() &&
+		ready&(handleset.HangUp|handleset.Error) == 0
+	set := c.ln.set
+	if c.own.Swap(0) == ownOwned && quiet {
+		return
+	}
+	if err := set.Reactivate(fd, userEvents); err != nil &&
+		!errors.Is(err, handleset.ErrClosed) && !errors.Is(err, handleset.ErrNotRegistered) &&
+		!errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EBADF) {
+		c.s.fail(err)
+	}
 }
 
 var _ handler = (*conn)(nil)
@@ -237,7 +333,7 @@ var _ handler = (*conn)(nil)
 // interest the session returns, or unregisters and closes the connection.
 // After a successful Reactivate it touches nothing: the handle may already
 // be dispatched to another thread.
-func (c *conn) HandleEvent(fd int, _ handleset.Events) {
+func (c *conn) HandleEvent(fd int, ready handleset.Events) {
 	sh := c.th.sh
 	if injectRegression { // the CI gate's self-test only (inject_regression.go)
 		injectCost()
@@ -246,6 +342,10 @@ func (c *conn) HandleEvent(fd int, _ handleset.Events) {
 		return // moved to another lane, whose thread now owns it
 	}
 	interest, done := c.sess.OnReady(fd, sh)
+	if !done && c.s.userDeact {
+		c.reactivateUser(fd, ready, interest)
+		return
+	}
 	if !done {
 		err := c.ln.set.Reactivate(fd, interest)
 		if err == nil || errors.Is(err, handleset.ErrClosed) {
@@ -260,7 +360,16 @@ func (c *conn) HandleEvent(fd int, _ handleset.Events) {
 // handle set is closed (the server is stopping).
 func (s *Server) addConn(fd int, sh *models.Shard) bool {
 	c := &conn{s: s, ln: s.lanes[0], sess: connio.NewSession(&s.cfg), placed: len(s.lanes) == 1}
-	return s.conns.Register(s.set, fd, c, &c.sess.Timer, sh)
+	return s.conns.RegisterAs(s.set, fd, s.connEvents(), c, &c.sess.Timer, sh)
+}
+
+// connEvents is a connection's registration: one-shot reading with Kernel
+// deactivation, userEvents with User.
+func (s *Server) connEvents() handleset.Events {
+	if s.userDeact {
+		return userEvents
+	}
+	return handleset.Readable | handleset.OneShot
 }
 
 // dropConn unregisters and closes a connection of lane ln that is done. It

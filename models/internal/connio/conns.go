@@ -38,11 +38,16 @@ func NewConns[C handleset.EventHandler](reaper *Reaper, limit *Limit) *Conns[C] 
 // fd is closed (Close), counted as models.ErrIO unless the set is closed,
 // and Register reports false if it is: the server is stopping.
 func (t *Conns[C]) Register(set *handleset.Set, fd int, c C, timer *Timer, sh *models.Shard) bool {
+	return t.RegisterAs(set, fd, handleset.Readable|handleset.OneShot, c, timer, sh)
+}
+
+// RegisterAs is Register with interest ev instead of one-shot reading.
+func (t *Conns[C]) RegisterAs(set *handleset.Set, fd int, ev handleset.Events, c C, timer *Timer, sh *models.Shard) bool {
 	t.mu.Lock()
 	t.conns[fd] = c
 	t.mu.Unlock()
 	t.reaper.Track(fd, timer)
-	err := set.Register(fd, handleset.Readable|handleset.OneShot, c)
+	err := set.Register(fd, ev, c)
 	if err == nil {
 		return true
 	}
