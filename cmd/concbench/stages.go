@@ -15,9 +15,10 @@ const stagesUsage = `usage: concbench stages [flags]
 Where each server's time goes, per request, beside real nginx on the same
 CPU. Each configuration (--configs; default the lean profile's: nginx
 with one worker, acceptmutex/exclusive with one, the Proactor and
-Leader/Followers with one thread) is started pinned to --server-cpus
-under a CPU quota of --quota CPUs for all its processes (default half a
-CPU, so that the server's CPU, not the generator's, sets the rate),
+Leader/Followers with one thread, by EPOLLONESHOT and in user space)
+is started pinned to --server-cpus under a CPU quota of --quota CPUs
+for all its processes (default half a CPU, so that the server's CPU,
+not the generator's, sets the rate),
 and driven from --load-cpus by a closed loop of --conns connections of
 HTTP requests with no work. Over each window of --duration after
 --warmup it reads every server thread's CPU time and context switches

@@ -186,7 +186,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: binary %q, GOMAXPROCS %d: want --before's, and its own choice", hc.Name, hc.ServerBinary, hc.GOMAXPROCS)
 		}
 	}
-	if got := strings.Join(names, ","); got != "nginx/exclusive,acceptmutex/exclusive,acceptmutex/exclusive (before),proactor,proactor (before),leaderfollowers/lifo,leaderfollowers/lifo (before)" {
+	if got := strings.Join(names, ","); got != "nginx/exclusive,acceptmutex/exclusive,acceptmutex/exclusive (before),proactor,proactor (before),leaderfollowers/lifo,leaderfollowers/lifo (before),leaderfollowers/user,leaderfollowers/user (before)" {
 		t.Errorf("--before: configurations %s: want each model's twin beside it, none for nginx", got)
 	}
 	c.Before = "/nonexistent/concbench"
