@@ -318,9 +318,14 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 	if load, err := cpuset.Parse(c.LoadCPUs); err == nil && len(load) > 0 {
 		lc.Workers, lc.WorkerCPUs = loadgen.Placement(load, c.Conns)
 	}
-	var rec *recording
+	var (
+		rec      *recording
+		attached map[int]thread // the threads there before perf started: those it samples
+	)
 	if perf != "" {
-		if rec, err = startRecord(perf, c.Freq, srv.Pids(), data); err != nil {
+		if attached, err = readThreads(srv.Pids()); err != nil {
+			m.noStages = err.Error()
+		} else if rec, err = startRecord(perf, c.Freq, srv.Pids(), data); err != nil {
 			m.noStages, rec = err.Error(), nil
 		}
 	}
@@ -365,6 +370,9 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 		if ps := rec.cmd.ProcessState; ps != nil {
 			m.perfCPU = ps.UserTime() + ps.SystemTime()
 		}
+		if why := unsampled(attached, m.threads); enabled && why != "" {
+			m.noStages, enabled = why, false
+		}
 		if !enabled {
 			rec = nil
 		}
@@ -393,6 +401,32 @@ func (c *Config) measure(ctx context.Context, hc harness.Config, quota *harness.
 		}
 	}
 	return m
+}
+
+// maxUnsampled is the most of a window's CPU time that threads perf does
+// not sample may have before the stages are left out.
+const maxUnsampled = 0.05
+
+// unsampled says why the stages would misstate the window, or "": perf
+// record -p samples the threads that existed when it started, and a
+// server that started threads since (the Go runtime does, on demand) ran
+// part of the window unseen. window is the window's threads, attached
+// those perf was started on.
+func unsampled(attached map[int]thread, window []thread) string {
+	var all, unseen int64
+	n := 0
+	for _, t := range window {
+		all += t.runNs
+		if _, ok := attached[t.tid]; !ok {
+			unseen += t.runNs
+			n++
+		}
+	}
+	if all <= 0 || float64(unseen) <= maxUnsampled*float64(all) {
+		return ""
+	}
+	return fmt.Sprintf("%d of the server's threads started after perf record did and ran %.0f %% of the window's CPU time unsampled (perf record samples the threads there when it starts, before the warm-up): no stages for this measurement",
+		n, 100*float64(unseen)/float64(all))
 }
 
 // note is the measurement's progress line.

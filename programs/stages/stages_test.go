@@ -186,7 +186,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: binary %q, GOMAXPROCS %d: want --before's, and its own choice", hc.Name, hc.ServerBinary, hc.GOMAXPROCS)
 		}
 	}
-	if got := strings.Join(names, ","); got != "nginx/exclusive,acceptmutex/exclusive,acceptmutex/exclusive (before),proactor,proactor (before),leaderfollowers/lifo,leaderfollowers/lifo (before),leaderfollowers/user,leaderfollowers/user (before)" {
+	if got := strings.Join(names, ","); got != "nginx/exclusive,acceptmutex/exclusive,acceptmutex/exclusive (before),proactor,proactor (before),leaderfollowers/lifo,leaderfollowers/lifo (before),leaderfollowers/kernel,leaderfollowers/kernel (before)" {
 		t.Errorf("--before: configurations %s: want each model's twin beside it, none for nginx", got)
 	}
 	c.Before = "/nonexistent/concbench"
@@ -240,7 +240,10 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := Configs("netpoll")
+	// A model whose threads all exist when perf starts (the worker is
+	// started, locked, before the server listens): netpoll's runtime
+	// threads start on demand under the load, unsampled (TestUnsampled).
+	cs, err := Configs("acceptmutex/exclusive")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +251,7 @@ func TestMeasure(t *testing.T) {
 	dir := t.TempDir()
 	m := c.measure(context.Background(), cs[0], nil, perf, why, dir+"/perf.data", dir)
 	if m.failure != "" || m.unavailable != "" {
-		t.Fatalf("netpoll: %s%s", m.failure, m.unavailable)
+		t.Fatalf("acceptmutex: %s%s", m.failure, m.unavailable)
 	}
 	cpu, _ := m.cpuNs(true)
 	if m.requests <= 0 || m.rate <= 0 || cpu <= 0 || m.server != 1 || len(m.threads) < 2 {
@@ -259,6 +262,9 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("no perf, and no stages says %q", m.noStages)
 		}
 		return
+	}
+	if m.total == 0 && strings.Contains(m.noStages, "started after perf") {
+		t.Fatalf("no stages: %s", m.noStages)
 	}
 	if m.total == 0 {
 		t.Skipf("perf is here but did not sample (not root, or perf_event_paranoid): %s", m.noStages)
@@ -272,5 +278,27 @@ func TestMeasure(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/perf.data.ctl"); !os.IsNotExist(err) {
 		t.Errorf("perf's control FIFO left behind: %v", err)
+	}
+}
+
+// TestUnsampled checks that a window whose CPU time was spent in threads
+// perf was not started on leaves the stages out, saying so, and that a
+// small share does not.
+func TestUnsampled(t *testing.T) {
+	attached := map[int]thread{1: {tid: 1}, 2: {tid: 2}}
+	for _, tc := range []struct {
+		name   string
+		window []thread
+		want   string
+	}{
+		{"all attached", []thread{{tid: 1, runNs: 900}, {tid: 2, runNs: 100}}, ""},
+		{"a little unseen", []thread{{tid: 1, runNs: 960}, {tid: 3, runNs: 40}}, ""},
+		{"most unseen", []thread{{tid: 1, runNs: 100}, {tid: 3, runNs: 600}, {tid: 4, runNs: 300}}, "2 of the server's threads started after perf record did and ran 90 %"},
+		{"no CPU", nil, ""},
+	} {
+		got := unsampled(attached, tc.window)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
