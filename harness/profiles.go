@@ -629,17 +629,17 @@ const LeanQuota = 0.5
 // thread each (no sizing rule: the comparison is per unit of CPU, and
 // one worker is where nginx's cost per request is known): real nginx
 // with one worker, the nginx-style model with one, the Proactor and
-// Leader/Followers with one thread, deactivating in the kernel (its
-// default) and in user space.
+// Leader/Followers with one thread, deactivating in user space (its
+// default) and in the kernel.
 func LeanConfigs() []Config {
 	cs := []Config{
 		{Name: NginxModel + "/exclusive", Model: NginxModel, Args: []string{"--accept", "exclusive"}, Threads: 1},
 		{Name: AcceptMutexModel + "/exclusive", Model: AcceptMutexModel, Args: []string{"--accept", "exclusive"}, Threads: 1},
 		{Name: "proactor", Model: "proactor", Threads: 1},
 		{Name: "leaderfollowers/lifo", Model: "leaderfollowers", Args: []string{"--promotion", "lifo"}, Threads: 1},
-		// The same pool deactivating its handles in user space: what
-		// the one epoll_ctl re-arm per event of the default costs.
-		{Name: "leaderfollowers/user", Model: "leaderfollowers", Args: []string{"--promotion", "lifo", "--deactivation", "user"}, Threads: 1},
+		// The same pool deactivating its handles in the kernel
+		// (EPOLLONESHOT): what the epoll_ctl re-arm per event costs.
+		{Name: "leaderfollowers/kernel", Model: "leaderfollowers", Args: []string{"--promotion", "lifo", "--deactivation", "kernel"}, Threads: 1},
 	}
 	for i := range cs {
 		// GOMAXPROCS as the sizing rule gives it for one thread.

@@ -15,7 +15,7 @@ const stagesUsage = `usage: concbench stages [flags]
 Where each server's time goes, per request, beside real nginx on the same
 CPU. Each configuration (--configs; default the lean profile's: nginx
 with one worker, acceptmutex/exclusive with one, the Proactor and
-Leader/Followers with one thread, by EPOLLONESHOT and in user space)
+Leader/Followers with one thread, in user space and by EPOLLONESHOT)
 is started pinned to --server-cpus under a CPU quota of --quota CPUs
 for all its processes (default half a CPU, so that the server's CPU,
 not the generator's, sets the rate),

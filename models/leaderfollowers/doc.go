@@ -11,9 +11,10 @@
 // The pattern's participants, as this code names them:
 //
 //   - Handles: file descriptors — the listening socket, each connection,
-//     and a timerfd that ends an accept backoff. Each is registered with
-//     handleset.Readable|handleset.OneShot; with Options.Deactivation
-//     User a connection is registered once, edge-triggered (userEvents).
+//     and a timerfd that ends an accept backoff. A connection is
+//     registered once, edge-triggered (userEvents), or with
+//     handleset.Readable|handleset.OneShot under Options.Deactivation
+//     Kernel; the listener and the timer are always one-shot.
 //   - Handle Set: one handleset.Set (epoll) shared by the whole pool. The
 //     listening socket is a handle in it like every connection; there is no
 //     acceptor thread.
@@ -28,10 +29,11 @@
 //   - Thread Pool: Server's threads (one thread each) around pool, the
 //     monitor object that records the leader and holds the followers.
 //     join is pool.join, promote_new_leader is pool.promote (called by
-//     thread.promote), deactivate_handle is done by the kernel (see below),
-//     or by conn.claim with User deactivation, and reactivate_handle is
-//     handleset.Set.Reactivate (conn.reactivateUser with User), called by
-//     each concrete handler at the end of its hook method.
+//     thread.promote), deactivate_handle is conn.claim (or, with Kernel
+//     deactivation and for the listener and the timer, done by the
+//     kernel: see below), and reactivate_handle is conn.reactivateUser
+//     (handleset.Set.Reactivate with Kernel), called by each concrete
+//     handler at the end of its hook method.
 //
 // # Thread states
 //
@@ -60,7 +62,10 @@
 // A TCP socket is an iterative handle: two threads must never read or
 // write it at once. The paper's leader calls deactivate_handle before
 // promote_new_leader so that the next leader cannot detect the same handle
-// again. Here every handle is registered with EPOLLONESHOT, so the kernel
+// again. By default a connection's handle is deactivated in user space
+// (next section). With Options.Deactivation Kernel, and for the listener
+// and the retry timer always, the handle is registered with EPOLLONESHOT,
+// so the kernel
 // disarms it in the same step in which epoll_wait reports its event, before
 // epoll_wait returns and before any other thread can wait on the set: the
 // deactivation is atomic with the dispatch. An explicit epoll_ctl
@@ -76,21 +81,21 @@
 // and closes it. After reactivating, the handler touches nothing of the
 // connection: the next event may already be with another thread.
 //
-// The reactivation is the pattern's cost, not Go's: one epoll_ctl per
-// event, so three system calls per request (the re-arm, the read, the
-// write) where nginx's dispatch makes two. It is all of this model's gap
-// to the nginx-style model on one thread, and it grows with what a system
-// call costs on the host (docs/findings.md, "Lean: where each server's
-// time goes"). Options.Deactivation User saves it (below). Go's
-// costs are those of every model on locked threads: the runtime's entry
-// and exit around each system call, its own threads, and the yield once
-// per connio.SliceLength.
+// The kernel's reactivation costs one epoll_ctl per event, so three
+// system calls per request (the re-arm, the read, the write) where nginx's
+// dispatch makes two: with it the model serves 0.84–1.0× what nginx does
+// on one thread, the gap growing with what a system call costs on the
+// host (docs/findings.md, "Lean"). Deactivation in user space saves it.
+// Go's costs are those of every model on locked threads: the runtime's
+// entry and exit around each system call, its own threads, and the yield
+// once per connio.SliceLength.
 //
 // # Deactivation in user space
 //
 // The paper's reactor is select-based: its handle set is the process's
-// own, and deactivate_handle clears a bit in it, with no system call.
-// Options.Deactivation User keeps that protocol over epoll. Each
+// own, and deactivate_handle clears a bit in it, with no system call
+// (ACE_TP_Reactor suspends a handler so). Options.Deactivation User, the
+// default, keeps that protocol over epoll. Each
 // connection is registered once, edge-triggered, for reading and writing
 // (as nginx and asio register theirs), and carries an owner word
 // (conn.own). The leader claims the word with a compare-and-swap before it
@@ -109,8 +114,12 @@
 // reported a hang-up (the end of input behind a short read is not
 // reported twice). The re-arm follows the release, so it may reach a
 // handle already another thread's, or closed: it can only add an event,
-// which a free handle serves and an owned one marks. The listener and the
-// retry timer keep EPOLLONESHOT: their events are rare.
+// which a free handle serves and an owned one marks. A new registration
+// reports the handle writable at once; an event with nothing to read and
+// nothing waiting to be written is released untouched, so that the
+// session (and a lane's placement, which peeks at the first request) sees
+// the connection first when its bytes arrive. The listener and the retry
+// timer keep EPOLLONESHOT: their events are rare.
 //
 // What it changes: the common request costs a read and a write, nginx's
 // two system calls, instead of three; an event that finds its handle owned
@@ -118,8 +127,9 @@
 // sees its own handle reported while it owns it). What it gives up: the
 // kernel no longer guarantees the exclusion, the owner word does, and an
 // event the kernel reported is dropped in user space rather than never
-// reported. The default stays Kernel, ACE_Dev_Poll_Reactor's protocol and
-// the suite's figures so far; the lean profile runs both.
+// reported. Kernel is ACE_Dev_Poll_Reactor's protocol and the one of the
+// suite's Leader/Followers figures before user space became the default;
+// the lean profile runs both.
 //
 // # Promotion orders
 //

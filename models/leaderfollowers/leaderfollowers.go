@@ -66,31 +66,32 @@ func (p *Promotion) UnmarshalText(b []byte) error { return promotions.UnmarshalT
 
 // Deactivation is how a connection's handle is deactivated while a thread
 // processes it (deactivate_handle and reactivate_handle of the pattern).
-// The zero value is Kernel. The listener and the accept-retry timer are
+// The zero value is User. The listener and the accept-retry timer are
 // deactivated in the kernel either way.
 type Deactivation int
 
 const (
+	// User keeps the handle set's deactivation in user space, as the
+	// paper's select-based reactor does (a bit cleared in its own handle
+	// set; ACE_TP_Reactor suspends a handler so): each connection is
+	// registered once, edge-triggered, for reading and writing, and
+	// carries an owner word. The leader claims the word (compare-and-swap)
+	// before it promotes a follower; an event for a handle another thread
+	// owns is not dispatched but marked on the word. Reactivating clears
+	// the word, with no system call when the session drained its input
+	// and output; it re-arms with epoll_ctl only when an event was marked
+	// meanwhile, input was left unread or output waits, so that the kernel
+	// reports the handle again.
+	User Deactivation = iota
 	// Kernel registers each connection with EPOLLONESHOT: the kernel
 	// disarms the handle in the step in which it reports the event, and the
 	// processing thread re-arms it with epoll_ctl (EPOLL_CTL_MOD) when it is
 	// done — one system call per event (ACE_Dev_Poll_Reactor's protocol).
-	Kernel Deactivation = iota
-	// User keeps the handle set's deactivation in user space, as the
-	// paper's select-based reactor does (a bit cleared in its own handle
-	// set): each connection is registered once, edge-triggered, for reading
-	// and writing, and carries an owner word. The leader claims the word
-	// (compare-and-swap) before it promotes a follower; an event for a
-	// handle another thread owns is not dispatched but marked on the word.
-	// Reactivating clears the word, with no system call when the session
-	// drained its input and output; it re-arms with epoll_ctl only when an
-	// event was marked meanwhile, input was left unread or output waits, so
-	// that the kernel reports the handle again.
-	User
+	Kernel
 )
 
 // deactivationNames must match the constants above.
-var deactivationNames = [...]string{Kernel: "kernel", User: "user"}
+var deactivationNames = [...]string{User: "user", Kernel: "kernel"}
 
 // deactivations is the text form of Deactivation.
 var deactivations = enum.New[Deactivation]("Deactivation", "leaderfollowers", "deactivation", deactivationNames[:])
@@ -163,7 +164,7 @@ type Options struct {
 	// wait, every leader waiting.
 	Events int
 	// Deactivation is how connections' handles are deactivated while
-	// processed (default Kernel, EPOLLONESHOT).
+	// processed (default User, an owner word per connection).
 	Deactivation Deactivation
 }
 
@@ -470,7 +471,7 @@ func (s *Server) variant() string {
 	if s.opts.Events != DefaultEvents {
 		v += " events=" + strconv.Itoa(s.opts.Events)
 	}
-	if s.opts.Deactivation != Kernel {
+	if s.opts.Deactivation != User {
 		v += " deactivation=" + s.opts.Deactivation.String()
 	}
 	if len(s.lanes) == 1 {

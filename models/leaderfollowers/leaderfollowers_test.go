@@ -52,9 +52,9 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
-	// User-space deactivation (an owner word, edge-triggered handles) in
-	// the orders whose hand-off differs, with the ready set and without,
-	// and across lanes (connections move between handle sets).
+	// Kernel deactivation (EPOLLONESHOT, a re-arm per event) in the
+	// orders whose hand-off differs, with the ready set and without; the
+	// cases above run the default, user-space deactivation.
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -63,13 +63,13 @@ func TestConformance(t *testing.T) {
 		{"promotion=os", Options{Promotion: OS}},
 		{"promotion=os-vacant/events=1", Options{Promotion: OSVacant, Events: 1}},
 	} {
-		t.Run("deactivation=user/"+tc.name, func(t *testing.T) {
+		t.Run("deactivation=kernel/"+tc.name, func(t *testing.T) {
 			modeltest.Run(t, func(cfg models.Config) (models.Server, error) {
 				opts := tc.opts
-				opts.Deactivation = User
+				opts.Deactivation = Kernel
 				srv, err := startChecked(t, cfg, opts)
 				if err == nil {
-					if v := srv.Stats().Variant; !strings.Contains(v, "deactivation=user") {
+					if v := srv.Stats().Variant; !strings.Contains(v, "deactivation=kernel") {
 						t.Errorf("Variant %q does not record the deactivation", v)
 					}
 				}

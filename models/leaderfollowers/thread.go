@@ -338,6 +338,13 @@ func (c *conn) HandleEvent(fd int, ready handleset.Events) {
 	if injectRegression { // the CI gate's self-test only (inject_regression.go)
 		injectCost()
 	}
+	if c.s.userDeact && ready&(handleset.Readable|handleset.HangUp|handleset.Error) == 0 && c.sess.Out.Pending() == 0 {
+		// Room to write and nothing to write: the edge of a new
+		// registration (edge-triggered handles report writable at once).
+		// Nothing to read either, so nothing to serve or to place yet.
+		c.reactivateUser(fd, ready, handleset.Readable|handleset.OneShot)
+		return
+	}
 	if !c.placed && c.place(fd, c.th) {
 		return // moved to another lane, whose thread now owns it
 	}

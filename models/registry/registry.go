@@ -180,7 +180,7 @@ var Models = []Model{
 		// three threads there is at most one to promote, and every order
 		// promotes the same one.
 		VariantFloor: 4,
-		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane); --events N, the ready set a leader's wait takes and passes on with the role (1: one event per wait); --deactivation kernel|user, EPOLLONESHOT or an owner word",
+		Summary:      "Leader/Followers: a pool of locked OS threads (--threads, default 4) taking turns as leader on the shared epoll handle set; --promotion lifo|fifo|priority|os|os-vacant, --nice for priority; --lanes for priority lanes (TAO-style, SCHED_FIFO or nice per lane); --events N, the ready set a leader's wait takes and passes on with the role (1: one event per wait); --deactivation user|kernel, an owner word or EPOLLONESHOT",
 		Flags: func(fs *flag.FlagSet) Start {
 			promotion := leaderfollowers.LIFO
 			fs.TextVar(&promotion, "promotion", leaderfollowers.LIFO, "promotion order: lifo, fifo, priority, os or os-vacant")
@@ -189,8 +189,8 @@ var Models = []Model{
 			laneSched := leaderfollowers.SchedAuto
 			fs.TextVar(&laneSched, "lane-sched", leaderfollowers.SchedAuto, "with --lanes, how the higher lanes' threads get their priority: auto (SCHED_FIFO where permitted and bounded by RT throttling, else nice), fifo or nice")
 			events := fs.Int("events", leaderfollowers.DefaultEvents, fmt.Sprintf("ready handles one leader's wait may take (1..%d): the rest stay with the leader role, the next leader taking the next without waiting (ACE_TP_Reactor's ready set); 1: every leader waits for one event, as ACE's epoll reactor", leaderfollowers.MaxEvents))
-			deact := leaderfollowers.Kernel
-			fs.TextVar(&deact, "deactivation", leaderfollowers.Kernel, "how a connection's handle is deactivated while a thread processes it: kernel (EPOLLONESHOT, re-armed with epoll_ctl after every event, as ACE's epoll reactor) or user (registered once edge-triggered, an owner word claimed by the leader, as the paper's select-based handle set; re-armed only when the kernel must report it again)")
+			deact := leaderfollowers.User
+			fs.TextVar(&deact, "deactivation", leaderfollowers.User, "how a connection's handle is deactivated while a thread processes it: user (registered once edge-triggered, an owner word claimed by the leader, as the paper's select-based handle set and ACE_TP_Reactor; re-armed only when the kernel must report it again) or kernel (EPOLLONESHOT, re-armed with epoll_ctl after every event, as ACE's epoll reactor)")
 			return func(cfg models.Config) (models.Server, error) {
 				prios, err := leaderfollowers.ParsePriorities(*nice)
 				if err != nil {
