@@ -215,13 +215,14 @@
 // its ready set, and each next leader takes the next of them without
 // waiting, one per turn, as ACE_TP_Reactor dispatches the rest of a
 // select's ready set. The pattern is unchanged — one leader at a time,
-// one event per turn, a promotion per event, every handle disarmed from
-// its report to its re-arm — but a wait is a system call the pattern does
-// not ask for per event. With --events 1 every leader waits for one
+// one event per turn, a promotion per event, every handle deactivated
+// while a thread processes it — but a wait is a system call the pattern
+// does not ask for per event. With --events 1 every leader waits for one
 // event, as ACE's epoll reactor (ACE_Dev_Poll_Reactor) takes one per
-// leader turn: an epoll_wait per event beside the re-arm, the read and
-// the write, four system calls per request at one thread, and 13–17 %
-// less capacity on the same CPU (docs/findings.md, "Lean"). Every figure
+// leader turn: with Kernel deactivation an epoll_wait per event beside
+// the re-arm, the read and the write, four system calls per request at
+// one thread, and 13–17 % less capacity on the same CPU
+// (docs/findings.md, "Lean"). Every figure
 // of this model measured before the ready set became the default
 // (docs/findings.md names the commit) is with one event per wait.
 //

@@ -158,8 +158,9 @@ type Options struct {
 	// wait reported beyond the first stay with the leader role as its
 	// ready set: each next leader takes the next of them without waiting,
 	// one per leadership turn, as ACE_TP_Reactor dispatches the rest of a
-	// select's ready set; every one of them was disarmed (one-shot) when
-	// the kernel reported it, so no other thread can get it meanwhile.
+	// select's ready set; each is deactivated when a leader takes it (its
+	// owner word claimed; with Kernel deactivation it was disarmed when the
+	// kernel reported it), so no two threads process one handle at once.
 	// 1 is ACE's epoll reactor (ACE_Dev_Poll_Reactor): one event per
 	// wait, every leader waiting.
 	Events int
