@@ -173,8 +173,8 @@ func TestBenchFlags(t *testing.T) {
 			}
 		}},
 		{name: "lean", args: []string{"--profile", "lean"}, check: func(t *testing.T, e harness.Experiment) {
-			if e.ServerCPUQuota != harness.LeanQuota || len(e.Configs) != 4 {
-				t.Errorf("lean: quota %g, %d configurations; want %g and 4", e.ServerCPUQuota, len(e.Configs), harness.LeanQuota)
+			if e.ServerCPUQuota != harness.LeanQuota || len(e.Configs) != len(harness.LeanConfigs()) {
+				t.Errorf("lean: quota %g, %d configurations; want %g and %d", e.ServerCPUQuota, len(e.Configs), harness.LeanQuota, len(harness.LeanConfigs()))
 			}
 		}},
 		{name: "server CPU quota", args: []string{"--profile", "lean", "--server-cpu-quota", "0.25"}, check: func(t *testing.T, e harness.Experiment) {
