@@ -260,7 +260,6 @@ type Server struct {
 	rt            rtBudget // the kernel's RT throttling, read at Start with lanes
 	laneMoves     atomic.Uint64
 	laneUndecided atomic.Uint64
-	userDeact     bool // opts.Deactivation == User
 
 	threads  []*thread
 	counters models.Counters
@@ -352,8 +351,6 @@ func start(cfg models.Config, opts Options, hk hooks) (*Server, error) {
 		pool:  lanes[0].pool,
 		lanes: lanes,
 		inv:   &lanes[0].inv,
-
-		userDeact: opts.Deactivation == User,
 	}
 	if len(lanes) > 1 {
 		s.rt = readRTBudget()
@@ -441,7 +438,7 @@ func (s *Server) Stats() models.Stats {
 	if s.opts.Promotion == OSVacant {
 		st.Counters["vacancy_rejoins"] = oc.rejoins
 	}
-	if s.userDeact {
+	if s.userDeact() {
 		st.Counters["owned_skips"] = skips
 	}
 	st.Counters["followers"] = uint64(followers)
@@ -484,6 +481,9 @@ func (s *Server) variant() string {
 	}
 	return v + " rt_budget=" + s.rt.String()
 }
+
+// userDeact reports whether connections are deactivated in user space.
+func (s *Server) userDeact() bool { return s.opts.Deactivation == User }
 
 // fail records the first fatal error of a pool thread (the handle set or the
 // listener failed in a way that leaves the pool unable to serve) and stops

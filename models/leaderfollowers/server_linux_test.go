@@ -169,7 +169,7 @@ func TestUserReactivate(t *testing.T) {
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	cfg := testConfig(t, 1)
-	c := &conn{s: &Server{userDeact: true}, ln: &lane{set: set}, sess: connio.NewSession(&cfg)}
+	c := &conn{s: &Server{opts: Options{Deactivation: User}}, ln: &lane{set: set}, sess: connio.NewSession(&cfg)}
 	if err := set.Register(fds[0], userEvents, c); err != nil {
 		t.Fatal(err)
 	}

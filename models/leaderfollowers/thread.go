@@ -166,7 +166,7 @@ func (th *thread) lead(w *handleset.Waiter) (handleset.Event, bool) {
 		// deactivate_handle, before promote_new_leader: with user-space
 		// deactivation, an event for a handle that another thread owns
 		// is marked on it and not dispatched; the leader goes on.
-		if c, ok := ev.Handler.(*conn); ok && s.userDeact && !c.claim() {
+		if c, ok := ev.Handler.(*conn); ok && s.userDeact() && !c.claim() {
 			th.ownedSkips.Inc()
 			continue
 		}
@@ -296,6 +296,10 @@ func (c *conn) claim() bool {
 // that a re-arm racing with another thread's is harmless).
 const userEvents = handleset.Readable | handleset.Writable | handleset.EdgeTriggered
 
+// drained is the interest connio.Session.OnReady returns when its input
+// is drained and nothing waits to be written.
+const drained = handleset.Readable | handleset.OneShot
+
 // reactivateUser is reactivate_handle with User deactivation, ready the
 // event's readiness and interest the session's. The connection is released
 // first; then, unless the session drained its input with nothing left to
@@ -313,7 +317,7 @@ func (c *conn) reactivateUser(fd int, ready, interest handleset.Events) {
 	if interest == 0 {
 		return // suspended: stays deactivated, as Kernel's disarmed handle
 	}
-	quiet := interest == handleset.Readable|handleset.OneShot && !c.sess.Unread() &&
+	quiet := interest == drained && !c.sess.Unread() &&
 		ready&(handleset.HangUp|handleset.Error) == 0
 	set := c.ln.set
 	if c.own.Swap(0) == ownOwned && quiet {
@@ -338,22 +342,22 @@ func (c *conn) HandleEvent(fd int, ready handleset.Events) {
 	if injectRegression { // the CI gate's self-test only (inject_regression.go)
 		injectCost()
 	}
-	if c.s.userDeact && ready&(handleset.Readable|handleset.HangUp|handleset.Error) == 0 && c.sess.Out.Pending() == 0 {
+	if c.s.userDeact() && ready&(handleset.Readable|handleset.HangUp|handleset.Error) == 0 && c.sess.Out.Pending() == 0 {
 		// Room to write and nothing to write: the edge of a new
 		// registration (edge-triggered handles report writable at once).
 		// Nothing to read either, so nothing to serve or to place yet.
-		c.reactivateUser(fd, ready, handleset.Readable|handleset.OneShot)
+		c.reactivateUser(fd, ready, drained)
 		return
 	}
 	if !c.placed && c.place(fd, c.th) {
 		return // moved to another lane, whose thread now owns it
 	}
 	interest, done := c.sess.OnReady(fd, sh)
-	if !done && c.s.userDeact {
-		c.reactivateUser(fd, ready, interest)
-		return
-	}
 	if !done {
+		if c.s.userDeact() {
+			c.reactivateUser(fd, ready, interest)
+			return
+		}
 		err := c.ln.set.Reactivate(fd, interest)
 		if err == nil || errors.Is(err, handleset.ErrClosed) {
 			return // closed: Close closes the descriptor
@@ -373,7 +377,7 @@ func (s *Server) addConn(fd int, sh *models.Shard) bool {
 // connEvents is a connection's registration: one-shot reading with Kernel
 // deactivation, userEvents with User.
 func (s *Server) connEvents() handleset.Events {
-	if s.userDeact {
+	if s.userDeact() {
 		return userEvents
 	}
 	return handleset.Readable | handleset.OneShot
